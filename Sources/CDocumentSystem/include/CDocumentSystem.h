@@ -1,0 +1,41 @@
+#ifndef C_DOCUMENT_SYSTEM_H
+#define C_DOCUMENT_SYSTEM_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/// Open file description lock commands. Glibc hides them behind _GNU_SOURCE,
+/// which Swift's Glibc module does not define.
+#define CDS_F_OFD_GETLK 36
+#define CDS_F_OFD_SETLK 37
+#define CDS_F_OFD_SETLKW 38
+
+#define CDS_RENAME_NOREPLACE (1 << 0)
+#define CDS_RENAME_EXCHANGE (1 << 1)
+
+/// renameat2(2); returns -1 with errno ENOSYS or EINVAL where the kernel or
+/// file system lacks it.
+int cds_renameat2(int olddirfd, const char *oldpath, int newdirfd,
+                  const char *newpath, unsigned int flags);
+
+ssize_t cds_flistxattr(int fd, char *list, size_t size);
+ssize_t cds_fgetxattr(int fd, const char *name, void *value, size_t size);
+int cds_fsetxattr(int fd, const char *name, const void *value, size_t size,
+                  int flags);
+int cds_fremovexattr(int fd, const char *name);
+ssize_t cds_lgetxattr(const char *path, const char *name, void *value,
+                      size_t size);
+int cds_lsetxattr(const char *path, const char *name, const void *value,
+                  size_t size, int flags);
+ssize_t cds_llistxattr(const char *path, char *list, size_t size);
+
+/// fcntl(2) with a struct flock argument, for OFD and POSIX record locks.
+int cds_fcntl_lock(int fd, int command, short type, off_t start, off_t length);
+
+/// fcntl(2) with an int argument or none.
+int cds_fcntl_int(int fd, int command, int argument);
+
+/// ioctl(FICLONE): a copy-on-write clone where the file system supports it.
+int cds_ficlone(int destination_fd, int source_fd);
+
+#endif

@@ -1,0 +1,75 @@
+#define _GNU_SOURCE
+#include "CDocumentSystem.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <linux/fs.h>
+
+int cds_renameat2(int olddirfd, const char *oldpath, int newdirfd,
+                  const char *newpath, unsigned int flags) {
+#ifdef SYS_renameat2
+    return (int)syscall(SYS_renameat2, olddirfd, oldpath, newdirfd, newpath, flags);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+ssize_t cds_flistxattr(int fd, char *list, size_t size) {
+    return flistxattr(fd, list, size);
+}
+
+ssize_t cds_fgetxattr(int fd, const char *name, void *value, size_t size) {
+    return fgetxattr(fd, name, value, size);
+}
+
+int cds_fsetxattr(int fd, const char *name, const void *value, size_t size,
+                  int flags) {
+    return fsetxattr(fd, name, value, size, flags);
+}
+
+int cds_fremovexattr(int fd, const char *name) {
+    return fremovexattr(fd, name);
+}
+
+ssize_t cds_lgetxattr(const char *path, const char *name, void *value,
+                      size_t size) {
+    return lgetxattr(path, name, value, size);
+}
+
+int cds_lsetxattr(const char *path, const char *name, const void *value,
+                  size_t size, int flags) {
+    return lsetxattr(path, name, value, size, flags);
+}
+
+ssize_t cds_llistxattr(const char *path, char *list, size_t size) {
+    return llistxattr(path, list, size);
+}
+
+int cds_fcntl_lock(int fd, int command, short type, off_t start, off_t length) {
+    struct flock lock = {0};
+    lock.l_type = type;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = start;
+    lock.l_len = length;
+    lock.l_pid = 0;
+    return fcntl(fd, command, &lock);
+}
+
+int cds_fcntl_int(int fd, int command, int argument) {
+    return fcntl(fd, command, argument);
+}
+
+int cds_ficlone(int destination_fd, int source_fd) {
+#ifdef FICLONE
+    return ioctl(destination_fd, FICLONE, source_fd);
+#else
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}

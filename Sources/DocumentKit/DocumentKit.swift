@@ -1,0 +1,1 @@
+public let documentKitVersion = "0.1.0"

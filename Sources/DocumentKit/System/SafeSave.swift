@@ -1,0 +1,333 @@
+import CDocumentSystem
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Writes files and package folders so that a crash at any instant leaves either the old
+/// or the new contents, never a torn or empty file.
+///
+/// A flat file is written to a temporary file in the same folder, flushed with `fsync`,
+/// given the original's permissions, owner and extended attributes, renamed over the
+/// original, and the folder is flushed. A package folder is built beside the original and
+/// swapped in with `renameat2(RENAME_EXCHANGE)`; where the file system lacks the exchange
+/// (some network and FUSE file systems) the original is first renamed aside to a hidden
+/// name, then the new folder renamed in, so a crash between the two renames leaves the old
+/// package under `.NAME.dk-old-*` beside the original, never nothing.
+///
+/// `FileManager.replaceItemAt` is not used: on Linux it can lose the replacement.
+///
+/// For example:
+///
+/// ```swift
+/// try SafeSave.write(Data("hello".utf8), to: url)
+/// try SafeSave.writeDirectory(at: packageURL) { staging in
+///     try FileWrapper(directoryWithFileWrappers: children).write(to: staging, originalContentsURL: nil)
+/// }
+/// ```
+public enum SafeSave {
+    /// How a safe save treats an existing item.
+    public struct Options: OptionSet, Sendable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// Fails with ``DocumentKitError/Code/fileExists`` if an item is already at the URL,
+        /// even when one appears while the save runs.
+        public static let withoutOverwriting = Options(rawValue: 1 << 0)
+        /// Leaves the original's extended attributes behind instead of carrying them over.
+        public static let discardingExtendedAttributes = Options(rawValue: 1 << 1)
+    }
+
+    /// Safely replaces the file at `url` with `data`, or creates it.
+    ///
+    /// A symbolic link at `url` is kept: the file it points to is the one replaced.
+    ///
+    /// - Parameters:
+    ///   - data: The new contents.
+    ///   - url: A file URL. Its folder must exist.
+    ///   - options: How to treat an existing file.
+    ///   - permissions: The new file's mode; by default the original's, or `0666` less the
+    ///     umask for a new file.
+    /// - Throws: ``DocumentKitError`` naming the file and the step that failed. The
+    ///   original is untouched whenever an error is thrown.
+    public static func write(
+        _ data: some DataProtocol, to url: URL, options: Options = [], permissions: mode_t? = nil
+    ) throws {
+        try write(to: url, options: options, permissions: permissions) { file in
+            if let contiguous = data.withContiguousStorageIfAvailable({ $0 }) {
+                try file.write(UnsafeRawBufferPointer(contiguous))
+            } else {
+                for region in data.regions {
+                    try region.withUnsafeBytes { try file.write($0) }
+                }
+            }
+        }
+    }
+
+    /// Safely replaces the file at `url` with bytes produced by `body`, or creates it.
+    ///
+    /// `body` writes into a temporary file; nothing reaches `url` unless it returns
+    /// normally and every byte is on disk.
+    ///
+    /// - Throws: ``DocumentKitError``, or whatever `body` throws. The original is untouched
+    ///   whenever an error is thrown.
+    public static func write(
+        to url: URL, options: Options = [], permissions: mode_t? = nil,
+        _ body: (inout TemporaryFile) throws -> Void
+    ) throws {
+        let target = try resolvedTarget(url)
+        let directory = try FileDescriptor.openDirectory(
+            target.deletingLastPathComponent(), operation: "open the folder of")
+        let name = target.lastPathComponent
+        let original = try existingItem(name, in: directory, url: target)
+        if original != nil && options.contains(.withoutOverwriting) {
+            throw DocumentKitError(.fileExists, operation: "create", url: url, errno: .fileExists)
+        }
+        if let original, original.isDirectory {
+            throw DocumentKitError(
+                .wrongFileType, operation: "save", url: url, errno: .isDirectory,
+                detail: "a folder is in the way of the file")
+        }
+
+        let temporaryName = temporaryName(for: name, kind: "tmp")
+        let fd = try Syscall.openat(
+            directory.rawValue, temporaryName, O_WRONLY | O_CREAT | O_EXCL, 0o600
+        ).get("create a temporary file for", target)
+        let temporary = FileDescriptor(rawValue: fd, url: target)
+        var succeeded = false
+        defer {
+            if !succeeded { _ = Syscall.unlinkat(directory.rawValue, temporaryName) }
+        }
+
+        var file = TemporaryFile(descriptor: temporary)
+        try body(&file)
+        try carryOver(
+            from: original, name: name, in: directory, to: temporary, target: target,
+            permissions: permissions, options: options)
+        try temporary.sync(operation: "flush (fsync)")
+        if options.contains(.withoutOverwriting) {
+            try renameWithoutReplacing(temporaryName, to: name, in: directory, url: target)
+        } else {
+            _ = try Syscall.renameat(directory.rawValue, temporaryName, directory.rawValue, name)
+                .get("rename the temporary file over", target)
+        }
+        succeeded = true
+        try directory.sync(operation: "flush (fsync) the folder of")
+    }
+
+    /// Safely replaces the package folder at `url` with one that `body` builds, or creates it.
+    ///
+    /// `body` receives the URL of an empty staging folder beside `url` and fills it. Every
+    /// file and folder inside is flushed, then the staging folder is exchanged with the
+    /// original in one step and the old contents are removed.
+    ///
+    /// - Throws: ``DocumentKitError``, or whatever `body` throws. The original is untouched
+    ///   whenever an error is thrown.
+    public static func writeDirectory(
+        at url: URL, options: Options = [], _ body: (URL) throws -> Void
+    ) throws {
+        let target = try resolvedTarget(url)
+        let parentURL = target.deletingLastPathComponent()
+        let directory = try FileDescriptor.openDirectory(parentURL, operation: "open the folder of")
+        let name = target.lastPathComponent
+        let original = try existingItem(name, in: directory, url: target)
+        if original != nil && options.contains(.withoutOverwriting) {
+            throw DocumentKitError(.fileExists, operation: "create", url: url, errno: .fileExists)
+        }
+
+        let stagingName = temporaryName(for: name, kind: "tmp")
+        let stagingURL = parentURL.appendingPathComponent(stagingName, isDirectory: true)
+        let mode = original.map { $0.isDirectory ? $0.permissions : 0o777 & ~Syscall.currentUmask() }
+            ?? 0o777 & ~Syscall.currentUmask()
+        _ = try Syscall.mkdirat(directory.rawValue, stagingName, 0o700).get("create a staging folder for", target)
+        var succeeded = false
+        defer {
+            if !succeeded { try? removeTree(stagingURL) }
+        }
+        try body(stagingURL)
+        try syncTree(stagingURL)
+        let staging = try FileDescriptor.openDirectory(stagingURL, operation: "open the staging folder for")
+        if let original, original.isDirectory {
+            _ = Syscall.fchown(staging.rawValue, original.st_uid, original.st_gid)
+        }
+        _ = try Syscall.fchmod(staging.rawValue, mode).get("set permissions of", target)
+        try staging.sync()
+
+        if original == nil {
+            try renameWithoutReplacing(stagingName, to: name, in: directory, url: target)
+            succeeded = true
+            try directory.sync(operation: "flush (fsync) the folder of")
+            return
+        }
+
+        let exchanged = Syscall.renameat2(
+            directory.rawValue, stagingName, directory.rawValue, name, CUnsignedInt(CDS_RENAME_EXCHANGE))
+        switch exchanged {
+        case .success:
+            succeeded = true
+            try directory.sync(operation: "flush (fsync) the folder of")
+            // The old contents now sit under the staging name; they are garbage.
+            try? removeTree(stagingURL)
+        case .failure(.invalidArgument), .failure(.notImplemented), .failure(.notSupported):
+            let asideName = temporaryName(for: name, kind: "old")
+            _ = try Syscall.renameat(directory.rawValue, name, directory.rawValue, asideName)
+                .get("move the old package aside for", target)
+            do {
+                _ = try Syscall.renameat(directory.rawValue, stagingName, directory.rawValue, name)
+                    .get("rename the new package over", target)
+            } catch {
+                _ = Syscall.renameat(directory.rawValue, asideName, directory.rawValue, name)
+                throw error
+            }
+            succeeded = true
+            try directory.sync(operation: "flush (fsync) the folder of")
+            try? removeTree(parentURL.appendingPathComponent(asideName, isDirectory: true))
+        case .failure(let error):
+            throw DocumentKitError(error, operation: "exchange the new package with", url: target)
+        }
+    }
+
+    /// An open temporary file that a safe save is writing.
+    public struct TemporaryFile: ~Copyable {
+        let descriptor: FileDescriptor
+
+        /// Appends `bytes` to the file.
+        public mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
+            try descriptor.writeAll(bytes, operation: "write")
+        }
+
+        /// Appends `data` to the file.
+        public mutating func write(_ data: Data) throws {
+            try data.withUnsafeBytes { try descriptor.writeAll($0, operation: "write") }
+        }
+    }
+
+    // MARK: - Steps
+
+    /// A file URL whose last component is not a symbolic link: the link's destination if it is one.
+    static func resolvedTarget(_ url: URL) throws -> URL {
+        guard url.isFileURL else {
+            throw DocumentKitError(.invalidArgument, operation: "save", url: url, detail: "not a file URL")
+        }
+        let standardized = url.standardizedFileURL
+        var current = standardized
+        for _ in 0..<40 {
+            switch Syscall.fstatat(AT_FDCWD, current.path, followLinks: false) {
+            case .success(let info) where info.isSymbolicLink:
+                let destination = try Syscall.readlinkat(AT_FDCWD, current.path).get("read the link", current)
+                current = URL(fileURLWithPath: destination, relativeTo: current.deletingLastPathComponent())
+                    .standardizedFileURL
+            default:
+                return current
+            }
+        }
+        throw DocumentKitError(.invalidSymbolicLink, operation: "save", url: url, errno: .tooManySymbolicLinkLevels)
+    }
+
+    static func existingItem(_ name: String, in directory: FileDescriptor, url: URL) throws -> stat? {
+        switch Syscall.fstatat(directory.rawValue, name, followLinks: false) {
+        case .success(let info): return info
+        case .failure(.noSuchFileOrDirectory): return nil
+        case .failure(let error): throw DocumentKitError(error, operation: "inspect", url: url)
+        }
+    }
+
+    static func temporaryName(for name: String, kind: String) -> String {
+        let random = UInt64.random(in: 0...UInt64.max)
+        // Keep the whole name within NAME_MAX even for a long original name.
+        let stem = String(name.utf8.count > 200 ? String(name.prefix(60)) : name)
+        return ".\(stem).dk-\(kind)-\(String(random, radix: 36))"
+    }
+
+    /// Gives the temporary file the original's mode, owner and extended attributes.
+    static func carryOver(
+        from original: stat?, name: String, in directory: FileDescriptor, to temporary: FileDescriptor,
+        target: URL, permissions: mode_t?, options: Options
+    ) throws {
+        let mode = permissions ?? original?.permissions ?? (0o666 & ~Syscall.currentUmask())
+        if let original {
+            // Only root (or the owner keeping their own group) may do this; failing is harmless.
+            _ = Syscall.fchown(temporary.rawValue, original.st_uid, original.st_gid)
+        }
+        _ = try Syscall.fchmod(temporary.rawValue, mode).get("set permissions of", target)
+        guard original != nil, !options.contains(.discardingExtendedAttributes) else { return }
+        try copyExtendedAttributes(fromItemNamed: name, in: directory, to: temporary, url: target)
+    }
+
+    static func copyExtendedAttributes(
+        fromItemNamed name: String, in directory: FileDescriptor, to destination: FileDescriptor, url: URL
+    ) throws {
+        // O_PATH descriptors cannot read attributes, and the original may be unreadable to us
+        // (write-only): then it has no attributes we could carry anyway.
+        guard case .success(let fd) = Syscall.openat(directory.rawValue, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        else { return }
+        let source = FileDescriptor(rawValue: fd, url: url)
+        let names: [String]
+        switch Syscall.listExtendedAttributes(source.rawValue) {
+        case .success(let list): names = list
+        case .failure(.notSupported): return
+        case .failure(let error): throw DocumentKitError(error, operation: "list extended attributes of", url: url)
+        }
+        for attribute in names {
+            guard case .success(let value) = Syscall.getExtendedAttribute(source.rawValue, attribute) else { continue }
+            switch Syscall.setExtendedAttribute(destination.rawValue, attribute, value) {
+            case .success: continue
+            case .failure(let error) where !attribute.hasPrefix("user."):
+                // security.* and trusted.* belong to the system; losing them is not ours to fail on.
+                _ = error
+            case .failure(let error):
+                throw DocumentKitError(
+                    error, operation: "carry over extended attribute \(attribute) of", url: url)
+            }
+        }
+    }
+
+    static func renameWithoutReplacing(_ from: String, to name: String, in directory: FileDescriptor, url: URL)
+        throws
+    {
+        switch Syscall.renameat2(directory.rawValue, from, directory.rawValue, name, CUnsignedInt(CDS_RENAME_NOREPLACE)) {
+        case .success: return
+        case .failure(.fileExists):
+            throw DocumentKitError(.fileExists, operation: "create", url: url, errno: .fileExists)
+        case .failure(.invalidArgument), .failure(.notImplemented), .failure(.notSupported):
+            // No RENAME_NOREPLACE here: a hard link fails atomically if the name exists.
+            // Folders cannot be hard-linked; for them a check-then-rename is the best we have.
+            if case .success(let info) = Syscall.fstatat(directory.rawValue, from, followLinks: false), info.isDirectory {
+                if (try existingItem(name, in: directory, url: url)) != nil {
+                    throw DocumentKitError(.fileExists, operation: "create", url: url, errno: .fileExists)
+                }
+                _ = try Syscall.renameat(directory.rawValue, from, directory.rawValue, name).get("create", url)
+                return
+            }
+            _ = try Syscall.linkat(directory.rawValue, from, directory.rawValue, name).get("create", url)
+            _ = Syscall.unlinkat(directory.rawValue, from)
+        case .failure(let error):
+            throw DocumentKitError(error, operation: "create", url: url)
+        }
+    }
+
+    /// Flushes every file and folder below `url`, and `url` itself.
+    static func syncTree(_ url: URL) throws {
+        let directory = try FileDescriptor.openDirectory(url, operation: "open")
+        let entries = try FileManager.default.contentsOfDirectory(atPath: url.path)
+        for entry in entries {
+            let child = url.appendingPathComponent(entry)
+            let info = try Syscall.fstatat(directory.rawValue, entry, followLinks: false).get("inspect", child)
+            if info.isDirectory {
+                try syncTree(child)
+            } else if info.isRegularFile {
+                let fd = try Syscall.openat(directory.rawValue, entry, O_RDONLY | O_NOFOLLOW).get("open", child)
+                try FileDescriptor(rawValue: fd, url: child).sync()
+            }
+        }
+        try directory.sync()
+    }
+
+    /// Removes `url` and everything below it without following symbolic links.
+    static func removeTree(_ url: URL) throws {
+        try FileManager.default.removeItem(at: url)
+    }
+}

@@ -1,0 +1,200 @@
+import CDocumentSystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Thin wrappers over the system calls DocumentKit uses: one function a call, a `Result`
+/// instead of `-1` and `errno`, and `EINTR` retried here and nowhere else.
+enum Syscall {
+    @inline(__always)
+    static func retrying<T: BinaryInteger>(
+        _ retryOnInterrupt: Bool = true, _ body: () -> T
+    ) -> Result<T, Errno> {
+        while true {
+            let result = body()
+            if result != -1 { return .success(result) }
+            let error = Errno.current
+            if retryOnInterrupt && error == .interrupted { continue }
+            return .failure(error)
+        }
+    }
+
+    /// The corresponding C function is `openat(2)`.
+    static func openat(
+        _ directory: CInt, _ path: String, _ flags: CInt, _ mode: mode_t = 0
+    ) -> Result<CInt, Errno> {
+        retrying { Glibc.openat(directory, path, flags | O_CLOEXEC, mode) }
+    }
+
+    /// The corresponding C function is `close(2)`. `EINTR` is not retried: the descriptor
+    /// is gone either way on Linux.
+    @discardableResult
+    static func close(_ fd: CInt) -> Result<CInt, Errno> {
+        retrying(false) { Glibc.close(fd) }
+    }
+
+    /// The corresponding C function is `write(2)`; loops until every byte is written.
+    static func writeAll(_ fd: CInt, _ buffer: UnsafeRawBufferPointer) -> Result<Int, Errno> {
+        var offset = 0
+        while offset < buffer.count {
+            let chunk = min(buffer.count - offset, 1 << 30)
+            switch retrying(true, { Glibc.write(fd, buffer.baseAddress! + offset, chunk) }) {
+            case .success(let written): offset += written
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .success(offset)
+    }
+
+    /// The corresponding C function is `read(2)`.
+    static func read(_ fd: CInt, _ buffer: UnsafeMutableRawBufferPointer) -> Result<Int, Errno> {
+        retrying { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    /// The corresponding C function is `pread(2)`.
+    static func pread(
+        _ fd: CInt, _ buffer: UnsafeMutableRawBufferPointer, _ offset: off_t
+    ) -> Result<Int, Errno> {
+        retrying { Glibc.pread(fd, buffer.baseAddress, buffer.count, offset) }
+    }
+
+    /// The corresponding C function is `fsync(2)`.
+    static func fsync(_ fd: CInt) -> Result<CInt, Errno> {
+        retrying { Glibc.fsync(fd) }
+    }
+
+    /// The corresponding C function is `fstat(2)`.
+    static func fstat(_ fd: CInt) -> Result<stat, Errno> {
+        var info = stat()
+        return retrying { Glibc.fstat(fd, &info) }.map { _ in info }
+    }
+
+    /// The corresponding C function is `fstatat(2)`.
+    static func fstatat(_ directory: CInt, _ path: String, followLinks: Bool) -> Result<stat, Errno> {
+        var info = stat()
+        let flags = followLinks ? 0 : AT_SYMLINK_NOFOLLOW
+        return retrying { Glibc.fstatat(directory, path, &info, flags) }.map { _ in info }
+    }
+
+    /// The corresponding C function is `fchmod(2)`.
+    static func fchmod(_ fd: CInt, _ mode: mode_t) -> Result<CInt, Errno> {
+        retrying { Glibc.fchmod(fd, mode) }
+    }
+
+    /// The corresponding C function is `fchown(2)`.
+    static func fchown(_ fd: CInt, _ owner: uid_t, _ group: gid_t) -> Result<CInt, Errno> {
+        retrying { Glibc.fchown(fd, owner, group) }
+    }
+
+    /// The corresponding C function is `renameat(2)`.
+    static func renameat(
+        _ fromDirectory: CInt, _ from: String, _ toDirectory: CInt, _ to: String
+    ) -> Result<CInt, Errno> {
+        retrying { Glibc.renameat(fromDirectory, from, toDirectory, to) }
+    }
+
+    /// The corresponding C function is `renameat2(2)`.
+    static func renameat2(
+        _ fromDirectory: CInt, _ from: String, _ toDirectory: CInt, _ to: String, _ flags: CUnsignedInt
+    ) -> Result<CInt, Errno> {
+        retrying { cds_renameat2(fromDirectory, from, toDirectory, to, flags) }
+    }
+
+    /// The corresponding C function is `unlinkat(2)`.
+    static func unlinkat(_ directory: CInt, _ path: String, removeDirectory: Bool = false) -> Result<CInt, Errno> {
+        retrying { Glibc.unlinkat(directory, path, removeDirectory ? AT_REMOVEDIR : 0) }
+    }
+
+    /// The corresponding C function is `mkdirat(2)`.
+    static func mkdirat(_ directory: CInt, _ path: String, _ mode: mode_t) -> Result<CInt, Errno> {
+        retrying { Glibc.mkdirat(directory, path, mode) }
+    }
+
+    /// The corresponding C function is `linkat(2)`.
+    static func linkat(
+        _ fromDirectory: CInt, _ from: String, _ toDirectory: CInt, _ to: String
+    ) -> Result<CInt, Errno> {
+        retrying { Glibc.linkat(fromDirectory, from, toDirectory, to, 0) }
+    }
+
+    /// The corresponding C function is `symlinkat(2)`.
+    static func symlinkat(_ destination: String, _ directory: CInt, _ path: String) -> Result<CInt, Errno> {
+        retrying { Glibc.symlinkat(destination, directory, path) }
+    }
+
+    /// The corresponding C function is `readlinkat(2)`.
+    static func readlinkat(_ directory: CInt, _ path: String) -> Result<String, Errno> {
+        var capacity = 256
+        while true {
+            var buffer = [CChar](repeating: 0, count: capacity)
+            let result = retrying { Glibc.readlinkat(directory, path, &buffer, capacity) }
+            switch result {
+            case .failure(let error): return .failure(error)
+            case .success(let length) where length < capacity:
+                let bytes = buffer[0..<length].map { UInt8(bitPattern: $0) }
+                return .success(String(decoding: bytes, as: UTF8.self))
+            case .success:
+                capacity *= 4
+            }
+        }
+    }
+
+    /// The corresponding C function is `umask(2)`; reads the mask without changing it for long.
+    static func currentUmask() -> mode_t {
+        let mask = Glibc.umask(0o022)
+        Glibc.umask(mask)
+        return mask
+    }
+
+    /// The corresponding C function is `flistxattr(2)`.
+    static func listExtendedAttributes(_ fd: CInt) -> Result<[String], Errno> {
+        while true {
+            let size = retrying { cds_flistxattr(fd, nil, 0) }
+            guard case .success(let needed) = size else { return size.map { _ in [] } }
+            if needed == 0 { return .success([]) }
+            var buffer = [CChar](repeating: 0, count: needed)
+            let listed = retrying { cds_flistxattr(fd, &buffer, needed) }
+            switch listed {
+            case .failure(.resultOutOfRange): continue  // grew between the two calls
+            case .failure(let error): return .failure(error)
+            case .success(let length):
+                let names = buffer[0..<length].split(separator: 0).map {
+                    String(decoding: $0.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                }
+                return .success(names)
+            }
+        }
+    }
+
+    /// The corresponding C function is `fgetxattr(2)`.
+    static func getExtendedAttribute(_ fd: CInt, _ name: String) -> Result<[UInt8], Errno> {
+        while true {
+            let size = retrying { cds_fgetxattr(fd, name, nil, 0) }
+            guard case .success(let needed) = size else { return size.map { _ in [] } }
+            var buffer = [UInt8](repeating: 0, count: needed)
+            let read = buffer.withUnsafeMutableBytes { raw in
+                retrying { cds_fgetxattr(fd, name, raw.baseAddress, needed) }
+            }
+            switch read {
+            case .failure(.resultOutOfRange): continue
+            case .failure(let error): return .failure(error)
+            case .success(let length): return .success(Array(buffer[0..<length]))
+            }
+        }
+    }
+
+    /// The corresponding C function is `fsetxattr(2)`.
+    static func setExtendedAttribute(_ fd: CInt, _ name: String, _ value: [UInt8]) -> Result<CInt, Errno> {
+        value.withUnsafeBytes { raw in
+            retrying { cds_fsetxattr(fd, name, raw.baseAddress, raw.count, 0) }
+        }
+    }
+
+    /// The corresponding C function is `fremovexattr(2)`.
+    static func removeExtendedAttribute(_ fd: CInt, _ name: String) -> Result<CInt, Errno> {
+        retrying { cds_fremovexattr(fd, name) }
+    }
+}
