@@ -24,7 +24,7 @@ let package = Package(
         ),
         .testTarget(
             name: "DocumentKitTests",
-            dependencies: ["DocumentKit", "DocumentKitTestChild"]
+            dependencies: ["DocumentKit", "CDocumentSystem", "DocumentKitTestChild"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -57,12 +57,8 @@ public enum SafeSave {
         _ data: some DataProtocol, to url: URL, options: Options = [], permissions: mode_t? = nil
     ) throws {
         try write(to: url, options: options, permissions: permissions) { file in
-            if let contiguous = data.withContiguousStorageIfAvailable({ $0 }) {
-                try file.write(UnsafeRawBufferPointer(contiguous))
-            } else {
-                for region in data.regions {
-                    try region.withUnsafeBytes { try file.write($0) }
-                }
+            for region in data.regions {
+                try region.withUnsafeBytes { try file.write($0) }
             }
         }
     }
@@ -76,7 +72,7 @@ public enum SafeSave {
     ///   whenever an error is thrown.
     public static func write(
         to url: URL, options: Options = [], permissions: mode_t? = nil,
-        _ body: (inout TemporaryFile) throws -> Void
+        _ body: (TemporaryFile) throws -> Void
     ) throws {
         let target = try resolvedTarget(url)
         let directory = try FileDescriptor.openDirectory(
@@ -102,8 +98,7 @@ public enum SafeSave {
             if !succeeded { _ = Syscall.unlinkat(directory.rawValue, temporaryName) }
         }
 
-        var file = TemporaryFile(descriptor: temporary)
-        try body(&file)
+        try body(TemporaryFile(descriptor: temporary))
         try carryOver(
             from: original, name: name, in: directory, to: temporary, target: target,
             permissions: permissions, options: options)
@@ -191,16 +186,16 @@ public enum SafeSave {
     }
 
     /// An open temporary file that a safe save is writing.
-    public struct TemporaryFile: ~Copyable {
+    public struct TemporaryFile {
         let descriptor: FileDescriptor
 
         /// Appends `bytes` to the file.
-        public mutating func write(_ bytes: UnsafeRawBufferPointer) throws {
+        public func write(_ bytes: UnsafeRawBufferPointer) throws {
             try descriptor.writeAll(bytes, operation: "write")
         }
 
         /// Appends `data` to the file.
-        public mutating func write(_ data: Data) throws {
+        public func write(_ data: Data) throws {
             try data.withUnsafeBytes { try descriptor.writeAll($0, operation: "write") }
         }
     }
