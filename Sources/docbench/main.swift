@@ -1,1 +1,34 @@
-print("bench")
+import DocumentKit
+import Foundation
+
+// swift run -c release docbench [--json] [--filter NAME] [--quick]
+// Every row is measured beside its floor or peer in the same run; ratios above 1 are slower.
+let arguments = CommandLine.arguments.dropFirst()
+let json = arguments.contains("--json")
+let quick = arguments.contains("--quick")
+let filter = arguments.firstIndex(of: "--filter").flatMap { index in
+    arguments.index(after: index) < arguments.endIndex ? arguments[arguments.index(after: index)] : nil
+}
+
+let benchmarks: [(String, () throws -> BenchmarkRow)] = [
+    ("save.data.1MiB", { try benchmarkSafeSave(iterations: quick ? 10 : 60) }),
+]
+
+var rows: [BenchmarkRow] = []
+var failed = false
+for (name, run) in benchmarks where filter.map({ name.contains($0) }) ?? true {
+    do {
+        rows.append(try run())
+    } catch {
+        FileHandle.standardError.write(Data("docbench: \(name) failed: \(error)\n".utf8))
+        failed = true
+    }
+}
+if json {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+    print(String(decoding: try encoder.encode(rows), as: UTF8.self))
+} else {
+    printTable(rows)
+}
+exit(failed ? 1 : 0)
