@@ -111,6 +111,7 @@
         /// would break its pairing of begin and end.
         func closeEventGroup() {
             isEventGroupCloseScheduled = false
+            pendingActionName = nil
             guard let group = eventGroup else { return }
             guard groupingLevel >= 1, topOpenGroup === group else {
                 eventGroup = nil

@@ -62,6 +62,8 @@
         /// The top-level group opened by a registration under ``groupsByEvent``, until it closes.
         var eventGroup: UndoGroup?
         var isEventGroupCloseScheduled = false
+        /// A name given with no group open under ``groupsByEvent``, for the group this turn opens.
+        var pendingActionName: String?
 
         /// Creates an undo manager with empty stacks and no limit on the levels of undo.
         public init() {}
@@ -164,6 +166,10 @@
             }
             openGroup = UndoGroup(parent: openGroup)
             groupingLevel += 1
+            if groupingLevel == 1, activity == .idle, let name = pendingActionName {
+                openGroup?.actionName = name
+                pendingActionName = nil
+            }
             post(.NSUndoManagerDidOpenUndoGroup)
         }
 
@@ -356,13 +362,19 @@
 
         /// Names the action of the open group, or of the last group if none is open.
         ///
-        /// While undoing or redoing, this names the group being recorded, that is, the redo (or
-        /// undo) group; it already carries the performed group's name.
+        /// With no group open and ``groupsByEvent`` on, the name is kept for the group that the next
+        /// registration of the current event-loop turn opens, so that naming before registering
+        /// works as on Apple platforms; it is forgotten at the end of the turn. While undoing or
+        /// redoing, this names the group being recorded, that is, the redo (or undo) group; it
+        /// already carries the performed group's name.
         ///
         /// - Parameter actionName: The name shown after "Undo" or "Redo" in menu titles.
         open func setActionName(_ actionName: String) {
             if let top = topOpenGroup {
                 top.actionName = actionName
+            } else if groupsByEvent, activity == .idle {
+                pendingActionName = actionName
+                scheduleEventGroupClose()
             } else {
                 undoStack.last?.actionName = actionName
             }
@@ -411,6 +423,7 @@
             undoStack.removeAll()
             redoStack.removeAll()
             lastRegisteredAction = nil
+            pendingActionName = nil
             registrationDisabledCount = 0
             if activity == .idle {
                 openGroup = nil
