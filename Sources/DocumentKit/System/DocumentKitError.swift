@@ -64,16 +64,20 @@ public struct DocumentKitError: Error, Sendable, CustomStringConvertible, Locali
     public var errno: Errno?
     /// More detail in words, when there is any.
     public var detail: String?
+    /// The error that caused this one, such as the one a document subclass threw while loading.
+    public var underlying: (any Error & Sendable)?
 
     /// Creates an error.
     public init(
-        _ code: Code, operation: String, url: URL?, errno: Errno? = nil, detail: String? = nil
+        _ code: Code, operation: String, url: URL?, errno: Errno? = nil, detail: String? = nil,
+        underlying: (any Error & Sendable)? = nil
     ) {
         self.code = code
         self.operation = operation
         self.url = url
         self.errno = errno
         self.detail = detail
+        self.underlying = underlying
     }
 
     /// Creates an error from a failed system call, choosing the code from the error number.

@@ -103,12 +103,7 @@ public enum SafeSave {
             from: original, name: name, in: directory, to: temporary, target: target,
             permissions: permissions, options: options)
         try temporary.sync(operation: "flush (fsync)")
-        if options.contains(.withoutOverwriting) {
-            try renameWithoutReplacing(temporaryName, to: name, in: directory, url: target)
-        } else {
-            _ = try Syscall.renameat(directory.rawValue, temporaryName, directory.rawValue, name)
-                .get("rename the temporary file over", target)
-        }
+        try place(temporaryName, as: name, in: directory, url: target, options: options, originalExists: original != nil)
         succeeded = true
         try directory.sync(operation: "flush (fsync) the folder of")
     }
@@ -124,6 +119,25 @@ public enum SafeSave {
     public static func writeDirectory(
         at url: URL, options: Options = [], _ body: (URL) throws -> Void
     ) throws {
+        try writeItem(at: url, options: options) { staging in
+            _ = try Syscall.mkdirat(AT_FDCWD, staging.path, 0o700).get("create a staging folder for", url)
+            try body(staging)
+        }
+    }
+
+    /// Safely puts whatever `body` writes, a file or a package folder, at `url`.
+    ///
+    /// `body` receives a URL beside `url` where nothing exists yet and writes a regular file
+    /// or a folder there, without needing to flush it. The item is then flushed, given the
+    /// original's permissions (and, for a file, owner and extended attributes), and renamed
+    /// or exchanged into place. This is the step a ``Document`` uses, so that a subclass that
+    /// writes its own files still saves safely.
+    ///
+    /// - Throws: ``DocumentKitError``, or whatever `body` throws. The original is untouched
+    ///   whenever an error is thrown.
+    public static func writeItem(
+        at url: URL, options: Options = [], permissions: mode_t? = nil, _ body: (URL) throws -> Void
+    ) throws {
         let target = try resolvedTarget(url)
         let parentURL = target.deletingLastPathComponent()
         let directory = try FileDescriptor.openDirectory(parentURL, operation: "open the folder of")
@@ -132,32 +146,55 @@ public enum SafeSave {
         if original != nil && options.contains(.withoutOverwriting) {
             throw DocumentKitError(.fileExists, operation: "create", url: url, errno: .fileExists)
         }
-
         let stagingName = temporaryName(for: name, kind: "tmp")
-        let stagingURL = parentURL.appendingPathComponent(stagingName, isDirectory: true)
-        let mode = original.map { $0.isDirectory ? $0.permissions : 0o777 & ~Syscall.currentUmask() }
-            ?? 0o777 & ~Syscall.currentUmask()
-        _ = try Syscall.mkdirat(directory.rawValue, stagingName, 0o700).get("create a staging folder for", target)
+        let stagingURL = parentURL.appendingPathComponent(stagingName)
         var succeeded = false
         defer {
             if !succeeded { try? removeTree(stagingURL) }
         }
         try body(stagingURL)
+        let staged = try Syscall.fstatat(directory.rawValue, stagingName, followLinks: false)
+            .get("find what was written for", target)
+
+        if staged.isRegularFile {
+            if let original, original.isDirectory {
+                throw DocumentKitError(
+                    .wrongFileType, operation: "save", url: url, errno: .isDirectory,
+                    detail: "a folder is in the way of the file")
+            }
+            let fd = try Syscall.openat(directory.rawValue, stagingName, O_RDONLY | O_NOFOLLOW)
+                .get("open what was written for", target)
+            let file = FileDescriptor(rawValue: fd, url: target)
+            try carryOver(
+                from: original, name: name, in: directory, to: file, target: target,
+                permissions: permissions, options: options)
+            try file.sync(operation: "flush (fsync)")
+            try place(stagingName, as: name, in: directory, url: target, options: options, originalExists: original != nil)
+            succeeded = true
+            try directory.sync(operation: "flush (fsync) the folder of")
+            return
+        }
+        guard staged.isDirectory else {
+            throw DocumentKitError(
+                .unsupportedFileType, operation: "save", url: url, detail: "the writer produced neither a file nor a folder")
+        }
         try syncTree(stagingURL)
         let staging = try FileDescriptor.openDirectory(stagingURL, operation: "open the staging folder for")
+        let defaultMode = 0o777 & ~Syscall.currentUmask()
+        var mode = permissions ?? defaultMode
         if let original, original.isDirectory {
             _ = Syscall.fchown(staging.rawValue, original.st_uid, original.st_gid)
+            mode = permissions ?? original.permissions
         }
         _ = try Syscall.fchmod(staging.rawValue, mode).get("set permissions of", target)
         try staging.sync()
 
-        if original == nil {
+        guard original != nil else {
             try renameWithoutReplacing(stagingName, to: name, in: directory, url: target)
             succeeded = true
             try directory.sync(operation: "flush (fsync) the folder of")
             return
         }
-
         let exchanged = Syscall.renameat2(
             directory.rawValue, stagingName, directory.rawValue, name, CUnsignedInt(CDS_RENAME_EXCHANGE))
         switch exchanged {
@@ -277,6 +314,19 @@ public enum SafeSave {
                 throw DocumentKitError(
                     error, operation: "carry over extended attribute \(attribute) of", url: url)
             }
+        }
+    }
+
+    /// Renames a flushed temporary file over the target, or to it without replacing anything.
+    static func place(
+        _ temporaryName: String, as name: String, in directory: FileDescriptor, url: URL, options: Options,
+        originalExists: Bool
+    ) throws {
+        if options.contains(.withoutOverwriting) {
+            try renameWithoutReplacing(temporaryName, to: name, in: directory, url: url)
+        } else {
+            _ = try Syscall.renameat(directory.rawValue, temporaryName, directory.rawValue, name)
+                .get("rename the temporary file over", url)
         }
     }
 

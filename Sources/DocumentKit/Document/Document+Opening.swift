@@ -1,0 +1,136 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension Document {
+    /// Opens the document: reads its file off the main actor and hands the contents to
+    /// ``load(fromContents:ofType:)`` on it.
+    ///
+    /// - Returns: Whether the document opened. On failure ``handleError(_:userInteractionPermitted:)``
+    ///   has the reason, a ``DocumentKitError`` naming the file, and the file is untouched.
+    public func open() async -> Bool {
+        if !documentState.contains(.closed) { return true }
+        let url = fileURL
+        let result: Result<Void, any Error> = await withFileAccess { [self] in
+            try self.read(from: url)
+        }
+        switch result {
+        case .success:
+            documentState.remove(.closed)
+            DocumentController.shared.add(self)
+            return true
+        case .failure(let error):
+            handleError(error, userInteractionPermitted: true)
+            return false
+        }
+    }
+
+    /// Opens the document and calls `completionHandler` on the main actor with the outcome.
+    public func open(completionHandler: (@MainActor @Sendable (Bool) -> Void)? = nil) {
+        Task { @MainActor in
+            let success = await open()
+            completionHandler?(success)
+        }
+    }
+
+    func loadLoggingNothing(_ contents: Any, from url: URL, modificationDate: Date?) throws {
+        let undo = undoManager!
+        undo.disableUndoRegistration()
+        defer { undo.enableUndoRegistration() }
+        do {
+            try load(fromContents: contents, ofType: FileTypes.shared.typeIdentifier(forFilenameExtension: url.pathExtension))
+        } catch let error as DocumentKitError {
+            throw error
+        } catch {
+            throw DocumentKitError(
+                .corruptFile, operation: "load the document", url: url,
+                detail: "\(type(of: self)) could not read its contents (\(error))", underlying: error)
+        }
+        fileModificationDate = modificationDate
+        undo.removeAllActions()
+        updateChangeCount(.clear)
+    }
+
+    /// Discards unsaved changes and reloads the file at `url`, with editing disabled meanwhile.
+    ///
+    /// - Returns: Whether the document reloaded. The undo stack is emptied either way.
+    public func revert(toContentsOf url: URL) async -> Bool {
+        disableEditing()
+        defer { enableEditing() }
+        // A save already queued would write what the revert discards.
+        _ = await lastSave?.value
+        let result: Result<Void, any Error> = await withFileAccess { [self] in
+            try self.read(from: url)
+        }
+        switch result {
+        case .success:
+            if url.standardizedFileURL != fileURL { fileURL = url.standardizedFileURL }
+            documentState.remove(.savingError)
+            return true
+        case .failure(let error):
+            handleError(error, userInteractionPermitted: true)
+            return false
+        }
+    }
+
+    /// Reverts to the file at `url` and calls `completionHandler` with the outcome.
+    public func revert(toContentsOf url: URL, completionHandler: (@MainActor @Sendable (Bool) -> Void)? = nil) {
+        Task { @MainActor in
+            let success = await revert(toContentsOf: url)
+            completionHandler?(success)
+        }
+    }
+
+    /// Runs `body` on the file-access queue and returns its outcome on the main actor.
+    func withFileAccess<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async -> Result<T, any Error> {
+        await withCheckedContinuation { continuation in
+            performAsynchronousFileAccess {
+                continuation.resume(returning: Result { try body() })
+            }
+        }
+    }
+}
+
+/// Runs `body` on the main actor from any thread, synchronously, the way UIKit calls
+/// `load(fromContents:)` on the main queue from its reading queue.
+nonisolated func onMainActor<T: Sendable>(_ body: @MainActor () throws -> T) throws -> T {
+    if Thread.isMainThread {
+        return try MainActor.assumeIsolated { try body() }
+    }
+    return try withoutActuallyEscaping(body) { body in
+        nonisolated(unsafe) var result: Result<T, any Error>?
+        DispatchQueue.main.sync {
+            result = Result { try MainActor.assumeIsolated { try body() } }
+        }
+        return try result!.get()
+    }
+}
+
+/// What a document's file held when read: bytes for a file, a wrapper for a package.
+struct DocumentContents: @unchecked Sendable {
+    // Handed from the reading queue to the main actor once, and never touched by the reader again.
+    let value: Any
+    let modificationDate: Date?
+
+    static func read(from url: URL) throws -> DocumentContents {
+        var info = stat()
+        guard stat(url.path, &info) == 0 else {
+            throw DocumentKitError(Errno.current, operation: "open the document", url: url)
+        }
+        if info.isDirectory {
+            let wrapper = try FileWrapper(url: url, options: .immediate)
+            return DocumentContents(value: wrapper, modificationDate: info.modificationDate)
+        }
+        guard info.isRegularFile else {
+            throw DocumentKitError(
+                .unsupportedFileType, operation: "open the document", url: url,
+                detail: "it is not a regular file or a package folder")
+        }
+        let file = try FileDescriptor.open(url, O_RDONLY | O_NONBLOCK, operation: "open the document")
+        let opened = try file.stat(operation: "open the document")
+        let data = try file.readToEnd(sizeHint: Int(opened.st_size), operation: "read the document")
+        return DocumentContents(value: data, modificationDate: opened.modificationDate)
+    }
+}

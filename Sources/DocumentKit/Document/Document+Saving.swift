@@ -1,0 +1,212 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension Document {
+    /// Saves the document to `url`: takes ``contents(forType:)`` on the main actor, then
+    /// writes it off the main actor with a safe save.
+    ///
+    /// `.forCreating` fails if anything exists at `url` and leaves it untouched;
+    /// `.forOverwriting` replaces the file. A successful save to another URL moves the
+    /// document there. Saves of one document run one after another.
+    ///
+    /// - Returns: Whether the save succeeded. On failure the document keeps its unsaved
+    ///   changes, ``documentState`` gains ``DocumentState/savingError`` and
+    ///   ``handleError(_:userInteractionPermitted:)`` has the reason.
+    public func save(to url: URL, for saveOperation: SaveOperation) async -> Bool {
+        let previous = lastSave
+        let save = Task { @MainActor in
+            _ = await previous?.value
+            return await self.performSave(to: url, for: saveOperation)
+        }
+        lastSave = save
+        return await save.value
+    }
+
+    /// Saves the document to `url` and calls `completionHandler` on the main actor with the outcome.
+    public func save(
+        to url: URL, for saveOperation: SaveOperation,
+        completionHandler: (@MainActor @Sendable (Bool) -> Void)? = nil
+    ) {
+        Task { @MainActor in
+            let success = await save(to: url, for: saveOperation)
+            completionHandler?(success)
+        }
+    }
+
+    /// Saves the document to its file if it has unsaved changes.
+    ///
+    /// - Returns: Whether the document is saved now: true when there was nothing to save.
+    public func autosave() async -> Bool {
+        guard hasUnsavedChanges else { return true }
+        return await save(to: fileURL, for: .forOverwriting)
+    }
+
+    /// Autosaves and calls `completionHandler` on the main actor with the outcome.
+    public func autosave(completionHandler: (@MainActor @Sendable (Bool) -> Void)? = nil) {
+        Task { @MainActor in
+            let success = await autosave()
+            completionHandler?(success)
+        }
+    }
+
+    /// Saves unsaved changes, then closes the document.
+    ///
+    /// Unlike UIKit, a document whose save fails stays open, dirty and in
+    /// ``DocumentState/savingError``, so that nothing the user typed is dropped; the app
+    /// decides what to do next.
+    ///
+    /// - Returns: Whether the changes were saved and the document closed.
+    public func close() async -> Bool {
+        if documentState.contains(.closed) { return true }
+        if hasUnsavedChanges {
+            guard await autosave() else { return false }
+        } else {
+            _ = await lastSave?.value
+        }
+        autosaveTimer?.cancel()
+        autosaveTimer = nil
+        autosave.becameClean()
+        documentState.insert(.closed)
+        DocumentController.shared.remove(self)
+        return true
+    }
+
+    /// Closes the document and calls `completionHandler` on the main actor with the outcome.
+    public func close(completionHandler: (@MainActor @Sendable (Bool) -> Void)? = nil) {
+        Task { @MainActor in
+            let success = await close()
+            completionHandler?(success)
+        }
+    }
+
+    // MARK: - The save itself
+
+    /// One save, after the saves before it have finished.
+    func performSave(to url: URL, for saveOperation: SaveOperation) async -> Bool {
+        let url = url.standardizedFileURL
+        autosave.saveStarted()
+        let token = changeCountToken(for: saveOperation)
+        let snapshot: DocumentContents
+        let attributes: SendableAttributes
+        do {
+            let typeName = savingFileType() ?? "public.data"
+            snapshot = DocumentContents(value: try contents(forType: typeName), modificationDate: nil)
+            attributes = SendableAttributes(value: try fileAttributesToWrite(to: url, for: saveOperation))
+        } catch {
+            return finishSave(failedWith: error, url: url)
+        }
+        let result: Result<Date?, any Error> = await withFileAccess { [self] in
+            try self.writeContents(snapshot.value, andAttributes: attributes.value, safelyTo: url, for: saveOperation)
+            return Self.modificationDate(of: url)
+        }
+        switch result {
+        case .success(let modificationDate):
+            if url != fileURL { fileURL = url }
+            fileModificationDate = modificationDate
+            documentState.remove(.savingError)
+            if saveOperation == .forCreating, documentState.contains(.closed) {
+                documentState.remove(.closed)
+                DocumentController.shared.add(self)
+            }
+            updateChangeCount(withToken: token, for: saveOperation)
+            perform(autosave.saveFinished(at: autosaveConfiguration.clock.elapsed(), stillDirty: hasUnsavedChanges))
+            return true
+        case .failure(let error):
+            return finishSave(failedWith: error, url: url)
+        }
+    }
+
+    private func finishSave(failedWith error: any Error, url: URL) -> Bool {
+        documentState.insert(.savingError)
+        let reported: any Error
+        if error is DocumentKitError {
+            reported = error
+        } else {
+            reported = DocumentKitError(
+                .ioFailure, operation: "save the document", url: url, detail: "\(error)",
+                underlying: error)
+        }
+        handleError(reported, userInteractionPermitted: false)
+        perform(autosave.saveFinished(at: autosaveConfiguration.clock.elapsed(), stillDirty: true))
+        return false
+    }
+
+    nonisolated static func modificationDate(of url: URL) -> Date? {
+        var info = stat()
+        return stat(url.path, &info) == 0 ? info.modificationDate : nil
+    }
+
+    // MARK: - Autosave timing
+
+    /// Carries out what the autosave state machine asked for.
+    func perform(_ action: AutosaveStateMachine.Action) {
+        switch action {
+        case .none:
+            return
+        case .save:
+            Task { @MainActor in _ = await self.autosave() }
+        case .waitUntil(let deadline):
+            guard autosaveConfiguration.isEnabled, !documentState.contains(.closed) else { return }
+            // A timer already due earlier will look again when it fires; deadlines only move later.
+            if autosaveTimer != nil, let current = autosaveTimerDeadline, current <= deadline { return }
+            autosaveTimer?.cancel()
+            autosaveTimerDeadline = deadline
+            let clock = autosaveConfiguration.clock
+            autosaveTimer = Task { @MainActor [weak self] in
+                do { try await clock.sleepUntil(deadline) } catch { return }
+                self?.autosaveTimerFired()
+            }
+        }
+    }
+
+    private func autosaveTimerFired() {
+        autosaveTimer = nil
+        autosaveTimerDeadline = nil
+        perform(autosave.timerFired(at: autosaveConfiguration.clock.elapsed()))
+    }
+
+    // MARK: - Saving at termination
+
+    /// Saves synchronously, for the termination hook: no later turn of the main actor will come.
+    ///
+    /// Waits (bounded) for file access already queued so an older save cannot land last.
+    func saveForTermination(timeout: DispatchTime) -> Bool {
+        guard hasUnsavedChanges else { return true }
+        let token = changeCountToken(for: .forOverwriting)
+        let url = fileURL
+        do {
+            let contents = DocumentContents(
+                value: try contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
+            let attributes = SendableAttributes(value: try fileAttributesToWrite(to: url, for: .forOverwriting))
+            let done = DispatchSemaphore(value: 0)
+            nonisolated(unsafe) var outcome: Result<Void, any Error> = .failure(
+                DocumentKitError(.timedOut, operation: "save the document at exit", url: url))
+            performAsynchronousFileAccess { [self] in
+                outcome = Result {
+                    try self.writeContents(contents.value, andAttributes: attributes.value, safelyTo: url, for: .forOverwriting)
+                }
+                done.signal()
+            }
+            if done.wait(timeout: timeout) == .timedOut {
+                throw DocumentKitError(.timedOut, operation: "save the document at exit", url: url)
+            }
+            try outcome.get()
+            updateChangeCount(withToken: token, for: .forOverwriting)
+            return true
+        } catch {
+            documentState.insert(.savingError)
+            userInteractionNoLongerPermitted(forError: error)
+            FileHandle.standardError.write(Data("DocumentKit: \(error)\n".utf8))
+            return false
+        }
+    }
+}
+
+/// File attributes handed from the main actor to the writing queue.
+struct SendableAttributes: @unchecked Sendable {
+    // Built fresh by fileAttributesToWrite for this one save and not shared.
+    let value: [FileAttributeKey: Any]
+}

@@ -1,0 +1,351 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A document: the model controller that opens, saves, autosaves and closes one file,
+/// with UIKit's `UIDocument` API and semantics.
+///
+/// Subclass it and override ``contents(forType:)`` and ``load(fromContents:ofType:)``.
+/// A flat file arrives as `Data` and a package folder as a ``FileWrapper``. Changes are
+/// tracked through the ``undoManager`` or ``updateChangeCount(_:)``; a dirty document is
+/// saved after a quiet delay (2 s by default, 10 s at most under continuous editing), on
+/// ``close()``, and by ``DocumentController`` when the process is told to quit.
+///
+/// Every write is a safe save: a crash at any instant leaves the old or the new file.
+///
+/// For example:
+///
+/// ```swift
+/// final class TextDocument: Document {
+///     var text = "" {
+///         didSet {
+///             let old = oldValue
+///             undoManager.setActionName("Text Change")
+///             undoManager.registerUndo(withTarget: self) { $0.text = old }
+///         }
+///     }
+///     override func contents(forType typeName: String) throws -> Any { Data(text.utf8) }
+///     override func load(fromContents contents: Any, ofType typeName: String?) throws {
+///         guard let data = contents as? Data else { throw CocoaError(.fileReadCorruptFile) }
+///         text = String(decoding: data, as: UTF8.self)
+///     }
+/// }
+///
+/// let document = TextDocument(fileURL: url)
+/// if await document.open() {
+///     document.text += "more"     // saved by itself two seconds later
+/// }
+/// ```
+@MainActor
+open class Document {
+    /// The document's file. It follows the file when a save moves the document elsewhere.
+    public internal(set) var fileURL: URL
+
+    /// The modification date of the file as last read or written.
+    public var fileModificationDate: Date?
+
+    /// Reports the progress of a long load or save, while ``documentState`` contains
+    /// ``DocumentState/progressAvailable``.
+    public var progress: Progress?
+
+    /// When autosave runs, and the clock it reads.
+    public var autosaveConfiguration = AutosaveConfiguration() {
+        didSet {
+            autosave.quietDelay = autosaveConfiguration.quietDelay
+            autosave.maximumDelay = autosaveConfiguration.maximumDelay
+        }
+    }
+
+    /// Creates a document for the file at `url`. Nothing is read until ``open()``.
+    public init(fileURL url: URL) {
+        fileURL = url.standardizedFileURL
+        autosave = AutosaveStateMachine(
+            quietDelay: AutosaveConfiguration().quietDelay, maximumDelay: AutosaveConfiguration().maximumDelay)
+    }
+
+    isolated deinit {
+        autosaveTimer?.cancel()
+        for observer in undoObservers { NotificationCenter.default.removeObserver(observer) }
+    }
+
+    // MARK: - Names and types
+
+    /// The uniform type identifier of the file, from its extension through ``FileTypes``.
+    open var fileType: String? {
+        FileTypes.shared.typeIdentifier(forFilenameExtension: fileURL.pathExtension)
+    }
+
+    /// The name to show the user: the file name without its extension.
+    open var localizedName: String {
+        fileURL.deletingPathExtension().lastPathComponent
+    }
+
+    /// The type a save writes; by default ``fileType``.
+    open func savingFileType() -> String? { fileType }
+
+    /// The extension a file of `typeName` gets when saved; by default the registered one.
+    open func fileNameExtension(forType typeName: String?, saveOperation: SaveOperation) -> String {
+        typeName.flatMap { FileTypes.shared.preferredFilenameExtension(forType: $0) } ?? fileURL.pathExtension
+    }
+
+    // MARK: - State
+
+    /// The document's state. Every change posts ``stateChangedNotification``.
+    public internal(set) var documentState: DocumentState = .closed {
+        didSet {
+            guard documentState != oldValue else { return }
+            NotificationCenter.default.post(name: Document.stateChangedNotification, object: self)
+        }
+    }
+
+    /// Forbids changes to the document, as during a revert.
+    open func disableEditing() {
+        editingDisabledCount += 1
+        documentState.insert(.editingDisabled)
+    }
+
+    /// Allows changes again after ``disableEditing()``.
+    open func enableEditing() {
+        editingDisabledCount = max(0, editingDisabledCount - 1)
+        if editingDisabledCount == 0 { documentState.remove(.editingDisabled) }
+    }
+
+    var editingDisabledCount = 0
+
+    // MARK: - Change tracking
+
+    /// Whether the document has changes not yet written to its file.
+    public var hasUnsavedChanges: Bool { changeCount != 0 }
+
+    /// Unsaved changes counted since the file was last in step with the document; negative
+    /// after undoing past the saved state, which is unsaved too.
+    var changeCount = 0
+
+    /// Records a change: the document becomes dirty (or clean, for ``ChangeKind/clear``) and
+    /// autosave is scheduled.
+    open func updateChangeCount(_ change: ChangeKind) {
+        switch change {
+        case .done, .redone: changeCount += 1
+        case .undone: changeCount -= 1
+        case .clear: changeCount = 0
+        }
+        changeCountChanged()
+    }
+
+    /// A token that records the document's change count now, for a save about to start.
+    open func changeCountToken(for saveOperation: SaveOperation) -> Any {
+        ChangeCountToken(count: changeCount)
+    }
+
+    /// Marks as saved the changes counted when `token` was made, keeping any made since.
+    ///
+    /// This is how an edit made while a save was writing stays unsaved, and gets saved next.
+    open func updateChangeCount(withToken token: Any, for saveOperation: SaveOperation) {
+        guard let token = token as? ChangeCountToken else { return }
+        changeCount -= token.count
+        changeCountChanged()
+    }
+
+    struct ChangeCountToken {
+        let count: Int
+    }
+
+    func changeCountChanged() {
+        if hasUnsavedChanges {
+            let action = autosave.changed(at: autosaveConfiguration.clock.elapsed())
+            perform(action)
+        } else if !autosave.isSaving {
+            autosave.becameClean()
+        }
+    }
+
+    // MARK: - Undo
+
+    /// The document's undo manager, made on first use. Closing an undo group marks the
+    /// document changed; undo and redo count the change back and forth.
+    public var undoManager: UndoManager! {
+        get {
+            if let storedUndoManager { return storedUndoManager }
+            let manager = UndoManager()
+            storedUndoManager = manager
+            observe(manager)
+            return manager
+        }
+        set {
+            for observer in undoObservers { NotificationCenter.default.removeObserver(observer) }
+            undoObservers = []
+            storedUndoManager = newValue
+            if let newValue { observe(newValue) }
+        }
+    }
+
+    var storedUndoManager: UndoManager?
+    var undoObservers: [any NSObjectProtocol] = []
+
+    private func observe(_ manager: UndoManager) {
+        let center = NotificationCenter.default
+        func on(_ name: Notification.Name, _ handler: @escaping @MainActor (Document, Notification) -> Void) {
+            let observer = center.addObserver(forName: name, object: manager, queue: nil) { [weak self] note in
+                nonisolated(unsafe) let note = note
+                MainActor.assumeIsolated {
+                    guard let self else { return }
+                    handler(self, note)
+                }
+            }
+            undoObservers.append(observer)
+        }
+        on(.NSUndoManagerDidCloseUndoGroup) { document, note in
+            guard let manager = document.storedUndoManager, manager.groupingLevel == 0,
+                !manager.isUndoing, !manager.isRedoing
+            else { return }
+            if (note.userInfo?["NSUndoManagerGroupIsDiscardableKey"] as? Bool) == true { return }
+            document.updateChangeCount(.done)
+        }
+        on(.NSUndoManagerDidUndoChange) { document, _ in document.updateChangeCount(.undone) }
+        on(.NSUndoManagerDidRedoChange) { document, _ in document.updateChangeCount(.redone) }
+    }
+
+    // MARK: - Errors
+
+    /// Reports an error from opening, saving or reverting. The default logs it and calls
+    /// ``finishedHandlingError(_:recovered:)`` with `recovered` false.
+    open func handleError(_ error: any Error, userInteractionPermitted: Bool) {
+        FileHandle.standardError.write(Data("DocumentKit: \(error)\n".utf8))
+        finishedHandlingError(error, recovered: false)
+    }
+
+    /// Called when the handling of `error` is over.
+    open func finishedHandlingError(_ error: any Error, recovered: Bool) {}
+
+    /// Called when error handling that involves the user must end now, for example at quit.
+    open func userInteractionNoLongerPermitted(forError error: any Error) {}
+
+    // MARK: - Loading and saving hooks
+
+    /// Returns the document's data to save: `Data` for a flat file, a ``FileWrapper`` for a
+    /// package. Runs on the main actor; the bytes are written off it.
+    ///
+    /// - Throws: Whatever stops the save; the document stays dirty.
+    open func contents(forType typeName: String) throws -> Any {
+        throw DocumentKitError(
+            .notSupported, operation: "save", url: fileURL,
+            detail: "\(type(of: self)) does not override contents(forType:)")
+    }
+
+    /// Takes the data read from the file: `Data` for a flat file, a ``FileWrapper`` for a
+    /// package. Runs on the main actor.
+    ///
+    /// - Throws: An error if the contents cannot be understood; opening then fails.
+    open func load(fromContents contents: Any, ofType typeName: String?) throws {
+        throw DocumentKitError(
+            .notSupported, operation: "open", url: fileURL,
+            detail: "\(type(of: self)) does not override load(fromContents:ofType:)")
+    }
+
+    /// Returns the attributes to give the written file; by default none beyond those the
+    /// original had.
+    open func fileAttributesToWrite(to url: URL, for saveOperation: SaveOperation) throws -> [FileAttributeKey: Any] {
+        [:]
+    }
+
+
+    // MARK: - Reading and writing (overridable, off the main actor)
+
+    /// Reads the file at `url` and loads it: the contents are read on the calling thread
+    /// (``open()`` calls this off the main actor), and ``load(fromContents:ofType:)`` runs
+    /// on the main actor with `Data` for a file or a ``FileWrapper`` for a package.
+    ///
+    /// Loading is done with undo registration disabled, and leaves the document clean.
+    ///
+    /// - Throws: ``DocumentKitError`` naming the file and what went wrong.
+    nonisolated open func read(from url: URL) throws {
+        let contents = try DocumentContents.read(from: url)
+        let modificationDate = contents.modificationDate
+        try onMainActor {
+            try self.loadLoggingNothing(contents.value, from: url, modificationDate: modificationDate)
+        }
+    }
+
+    /// Runs `block` on the document's serial file-access queue, after any file access
+    /// already queued. Reading and writing of one document never overlap.
+    nonisolated open func performAsynchronousFileAccess(_ block: @escaping @Sendable () -> Void) {
+        fileAccessQueue.async(execute: block)
+    }
+
+    /// Writes `contents` safely to `url`: into a new item beside it, flushed, given
+    /// `attributes`, then renamed or exchanged into place. Runs off the main actor.
+    ///
+    /// Override ``writeContents(_:to:for:originalContentsURL:)`` to change how the bytes are
+    /// written; this method keeps the write safe around it.
+    ///
+    /// - Throws: ``DocumentKitError`` naming the file; the file at `url` is untouched.
+    nonisolated open func writeContents(
+        _ contents: Any, andAttributes attributes: [FileAttributeKey: Any]?, safelyTo url: URL,
+        for saveOperation: SaveOperation
+    ) throws {
+        let permissions = (attributes?[.posixPermissions] as? NSNumber).map { mode_t($0.uint32Value) }
+            ?? (attributes?[.posixPermissions] as? Int).map { mode_t($0) }
+        let options: SafeSave.Options = saveOperation == .forCreating ? .withoutOverwriting : []
+        if saveOperation == .forCreating, FileManager.default.fileExists(atPath: url.path) {
+            throw DocumentKitError(.fileExists, operation: "create the document", url: url, errno: .fileExists)
+        }
+        var original: URL?
+        if saveOperation == .forOverwriting, FileManager.default.fileExists(atPath: url.path) {
+            original = url
+        }
+        try SafeSave.writeItem(at: url, options: options, permissions: permissions) { staging in
+            try writeContents(contents, to: staging, for: saveOperation, originalContentsURL: original)
+            if let modificationDate = attributes?[.modificationDate] as? Date {
+                try? FileManager.default.setAttributes([.modificationDate: modificationDate], ofItemAtPath: staging.path)
+            }
+        }
+    }
+
+    /// Writes `contents` to `url`, where nothing exists yet: `Data` as a file, a
+    /// ``FileWrapper`` as a package that reuses unchanged files of `originalContentsURL`.
+    /// Runs off the main actor; need not flush or be atomic.
+    ///
+    /// - Throws: ``DocumentKitError`` naming the file.
+    nonisolated open func writeContents(
+        _ contents: Any, to url: URL, for saveOperation: SaveOperation, originalContentsURL: URL?
+    ) throws {
+        switch contents {
+        case let data as Data:
+            let file = try FileDescriptor.open(
+                url, O_WRONLY | O_CREAT | O_EXCL, mode: 0o600, operation: "write the document")
+            try data.withUnsafeBytes { try file.writeAll($0, operation: "write the document") }
+        case let wrapper as FileWrapper:
+            try wrapper.write(to: url, options: [], originalContentsURL: originalContentsURL)
+        default:
+            throw DocumentKitError(
+                .invalidArgument, operation: "write the document", url: url,
+                detail: "contents(forType:) returned \(type(of: contents)), not Data or FileWrapper")
+        }
+    }
+
+    // MARK: - Internals
+
+    var autosave: AutosaveStateMachine
+    var autosaveTimer: Task<Void, Never>?
+    var autosaveTimerDeadline: Duration?
+    /// The save running or queued last; every save waits for the one before it.
+    var lastSave: Task<Bool, Never>?
+    /// Serializes the file access of this document, as `performAsynchronousFileAccess` promises.
+    nonisolated let fileAccessQueue = DispatchQueue(label: "DocumentKit.Document.fileAccess")
+}
+
+/// When a document saves by itself.
+public struct AutosaveConfiguration: Sendable {
+    /// How long after the last change a dirty document is saved. Two seconds by default.
+    public var quietDelay: Duration = .seconds(2)
+    /// The longest a change waits under continuous editing. Ten seconds by default.
+    public var maximumDelay: Duration = .seconds(10)
+    /// The clock that times autosave; tests use a ``ManualClock``.
+    public var clock: AutosaveClock = .continuous
+    /// Whether autosave runs at all. Saving on close and at quit happens regardless.
+    public var isEnabled = true
+
+    public init() {}
+}
