@@ -29,11 +29,7 @@
                 if let identity = diskIdentity {
                     guard identity.sameContents(as: info) else { return false }
                 } else {
-                    guard let date = fileAttributes[.modificationDate] as? Date else { return false }
-                    let wanted = timespec(date)
-                    guard wanted.tv_sec == info.st_mtim.tv_sec && wanted.tv_nsec == info.st_mtim.tv_nsec else {
-                        return false
-                    }
+                    guard requestedModificationDate != nil, dateMatches(info) else { return false }
                 }
                 if includingPermissions {
                     let permissions = requestedPermissions ?? diskIdentity.map { mode_t($0.permissions) }

@@ -333,9 +333,10 @@
             } else {
                 let parentURL = url.deletingLastPathComponent()
                 let parent = try FileDescriptor.openDirectory(parentURL, operation: Self.writeOperation)
+                // `original` is the earlier revision of this node itself, not of its parent folder.
                 try Self.write(
-                    self, named: url.lastPathComponent, in: parent, url: url, original: original, inPlace: true,
-                    session: &session)
+                    self, named: url.lastPathComponent, in: parent, url: url, original: nil,
+                    originalOfItem: original, inPlace: true, session: &session)
             }
             session.commit(updatingNames: options.contains(.withNameUpdating))
             if options.contains(.withNameUpdating) { filename = url.lastPathComponent }
