@@ -91,10 +91,12 @@
         var requestedModificationTime: timespec? {
             guard let date = requestedModificationDate else { return nil }
             if let identity = diskIdentity {
-                let recorded = TimeInterval(identity.modificationSeconds)
+                let recorded =
+                    TimeInterval(identity.modificationSeconds)
                     + TimeInterval(identity.modificationNanoseconds) / 1e9
                 if abs(date.timeIntervalSince1970 - recorded) < 1e-6 {
-                    return timespec(tv_sec: identity.modificationSeconds, tv_nsec: identity.modificationNanoseconds)
+                    return timespec(
+                        tv_sec: identity.modificationSeconds, tv_nsec: identity.modificationNanoseconds)
                 }
             }
             return timespec(date)
@@ -137,12 +139,14 @@
 
         /// Puts a symbolic link at `url` in one step: made under a temporary name, renamed over.
         private static func replaceWithSymbolicLink(_ url: URL, destination: String) throws {
-            let parent = try FileDescriptor.openDirectory(url.deletingLastPathComponent(), operation: writeOperation)
+            let parent = try FileDescriptor.openDirectory(
+                url.deletingLastPathComponent(), operation: writeOperation)
             let name = url.lastPathComponent
             let temporary = SafeSave.temporaryName(for: name, kind: "tmp")
             _ = try Syscall.symlinkat(destination, parent.rawValue, temporary).get(writeOperation, url)
             do {
-                _ = try Syscall.renameat(parent.rawValue, temporary, parent.rawValue, name).get(writeOperation, url)
+                _ = try Syscall.renameat(parent.rawValue, temporary, parent.rawValue, name).get(
+                    writeOperation, url)
             } catch {
                 _ = Syscall.unlinkat(parent.rawValue, temporary)
                 throw error
@@ -167,7 +171,8 @@
             let sourceName = wrapper.filename ?? name
             switch wrapper.contents {
             case .regularFile(let data):
-                let permissions = wrapper.requestedPermissions ?? wrapper.diskIdentity.map { mode_t($0.permissions) }
+                let permissions =
+                    wrapper.requestedPermissions ?? wrapper.diskIdentity.map { mode_t($0.permissions) }
                 if let existing, let identity = wrapper.diskIdentity,
                     identity.sameContents(as: existing), permissions == existing.permissions,
                     wrapper.dateMatches(existing)
@@ -179,7 +184,8 @@
                 if let existing { try remove(name, existing, in: directory, url: url) }
                 if let original,
                     let linked = linkUnchanged(
-                        wrapper, from: sourceName, in: original, to: name, in: directory, permissions: permissions)
+                        wrapper, from: sourceName, in: original, to: name, in: directory,
+                        permissions: permissions)
                 {
                     session.identities.append((wrapper, linked))
                     break
@@ -206,16 +212,20 @@
                 let fd = try Syscall.openat(directory.rawValue, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
                     .get(writeOperation, url)
                 let folder = FileDescriptor(rawValue: fd, url: url)
-                let originalFolder = originalOfItem ?? original.flatMap { original -> FileDescriptor? in
-                    guard
-                        case .success(let fd) = Syscall.openat(
-                            original.rawValue, sourceName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
-                    else { return nil }
-                    return FileDescriptor(rawValue: fd, url: original.url.appendingPathComponent(sourceName))
-                }
+                let originalFolder =
+                    originalOfItem
+                    ?? original.flatMap { original -> FileDescriptor? in
+                        guard
+                            case .success(let fd) = Syscall.openat(
+                                original.rawValue, sourceName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+                        else { return nil }
+                        return FileDescriptor(
+                            rawValue: fd, url: original.url.appendingPathComponent(sourceName))
+                    }
                 for (key, child) in children {
                     try write(
-                        child, named: key, in: folder, url: url.appendingPathComponent(key), original: originalFolder,
+                        child, named: key, in: folder, url: url.appendingPathComponent(key),
+                        original: originalFolder,
                         inPlace: reused, session: &session)
                 }
                 if reused {
@@ -254,7 +264,8 @@
                 wrapper.dateMatches(source)
             else { return nil }
             // Any failure (EXDEV, EPERM, EMLINK, no hard links here) means: write the bytes.
-            guard case .success = Syscall.linkat(original.rawValue, sourceName, directory.rawValue, name) else {
+            guard case .success = Syscall.linkat(original.rawValue, sourceName, directory.rawValue, name)
+            else {
                 return nil
             }
             // The original could have been replaced between the check and the link.
@@ -279,8 +290,10 @@
             _ data: Data, named name: String, in directory: FileDescriptor, url: URL, permissions: mode_t,
             modificationTime: timespec?
         ) throws -> FileIdentity {
-            let fd = try Syscall.openat(directory.rawValue, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
-                .get(writeOperation, url)
+            let fd = try Syscall.openat(
+                directory.rawValue, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600
+            )
+            .get(writeOperation, url)
             let file = FileDescriptor(rawValue: fd, url: url)
             try data.withUnsafeBytes { try file.writeAll($0, operation: writeOperation) }
             _ = try Syscall.fchmod(fd, permissions).get("set permissions of", url)
@@ -291,7 +304,9 @@
             return FileIdentity(try file.stat(operation: writeOperation))
         }
 
-        private static func existingItem(_ name: String, in directory: FileDescriptor, url: URL) throws -> stat? {
+        private static func existingItem(_ name: String, in directory: FileDescriptor, url: URL) throws
+            -> stat?
+        {
             switch Syscall.fstatat(directory.rawValue, name, followLinks: false) {
             case .success(let info): return info
             case .failure(.noSuchFileOrDirectory): return nil
@@ -299,7 +314,9 @@
             }
         }
 
-        private static func remove(_ name: String, _ info: stat, in directory: FileDescriptor, url: URL) throws {
+        private static func remove(_ name: String, _ info: stat, in directory: FileDescriptor, url: URL)
+            throws
+        {
             if info.isDirectory {
                 // Relative to the open folder, never by path: the folder may be a staging folder
                 // whose path differs from `url`, and a link swapped in must not be followed.

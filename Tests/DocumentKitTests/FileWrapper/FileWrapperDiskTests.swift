@@ -16,7 +16,8 @@ import Testing
         #expect(wrapper.filename == "Doc.package")
         #expect(wrapper.preferredFilename == "Doc.package")
         #expect(Set(wrapper.fileWrappers!.keys) == ["top.txt", "images"])
-        let deep = try #require(wrapper.fileWrappers?["images"]?.fileWrappers?["thumbs"]?.fileWrappers?["deep.txt"])
+        let deep = try #require(
+            wrapper.fileWrappers?["images"]?.fileWrappers?["thumbs"]?.fileWrappers?["deep.txt"])
         #expect(text(deep) == "deep")
         #expect(deep.filename == "deep.txt")
         #expect(deep.fileAttributes[.type] as? FileAttributeType == .typeRegular)
@@ -33,7 +34,9 @@ import Testing
         for depth in 1...4 {
             let sub = FileWrapper(directoryWithFileWrappers: [:])
             sub.preferredFilename = "level\(depth)"
-            sub.addRegularFile(withContents: Data((0..<(depth * 1000)).map { UInt8($0 % 251) }), preferredFilename: "data.bin")
+            sub.addRegularFile(
+                withContents: Data((0..<(depth * 1000)).map { UInt8($0 % 251) }),
+                preferredFilename: "data.bin")
             level.addFileWrapper(sub)
             level = sub
         }
@@ -43,7 +46,8 @@ import Testing
         let reread = try FileWrapper(url: url)
         #expect(sameTree(package, reread))
         #expect(
-            reread.fileWrappers?["level1"]?.fileWrappers?["level2"]?.fileWrappers?["level3"]?.fileWrappers?["level4"]?
+            reread.fileWrappers?["level1"]?.fileWrappers?["level2"]?.fileWrappers?["level3"]?.fileWrappers?[
+                "level4"]?
                 .fileWrappers?["data.bin"]?.regularFileContents?.count == 4000)
 
         // Writing the reread tree again elsewhere gives the same tree once more.
@@ -56,9 +60,12 @@ import Testing
         let tree = try TemporaryTree()
         try tree.write("target", to: "Links.package/target.txt")
         let url = tree.file("Links.package")
-        try FileManager.default.createSymbolicLink(atPath: url.path + "/relative", withDestinationPath: "target.txt")
-        try FileManager.default.createSymbolicLink(atPath: url.path + "/absolute", withDestinationPath: "/etc/hostname")
-        try FileManager.default.createSymbolicLink(atPath: url.path + "/dangling", withDestinationPath: "../nowhere/none")
+        try FileManager.default.createSymbolicLink(
+            atPath: url.path + "/relative", withDestinationPath: "target.txt")
+        try FileManager.default.createSymbolicLink(
+            atPath: url.path + "/absolute", withDestinationPath: "/etc/hostname")
+        try FileManager.default.createSymbolicLink(
+            atPath: url.path + "/dangling", withDestinationPath: "../nowhere/none")
 
         let wrapper = try FileWrapper(url: url)
         let links = try #require(wrapper.fileWrappers)
@@ -111,7 +118,8 @@ import Testing
         #expect(package.filename == nil)
         #expect(child.filename == nil)
 
-        try package.write(to: tree.file("B.package"), options: [.atomic, .withNameUpdating], originalContentsURL: nil)
+        try package.write(
+            to: tree.file("B.package"), options: [.atomic, .withNameUpdating], originalContentsURL: nil)
         #expect(package.filename == "B.package")
         #expect(child.filename == "x.txt")
     }
@@ -140,9 +148,13 @@ import Testing
         #expect(deep.inode == before.deep.inode)
         #expect(other.inode != before.other.inode)
         #expect(other.links == 1)
-        #expect(try String(contentsOf: copy.appendingPathComponent("images/thumbs/other.txt"), encoding: .utf8) == "changed")
+        #expect(
+            try String(contentsOf: copy.appendingPathComponent("images/thumbs/other.txt"), encoding: .utf8)
+                == "changed")
         // The original keeps its own bytes for the replaced child.
-        #expect(try String(contentsOf: url.appendingPathComponent("images/thumbs/other.txt"), encoding: .utf8) == "other deep")
+        #expect(
+            try String(contentsOf: url.appendingPathComponent("images/thumbs/other.txt"), encoding: .utf8)
+                == "other deep")
     }
 
     @Test func savingOverTheOriginalLinksUnchangedAndLaterAddedChildren() throws {
@@ -268,6 +280,23 @@ import Testing
         #expect(try String(contentsOf: url.appendingPathComponent("top.txt"), encoding: .utf8) == "top")
     }
 
+    @Test func writingInPlaceOverTheOriginalLeavesUnchangedFilesAlone() throws {
+        let tree = try TemporaryTree()
+        let url = try tree.makePackage()
+        let deep = url.appendingPathComponent("images/thumbs/deep.txt")
+        let deepInode = try NodeInfo(deep).inode
+        let wrapper = try FileWrapper(url: url)
+        let top = try #require(wrapper.fileWrappers?["top.txt"])
+        wrapper.removeFileWrapper(top)
+        wrapper.addRegularFile(withContents: Data("top v2".utf8), preferredFilename: "top.txt")
+
+        try wrapper.write(to: url, options: .withNameUpdating, originalContentsURL: url)
+        #expect(try NodeInfo(deep).inode == deepInode)
+        #expect(try NodeInfo(deep).links == 1)
+        #expect(try String(contentsOf: url.appendingPathComponent("top.txt"), encoding: .utf8) == "top v2")
+        #expect(wrapper.matchesContents(of: url))
+    }
+
     @Test func matchesContentsUntilChangedOnDisk() throws {
         let tree = try TemporaryTree()
         let url = try tree.makePackage()
@@ -279,7 +308,9 @@ import Testing
         try tree.write("a new file", to: "Doc.package/images/added.txt")
         #expect(!wrapper.matchesContents(of: url))
         #expect(wrapper.needsToBeUpdated(from: url))
-        #expect(wrapper.fileWrappers?["top.txt"]?.matchesContents(of: url.appendingPathComponent("top.txt")) == true)
+        #expect(
+            wrapper.fileWrappers?["top.txt"]?.matchesContents(of: url.appendingPathComponent("top.txt"))
+                == true)
     }
 
     @Test func needsToBeUpdatedAfterExternalWriteOrPermissionChange() throws {
@@ -335,7 +366,9 @@ import Testing
         let tree = try TemporaryTree()
         let url = try tree.makePackage()
         let child = FileWrapper(regularFileWithContents: Data("evil".utf8))
-        let package = FileWrapper(directoryWithFileWrappers: [name: child, "ok.txt": FileWrapper(regularFileWithContents: Data())])
+        let package = FileWrapper(directoryWithFileWrappers: [
+            name: child, "ok.txt": FileWrapper(regularFileWithContents: Data()),
+        ])
         #expect {
             try package.write(to: url, options: .atomic, originalContentsURL: nil)
         } throws: { error in

@@ -40,9 +40,12 @@ extension TemporaryTree {
 func sameTree(_ a: FileWrapper, _ b: FileWrapper) -> Bool {
     if a.isRegularFile { return b.isRegularFile && a.regularFileContents == b.regularFileContents }
     if a.isSymbolicLink {
-        return b.isSymbolicLink && a.symbolicLinkDestinationURL?.relativePath == b.symbolicLinkDestinationURL?.relativePath
+        return b.isSymbolicLink
+            && a.symbolicLinkDestinationURL?.relativePath == b.symbolicLinkDestinationURL?.relativePath
     }
-    guard let left = a.fileWrappers, let right = b.fileWrappers, Set(left.keys) == Set(right.keys) else { return false }
+    guard let left = a.fileWrappers, let right = b.fileWrappers, Set(left.keys) == Set(right.keys) else {
+        return false
+    }
     return left.allSatisfy { key, child in sameTree(child, right[key]!) }
 }
 
