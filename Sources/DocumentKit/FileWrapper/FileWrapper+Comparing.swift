@@ -11,17 +11,21 @@
 
         func compare(withItemAt url: URL, includingPermissions: Bool) -> Bool {
             guard url.isFileURL,
-                case .success(let fd) = Syscall.openat(AT_FDCWD, url.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY)
+                case .success(let fd) = Syscall.openat(
+                    AT_FDCWD, url.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY)
             else { return false }
             let parent = FileDescriptor(rawValue: fd, url: url.deletingLastPathComponent())
             return compare(
-                named: url.lastPathComponent, in: parent, followingLinks: true, includingPermissions: includingPermissions)
+                named: url.lastPathComponent, in: parent, followingLinks: true,
+                includingPermissions: includingPermissions)
         }
 
         private func compare(
             named name: String, in directory: FileDescriptor, followingLinks: Bool, includingPermissions: Bool
         ) -> Bool {
-            guard case .success(let info) = Syscall.fstatat(directory.rawValue, name, followLinks: followingLinks)
+            guard
+                case .success(let info) = Syscall.fstatat(
+                    directory.rawValue, name, followLinks: followingLinks)
             else { return false }
             switch contents {
             case .regularFile:
@@ -29,11 +33,7 @@
                 if let identity = diskIdentity {
                     guard identity.sameContents(as: info) else { return false }
                 } else {
-                    guard let date = fileAttributes[.modificationDate] as? Date else { return false }
-                    let wanted = timespec(date)
-                    guard wanted.tv_sec == info.st_mtim.tv_sec && wanted.tv_nsec == info.st_mtim.tv_nsec else {
-                        return false
-                    }
+                    guard requestedModificationDate != nil, dateMatches(info) else { return false }
                 }
                 if includingPermissions {
                     let permissions = requestedPermissions ?? diskIdentity.map { mode_t($0.permissions) }
@@ -51,10 +51,13 @@
                         directory.rawValue, name, O_RDONLY | O_DIRECTORY | (followingLinks ? 0 : O_NOFOLLOW))
                 else { return false }
                 let folder = FileDescriptor(rawValue: fd, url: directory.url.appendingPathComponent(name))
-                guard case .success(let names) = Syscall.directoryEntries(fd), Set(names) == Set(children.keys)
+                guard case .success(let names) = Syscall.directoryEntries(fd),
+                    Set(names) == Set(children.keys)
                 else { return false }
                 return children.allSatisfy { key, child in
-                    child.compare(named: key, in: folder, followingLinks: false, includingPermissions: includingPermissions)
+                    child.compare(
+                        named: key, in: folder, followingLinks: false,
+                        includingPermissions: includingPermissions)
                 }
             }
         }

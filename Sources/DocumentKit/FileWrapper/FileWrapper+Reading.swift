@@ -58,7 +58,8 @@
 
         private func sameKind(as other: FileWrapper) -> Bool {
             switch (contents, other.contents) {
-            case (.regularFile, .regularFile), (.directory, .directory), (.symbolicLink, .symbolicLink): return true
+            case (.regularFile, .regularFile), (.directory, .directory), (.symbolicLink, .symbolicLink):
+                return true
             default: return false
             }
         }
@@ -66,7 +67,8 @@
         /// Reads the node at `url`, following a symbolic link there.
         static func readRoot(at url: URL) throws -> FileWrapper {
             guard url.isFileURL else {
-                throw DocumentKitError(.invalidArgument, operation: readOperation, url: url, detail: "not a file URL")
+                throw DocumentKitError(
+                    .invalidArgument, operation: readOperation, url: url, detail: "not a file URL")
             }
             let path = url.path
             // O_NONBLOCK: opening a FIFO must not wait for a writer; the type check rejects it.
@@ -74,10 +76,13 @@
             case .success(let fd):
                 return try readOpened(FileDescriptor(rawValue: fd, url: url))
             case .failure(.noSuchFileOrDirectory):
-                if case .success(let info) = Syscall.fstatat(AT_FDCWD, path, followLinks: false), info.isSymbolicLink {
+                if case .success(let info) = Syscall.fstatat(AT_FDCWD, path, followLinks: false),
+                    info.isSymbolicLink
+                {
                     let destination = (try? Syscall.readlinkat(AT_FDCWD, path).get(readOperation, url)) ?? "?"
                     throw DocumentKitError(
-                        .invalidSymbolicLink, operation: readOperation, url: url, errno: .noSuchFileOrDirectory,
+                        .invalidSymbolicLink, operation: readOperation, url: url,
+                        errno: .noSuchFileOrDirectory,
                         detail: "it is a symbolic link to “\(destination)”, which does not exist")
                 }
                 throw DocumentKitError(.noSuchFileOrDirectory, operation: readOperation, url: url)
@@ -94,13 +99,17 @@
 
         /// Reads the child `name` of the folder open as `directory`, without following a
         /// symbolic link there.
-        private static func readChild(_ name: String, in directory: FileDescriptor, url: URL) throws -> FileWrapper {
-            let info = try Syscall.fstatat(directory.rawValue, name, followLinks: false).get(readOperation, url)
+        private static func readChild(_ name: String, in directory: FileDescriptor, url: URL) throws
+            -> FileWrapper
+        {
+            let info = try Syscall.fstatat(directory.rawValue, name, followLinks: false).get(
+                readOperation, url)
             switch info.fileType {
             case S_IFLNK:
                 let destination = try Syscall.readlinkat(directory.rawValue, name).get(readOperation, url)
                 return FileWrapper(
-                    contents: .symbolicLink(destination), fileAttributes: attributes(of: info), diskIdentity: nil)
+                    contents: .symbolicLink(destination), fileAttributes: attributes(of: info),
+                    diskIdentity: nil)
             case S_IFDIR, S_IFREG:
                 // O_NOFOLLOW and O_NONBLOCK: the node may have been swapped for a link or a FIFO
                 // since the stat; readOpened checks its type again on the open descriptor.
@@ -134,7 +143,8 @@
                     child.storedPreferredFilename = name
                     children[name] = child
                 }
-                return FileWrapper(contents: .directory(children), fileAttributes: attributes(of: info), diskIdentity: nil)
+                return FileWrapper(
+                    contents: .directory(children), fileAttributes: attributes(of: info), diskIdentity: nil)
             default:
                 throw unsupported(info, url: url, errno: nil)
             }

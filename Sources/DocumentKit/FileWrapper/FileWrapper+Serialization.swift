@@ -43,7 +43,9 @@
             // Bytes from elsewhere must not exhaust the stack with absurd nesting.
             guard depth < 256, let kind = node["kind"] as? String else { throw Malformed() }
             var attributes: [FileAttributeKey: Any] = [:]
-            if let permissions = node["permissions"] as? Int { attributes[.posixPermissions] = NSNumber(value: permissions) }
+            if let permissions = node["permissions"] as? Int {
+                attributes[.posixPermissions] = NSNumber(value: permissions)
+            }
             if let date = node["modificationDate"] as? Date { attributes[.modificationDate] = date }
             let contents: FileWrapper.Contents
             switch kind {

@@ -83,16 +83,35 @@
             fileAttributes[.modificationDate] as? Date
         }
 
+        /// The modification time to give the written file, to the nanosecond.
+        ///
+        /// A `Date` near today is only precise to a few hundred nanoseconds, so the date read
+        /// from a file does not convert back to its exact time; when it is that date, the exact
+        /// time recorded at reading is used, so that unchanged files keep their time exactly.
+        var requestedModificationTime: timespec? {
+            guard let date = requestedModificationDate else { return nil }
+            if let identity = diskIdentity {
+                let recorded =
+                    TimeInterval(identity.modificationSeconds)
+                    + TimeInterval(identity.modificationNanoseconds) / 1e9
+                if abs(date.timeIntervalSince1970 - recorded) < 1e-6 {
+                    return timespec(
+                        tv_sec: identity.modificationSeconds, tv_nsec: identity.modificationNanoseconds)
+                }
+            }
+            return timespec(date)
+        }
+
         // MARK: - Atomic
 
         func writeAtomically(to url: URL, original: FileDescriptor?, session: inout WriteSession) throws {
             switch contents {
             case .regularFile(let data):
-                let date = requestedModificationDate
+                let time = requestedModificationTime
                 try SafeSave.write(to: url, permissions: requestedPermissions) { file in
                     try file.write(data)
-                    if let date {
-                        _ = try Syscall.futimens(file.descriptor.rawValue, modification: timespec(date))
+                    if let time {
+                        _ = try Syscall.futimens(file.descriptor.rawValue, modification: time)
                             .get("set the modification date of", url)
                     }
                 }
@@ -120,12 +139,14 @@
 
         /// Puts a symbolic link at `url` in one step: made under a temporary name, renamed over.
         private static func replaceWithSymbolicLink(_ url: URL, destination: String) throws {
-            let parent = try FileDescriptor.openDirectory(url.deletingLastPathComponent(), operation: writeOperation)
+            let parent = try FileDescriptor.openDirectory(
+                url.deletingLastPathComponent(), operation: writeOperation)
             let name = url.lastPathComponent
             let temporary = SafeSave.temporaryName(for: name, kind: "tmp")
             _ = try Syscall.symlinkat(destination, parent.rawValue, temporary).get(writeOperation, url)
             do {
-                _ = try Syscall.renameat(parent.rawValue, temporary, parent.rawValue, name).get(writeOperation, url)
+                _ = try Syscall.renameat(parent.rawValue, temporary, parent.rawValue, name).get(
+                    writeOperation, url)
             } catch {
                 _ = Syscall.unlinkat(parent.rawValue, temporary)
                 throw error
@@ -137,18 +158,21 @@
 
         /// Writes `wrapper` as `name` in the folder open as `directory`.
         ///
-        /// `original` is the folder of the earlier revision that corresponds to `directory`.
+        /// `original` is the folder of the earlier revision that corresponds to `directory`;
+        /// `originalOfItem`, when given, is the earlier revision of the folder `wrapper` itself.
         /// `inPlace` says whether `directory` may already hold items (a reused folder) rather
         /// than being freshly created and empty.
         static func write(
             _ wrapper: FileWrapper, named name: String, in directory: FileDescriptor, url: URL,
-            original: FileDescriptor?, inPlace: Bool, session: inout WriteSession
+            original: FileDescriptor?, originalOfItem: FileDescriptor? = nil, inPlace: Bool,
+            session: inout WriteSession
         ) throws {
             let existing = inPlace ? try existingItem(name, in: directory, url: url) : nil
             let sourceName = wrapper.filename ?? name
             switch wrapper.contents {
             case .regularFile(let data):
-                let permissions = wrapper.requestedPermissions ?? wrapper.diskIdentity.map { mode_t($0.permissions) }
+                let permissions =
+                    wrapper.requestedPermissions ?? wrapper.diskIdentity.map { mode_t($0.permissions) }
                 if let existing, let identity = wrapper.diskIdentity,
                     identity.sameContents(as: existing), permissions == existing.permissions,
                     wrapper.dateMatches(existing)
@@ -160,7 +184,8 @@
                 if let existing { try remove(name, existing, in: directory, url: url) }
                 if let original,
                     let linked = linkUnchanged(
-                        wrapper, from: sourceName, in: original, to: name, in: directory, permissions: permissions)
+                        wrapper, from: sourceName, in: original, to: name, in: directory,
+                        permissions: permissions)
                 {
                     session.identities.append((wrapper, linked))
                     break
@@ -168,7 +193,7 @@
                 let identity = try writeFile(
                     data, named: name, in: directory, url: url,
                     permissions: permissions ?? (0o666 & ~Syscall.currentUmask()),
-                    modificationDate: wrapper.requestedModificationDate)
+                    modificationTime: wrapper.requestedModificationTime)
                 session.identities.append((wrapper, identity))
 
             case .directory(let children):
@@ -187,16 +212,20 @@
                 let fd = try Syscall.openat(directory.rawValue, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
                     .get(writeOperation, url)
                 let folder = FileDescriptor(rawValue: fd, url: url)
-                let originalFolder = original.flatMap { original -> FileDescriptor? in
-                    guard
-                        case .success(let fd) = Syscall.openat(
-                            original.rawValue, sourceName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
-                    else { return nil }
-                    return FileDescriptor(rawValue: fd, url: original.url.appendingPathComponent(sourceName))
-                }
+                let originalFolder =
+                    originalOfItem
+                    ?? original.flatMap { original -> FileDescriptor? in
+                        guard
+                            case .success(let fd) = Syscall.openat(
+                                original.rawValue, sourceName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
+                        else { return nil }
+                        return FileDescriptor(
+                            rawValue: fd, url: original.url.appendingPathComponent(sourceName))
+                    }
                 for (key, child) in children {
                     try write(
-                        child, named: key, in: folder, url: url.appendingPathComponent(key), original: originalFolder,
+                        child, named: key, in: folder, url: url.appendingPathComponent(key),
+                        original: originalFolder,
                         inPlace: reused, session: &session)
                 }
                 if reused {
@@ -235,7 +264,8 @@
                 wrapper.dateMatches(source)
             else { return nil }
             // Any failure (EXDEV, EPERM, EMLINK, no hard links here) means: write the bytes.
-            guard case .success = Syscall.linkat(original.rawValue, sourceName, directory.rawValue, name) else {
+            guard case .success = Syscall.linkat(original.rawValue, sourceName, directory.rawValue, name)
+            else {
                 return nil
             }
             // The original could have been replaced between the check and the link.
@@ -249,9 +279,8 @@
         }
 
         /// Whether the modification date this file wrapper asks for is already that of `info`.
-        private func dateMatches(_ info: stat) -> Bool {
-            guard let date = requestedModificationDate else { return true }
-            let wanted = timespec(date)
+        func dateMatches(_ info: stat) -> Bool {
+            guard let wanted = requestedModificationTime else { return true }
             return wanted.tv_sec == info.st_mtim.tv_sec && wanted.tv_nsec == info.st_mtim.tv_nsec
         }
 
@@ -259,21 +288,25 @@
         /// staged package once, and a write in place does not promise durability.
         private static func writeFile(
             _ data: Data, named name: String, in directory: FileDescriptor, url: URL, permissions: mode_t,
-            modificationDate: Date?
+            modificationTime: timespec?
         ) throws -> FileIdentity {
-            let fd = try Syscall.openat(directory.rawValue, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600)
-                .get(writeOperation, url)
+            let fd = try Syscall.openat(
+                directory.rawValue, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600
+            )
+            .get(writeOperation, url)
             let file = FileDescriptor(rawValue: fd, url: url)
             try data.withUnsafeBytes { try file.writeAll($0, operation: writeOperation) }
             _ = try Syscall.fchmod(fd, permissions).get("set permissions of", url)
-            if let modificationDate {
-                _ = try Syscall.futimens(fd, modification: timespec(modificationDate))
+            if let modificationTime {
+                _ = try Syscall.futimens(fd, modification: modificationTime)
                     .get("set the modification date of", url)
             }
             return FileIdentity(try file.stat(operation: writeOperation))
         }
 
-        private static func existingItem(_ name: String, in directory: FileDescriptor, url: URL) throws -> stat? {
+        private static func existingItem(_ name: String, in directory: FileDescriptor, url: URL) throws
+            -> stat?
+        {
             switch Syscall.fstatat(directory.rawValue, name, followLinks: false) {
             case .success(let info): return info
             case .failure(.noSuchFileOrDirectory): return nil
@@ -281,7 +314,9 @@
             }
         }
 
-        private static func remove(_ name: String, _ info: stat, in directory: FileDescriptor, url: URL) throws {
+        private static func remove(_ name: String, _ info: stat, in directory: FileDescriptor, url: URL)
+            throws
+        {
             if info.isDirectory {
                 // Relative to the open folder, never by path: the folder may be a staging folder
                 // whose path differs from `url`, and a link swapped in must not be followed.

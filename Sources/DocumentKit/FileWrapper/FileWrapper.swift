@@ -126,7 +126,9 @@
         /// - Parameter serializedRepresentation: Bytes produced by ``serializedRepresentation``.
         /// - Returns: `nil` when the bytes are not a serialized file wrapper.
         public convenience init?(serializedRepresentation: Data) {
-            guard let decoded = try? SerializedFileWrapper.decode(serializedRepresentation) else { return nil }
+            guard let decoded = try? SerializedFileWrapper.decode(serializedRepresentation) else {
+                return nil
+            }
             self.init(contents: decoded.contents, fileAttributes: decoded.fileAttributes, diskIdentity: nil)
             storedPreferredFilename = decoded.storedPreferredFilename
             adoptChildren(of: decoded)
@@ -321,21 +323,25 @@
         ///   thrown.
         open func write(to url: URL, options: WritingOptions = [], originalContentsURL: URL?) throws {
             guard url.isFileURL else {
-                throw DocumentKitError(.invalidArgument, operation: Self.writeOperation, url: url, detail: "not a file URL")
+                throw DocumentKitError(
+                    .invalidArgument, operation: Self.writeOperation, url: url, detail: "not a file URL")
             }
             var ancestors: Set<ObjectIdentifier> = []
             try validate(url: url, ancestors: &ancestors)
 
             var session = WriteSession()
-            let original = originalContentsURL.flatMap { try? FileDescriptor.openDirectory($0, operation: "open") }
+            let original = originalContentsURL.flatMap {
+                try? FileDescriptor.openDirectory($0, operation: "open")
+            }
             if options.contains(.atomic) {
                 try writeAtomically(to: url, original: original, session: &session)
             } else {
                 let parentURL = url.deletingLastPathComponent()
                 let parent = try FileDescriptor.openDirectory(parentURL, operation: Self.writeOperation)
+                // `original` is the earlier revision of this node itself, not of its parent folder.
                 try Self.write(
-                    self, named: url.lastPathComponent, in: parent, url: url, original: original, inPlace: true,
-                    session: &session)
+                    self, named: url.lastPathComponent, in: parent, url: url, original: nil,
+                    originalOfItem: original, inPlace: true, session: &session)
             }
             session.commit(updatingNames: options.contains(.withNameUpdating))
             if options.contains(.withNameUpdating) { filename = url.lastPathComponent }
