@@ -11,6 +11,8 @@ func runSaveCommand(_ name: String, _ arguments: [String]) -> Bool {
     case "save":
         // save PATH TEXT: one safe save; exit 1 with the error on stderr.
         reportingErrors { try SafeSave.write(Data(arguments[1].utf8), to: URL(fileURLWithPath: arguments[0])) }
+    case "read-wrapper":
+        readWrapper(arguments[0])
     case "save-loop":
         saveLoop(URL(fileURLWithPath: arguments[0]), size: Int(arguments[1]) ?? 262_144)
     case "save-rlimit":
@@ -84,4 +86,9 @@ func saveUnderFileSizeLimit(_ url: URL, size: Int, limit: rlim_t) -> Never {
         fail("\(error)")
     }
     exit(0)
+}
+
+/// Reads a file wrapper; used as `as-nobody read-wrapper PATH` to test permission errors as root.
+func readWrapper(_ path: String) {
+    reportingErrors { _ = try FileWrapper(url: URL(fileURLWithPath: path), options: .immediate) }
 }

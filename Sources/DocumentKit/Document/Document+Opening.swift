@@ -38,7 +38,10 @@ extension Document {
     func loadLoggingNothing(_ contents: Any, from url: URL, modificationDate: Date?) throws {
         let undo = undoManager!
         undo.disableUndoRegistration()
-        defer { undo.enableUndoRegistration() }
+        defer {
+            // removeAllActions below re-enables registration itself, as on Apple platforms.
+            if !undo.isUndoRegistrationEnabled { undo.enableUndoRegistration() }
+        }
         do {
             try load(fromContents: contents, ofType: FileTypes.shared.typeIdentifier(forFilenameExtension: url.pathExtension))
         } catch let error as DocumentKitError {

@@ -287,7 +287,9 @@ open class Document {
     ) throws {
         let permissions = (attributes?[.posixPermissions] as? NSNumber).map { mode_t($0.uint32Value) }
             ?? (attributes?[.posixPermissions] as? Int).map { mode_t($0) }
-        let options: SafeSave.Options = saveOperation == .forCreating ? .withoutOverwriting : []
+        var options: SafeSave.Options = saveOperation == .forCreating ? .withoutOverwriting : []
+        // Unchanged files of a package are hard-linked from the original, already on disk.
+        if contents is FileWrapper { options.insert(.linkedFilesAreDurable) }
         if saveOperation == .forCreating, FileManager.default.fileExists(atPath: url.path) {
             throw DocumentKitError(.fileExists, operation: "create the document", url: url, errno: .fileExists)
         }

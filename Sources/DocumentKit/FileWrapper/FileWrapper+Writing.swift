@@ -119,7 +119,8 @@
                     session.identities.append((self, FileIdentity(info)))
                 }
             case .directory(let children):
-                try SafeSave.writeDirectory(at: url) { staging in
+                let options: SafeSave.Options = original == nil ? [] : .linkedFilesAreDurable
+                try SafeSave.writeDirectory(at: url, options: options) { staging in
                     let directory = try FileDescriptor.openDirectory(staging, operation: Self.writeOperation)
                     for (key, child) in children {
                         try Self.write(

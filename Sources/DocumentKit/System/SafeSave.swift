@@ -39,6 +39,10 @@ public enum SafeSave {
         public static let withoutOverwriting = Options(rawValue: 1 << 0)
         /// Leaves the original's extended attributes behind instead of carrying them over.
         public static let discardingExtendedAttributes = Options(rawValue: 1 << 1)
+        /// The writer of a package hard-linked some files from the original, whose data is
+        /// already on disk: only files with a single link (written anew) need flushing.
+        /// The folder flushes that follow make the new links durable.
+        static let linkedFilesAreDurable = Options(rawValue: 1 << 16)
     }
 
     /// Safely replaces the file at `url` with `data`, or creates it.
@@ -178,7 +182,7 @@ public enum SafeSave {
             throw DocumentKitError(
                 .unsupportedFileType, operation: "save", url: url, detail: "the writer produced neither a file nor a folder")
         }
-        try syncTree(stagingURL)
+        try syncTree(stagingURL, skippingLinkedFiles: options.contains(.linkedFilesAreDurable))
         let staging = try FileDescriptor.openDirectory(stagingURL, operation: "open the staging folder for")
         let defaultMode = 0o777 & ~Syscall.currentUmask()
         var mode = permissions ?? defaultMode
@@ -355,15 +359,15 @@ public enum SafeSave {
     }
 
     /// Flushes every file and folder below `url`, and `url` itself.
-    static func syncTree(_ url: URL) throws {
+    static func syncTree(_ url: URL, skippingLinkedFiles: Bool = false) throws {
         let directory = try FileDescriptor.openDirectory(url, operation: "open")
         let entries = try FileManager.default.contentsOfDirectory(atPath: url.path)
         for entry in entries {
             let child = url.appendingPathComponent(entry)
             let info = try Syscall.fstatat(directory.rawValue, entry, followLinks: false).get("inspect", child)
             if info.isDirectory {
-                try syncTree(child)
-            } else if info.isRegularFile {
+                try syncTree(child, skippingLinkedFiles: skippingLinkedFiles)
+            } else if info.isRegularFile && !(skippingLinkedFiles && info.st_nlink > 1) {
                 let fd = try Syscall.openat(directory.rawValue, entry, O_RDONLY | O_NOFOLLOW).get("open", child)
                 try FileDescriptor(rawValue: fd, url: child).sync()
             }

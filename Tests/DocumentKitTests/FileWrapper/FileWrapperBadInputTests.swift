@@ -99,12 +99,22 @@ import Testing
         #expect(wrapper.filename == "Doc.package")
     }
 
-    @Test(.enabled(if: getuid() != 0, "root reads files whatever their mode"))
-    func unreadableFileIsPermissionDenied() throws {
+    @Test func unreadableFileIsPermissionDenied() throws {
         let tree = try TemporaryTree()
         let url = try tree.write("private", to: "P.package/private.txt")
         #expect(chmod(url.path, 0) == 0)
-        expectReadError(.permissionDenied, at: url) { _ = try FileWrapper(url: tree.file("P.package")) }
+        if getuid() != 0 {
+            expectReadError(.permissionDenied, at: url) { _ = try FileWrapper(url: tree.file("P.package")) }
+            return
+        }
+        // Root reads files whatever their mode, so the read runs as nobody in a child process.
+        #expect(chmod(tree.url.path, 0o755) == 0)
+        #expect(chmod(tree.file("P.package").path, 0o755) == 0)
+        let outcome = try TestChild.run(["as-nobody", "read-wrapper", tree.file("P.package").path])
+        #expect(outcome.status == 1)
+        #expect(outcome.standardError.contains("Permission denied"))
+        #expect(outcome.standardError.contains(url.path))
+        #expect(try String(contentsOf: url, encoding: .utf8) == "private")
     }
 
     @Test func directoryPassedAsOriginalThatIsMissingStillWritesEverything() throws {
