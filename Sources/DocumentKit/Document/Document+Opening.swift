@@ -38,8 +38,8 @@ extension Document {
     func loadLoggingNothing(_ contents: Any, from url: URL, modificationDate: Date?) throws {
         let undo = undoManager!
         undo.disableUndoRegistration()
-        defer { undo.enableUndoRegistration() }
         do {
+            defer { undo.enableUndoRegistration() }
             try load(fromContents: contents, ofType: FileTypes.shared.typeIdentifier(forFilenameExtension: url.pathExtension))
         } catch let error as DocumentKitError {
             throw error
@@ -49,6 +49,7 @@ extension Document {
                 detail: "\(type(of: self)) could not read its contents (\(error))", underlying: error)
         }
         fileModificationDate = modificationDate
+        // After the enable: removeAllActions re-enables registration itself, as Apple's does.
         undo.removeAllActions()
         updateChangeCount(.clear)
     }

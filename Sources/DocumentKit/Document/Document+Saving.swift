@@ -40,6 +40,7 @@ extension Document {
     ///
     /// - Returns: Whether the document is saved now: true when there was nothing to save.
     public func autosave() async -> Bool {
+        closePendingUndoGroup()
         guard hasUnsavedChanges else { return true }
         return await save(to: fileURL, for: .forOverwriting)
     }
@@ -61,6 +62,7 @@ extension Document {
     /// - Returns: Whether the changes were saved and the document closed.
     public func close() async -> Bool {
         if documentState.contains(.closed) { return true }
+        closePendingUndoGroup()
         if hasUnsavedChanges {
             guard await autosave() else { return false }
         } else {
@@ -80,6 +82,14 @@ extension Document {
             let success = await close()
             completionHandler?(success)
         }
+    }
+
+    /// Closes the undo group an edit of this turn opened, so that the edit counts now: a save
+    /// that checks ``hasUnsavedChanges`` before the turn ends would otherwise miss it.
+    func closePendingUndoGroup() {
+        #if !canImport(ObjectiveC)
+            storedUndoManager?.closeEventGroup()
+        #endif
     }
 
     // MARK: - The save itself
@@ -174,6 +184,7 @@ extension Document {
     ///
     /// Waits (bounded) for file access already queued so an older save cannot land last.
     func saveForTermination(timeout: DispatchTime) -> Bool {
+        closePendingUndoGroup()
         guard hasUnsavedChanges else { return true }
         let token = changeCountToken(for: .forOverwriting)
         let url = fileURL

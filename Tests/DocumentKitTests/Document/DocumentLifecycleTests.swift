@@ -88,15 +88,36 @@ struct DocumentLifecycleTests {
         #expect(!document.hasUnsavedChanges)
     }
 
+    @Test func autosaveRightAfterAnEditInTheSameTurnSavesTheEdit() async throws {
+        let tree = try TemporaryTree()
+        let url = try tree.write("before", to: "sameturnautosave.txt")
+        let document = TextDocument(fileURL: url)
+        #expect(await document.open())
+        document.text = "typed just before autosave"
+        #expect(await document.autosave())
+        #expect(fileText(url) == "typed just before autosave")
+        await endOfTurn()
+        #expect(!document.hasUnsavedChanges)
+        document.undoManager.undo()
+        #expect(document.text == "before", "the edit is still one undoable group")
+        _ = await document.close()
+    }
+
     @Test func completionHandlerFormsReportTheSameOutcomesOnTheMainActor() async throws {
         let tree = try TemporaryTree()
         let url = tree.file("handlers.txt")
         let document = TextDocument(fileURL: url)
         document.text = "via handlers"
 
+        // The main actor runs on the main queue, which under dispatchMain() need not be the main thread.
+        let mainQueueKey = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: mainQueueKey, value: true)
+        defer { DispatchQueue.main.setSpecific(key: mainQueueKey, value: nil) }
         func outcome(_ start: (@escaping @MainActor @Sendable (Bool) -> Void) -> Void) async -> (Bool, Bool) {
             await withCheckedContinuation { continuation in
-                start { success in continuation.resume(returning: (success, Thread.isMainThread)) }
+                start { success in
+                    continuation.resume(returning: (success, DispatchQueue.getSpecific(key: mainQueueKey) == true))
+                }
             }
         }
 
