@@ -157,7 +157,16 @@ extension Document {
         case .none:
             return
         case .save:
-            Task { @MainActor in _ = await self.autosave() }
+            Task { @MainActor in
+                self.closePendingUndoGroup()
+                guard self.hasUnsavedChanges else {
+                    // Cleaned (by an undo, say) since the timer fired: no save will run to end
+                    // the one the machine began, so end it here or autosave stops for good.
+                    self.perform(self.autosave.saveFinished(at: self.autosaveConfiguration.clock.elapsed(), stillDirty: false))
+                    return
+                }
+                _ = await self.save(to: self.fileURL, for: .forOverwriting)
+            }
         case .waitUntil(let deadline):
             guard autosaveConfiguration.isEnabled, !documentState.contains(.closed) else { return }
             // A timer already due earlier will look again when it fires; deadlines only move later.

@@ -1,5 +1,6 @@
 import DocumentKit
 import Foundation
+import Synchronization
 import Testing
 
 @MainActor
@@ -157,5 +158,61 @@ struct DocumentAutosaveTests {
         document.updateChangeCount(.done)
         await clock.advance(by: .seconds(60))
         #expect(document.savesStarted == 1, "only close saved; a closed document is not autosaved")
+    }
+}
+
+/// A manual clock that runs a hook the next time autosave reads the time: the timer reads it
+/// when it fires, so the hook can queue work between the timer and the save it starts.
+final class HookedClock: Clock, Sendable {
+    let inner = ManualClock()
+    private let hook = Mutex<(@Sendable () -> Void)?>(nil)
+
+    var now: ManualClock.Instant {
+        hook.withLock { hook in
+            defer { hook = nil }
+            return hook
+        }?()
+        return inner.now
+    }
+    var minimumResolution: Duration { .zero }
+
+    func sleep(until deadline: ManualClock.Instant, tolerance: Duration?) async throws {
+        try await inner.sleep(until: deadline, tolerance: tolerance)
+    }
+
+    /// Runs `body` at the next read of `now`.
+    func onNextRead(_ body: @escaping @Sendable () -> Void) { hook.withLock { $0 = body } }
+}
+
+@MainActor
+@Suite("Document autosave after races with the timer")
+struct DocumentAutosaveRaceTests {
+    @Test func autosaveKeepsWorkingAfterAnUndoCleansTheDocumentAsTheTimerFires() async throws {
+        let tree = try TemporaryTree()
+        let url = try tree.write("a", to: "race.txt")
+        let document = TextDocument(fileURL: url)
+        let clock = HookedClock()
+        document.manualClock = clock.inner
+        document.autosaveConfiguration.clock = AutosaveClock(clock)
+        #expect(await document.open())
+        document.text = "ab"
+        await endOfTurn()
+        #expect(document.hasUnsavedChanges)
+
+        // The undo lands after the timer fired and before the save it asked for begins.
+        clock.onNextRead {
+            DispatchQueue.main.async { MainActor.assumeIsolated { document.undoManager.undo() } }
+        }
+        await clock.inner.advance(by: .seconds(2))
+        await settle(document)
+        #expect(document.text == "a")
+        #expect(!document.hasUnsavedChanges)
+
+        document.text = "abc"
+        await endOfTurn()
+        await clock.inner.advance(by: .seconds(2))
+        await settle(document)
+        #expect(fileText(url) == "abc", "the next edit is still autosaved")
+        _ = await document.close()
     }
 }
