@@ -97,7 +97,7 @@ extension Document {
 /// Runs `body` on the main actor from any thread, synchronously, the way UIKit calls
 /// `load(fromContents:)` on the main queue from its reading queue.
 nonisolated func onMainActor<T: Sendable>(_ body: @MainActor () throws -> T) throws -> T {
-    if Thread.isMainThread {
+    if isOnMainQueue {
         return try MainActor.assumeIsolated { try body() }
     }
     return try withoutActuallyEscaping(body) { body in
@@ -108,6 +108,18 @@ nonisolated func onMainActor<T: Sendable>(_ body: @MainActor () throws -> T) thr
         return try result!.get()
     }
 }
+
+/// Whether the caller runs on the main queue (the main actor's executor), which under
+/// `dispatchMain()` or Swift Testing is a thread other than the main one.
+nonisolated var isOnMainQueue: Bool {
+    Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
+}
+
+private let mainQueueKey: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+}()
 
 /// What a document's file held when read: bytes for a file, a wrapper for a package.
 struct DocumentContents: @unchecked Sendable {

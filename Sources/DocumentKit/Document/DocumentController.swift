@@ -85,7 +85,6 @@ public final class DocumentController {
             return !installed
         }
         guard first else { return }
-        DispatchQueue.main.setSpecific(key: mainQueueKey, value: true)
         atexit { DocumentController.saveAtExit() }
         let registered = DispatchSemaphore(value: 0)
         var sourceCount = 0
@@ -110,12 +109,6 @@ public final class DocumentController {
         }
     }
 
-    /// Marks the main queue, which under `dispatchMain()` runs on a thread that is not the main one.
-    private nonisolated static let mainQueueKey = DispatchSpecificKey<Bool>()
-
-    private nonisolated static var isOnMainQueue: Bool {
-        Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
-    }
 
     private nonisolated static let terminating = Atomic<Bool>(false)
 

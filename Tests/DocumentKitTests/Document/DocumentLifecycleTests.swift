@@ -229,6 +229,16 @@ struct DocumentLifecycleTests {
         #expect(document.log.count("contents") == 0)
     }
 
+    @Test func readFromCalledOnTheMainActorLoadsInsteadOfDeadlocking() async throws {
+        let tree = try TemporaryTree()
+        let url = try tree.write("read directly", to: "direct.txt")
+        let document = TextDocument(fileURL: url)
+        // Swift Testing runs the main actor on the main queue but not on the main thread.
+        try document.read(from: url)
+        #expect(document.text == "read directly")
+        #expect(!document.hasUnsavedChanges)
+    }
+
     @Test func fileTypeAndNameComeFromTheExtension() throws {
         let tree = try TemporaryTree()
         let text = TextDocument(fileURL: tree.file("Shopping List.txt"))
