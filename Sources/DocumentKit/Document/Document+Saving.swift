@@ -162,7 +162,8 @@ extension Document {
                 guard self.hasUnsavedChanges else {
                     // Cleaned (by an undo, say) since the timer fired: no save will run to end
                     // the one the machine began, so end it here or autosave stops for good.
-                    self.perform(self.autosave.saveFinished(at: self.autosaveConfiguration.clock.elapsed(), stillDirty: false))
+                    let now = self.autosaveConfiguration.clock.elapsed()
+                    self.perform(self.autosave.saveFinished(at: now, stillDirty: false))
                     return
                 }
                 _ = await self.save(to: self.fileURL, for: .forOverwriting)

@@ -125,7 +125,9 @@ struct DocumentFailureTests {
         let error = try #require(document.errors.first as? DocumentKitError)
         #expect(error.description.contains(url.path), "\(error)")
         #expect(FileSnapshot(url) == before)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: tree.url.path) == (input == .missingFile ? [] : ["bad.txt"]))
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: tree.url.path)
+                == (input == .missingFile ? [] : ["bad.txt"]))
         #expect(!document.hasUnsavedChanges)
         #expect(!DocumentController.shared.documents.contains { $0 === document })
     }

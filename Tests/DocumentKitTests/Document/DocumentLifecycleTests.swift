@@ -116,7 +116,8 @@ struct DocumentLifecycleTests {
         func outcome(_ start: (@escaping @MainActor @Sendable (Bool) -> Void) -> Void) async -> (Bool, Bool) {
             await withCheckedContinuation { continuation in
                 start { success in
-                    continuation.resume(returning: (success, DispatchQueue.getSpecific(key: mainQueueKey) == true))
+                    continuation.resume(
+                        returning: (success, DispatchQueue.getSpecific(key: mainQueueKey) == true))
                 }
             }
         }
@@ -253,7 +254,9 @@ struct DocumentLifecycleTests {
             FileTypes.FileType(identifier: "com.example.doctests-note", filenameExtensions: ["dknote"]))
         let custom = TextDocument(fileURL: tree.file("Idea.dknote"))
         #expect(custom.fileType == "com.example.doctests-note")
-        #expect(custom.fileNameExtension(forType: "com.example.doctests-note", saveOperation: .forCreating) == "dknote")
+        #expect(
+            custom.fileNameExtension(forType: "com.example.doctests-note", saveOperation: .forCreating)
+                == "dknote")
     }
 }
 

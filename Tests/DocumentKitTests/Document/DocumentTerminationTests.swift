@@ -16,8 +16,10 @@ struct DocumentTerminationTests {
         var testDescription: String { name }
     }
 
-    static let signals = [Signal(number: SIGTERM, name: "SIGTERM"), Signal(number: SIGINT, name: "SIGINT"),
-        Signal(number: SIGHUP, name: "SIGHUP")]
+    static let signals = [
+        Signal(number: SIGTERM, name: "SIGTERM"), Signal(number: SIGINT, name: "SIGINT"),
+        Signal(number: SIGHUP, name: "SIGHUP"),
+    ]
 
     /// Reads the child's output until it says "ready"; false if it ended first.
     func waitForReady(_ process: Process) -> Bool {

@@ -1,5 +1,5 @@
-import DocumentKit
 import Dispatch
+import DocumentKit
 import Foundation
 import Synchronization
 import Testing
@@ -64,7 +64,8 @@ class TextDocument: Document {
     }
 
     override func load(fromContents contents: Any, ofType typeName: String?) throws {
-        log.append("load \(contents is Data ? "Data" : String(describing: type(of: contents))) \(typeName ?? "nil")")
+        log.append(
+            "load \(contents is Data ? "Data" : String(describing: type(of: contents))) \(typeName ?? "nil")")
         guard let data = contents as? Data else { throw CocoaError(.fileReadCorruptFile) }
         guard let string = String(validating: data, as: UTF8.self) else {
             throw CocoaError(.fileReadInapplicableStringEncoding)
@@ -95,7 +96,8 @@ class TextDocument: Document {
             try data.prefix(data.count / 2).write(to: url)
             throw InjectedWriteFailure()
         }
-        try super.writeContents(contents, to: url, for: saveOperation, originalContentsURL: originalContentsURL)
+        try super.writeContents(
+            contents, to: url, for: saveOperation, originalContentsURL: originalContentsURL)
     }
 
     /// Drives autosave by `clock` and records the clock time of each save.
