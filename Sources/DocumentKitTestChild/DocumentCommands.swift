@@ -1,4 +1,83 @@
+import Dispatch
+import DocumentKit
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Runs a Document child command; returns false if `name` is not one.
+///
+/// - `document-wait PATH TEXT`: opens (or creates) the text document at PATH, sets its text to
+///   TEXT so it is dirty with autosave ten minutes away, prints "ready" and waits for a signal.
+/// - `document-exit PATH TEXT`: the same, then calls `exit(0)` from the main queue.
+///
+/// Both run the main queue with `dispatchMain()`, as a command-line app does, and never return.
 func runDocumentCommand(_ name: String, _ arguments: [String]) -> Bool {
-    false
+    switch name {
+    case "document-wait", "document-exit":
+        guard arguments.count == 2 else { fail("usage: \(name) PATH TEXT") }
+        let url = URL(fileURLWithPath: arguments[0])
+        let text = arguments[1]
+        let exitsByItself = name == "document-exit"
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) {
+            printUnbuffered("error=timed out")
+            _exit(3)
+        }
+        Task { @MainActor in
+            await editDocument(at: url, text: text, thenExit: exitsByItself)
+        }
+        dispatchMain()
+    default:
+        return false
+    }
+}
+
+@MainActor
+private var heldDocument: ChildTextDocument?
+
+@MainActor
+private func editDocument(at url: URL, text: String, thenExit: Bool) async {
+    let document = ChildTextDocument(fileURL: url)
+    // Held for the life of the process: the controller keeps documents weakly, like an app's windows.
+    heldDocument = document
+    document.autosaveConfiguration.quietDelay = .seconds(600)
+    document.autosaveConfiguration.maximumDelay = .seconds(600)
+    let opened =
+        FileManager.default.fileExists(atPath: url.path)
+        ? await document.open() : await document.save(to: url, for: .forCreating)
+    guard opened else { fail("could not open \(url.path)") }
+    document.text = text
+    // The edit's undo group closes at the end of this turn; report from the next one.
+    DispatchQueue.main.async {
+        MainActor.assumeIsolated {
+            guard document.hasUnsavedChanges else { fail("the edit did not make the document dirty") }
+            printUnbuffered("ready")
+            if thenExit {
+                DispatchQueue.main.async { exit(0) }
+            }
+        }
+    }
+}
+
+/// Writes a line straight to standard output, so the parent sees it at once.
+private func printUnbuffered(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
+}
+
+/// The porting contract's text document.
+private final class ChildTextDocument: Document {
+    var text = "" {
+        didSet {
+            let old = oldValue
+            undoManager.setActionName("Text Change")
+            undoManager.registerUndo(withTarget: self) { $0.text = old }
+        }
+    }
+    override func contents(forType typeName: String) throws -> Any { Data(text.utf8) }
+    override func load(fromContents contents: Any, ofType typeName: String?) throws {
+        guard let data = contents as? Data else { throw CocoaError(.fileReadCorruptFile) }
+        text = String(decoding: data, as: UTF8.self)
+    }
 }

@@ -38,11 +38,8 @@ extension Document {
     func loadLoggingNothing(_ contents: Any, from url: URL, modificationDate: Date?) throws {
         let undo = undoManager!
         undo.disableUndoRegistration()
-        defer {
-            // removeAllActions below re-enables registration itself, as on Apple platforms.
-            if !undo.isUndoRegistrationEnabled { undo.enableUndoRegistration() }
-        }
         do {
+            defer { undo.enableUndoRegistration() }
             try load(fromContents: contents, ofType: FileTypes.shared.typeIdentifier(forFilenameExtension: url.pathExtension))
         } catch let error as DocumentKitError {
             throw error
@@ -52,6 +49,7 @@ extension Document {
                 detail: "\(type(of: self)) could not read its contents (\(error))", underlying: error)
         }
         fileModificationDate = modificationDate
+        // After the enable: removeAllActions re-enables registration itself, as Apple's does.
         undo.removeAllActions()
         updateChangeCount(.clear)
     }
@@ -99,7 +97,7 @@ extension Document {
 /// Runs `body` on the main actor from any thread, synchronously, the way UIKit calls
 /// `load(fromContents:)` on the main queue from its reading queue.
 nonisolated func onMainActor<T: Sendable>(_ body: @MainActor () throws -> T) throws -> T {
-    if Thread.isMainThread {
+    if isOnMainQueue {
         return try MainActor.assumeIsolated { try body() }
     }
     return try withoutActuallyEscaping(body) { body in
@@ -110,6 +108,18 @@ nonisolated func onMainActor<T: Sendable>(_ body: @MainActor () throws -> T) thr
         return try result!.get()
     }
 }
+
+/// Whether the caller runs on the main queue (the main actor's executor), which under
+/// `dispatchMain()` or Swift Testing is a thread other than the main one.
+nonisolated var isOnMainQueue: Bool {
+    Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
+}
+
+private let mainQueueKey: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+}()
 
 /// What a document's file held when read: bytes for a file, a wrapper for a package.
 struct DocumentContents: @unchecked Sendable {

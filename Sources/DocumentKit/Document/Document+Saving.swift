@@ -40,6 +40,7 @@ extension Document {
     ///
     /// - Returns: Whether the document is saved now: true when there was nothing to save.
     public func autosave() async -> Bool {
+        closePendingUndoGroup()
         guard hasUnsavedChanges else { return true }
         return await save(to: fileURL, for: .forOverwriting)
     }
@@ -61,6 +62,7 @@ extension Document {
     /// - Returns: Whether the changes were saved and the document closed.
     public func close() async -> Bool {
         if documentState.contains(.closed) { return true }
+        closePendingUndoGroup()
         if hasUnsavedChanges {
             guard await autosave() else { return false }
         } else {
@@ -80,6 +82,14 @@ extension Document {
             let success = await close()
             completionHandler?(success)
         }
+    }
+
+    /// Closes the undo group an edit of this turn opened, so that the edit counts now: a save
+    /// that checks ``hasUnsavedChanges`` before the turn ends would otherwise miss it.
+    func closePendingUndoGroup() {
+        #if !canImport(ObjectiveC)
+            storedUndoManager?.closeEventGroup()
+        #endif
     }
 
     // MARK: - The save itself
@@ -147,7 +157,17 @@ extension Document {
         case .none:
             return
         case .save:
-            Task { @MainActor in _ = await self.autosave() }
+            Task { @MainActor in
+                self.closePendingUndoGroup()
+                guard self.hasUnsavedChanges else {
+                    // Cleaned (by an undo, say) since the timer fired: no save will run to end
+                    // the one the machine began, so end it here or autosave stops for good.
+                    let now = self.autosaveConfiguration.clock.elapsed()
+                    self.perform(self.autosave.saveFinished(at: now, stillDirty: false))
+                    return
+                }
+                _ = await self.save(to: self.fileURL, for: .forOverwriting)
+            }
         case .waitUntil(let deadline):
             guard autosaveConfiguration.isEnabled, !documentState.contains(.closed) else { return }
             // A timer already due earlier will look again when it fires; deadlines only move later.
@@ -174,6 +194,7 @@ extension Document {
     ///
     /// Waits (bounded) for file access already queued so an older save cannot land last.
     func saveForTermination(timeout: DispatchTime) -> Bool {
+        closePendingUndoGroup()
         guard hasUnsavedChanges else { return true }
         let token = changeCountToken(for: .forOverwriting)
         let url = fileURL

@@ -86,6 +86,8 @@ public final class DocumentController {
         }
         guard first else { return }
         atexit { DocumentController.saveAtExit() }
+        let registered = DispatchSemaphore(value: 0)
+        var sourceCount = 0
         for signalNumber in terminationSignals {
             // Only take over signals the program left at their default: a program with its own
             // handler (or one that ignores SIGHUP under nohup) keeps it.
@@ -95,10 +97,18 @@ public final class DocumentController {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler { DocumentController.terminate(bySignal: signalNumber) }
+            source.setRegistrationHandler { registered.signal() }
             source.resume()
             signalSources.append(source)
+            sourceCount += 1
+        }
+        // The source registers asynchronously; until it has, the signal is ignored and lost.
+        // A document is reported open only once a quit would save it.
+        for _ in 0..<sourceCount {
+            _ = registered.wait(timeout: .now() + .seconds(2))
         }
     }
+
 
     private nonisolated static let terminating = Atomic<Bool>(false)
 
@@ -112,13 +122,19 @@ public final class DocumentController {
         // Bounded: a blocked main thread must not keep the process alive forever.
         _ = finished.wait(timeout: .now() + .seconds(10))
         signal(signalNumber, SIG_DFL)
+        // Dispatch's threads block every signal; unblocked, the raise ends the process by it.
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, signalNumber)
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
         raise(signalNumber)
         _exit(128 + signalNumber)
     }
 
     private nonisolated static func saveAtExit() {
         guard !terminating.exchange(true, ordering: .relaxed) else { return }
-        if Thread.isMainThread {
+        // exit() called on the main queue: waiting for the main queue would deadlock.
+        if isOnMainQueue {
             MainActor.assumeIsolated { _ = DocumentController.shared.saveAllDocuments() }
             return
         }

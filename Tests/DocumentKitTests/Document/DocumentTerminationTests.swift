@@ -1,0 +1,75 @@
+import DocumentKit
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A real child process holds a dirty document whose autosave is ten minutes away, and is told
+/// to quit: the termination hook must save the edit before the process ends.
+@Suite("Document termination hook, in a child process")
+struct DocumentTerminationTests {
+    struct Signal: CustomTestStringConvertible, Sendable {
+        var number: Int32
+        var name: String
+        var testDescription: String { name }
+    }
+
+    static let signals = [
+        Signal(number: SIGTERM, name: "SIGTERM"), Signal(number: SIGINT, name: "SIGINT"),
+        Signal(number: SIGHUP, name: "SIGHUP"),
+    ]
+
+    /// Reads the child's output until it says "ready"; false if it ended first.
+    func waitForReady(_ process: Process) -> Bool {
+        guard let output = (process.standardOutput as? Pipe)?.fileHandleForReading else { return false }
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("ready\n") {
+            let chunk = output.availableData
+            if chunk.isEmpty { return false }
+            seen.append(chunk)
+        }
+        return true
+    }
+
+    @Test(arguments: signals)
+    func aSignalSavesTheDirtyDocumentThenEndsTheProcessByThatSignal(_ signal: Signal) throws {
+        let tree = try TemporaryTree()
+        let url = try tree.write("before the signal", to: "signalled.txt")
+        let edit = "typed before \(signal.name) ✓"
+        let child = try TestChild.start(["document-wait", url.path, edit])
+        let ready = waitForReady(child)
+        if ready { kill(child.processIdentifier, signal.number) } else { child.terminate() }
+        let outcome = TestChild.finish(child)
+        try #require(ready, "the child never got ready: \(outcome.standardError)")
+        #expect(fileText(url) == edit)
+        #expect(outcome.reason == .uncaughtSignal, "stderr: \(outcome.standardError)")
+        #expect(outcome.status == signal.number)
+        #expect(saveLeftovers(in: tree.url).isEmpty)
+    }
+
+    @Test func aNewDocumentIsSavedOnASignalToo() throws {
+        let tree = try TemporaryTree()
+        let url = tree.file("created.txt")
+        let child = try TestChild.start(["document-wait", url.path, "brand new"])
+        let ready = waitForReady(child)
+        if ready { kill(child.processIdentifier, SIGTERM) } else { child.terminate() }
+        let outcome = TestChild.finish(child)
+        try #require(ready, "the child never got ready: \(outcome.standardError)")
+        #expect(fileText(url) == "brand new")
+        #expect(outcome.reason == .uncaughtSignal)
+    }
+
+    @Test func aNormalExitSavesTheDirtyDocument() throws {
+        let tree = try TemporaryTree()
+        let url = try tree.write("before exit", to: "exiting.txt")
+        let started = ContinuousClock.now
+        let outcome = try TestChild.run(["document-exit", url.path, "typed before exit"])
+        #expect(outcome.standardOutput.contains("ready"), "stderr: \(outcome.standardError)")
+        #expect(outcome.reason == .exit)
+        #expect(outcome.status == 0, "stderr: \(outcome.standardError)")
+        #expect(fileText(url) == "typed before exit")
+        #expect(ContinuousClock.now - started < .seconds(8), "saving at exit must not wait out a timeout")
+    }
+}
