@@ -148,7 +148,7 @@ struct KeyedArchiveClasses {
         guard let root = plist as? [String: Any], root["$archiver"] as? String == "NSKeyedArchiver",
             let objects = root["$objects"] as? [Any], root["$top"] is [String: Any]
         else {
-            throw KeyedArchiveError(.notAKeyedArchive, "it is a property list but not a keyed archive")
+            throw KeyedArchiveError(.notAKeyedArchive, "it is not a keyed archive")
         }
         return objects
     }
