@@ -96,51 +96,65 @@ if FileManager.default.fileExists(atPath: container.path, isDirectory: &isFolder
     }
 }
 
-let url = container.appendingPathComponent("Map.locus")
-let document = TerminalLocusDocument(fileURL: url)
-if FileManager.default.fileExists(atPath: url.path) {
-    guard await document.open() else {
-        fail("\(document.lastError.map { "\($0)" } ?? "cannot open “\(url.path)”")")
+/// Opens the document, shows it, makes the change and waits for autosave; returns the exit status.
+@MainActor
+func run(in container: URL, _ action: Action) async -> Int32 {
+    let url = container.appendingPathComponent("Map.locus")
+    let document = TerminalLocusDocument(fileURL: url)
+    if FileManager.default.fileExists(atPath: url.path) {
+        guard await document.open() else {
+            fail("\(document.lastError.map { "\($0)" } ?? "cannot open “\(url.path)”")")
+        }
+        print("opened \(url.path)")
+    } else {
+        guard await document.save(to: url, for: .forCreating) else {
+            fail("\(document.lastError.map { "\($0)" } ?? "cannot create “\(url.path)”")")
+        }
+        print("created \(url.path)")
     }
-    print("opened \(url.path)")
-} else {
-    guard await document.save(to: url, for: .forCreating) else {
-        fail("\(document.lastError.map { "\($0)" } ?? "cannot create “\(url.path)”")")
+
+    print("saved region: \(document.mapRegion)")
+    print("route “\(document.model.name)”: \(document.model.stops.count) stop\(document.model.stops.count == 1 ? "" : "s")")
+    for stop in document.model.stops {
+        print("  \(stop)")
     }
-    print("created \(url.path)")
+
+    switch action {
+    case .show:
+        let closed: Bool = await document.close()
+        return closed ? 0 : 1
+    case .pan(let latitude, let longitude):
+        document.mapRegion = document.mapRegion.panned(latitude: latitude, longitude: longitude)
+        print("panned to:    \(document.mapRegion)")
+    case .add(let stop):
+        document.model = document.model.adding(stop)
+        print("added stop:   \(stop)")
+    }
+
+    // Wait for autosave rather than saving: showing that the change is saved by itself is the point.
+    let clock = ContinuousClock()
+    let start = clock.now
+    print("unsaved changes: \(document.hasUnsavedChanges); waiting for autosave...")
+    fflush(nil)
+    while document.hasUnsavedChanges && !document.documentState.contains(.savingError) {
+        if start.duration(to: clock.now) > .seconds(30) { fail("autosave did not run within 30 seconds") }
+        try? await Task.sleep(for: .milliseconds(50))
+    }
+    if document.documentState.contains(.savingError) {
+        fail("\(document.lastError.map { "\($0)" } ?? "autosave failed")")
+    }
+    let elapsed = start.duration(to: clock.now)
+    print("autosaved after \(String(format: "%.1f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)) s; run locus again to see the map where you left it")
+    // Typed, because an untyped `_ = await document.close()` picks the completion-handler overload.
+    let closed: Bool = await document.close()
+    if !closed { fail("\(document.lastError.map { "\($0)" } ?? "cannot close “\(url.path)”")") }
+    return 0
 }
 
-print("saved region: \(document.mapRegion)")
-print("route “\(document.model.name)”: \(document.model.stops.count) stop\(document.model.stops.count == 1 ? "" : "s")")
-for stop in document.model.stops {
-    print("  \(stop)")
+// Like an app: the main thread runs the main run loop and the code runs on it. (Under an async
+// main, dispatchMain() moves the main queue off the main thread, and DocumentKit's exit-time
+// hook then waits ten seconds at exit; see Examples/README.md.)
+Task { @MainActor in
+    exit(await run(in: container, action))
 }
-
-switch action {
-case .show:
-    exit(0)
-case .pan(let latitude, let longitude):
-    document.mapRegion = document.mapRegion.panned(latitude: latitude, longitude: longitude)
-    print("panned to:    \(document.mapRegion)")
-case .add(let stop):
-    document.model = document.model.adding(stop)
-    print("added stop:   \(stop)")
-}
-
-// Wait for autosave rather than saving: showing that the change is saved by itself is the point.
-let clock = ContinuousClock()
-let start = clock.now
-print("unsaved changes: \(document.hasUnsavedChanges); waiting for autosave...")
-fflush(nil)
-while document.hasUnsavedChanges && !document.documentState.contains(.savingError) {
-    if start.duration(to: clock.now) > .seconds(30) { fail("autosave did not run within 30 seconds") }
-    try? await Task.sleep(for: .milliseconds(50))
-}
-if document.documentState.contains(.savingError) {
-    fail("\(document.lastError.map { "\($0)" } ?? "autosave failed")")
-}
-let elapsed = start.duration(to: clock.now)
-print("autosaved after \(String(format: "%.1f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)) s; run locus again to see the map where you left it")
-// Typed, because an untyped `_ = await document.close()` picks the completion-handler overload.
-let closed: Bool = await document.close()
-if !closed { fail("\(document.lastError.map { "\($0)" } ?? "cannot close “\(url.path)”")") }
+RunLoop.main.run()

@@ -126,9 +126,36 @@ enum ExampleExecutable {
         return environment.merging(extra) { $1 }
     }
 
-    /// Starts `name` with its output going to files in `folder`, read by ``finish(_:)``.
+    /// A started child, whose output goes to files read when it ends.
+    struct Child {
+        let process: Process
+        let output: URL
+        let errors: URL
+        private let exited: AsyncStream<Void>
+
+        fileprivate init(process: Process, output: URL, errors: URL, exited: AsyncStream<Void>) {
+            self.process = process
+            self.output = output
+            self.errors = errors
+            self.exited = exited
+        }
+
+        /// What the child has written to standard output so far.
+        var standardOutputSoFar: String { (try? String(contentsOf: output, encoding: .utf8)) ?? "" }
+
+        /// Waits for the child to end without blocking a thread of the test's pool.
+        func finish() async -> Outcome {
+            for await _ in exited {}
+            return Outcome(
+                status: process.terminationStatus, reason: process.terminationReason,
+                standardOutput: standardOutputSoFar,
+                standardError: (try? String(contentsOf: errors, encoding: .utf8)) ?? "")
+        }
+    }
+
+    /// Starts `name` with its output going to files in `folder`.
     static func start(_ name: String, _ arguments: [String], environment: [String: String], outputIn folder: URL)
-        throws -> (Process, output: URL, errors: URL)
+        throws -> Child
     {
         let output = folder.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(6)).out")
         let errors = output.appendingPathExtension("err")
@@ -140,19 +167,16 @@ enum ExampleExecutable {
         process.environment = environment
         process.standardOutput = try FileHandle(forWritingTo: output)
         process.standardError = try FileHandle(forWritingTo: errors)
+        let (exited, continuation) = AsyncStream<Void>.makeStream()
+        process.terminationHandler = { _ in continuation.finish() }
         try process.run()
-        return (process, output, errors)
+        return Child(process: process, output: output, errors: errors, exited: exited)
     }
 
     /// Runs `name` to completion.
     static func run(_ name: String, _ arguments: [String] = [], environment: [String: String], outputIn folder: URL)
-        throws -> Outcome
+        async throws -> Outcome
     {
-        let (process, output, errors) = try start(name, arguments, environment: environment, outputIn: folder)
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus, reason: process.terminationReason,
-            standardOutput: (try? String(contentsOf: output, encoding: .utf8)) ?? "",
-            standardError: (try? String(contentsOf: errors, encoding: .utf8)) ?? "")
+        try await start(name, arguments, environment: environment, outputIn: folder).finish()
     }
 }
