@@ -27,7 +27,8 @@ struct LocusCommandTests {
         // The second run finds the container through LOCUS_DIR instead of the option.
         var second = environment
         second["LOCUS_DIR"] = container.path
-        let next = try await ExampleExecutable.run("locus", ["show"], environment: second, outputIn: folder.url)
+        let next = try await ExampleExecutable.run(
+            "locus", ["show"], environment: second, outputIn: folder.url)
         #expect(next.status == 0, "\(next.standardError)")
         #expect(next.standardOutput.contains("opened"))
         #expect(value(after: "saved region:", in: next.standardOutput) == panned)
@@ -37,9 +38,11 @@ struct LocusCommandTests {
         let folder = try TemporaryFolder()
         let documents = folder.file("Docs")
         let environment = ExampleExecutable.environment(home: folder.url, documents: documents)
-        let outcome = try await ExampleExecutable.run("locus", ["show"], environment: environment, outputIn: folder.url)
+        let outcome = try await ExampleExecutable.run(
+            "locus", ["show"], environment: environment, outputIn: folder.url)
         #expect(outcome.status == 0, "\(outcome.standardError)")
-        #expect(FileManager.default.fileExists(atPath: documents.appendingPathComponent("Locus/Map.locus").path))
+        #expect(
+            FileManager.default.fileExists(atPath: documents.appendingPathComponent("Locus/Map.locus").path))
     }
 
     @Test func aCorruptDocumentIsReportedAndLeftAlone() async throws {
@@ -47,7 +50,8 @@ struct LocusCommandTests {
         let bytes = Data("bplist00 but not really".utf8)
         let url = try folder.write(bytes, to: "c/Map.locus")
         let outcome = try await ExampleExecutable.run(
-            "locus", ["--container", folder.file("c").path], environment: ExampleExecutable.environment(home: folder.url),
+            "locus", ["--container", folder.file("c").path],
+            environment: ExampleExecutable.environment(home: folder.url),
             outputIn: folder.url)
         #expect(outcome.status == 1)
         #expect(outcome.standardError.hasPrefix("locus: "))
@@ -69,7 +73,8 @@ struct LocusCommandTests {
     func badUsageExitsWithStatusTwo(_ arguments: [String]) async throws {
         let folder = try TemporaryFolder()
         let outcome = try await ExampleExecutable.run(
-            "locus", arguments, environment: ExampleExecutable.environment(home: folder.url), outputIn: folder.url)
+            "locus", arguments, environment: ExampleExecutable.environment(home: folder.url),
+            outputIn: folder.url)
         #expect(outcome.status == 2)
         #expect(outcome.standardError.contains("usage: locus"))
     }

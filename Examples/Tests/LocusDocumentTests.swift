@@ -99,7 +99,8 @@ struct LocusDocumentTests {
         #expect(!names.contains { $0.contains(".") }, "module-qualified names: \(names)")
 
         let root = try #require(
-            try PropertyListSerialization.propertyList(from: archive, options: [], format: nil) as? [String: Any])
+            try PropertyListSerialization.propertyList(from: archive, options: [], format: nil)
+                as? [String: Any])
         let top = try #require(root["$top"] as? [String: Any])
         #expect(
             Set(top.keys) == [
@@ -124,7 +125,8 @@ struct LocusDocumentTests {
     }
 
     enum BadArchive: String, CaseIterable, Sendable {
-        case truncated, empty, notAnArchive, unknownClass, foreignClass, foundationClass, noModel, regionOffTheGlobe
+        case truncated, empty, notAnArchive, unknownClass, foreignClass, foundationClass, noModel,
+            regionOffTheGlobe
     }
 
     /// The bytes of each kind of bad Locus file.
@@ -149,7 +151,8 @@ struct LocusDocumentTests {
         case .noModel:
             return foreignArchive(key: "somethingElse")
         case .regionOffTheGlobe:
-            writer.mapRegion = MapRegion(center: .init(latitude: 200, longitude: 0), span: .init(latitudeDelta: 1, longitudeDelta: 1))
+            writer.mapRegion = MapRegion(
+                center: .init(latitude: 200, longitude: 0), span: .init(latitudeDelta: 1, longitudeDelta: 1))
             return try #require(try writer.contents(forType: LocusDocument.typeIdentifier) as? Data)
         }
     }
@@ -186,7 +189,8 @@ struct LocusDocumentTests {
     }
 
     @Test func panningWrapsAtTheDateLineAndStopsAtThePoles() {
-        let region = MapRegion(center: .init(latitude: 89.5, longitude: 179.5), span: .init(latitudeDelta: 1, longitudeDelta: 1))
+        let region = MapRegion(
+            center: .init(latitude: 89.5, longitude: 179.5), span: .init(latitudeDelta: 1, longitudeDelta: 1))
         let moved = region.panned(latitude: 1, longitude: 1)
         #expect(moved.center.latitude == 90)
         #expect(moved.center.longitude == -179.5)

@@ -101,14 +101,15 @@ struct SimpleTextDocumentTests {
         #expect(try Data(contentsOf: url) == bytes)
     }
 
-    @Test(arguments: [
-        ([0xFF], 0),
-        ([0x61, 0x62, 0xC3], 2),  // cut short in the middle of "é"
-        ([0xC3, 0xA9, 0x80], 2),  // a continuation byte on its own
-        ([0xC0, 0x80], 0),  // an overlong encoding of NUL
-        ([0x61, 0xED, 0xA0, 0x80], 1),  // a UTF-16 surrogate
-        ([0xF4, 0x90, 0x80, 0x80], 0),  // beyond U+10FFFF
-    ] as [([UInt8], Int)])
+    @Test(
+        arguments: [
+            ([0xFF], 0),
+            ([0x61, 0x62, 0xC3], 2),  // cut short in the middle of "é"
+            ([0xC3, 0xA9, 0x80], 2),  // a continuation byte on its own
+            ([0xC0, 0x80], 0),  // an overlong encoding of NUL
+            ([0x61, 0xED, 0xA0, 0x80], 1),  // a UTF-16 surrogate
+            ([0xF4, 0x90, 0x80, 0x80], 0),  // beyond U+10FFFF
+        ] as [([UInt8], Int)])
     func invalidUTF8IsReportedAtTheFirstBadByte(bytes: [UInt8], offset: Int) {
         #expect(throws: InvalidTextError(reason: .invalidUTF8(byteOffset: offset))) {
             try SimpleTextDocument.decodeUTF8(Data(bytes))

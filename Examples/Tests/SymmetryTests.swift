@@ -21,7 +21,8 @@ struct SymmetryDocumentTests {
     @Test func theArchiveIsTheArrayAsRootObjectAsTheSeedWroteIt() throws {
         let archive = try SymmetryDocument.archive([.example(number: 1)])
         let root = try #require(
-            try PropertyListSerialization.propertyList(from: archive, options: [], format: nil) as? [String: Any])
+            try PropertyListSerialization.propertyList(from: archive, options: [], format: nil)
+                as? [String: Any])
         let top = try #require(root["$top"] as? [String: Any])
         #expect(Set(top.keys) == [NSKeyedArchiveRootObjectKey])
     }
@@ -82,24 +83,29 @@ struct SymmetryCommandTests {
         let archive = documents.appendingPathComponent("Symmetry.archive")
         let environment = ExampleExecutable.environment(home: folder.url, documents: documents)
 
-        let first = try await ExampleExecutable.run("symmetry", environment: environment, outputIn: folder.url)
+        let first = try await ExampleExecutable.run(
+            "symmetry", environment: environment, outputIn: folder.url)
         #expect(first.status == 0, "\(first.standardError)")
         #expect(first.standardOutput.contains("\(archive.path) holds 0 shapes"))
         #expect(try shapeCount(at: archive) == 1)
 
-        let second = try await ExampleExecutable.run("symmetry", environment: environment, outputIn: folder.url)
+        let second = try await ExampleExecutable.run(
+            "symmetry", environment: environment, outputIn: folder.url)
         #expect(second.status == 0, "\(second.standardError)")
         #expect(second.standardOutput.contains("holds 1 shape\n"))
         #expect(second.standardOutput.contains("  1. \(SymmetryShape.example(number: 0))"))
         #expect(try shapeCount(at: archive) == 2)
         #expect(
-            try SymmetryDocument.shapes(fromArchive: Data(contentsOf: archive)) == [.example(number: 0), .example(number: 1)])
+            try SymmetryDocument.shapes(fromArchive: Data(contentsOf: archive)) == [
+                .example(number: 0), .example(number: 1),
+            ])
     }
 
     @Test func theDocumentsFolderComesFromHomeWhenNotConfigured() async throws {
         let folder = try TemporaryFolder()
         let environment = ExampleExecutable.environment(home: folder.url)
-        let outcome = try await ExampleExecutable.run("symmetry", environment: environment, outputIn: folder.url)
+        let outcome = try await ExampleExecutable.run(
+            "symmetry", environment: environment, outputIn: folder.url)
         #expect(outcome.status == 0, "\(outcome.standardError)")
         #expect(try shapeCount(at: folder.file("Documents/Symmetry.archive")) == 1)
     }
@@ -110,7 +116,8 @@ struct SymmetryCommandTests {
         let archive = documents.appendingPathComponent("Symmetry.archive")
         let environment = ExampleExecutable.environment(home: folder.url, documents: documents)
 
-        let child = try ExampleExecutable.start("symmetry", ["--wait"], environment: environment, outputIn: folder.url)
+        let child = try ExampleExecutable.start(
+            "symmetry", ["--wait"], environment: environment, outputIn: folder.url)
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: .seconds(20))
         while !child.standardOutputSoFar.contains("waiting for SIGTERM") && child.process.isRunning
@@ -159,7 +166,8 @@ struct SymmetryCommandTests {
         let archive = try folder.write(bytes, to: "Docs/Symmetry.archive")
         let environment = ExampleExecutable.environment(home: folder.url, documents: folder.file("Docs"))
 
-        let outcome = try await ExampleExecutable.run("symmetry", environment: environment, outputIn: folder.url)
+        let outcome = try await ExampleExecutable.run(
+            "symmetry", environment: environment, outputIn: folder.url)
 
         #expect(outcome.reason == .exit)
         #expect(outcome.status == 1)

@@ -61,7 +61,9 @@ struct KeyedArchiveClasses {
 
     /// Foundation classes the archive may name: arrays. Strings and numbers are stored inline
     /// and never named, so an archive that names them is refused.
-    static let foundation = [NamedClass("NSArray", NSArray.self), NamedClass("NSMutableArray", NSMutableArray.self)]
+    static let foundation = [
+        NamedClass("NSArray", NSArray.self), NamedClass("NSMutableArray", NSMutableArray.self),
+    ]
 
     /// Every class a decode may produce; pass it to every `decodeObject(of:forKey:)`.
     var allowedClasses: [AnyClass] {
@@ -113,7 +115,8 @@ struct KeyedArchiveClasses {
             }
             guard readable[name] != nil else {
                 throw KeyedArchiveError(
-                    .unexpectedClass, "the archive contains an object of class “\(name)”, which this document never stores")
+                    .unexpectedClass,
+                    "the archive contains an object of class “\(name)”, which this document never stores")
             }
         }
         let unarchiver: NSKeyedUnarchiver
@@ -158,8 +161,9 @@ struct KeyedArchiveClasses {
         var renames: [String: String] = [:]
         for entry in named { renames[String(reflecting: entry.type)] = entry.name }
         do {
-            guard var root = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
-                as? [String: Any], var objects = root["$objects"] as? [Any]
+            guard
+                var root = try PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+                    as? [String: Any], var objects = root["$objects"] as? [Any]
             else { throw KeyedArchiveError(.encodingFailed, "the archiver produced no object table") }
             var changed = false
             for index in objects.indices {
@@ -179,7 +183,8 @@ struct KeyedArchiveClasses {
         } catch let error as KeyedArchiveError {
             throw error
         } catch {
-            throw KeyedArchiveError(.encodingFailed, "the archive could not be written (\(Self.reason(error)))")
+            throw KeyedArchiveError(
+                .encodingFailed, "the archive could not be written (\(Self.reason(error)))")
         }
     }
 

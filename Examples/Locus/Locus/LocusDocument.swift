@@ -33,7 +33,8 @@ open class LocusDocument: UIDocument {
     /// Registers the Locus type so that `.locus` files report ``typeIdentifier``.
     private static let typeRegistration: Void = {
         FileTypes.shared.register(
-            FileTypes.FileType(identifier: typeIdentifier, filenameExtensions: ["locus"], conformsTo: ["public.data"]))
+            FileTypes.FileType(
+                identifier: typeIdentifier, filenameExtensions: ["locus"], conformsTo: ["public.data"]))
     }()
 
     /// Creates a document for the file at `url`, holding an empty route and the initial

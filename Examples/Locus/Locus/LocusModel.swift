@@ -25,7 +25,8 @@ public final class LocusStop: NSObject, NSSecureCoding, Sendable {
     }
 
     public init?(coder: NSCoder) {
-        guard let name = coder.decodeObject(of: LocusArchive.classes.allowedClasses, forKey: "name") as? String,
+        guard
+            let name = coder.decodeObject(of: LocusArchive.classes.allowedClasses, forKey: "name") as? String,
             coder.containsValue(forKey: "latitude"), coder.containsValue(forKey: "longitude")
         else { return nil }
         self.name = name
@@ -103,7 +104,9 @@ public final class LocusModel: NSObject, NSSecureCoding, Sendable {
 /// The archive format of a Locus document.
 enum LocusArchive {
     /// The classes a Locus archive holds, under names that do not depend on the module.
-    static let classes = KeyedArchiveClasses(named: [.init("LocusModel", LocusModel.self), .init("LocusStop", LocusStop.self)])
+    static let classes = KeyedArchiveClasses(named: [
+        .init("LocusModel", LocusModel.self), .init("LocusStop", LocusStop.self),
+    ])
 
     // The keys of the seed's archive, kept so the format stays the same.
     static let modelKey = "model"

@@ -60,7 +60,9 @@ func parse(_ arguments: [String]) -> (container: URL?, action: Action) {
         }
     }
     func number(_ text: String) -> Double {
-        guard let value = Double(text), value.isFinite else { fail("“\(text)” is not a number\n\(usage)", status: 2) }
+        guard let value = Double(text), value.isFinite else {
+            fail("“\(text)” is not a number\n\(usage)", status: 2)
+        }
         return value
     }
     switch rest.first {
@@ -114,7 +116,9 @@ func run(in container: URL, _ action: Action) async -> Int32 {
     }
 
     print("saved region: \(document.mapRegion)")
-    print("route “\(document.model.name)”: \(document.model.stops.count) stop\(document.model.stops.count == 1 ? "" : "s")")
+    print(
+        "route “\(document.model.name)”: \(document.model.stops.count) stop\(document.model.stops.count == 1 ? "" : "s")"
+    )
     for stop in document.model.stops {
         print("  \(stop)")
     }
@@ -144,7 +148,9 @@ func run(in container: URL, _ action: Action) async -> Int32 {
         fail("\(document.lastError.map { "\($0)" } ?? "autosave failed")")
     }
     let elapsed = start.duration(to: clock.now)
-    print("autosaved after \(String(format: "%.1f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)) s; run locus again to see the map where you left it")
+    print(
+        "autosaved after \(String(format: "%.1f", Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)) s; run locus again to see the map where you left it"
+    )
     // Typed, because an untyped `_ = await document.close()` picks the completion-handler overload.
     let closed: Bool = await document.close()
     if !closed { fail("\(document.lastError.map { "\($0)" } ?? "cannot close “\(url.path)”")") }

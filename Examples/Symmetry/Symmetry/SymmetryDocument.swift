@@ -41,7 +41,8 @@ public final class SymmetryDocument: UIDocument {
     /// - Returns: The open document.
     /// - Throws: `DocumentKitError` naming the archive if it exists but cannot be read (it is
     ///   left untouched), or if it cannot be created.
-    public static func launch(in directories: StandardDirectories = .current) async throws -> SymmetryDocument {
+    public static func launch(in directories: StandardDirectories = .current) async throws -> SymmetryDocument
+    {
         let url = archiveURL(in: directories)
         if !FileManager.default.fileExists(atPath: url.path) {
             let document = SymmetryDocument(fileURL: url)
@@ -49,7 +50,8 @@ public final class SymmetryDocument: UIDocument {
             if await document.save(to: url, for: .forCreating) { return document }
             // Another process may have created it first; then open theirs.
             guard let error = document.lastError as? DocumentKitError, error.code == .fileExists else {
-                throw document.lastError ?? DocumentKitError(.ioFailure, operation: "create the drawing", url: url)
+                throw document.lastError
+                    ?? DocumentKitError(.ioFailure, operation: "create the drawing", url: url)
             }
         }
         let document = SymmetryDocument(fileURL: url)

@@ -135,7 +135,8 @@ public final class SymmetryShape: NSObject, NSSecureCoding, Sendable {
                 return Point(x: 0.5 + radius * cos(theta), y: 0.5 + radius * sin(theta))
             }
         }
-        return SymmetryShape(kind: kind, points: points, color: palette[number % palette.count], folds: 2 + number % 5)
+        return SymmetryShape(
+            kind: kind, points: points, color: palette[number % palette.count], folds: 2 + number % 5)
     }
 }
 

@@ -60,7 +60,9 @@ func renamingClass(_ oldName: String, to newName: String, in archive: Data) thro
     var objects = try #require(root["$objects"] as? [Any])
     var renamed = false
     for index in objects.indices {
-        guard var entry = objects[index] as? [String: Any], entry["$classname"] as? String == oldName else { continue }
+        guard var entry = objects[index] as? [String: Any], entry["$classname"] as? String == oldName else {
+            continue
+        }
         entry["$classname"] = newName
         entry["$classes"] = [newName, "NSObject"]
         objects[index] = entry
@@ -102,7 +104,9 @@ enum ExampleExecutable {
         // The test bundle sits in the build products folder, beside the executables.
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         if directory.pathExtension == "xctest" { directory.deleteLastPathComponent() }
-        for candidate in [directory, Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()] {
+        for candidate in [
+            directory, Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+        ] {
             let url = candidate.appendingPathComponent(name)
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
@@ -117,7 +121,9 @@ enum ExampleExecutable {
     }
 
     /// An environment whose Documents folder is `documents` and whose home is `home`.
-    static func environment(home: URL, documents: URL? = nil, extra: [String: String] = [:]) -> [String: String] {
+    static func environment(home: URL, documents: URL? = nil, extra: [String: String] = [:]) -> [String:
+        String]
+    {
         var environment = ProcessInfo.processInfo.environment
         environment["HOME"] = home.path
         environment["XDG_CONFIG_HOME"] = home.appendingPathComponent(".config").path
@@ -154,7 +160,9 @@ enum ExampleExecutable {
     }
 
     /// Starts `name` with its output going to files in `folder`.
-    static func start(_ name: String, _ arguments: [String], environment: [String: String], outputIn folder: URL)
+    static func start(
+        _ name: String, _ arguments: [String], environment: [String: String], outputIn folder: URL
+    )
         throws -> Child
     {
         let output = folder.appendingPathComponent("\(name)-\(UUID().uuidString.prefix(6)).out")
@@ -174,7 +182,9 @@ enum ExampleExecutable {
     }
 
     /// Runs `name` to completion.
-    static func run(_ name: String, _ arguments: [String] = [], environment: [String: String], outputIn folder: URL)
+    static func run(
+        _ name: String, _ arguments: [String] = [], environment: [String: String], outputIn folder: URL
+    )
         async throws -> Outcome
     {
         try await start(name, arguments, environment: environment, outputIn: folder).finish()
