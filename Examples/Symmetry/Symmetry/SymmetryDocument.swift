@@ -98,8 +98,8 @@ public final class SymmetryDocument: UIDocument {
         shapes = try Self.shapes(fromArchive: data)
     }
 
-    /// Records the error, then reports it as `Document` does, except while launching, when
-    /// ``launch(in:)`` throws it to the caller instead.
+    /// Records the error, then reports it as `Document` does; while the document is not open
+    /// (during ``launch(in:)``) it is only recorded, because ``launch(in:)`` throws it instead.
     public override func handleError(_ error: any Error, userInteractionPermitted: Bool) {
         lastError = error
         if documentState.contains(.closed) {
