@@ -1,3 +1,4 @@
+import DocumentKit
 import Foundation
 
 /// A place on the map: a stop of the route a Locus document keeps.

@@ -1,3 +1,4 @@
+import DocumentKit
 import Foundation
 
 /// One shape of a Symmetry drawing: a kind, its points, a colour, and how many times it is

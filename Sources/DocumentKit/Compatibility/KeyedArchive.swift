@@ -39,34 +39,53 @@ public struct KeyedArchiveError: Error, Sendable, CustomStringConvertible {
 ///
 /// - `NSKeyedArchiver.setClassName(_:for:)` records the mapping under a key that encoding
 ///   never looks up, so Swift classes are stored under module-qualified names
-///   ("Symmetry.SymmetryShape"). After encoding, those names are rewritten to the stable ones.
+///   ("MyApp.Model"). After encoding, those names are rewritten to the stable ones.
 /// - With `requiresSecureCoding`, an archive naming a class that exists but is not allowed
 ///   stops the process with `fatalError`, whatever the `decodingFailurePolicy`. So the
 ///   archive's class table is checked against ``allowedClasses`` before decoding starts,
 ///   and every decode passes the whole list, so Foundation never meets a class it rejects.
-struct KeyedArchiveClasses {
+///
+/// For example:
+///
+/// ```swift
+/// let classes = KeyedArchiveClasses(named: [.init("LocusModel", LocusModel.self)])
+/// let data = try classes.archive { $0.encode(model, forKey: "model") }
+/// let unarchiver = try classes.unarchiver(for: data)
+/// let model = unarchiver.decodeObject(of: classes.allowedClasses, forKey: "model") as? LocusModel
+/// try classes.finish(unarchiver)
+/// ```
+// Immutable: class objects are not Sendable only by type, and nothing here changes after init.
+public struct KeyedArchiveClasses: @unchecked Sendable {
     /// A class and the name an archive stores it under.
-    struct NamedClass {
-        let name: String
-        let type: AnyClass
+    public struct NamedClass: @unchecked Sendable {
+        /// The name the archive stores the class under.
+        public let name: String
+        /// The class.
+        public let type: AnyClass
 
-        init(_ name: String, _ type: AnyClass) {
+        /// Pairs a class with its stable archive name.
+        public init(_ name: String, _ type: AnyClass) {
             self.name = name
             self.type = type
         }
     }
 
     /// The app's own classes and the stable names they are archived under.
-    let named: [NamedClass]
+    public let named: [NamedClass]
+
+    /// Describes the classes an archive may contain.
+    public init(named: [NamedClass]) {
+        self.named = named
+    }
 
     /// Foundation classes the archive may name: arrays. Strings and numbers are stored inline
     /// and never named, so an archive that names them is refused.
-    static let foundation = [
+    public static let foundation = [
         NamedClass("NSArray", NSArray.self), NamedClass("NSMutableArray", NSMutableArray.self),
     ]
 
     /// Every class a decode may produce; pass it to every `decodeObject(of:forKey:)`.
-    var allowedClasses: [AnyClass] {
+    public var allowedClasses: [AnyClass] {
         named.map(\.type) + Self.foundation.map(\.type) + [NSString.self, NSNumber.self]
     }
 
@@ -87,7 +106,7 @@ struct KeyedArchiveClasses {
     /// - Parameter encode: Encodes the document's values into the archiver.
     /// - Returns: A binary property-list keyed archive that uses the stable class names.
     /// - Throws: ``KeyedArchiveError`` if the archive cannot be produced.
-    func archive(_ encode: (NSKeyedArchiver) -> Void) throws -> Data {
+    public func archive(_ encode: (NSKeyedArchiver) -> Void) throws -> Data {
         let archiver = NSKeyedArchiver(requiringSecureCoding: true)
         for entry in named { archiver.setClassName(entry.name, for: entry.type) }
         encode(archiver)
@@ -102,7 +121,7 @@ struct KeyedArchiveClasses {
     ///
     /// - Throws: ``KeyedArchiveError`` when `data` is not a keyed archive or names a class
     ///   outside ``allowedClasses``.
-    func unarchiver(for data: Data) throws -> NSKeyedUnarchiver {
+    public func unarchiver(for data: Data) throws -> NSKeyedUnarchiver {
         let objects = try Self.objects(of: data)
         let readable = readableNames
         for case let entry as [String: Any] in objects {
@@ -132,7 +151,7 @@ struct KeyedArchiveClasses {
     }
 
     /// Finishes decoding and throws the error the unarchiver recorded, if any.
-    func finish(_ unarchiver: NSKeyedUnarchiver) throws {
+    public func finish(_ unarchiver: NSKeyedUnarchiver) throws {
         unarchiver.finishDecoding()
         if let error = unarchiver.error {
             throw KeyedArchiveError(.invalidValue, "the archive could not be decoded (\(Self.reason(error)))")
@@ -189,7 +208,7 @@ struct KeyedArchiveClasses {
     }
 
     /// A short reason from a Foundation error, whose Linux description is a dump of its user info.
-    static func reason(_ error: any Error) -> String {
+    public static func reason(_ error: any Error) -> String {
         let userInfo = (error as NSError).userInfo
         return userInfo[NSDebugDescriptionErrorKey] as? String ?? error.localizedDescription
     }
