@@ -15,7 +15,8 @@ func runChannelCommand(_ name: String, _ arguments: [String]) -> Bool {
     case "channel-send":
         // channel-send SOCKET KIND: one request through MessageChannelClient; prints the reply's kind.
         reportingErrors {
-            let reply = try MessageChannelClient.send(Message(kind: .init(rawValue: arguments[1])), to: arguments[0])
+            let reply = try MessageChannelClient.send(
+                Message(kind: .init(rawValue: arguments[1])), to: arguments[0])
             print(reply.kind)
         }
     case "channel-send-unchecked":

@@ -129,7 +129,8 @@ public enum MessageChannelClient {
                 switch socket.wait(for: POLLOUT, until: deadline) {
                 case .success(true): break
                 case .success(false):
-                    throw Self.error(.timedOut, socketPath: path, pid: nil, timeout: timeout ?? deadline - .now)
+                    throw Self.error(
+                        .timedOut, socketPath: path, pid: nil, timeout: timeout ?? deadline - .now)
                 case .failure(let failure):
                     throw Self.error(failure, socketPath: path, pid: nil, timeout: timeout ?? .zero)
                 }

@@ -100,13 +100,24 @@ public final class MessageChannelServer: Sendable {
                 Syscall.retrying { chmod(path, 0o600) }
             }
         }.get("bind the file presenter socket", url)
-        var info = stat()
-        guard lstat(socketPath, &info) == 0 else {
-            throw DocumentKitError(Errno.current, operation: "inspect the file presenter socket", url: url)
+        let info: stat
+        let wakeReceiver: CInt
+        let wakeSender: CInt
+        do {
+            var bound = stat()
+            guard lstat(socketPath, &bound) == 0 else {
+                throw DocumentKitError(
+                    Errno.current, operation: "inspect the file presenter socket", url: url)
+            }
+            info = bound
+            _ = try Syscall.listen(listener.rawValue, backlog: configuration.backlog)
+                .get("listen on the file presenter socket", url)
+            (wakeReceiver, wakeSender) = try Syscall.unixStreamSocketPair().get("create a socket pair", url)
+        } catch {
+            // Nobody will ever listen on it: leave no socket file for clients to find.
+            unlink(socketPath)
+            throw error
         }
-        _ = try Syscall.listen(listener.rawValue, backlog: configuration.backlog)
-            .get("listen on the file presenter socket", url)
-        let (wakeReceiver, wakeSender) = try Syscall.unixStreamSocketPair().get("create a socket pair", url)
 
         state = Mutex(State(wakeSender: wakeSender, device: info.st_dev, inode: info.st_ino))
         let loop = AcceptLoop(
@@ -124,11 +135,12 @@ public final class MessageChannelServer: Sendable {
     /// Requests already being handled run to completion and get their replies; new clients
     /// find no socket and learn that the presenter is gone. Calling it again does nothing.
     public func stop() {
-        guard let stopped = state.withLock({ state -> State? in
+        let stopped = state.withLock { state -> State? in
             guard state.isRunning else { return nil }
             state.isRunning = false
             return state
-        }) else { return }
+        }
+        guard let stopped else { return }
 
         // Unlink first so that no new client finds the socket between the two steps.
         var info = stat()
@@ -149,14 +161,16 @@ public final class MessageChannelServer: Sendable {
         var info = stat()
         while lstat(folder.path, &info) != 0 {
             guard Errno.current == .noSuchFileOrDirectory, folder.path != "/" else {
-                throw DocumentKitError(Errno.current, operation: "inspect the file presenter folder", url: folder)
+                throw DocumentKitError(
+                    Errno.current, operation: "inspect the file presenter folder", url: folder)
             }
             missing.append(folder)
             folder = folder.deletingLastPathComponent()
         }
         for folder in missing.reversed() {
             if mkdir(folder.path, 0o700) != 0 && Errno.current != .fileExists {
-                throw DocumentKitError(Errno.current, operation: "create the file presenter folder", url: folder)
+                throw DocumentKitError(
+                    Errno.current, operation: "create the file presenter folder", url: folder)
             }
         }
     }
@@ -177,7 +191,8 @@ public final class MessageChannelServer: Sendable {
             _ = try MessageChannelClient.connect(to: path, until: .now + .milliseconds(500))
         } catch let error as DocumentKitError where error.code == .presenterGone {
             if unlink(path) != 0 && Errno.current != .noSuchFileOrDirectory {
-                throw DocumentKitError(Errno.current, operation: "remove a stale file presenter socket", url: url)
+                throw DocumentKitError(
+                    Errno.current, operation: "remove a stale file presenter socket", url: url)
             }
             return
         }
@@ -225,7 +240,8 @@ private struct AcceptLoop: Sendable {
                 }
             case .failure(.resourceTemporarilyUnavailable):
                 return
-            case .failure(let error) where error == Errno(rawValue: EMFILE) || error == Errno(rawValue: ENFILE):
+            case .failure(let error)
+            where error == Errno(rawValue: EMFILE) || error == Errno(rawValue: ENFILE):
                 // Out of descriptors: the connection stays in the backlog; back off rather
                 // than spin on a listener that stays readable.
                 usleep(10_000)
@@ -239,7 +255,9 @@ private struct AcceptLoop: Sendable {
 }
 
 /// Reads one request from a connection, has the handler answer it and sends the reply.
-private func serve(_ connection: ChannelSocket, handler: MessageChannelServer.Handler, transferTimeout: Duration) {
+private func serve(
+    _ connection: ChannelSocket, handler: MessageChannelServer.Handler, transferTimeout: Duration
+) {
     let deadline = ContinuousClock.now + transferTimeout
     guard case .success(let peer) = Syscall.peerCredentials(connection.rawValue) else { return }
     guard peer.user == geteuid() else {
@@ -252,7 +270,9 @@ private func serve(_ connection: ChannelSocket, handler: MessageChannelServer.Ha
         do {
             request = try MessageFrame.decode(payload: payload)
         } catch {
-            send(Message(kind: .rejected, error: "the frame does not hold a message: \(error)"), on: connection)
+            send(
+                Message(kind: .rejected, error: "the frame does not hold a message: \(error)"), on: connection
+            )
             return
         }
     case .failure(.oversized(let length)):

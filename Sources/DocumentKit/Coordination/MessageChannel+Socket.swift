@@ -67,7 +67,9 @@ final class ChannelSocket: Sendable {
     }
 
     /// Receives exactly `count` bytes, waiting for them as needed.
-    func receive(exactly count: Int, until deadline: ContinuousClock.Instant) -> Result<[UInt8], ChannelFailure> {
+    func receive(exactly count: Int, until deadline: ContinuousClock.Instant) -> Result<
+        [UInt8], ChannelFailure
+    > {
         var bytes = [UInt8](repeating: 0, count: count)
         var offset = 0
         while offset < count {

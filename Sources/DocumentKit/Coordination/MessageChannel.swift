@@ -150,7 +150,8 @@ public struct Message: Codable, Sendable, Equatable {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(kind, forKey: .kind)
         try container.encode(Data(path).base64EncodedString(), forKey: .path)
-        try container.encodeIfPresent(destinationPath.map { Data($0).base64EncodedString() }, forKey: .destinationPath)
+        try container.encodeIfPresent(
+            destinationPath.map { Data($0).base64EncodedString() }, forKey: .destinationPath)
         try container.encode(options, forKey: .options)
         try container.encode(presenterIDs, forKey: .presenterIDs)
         try container.encode(requestID, forKey: .requestID)
@@ -193,7 +194,9 @@ public enum MessageFrame {
         guard payload.count <= maximumPayloadLength else {
             throw DocumentKitError(
                 .invalidArgument, operation: "encode a message for a file presenter", url: nil,
-                detail: "the message takes \(payload.count) bytes, more than the limit of \(maximumPayloadLength)")
+                detail:
+                    "the message takes \(payload.count) bytes, more than the limit of \(maximumPayloadLength)"
+            )
         }
         let length = UInt32(payload.count)
         return [

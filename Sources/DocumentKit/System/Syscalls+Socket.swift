@@ -97,7 +97,9 @@ extension Syscall {
     /// signal neither shortens nor stretches it.
     ///
     /// The corresponding C function is `poll(2)`.
-    static func poll(_ descriptors: inout [pollfd], until deadline: ContinuousClock.Instant?) -> Result<CInt, Errno> {
+    static func poll(_ descriptors: inout [pollfd], until deadline: ContinuousClock.Instant?) -> Result<
+        CInt, Errno
+    > {
         retrying {
             var milliseconds: CInt = -1
             if let deadline {

@@ -1,6 +1,7 @@
-@_spi(Coordination) @testable import DocumentKit
 import Foundation
 import Testing
+
+@_spi(Coordination) @testable import DocumentKit
 
 #if canImport(Glibc)
     import Glibc
@@ -31,7 +32,8 @@ import Testing
     }
 
     @Test func messageLargerThanTheLimitIsNotEncoded() {
-        let message = Message(kind: .willWrite, path: [UInt8](repeating: 0x61, count: MessageFrame.maximumPayloadLength))
+        let message = Message(
+            kind: .willWrite, path: [UInt8](repeating: 0x61, count: MessageFrame.maximumPayloadLength))
         #expect(throws: DocumentKitError.self) { try MessageFrame.encode(message) }
     }
 
@@ -100,7 +102,8 @@ import Testing
         let clock = ContinuousClock()
         let started = clock.now
         let error = try #require(throws: DocumentKitError.self) {
-            try MessageChannelClient.send(Message(kind: .init(rawValue: "hang")), to: server.socketPath, timeout: timeout)
+            try MessageChannelClient.send(
+                Message(kind: .init(rawValue: "hang")), to: server.socketPath, timeout: timeout)
         }
         let elapsed = clock.now - started
         #expect(error.code == .timedOut)
@@ -196,7 +199,9 @@ import Testing
 
     @Test func pathSchemeUsesTheRuntimeFolder() throws {
         let tree = try TemporaryTree()
-        let directories = StandardDirectories(environment: ["HOME": tree.url.path, "XDG_RUNTIME_DIR": tree.file("run").path])
+        let directories = StandardDirectories(environment: [
+            "HOME": tree.url.path, "XDG_RUNTIME_DIR": tree.file("run").path,
+        ])
         let path = try MessageChannelPaths.socketPath(forProcess: 1234, directories: directories)
         #expect(path == tree.file("run/documentkit/presenters/1234.sock").path)
         #expect(MessageChannelPaths.processIdentifier(ofSocketPath: path) == 1234)
@@ -208,7 +213,8 @@ import Testing
         let path = tree.file(deep).path
         #expect(path.utf8.count > 108)
         let server = try MessageChannelServer(socketPath: path, handler: Self.echo)
-        #expect(FileManager.default.fileExists(atPath: path))
+        var info = stat()
+        #expect(lstat(path, &info) == 0 && info.fileType == S_IFSOCK && info.permissions == 0o600)
         #expect(try MessageChannelClient.send(Message(kind: .willRead), to: path).kind == .ack)
         server.stop()
         #expect(!FileManager.default.fileExists(atPath: path))
@@ -325,7 +331,8 @@ import Testing
             kill(child.processIdentifier, SIGKILL)
             _ = TestChild.finish(child)
         }
-        var request = Message(kind: .willWrite, path: Self.invalidUTF8Path, destinationPath: Self.invalidUTF8Path + [0x41])
+        var request = Message(
+            kind: .willWrite, path: Self.invalidUTF8Path, destinationPath: Self.invalidUTF8Path + [0x41])
         request.presenterIDs = ["p1", "p2"]
         request.requestID = 99
         let reply = try MessageChannelClient.send(request, to: path)
@@ -375,7 +382,8 @@ import Testing
         #expect(chmod(tree.url.path, 0o755) == 0 && chmod(shared.path, 0o777) == 0)
 
         // The server refuses a client of another user even when the socket's mode lets it in.
-        let server = try MessageChannelServer(socketPath: shared.appendingPathComponent("root.sock").path, handler: Self.echo)
+        let server = try MessageChannelServer(
+            socketPath: shared.appendingPathComponent("root.sock").path, handler: Self.echo)
         defer { server.stop() }
         #expect(chmod(server.socketPath, 0o666) == 0)
         let outcome = try TestChild.run(["as-nobody", "channel-send-unchecked", server.socketPath])
