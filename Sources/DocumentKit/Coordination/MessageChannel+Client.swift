@@ -95,7 +95,7 @@ public enum MessageChannelClient {
     /// Sends `message` and returns the reply without blocking the cooperative thread pool:
     /// the exchange runs on a Dispatch queue of its own.
     ///
-    /// - Parameters: As ``send(_:to:timeout:)-(_,_,_)``.
+    /// - Parameters: As in the blocking form.
     /// - Returns: The handler's reply.
     /// - Throws: As the blocking form, and `CancellationError` if the task was cancelled
     ///   before it started; once started, the timeout bounds it.

@@ -30,8 +30,9 @@ import Synchronization
 /// defer { server.stop() }
 /// ```
 ///
-/// A socket path longer than `sun_path` allows (107 bytes) is bound through
-/// `/proc/self/fd/N/NAME`; see ``Syscall/withShortSocketPath(_:_:)``.
+/// A socket path longer than `sun_path` allows (107 bytes) still works, on both sides: it is
+/// reached through its opened folder as `/proc/self/fd/N/NAME`, so only the file name (a pid
+/// and `.sock`) has to be short.
 @_spi(Coordination)
 public final class MessageChannelServer: Sendable {
     /// Turns a request into its reply. Called on a connection's own queue, concurrently with

@@ -34,15 +34,6 @@ public struct Message: Codable, Sendable, Equatable {
         public init(rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
 
-        public init(from decoder: any Decoder) throws {
-            rawValue = try decoder.singleValueContainer().decode(String.self)
-        }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(rawValue)
-        }
-
         /// A coordinated read is about to start: the presenter saves its unsaved changes.
         public static let willRead = Kind(rawValue: "willRead")
         /// A coordinated write is about to start: the presenter saves and relinquishes.
