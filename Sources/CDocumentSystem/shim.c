@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -72,4 +73,20 @@ int cds_ficlone(int destination_fd, int source_fd) {
     errno = EOPNOTSUPP;
     return -1;
 #endif
+}
+
+int cds_accept4(int fd, int flags) {
+    return accept4(fd, NULL, NULL, flags);
+}
+
+int cds_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
+    struct ucred credentials = {0};
+    socklen_t length = sizeof(credentials);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) {
+        return -1;
+    }
+    *pid = credentials.pid;
+    *uid = credentials.uid;
+    *gid = credentials.gid;
+    return 0;
 }

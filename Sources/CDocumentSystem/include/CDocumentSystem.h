@@ -38,4 +38,11 @@ int cds_fcntl_int(int fd, int command, int argument);
 /// ioctl(FICLONE): a copy-on-write clone where the file system supports it.
 int cds_ficlone(int destination_fd, int source_fd);
 
+/// accept4(2); Glibc hides it behind _GNU_SOURCE.
+int cds_accept4(int fd, int flags);
+
+/// The process and user at the other end of a Unix socket (getsockopt SO_PEERCRED);
+/// struct ucred is hidden behind _GNU_SOURCE.
+int cds_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
+
 #endif
