@@ -9,7 +9,7 @@ guard let command = arguments.first else {
 }
 let rest = Array(arguments.dropFirst())
 
-if runUndoCommand(command, rest) || runSaveCommand(command, rest) || runDocumentCommand(command, rest) {
+if runUndoCommand(command, rest) || runSaveCommand(command, rest) || runDocumentCommand(command, rest) || runLockCommand(command, rest) {
     exit(0)
 }
 FileHandle.standardError.write(Data("DocumentKitTestChild: unknown command \(command)\n".utf8))

@@ -292,8 +292,9 @@ private struct LockRange {
 /// The lock files an acquisition needs and what it takes on each.
 private struct LockFilePlan {
     var key: LockKey
-    /// The path the lock file stands for, named in errors.
-    var path: String
+    /// The path the lock file stands for, named in errors; a slice, because ancestors'
+    /// paths are rarely needed and would otherwise cost an allocation each.
+    var path: Substring
     var item: LockStrength?
     var contents: LockStrength?
 }
@@ -316,7 +317,7 @@ private struct LockAcquisition {
         locks = CoordinationLock.merged(requests)
         self.directory = directory
         var plans: [LockKey: LockFilePlan] = [:]
-        func need(_ key: LockKey, _ path: String, item: LockStrength? = nil, contents: LockStrength? = nil) {
+        func need(_ key: LockKey, _ path: Substring, item: LockStrength? = nil, contents: LockStrength? = nil) {
             var plan = plans[key] ?? LockFilePlan(key: key, path: path)
             plan.item = Self.stronger(plan.item, item)
             plan.contents = Self.stronger(plan.contents, contents)
@@ -326,9 +327,9 @@ private struct LockAcquisition {
             let keys = LockKey.keys(ofItemAndAncestors: lock.path)
             for ancestor in keys.ancestors { need(ancestor.key, ancestor.path, contents: .shared) }
             switch lock.mode {
-            case .read: need(keys.item, lock.path, item: .shared)
-            case .write: need(keys.item, lock.path, item: .exclusive)
-            case .writeSubtree: need(keys.item, lock.path, item: .exclusive, contents: .exclusive)
+            case .read: need(keys.item, lock.path[...], item: .shared)
+            case .write: need(keys.item, lock.path[...], item: .exclusive)
+            case .writeSubtree: need(keys.item, lock.path[...], item: .exclusive, contents: .exclusive)
             }
         }
         files = plans.values.sorted { $0.key < $1.key }
@@ -352,7 +353,7 @@ private struct LockAcquisition {
     }
 
     /// The path whose lock the acquisition is waiting for.
-    var blockingPath: String { files[ranges[min(next, ranges.count - 1)].file].path }
+    var blockingPath: String { String(files[ranges[min(next, ranges.count - 1)].file].path) }
 
     /// Takes ranges in order until one is held elsewhere.
     ///
@@ -375,7 +376,7 @@ private struct LockAcquisition {
             case .failure(let error):
                 let code = error == .invalidArgument ? DocumentKitError.Code.notSupported : DocumentKitError.code(for: error)
                 throw DocumentKitError(
-                    code, operation: "lock", url: URL(fileURLWithPath: files[range.file].path), errno: error,
+                    code, operation: "lock", url: URL(fileURLWithPath: String(files[range.file].path)), errno: error,
                     detail: error == .invalidArgument ? "the system lacks open file description locks" : nil)
             }
         }

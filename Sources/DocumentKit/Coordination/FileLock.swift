@@ -38,9 +38,9 @@ struct LockKey: Hashable, Comparable, Sendable, CustomStringConvertible {
     ///
     /// - Parameter path: A canonical absolute path.
     /// - Returns: The item's own key and its ancestors' paths and keys, root first.
-    static func keys(ofItemAndAncestors path: String) -> (item: LockKey, ancestors: [(path: String, key: LockKey)]) {
+    static func keys(ofItemAndAncestors path: String) -> (item: LockKey, ancestors: [(path: Substring, key: LockKey)]) {
         guard path != "/" else { return (LockKey(path: "/"), []) }
-        var ancestors: [(path: String, key: LockKey)] = []
+        var ancestors: [(path: Substring, key: LockKey)] = []
         var state = offsetBasis
         var index = path.utf8.startIndex
         for byte in path.utf8 {
@@ -49,7 +49,7 @@ struct LockKey: Hashable, Comparable, Sendable, CustomStringConvertible {
                     // The empty prefix before the first slash is the root, spelled "/".
                     ancestors.append(("/", LockKey(path: "/")))
                 } else {
-                    ancestors.append((String(path[..<index]), LockKey(rawValue: state)))
+                    ancestors.append((path[..<index], LockKey(rawValue: state)))
                 }
             }
             mix(byte, into: &state)
@@ -66,10 +66,20 @@ struct LockKey: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     static func < (lhs: LockKey, rhs: LockKey) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
     /// 32 lowercase hexadecimal digits.
     var description: String {
-        let digits = String(rawValue, radix: 16)
-        return String(repeating: "0", count: 32 - digits.count) + digits
+        // By hand: the generic `String(_:radix:)` on `UInt128` costs more than the lock itself.
+        let halves = [UInt64(truncatingIfNeeded: rawValue >> 64), UInt64(truncatingIfNeeded: rawValue)]
+        return String(unsafeUninitializedCapacity: 32) { buffer in
+            for (index, half) in halves.enumerated() {
+                for nibble in 0..<16 {
+                    buffer[index * 16 + nibble] = Self.hexDigits[Int((half >> UInt64(60 - nibble * 4)) & 0xf)]
+                }
+            }
+            return 32
+        }
     }
 }
 
@@ -152,7 +162,7 @@ final class LockDirectory: Sendable {
     /// - Parameters:
     ///   - key: The lock file to open, created with mode 0600 if missing.
     ///   - item: The path the lock stands for, to name in errors.
-    func open(_ key: LockKey, for item: String) throws -> CInt {
+    func open(_ key: LockKey, for item: Substring) throws -> CInt {
         let name = key.description
         // Opening without O_CREAT first skips the folder's inode lock in the common case
         // that the lock file exists, which matters when many threads coordinate at once.
@@ -167,9 +177,9 @@ final class LockDirectory: Sendable {
         }
     }
 
-    private static func openError(_ error: Errno, _ item: String) -> DocumentKitError {
+    private static func openError(_ error: Errno, _ item: Substring) -> DocumentKitError {
         DocumentKitError(
-            error, operation: "open the lock file for", url: URL(fileURLWithPath: item),
+            error, operation: "open the lock file for", url: URL(fileURLWithPath: String(item)),
             detail: "the coordination lock could not be opened")
     }
 }
