@@ -68,17 +68,22 @@ struct LockKey: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
-    /// 32 lowercase hexadecimal digits.
-    var description: String {
-        // By hand: the generic `String(_:radix:)` on `UInt128` costs more than the lock itself.
-        let halves = [UInt64(truncatingIfNeeded: rawValue >> 64), UInt64(truncatingIfNeeded: rawValue)]
-        return String(unsafeUninitializedCapacity: 32) { buffer in
-            for (index, half) in halves.enumerated() {
-                for nibble in 0..<16 {
-                    buffer[index * 16 + nibble] = Self.hexDigits[Int((half >> UInt64(60 - nibble * 4)) & 0xf)]
-                }
+    /// 32 lowercase hexadecimal digits: the lock file's name.
+    var description: String { withFileName { String(cString: $0) } }
+
+    /// Calls `body` with the lock file's name as a C string on the stack.
+    ///
+    /// Done by hand because this runs once per lock file per acquisition, and the generic
+    /// `String(_:radix:)` on `UInt128` plus a heap string cost more than the lock itself.
+    func withFileName<Result>(_ body: (UnsafePointer<CChar>) throws -> Result) rethrows -> Result {
+        try withUnsafeTemporaryAllocation(of: CChar.self, capacity: 33) { buffer in
+            var value = rawValue
+            for index in stride(from: 31, through: 0, by: -1) {
+                buffer[index] = CChar(bitPattern: Self.hexDigits[Int(truncatingIfNeeded: value & 0xf)])
+                value >>= 4
             }
-            return 32
+            buffer[32] = 0
+            return try body(buffer.baseAddress!)
         }
     }
 }
@@ -163,17 +168,18 @@ final class LockDirectory: Sendable {
     ///   - key: The lock file to open, created with mode 0600 if missing.
     ///   - item: The path the lock stands for, to name in errors.
     func open(_ key: LockKey, for item: Substring) throws -> CInt {
-        let name = key.description
-        // Opening without O_CREAT first skips the folder's inode lock in the common case
-        // that the lock file exists, which matters when many threads coordinate at once.
-        switch Syscall.openat(descriptor, name, O_RDWR | O_NOFOLLOW) {
-        case .success(let fd): return fd
-        case .failure(.noSuchFileOrDirectory): break
-        case .failure(let error): throw Self.openError(error, item)
-        }
-        switch Syscall.openat(descriptor, name, O_RDWR | O_NOFOLLOW | O_CREAT, 0o600) {
-        case .success(let fd): return fd
-        case .failure(let error): throw Self.openError(error, item)
+        try key.withFileName { name in
+            // Opening without O_CREAT first skips the folder's inode lock in the common case
+            // that the lock file exists, which matters when many threads coordinate at once.
+            switch Syscall.openat(descriptor, name, O_RDWR | O_NOFOLLOW) {
+            case .success(let fd): return fd
+            case .failure(.noSuchFileOrDirectory): break
+            case .failure(let error): throw Self.openError(error, item)
+            }
+            switch Syscall.openat(descriptor, name, O_RDWR | O_NOFOLLOW | O_CREAT, 0o600) {
+            case .success(let fd): return fd
+            case .failure(let error): throw Self.openError(error, item)
+            }
         }
     }
 
@@ -185,6 +191,13 @@ final class LockDirectory: Sendable {
 }
 
 extension Syscall {
+    /// The corresponding C function is `openat(2)`, for a name already in C form.
+    static func openat(
+        _ directory: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t = 0
+    ) -> Result<CInt, Errno> {
+        retrying { Glibc.openat(directory, path, flags | O_CLOEXEC, mode) }
+    }
+
     /// Tries once to lock bytes `start..<start+length` of `fd`'s open file description;
     /// `false` when another open file description holds a conflicting lock.
     ///
