@@ -125,6 +125,8 @@ extension String {
 /// Each lock file is open on a descriptor of this acquisition's own, so releasing closes
 /// those descriptors and nothing else: other acquisitions in the process keep theirs.
 /// A process that dies releases everything it held, because the kernel closes its files.
+/// The descriptors are close-on-exec, so a program the holder spawns does not inherit (and
+/// outlive it holding) the locks.
 package final class HeldLocks: Sendable {
     /// The accesses held, by canonical path, each with its strongest mode.
     package let locks: [CoordinationLock]

@@ -23,17 +23,32 @@ import Testing
         #expect(try other.join().isHeld)
     }
 
+    /// Two accesses that must not overlap, by paths relative to the Documents folder.
+    struct Conflict: Sendable, CustomTestStringConvertible {
+        var held: Mode
+        var heldPath = "notes.txt"
+        var wanted: Mode
+        var wantedPath = "notes.txt"
+        var testDescription: String { "\(held) \(heldPath) then \(wanted) \(wantedPath)" }
+    }
+
     @Test(arguments: [
-        (Mode.write, Mode.read), (.write, .write), (.read, .write), (.writeSubtree, .read), (.read, .writeSubtree),
+        Conflict(held: .write, wanted: .read),
+        Conflict(held: .write, wanted: .write),
+        Conflict(held: .read, wanted: .write),
+        Conflict(held: .writeSubtree, heldPath: "Project", wanted: .read, wantedPath: "Project/a/notes.txt"),
+        Conflict(held: .read, heldPath: "Project/a/notes.txt", wanted: .writeSubtree, wantedPath: "Project"),
+        Conflict(held: .writeSubtree, heldPath: "Project/a", wanted: .writeSubtree, wantedPath: "Project"),
     ])
-    func conflictingAcquireWaitsForRelease(held: Mode, wanted: Mode) throws {
+    func conflictingAcquireWaitsForRelease(_ conflict: Conflict) throws {
         let fixture = try LockFixture()
-        let file = fixture.document("notes.txt")
+        let heldItem = fixture.document(conflict.heldPath)
+        let wantedItem = fixture.document(conflict.wantedPath)
         let manager = fixture.manager
         let log = EventLog()
-        let holder = try manager.acquire([CoordinationLock(file, held)])
+        let holder = try manager.acquire([CoordinationLock(heldItem, conflict.held)])
         let waiter = Background {
-            let locks = try manager.acquire([CoordinationLock(file, wanted)], timeout: .seconds(20))
+            let locks = try manager.acquire([CoordinationLock(wantedItem, conflict.wanted)], timeout: .seconds(20))
             log.record("acquired")
             locks.release()
         }
@@ -57,7 +72,7 @@ import Testing
         #expect(try fixture.manager.acquire([CoordinationLock(file, .read)], timeout: .zero).isHeld)
     }
 
-    @Test func subtreeWriteExcludesAccessInsideAndWaitsForIt() throws {
+    @Test func subtreeWriteAndAccessInsideExcludeEachOther() throws {
         let fixture = try LockFixture()
         let folder = fixture.document("Project")
         let deep = fixture.document("Project/a/b/c/notes.txt")
@@ -447,7 +462,7 @@ import Testing
 
 /// A lock manager whose runtime folder is inside the test's own tree, beside a Documents
 /// folder that stands for the user's files.
-struct LockFixture {
+private struct LockFixture {
     let tree: TemporaryTree
     let documents: URL
     let runtime: URL
@@ -474,7 +489,7 @@ struct LockFixture {
 }
 
 /// The lock file name a path gets, computed here from the published FNV-1a constants.
-enum LockFixtureKeys {
+private enum LockFixtureKeys {
     static func name(of path: String) -> String {
         var state: UInt128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d
         for byte in path.utf8 {
@@ -487,7 +502,7 @@ enum LockFixtureKeys {
 }
 
 /// Runs a closure on a thread of its own, for tests where blocking is the point.
-final class Background<Value: Sendable>: Sendable {
+private final class Background<Value: Sendable>: Sendable {
     private let result = Mutex<Result<Value, any Error>?>(nil)
     private let finished = DispatchSemaphore(value: 0)
 
@@ -506,14 +521,14 @@ final class Background<Value: Sendable>: Sendable {
 }
 
 /// Events recorded from several threads, in the order they happened.
-final class EventLog: Sendable {
+private final class EventLog: Sendable {
     private let storage = Mutex<[String]>([])
     func record(_ event: String) { storage.withLock { $0.append(event) } }
     var events: [String] { storage.withLock { $0 } }
 }
 
 /// Reads the child's standard output until `line` arrives; false if the child ended first.
-func waitForLine(_ line: String, from child: Process) -> Bool {
+private func waitForLine(_ line: String, from child: Process) -> Bool {
     guard let pipe = child.standardOutput as? Pipe else { return false }
     var text = ""
     while !text.split(separator: "\n").contains(Substring(line)) {
