@@ -15,7 +15,8 @@ func runLockCommand(_ name: String, _ arguments: [String]) -> Bool {
         // lock-hold PATH MODE SECONDS [MARKER]: takes the lock, prints "locked", holds it for
         // SECONDS (until killed if negative), creates MARKER, then exits with the lock still
         // held, so the marker exists before the lock is released by the process's exit.
-        guard arguments.count >= 3, let mode = lockMode(arguments[1]), let seconds = Double(arguments[2]) else {
+        guard arguments.count >= 3, let mode = lockMode(arguments[1]), let seconds = Double(arguments[2])
+        else {
             fail("usage: lock-hold PATH read|write|writeSubtree SECONDS [MARKER]")
         }
         reportingErrors {

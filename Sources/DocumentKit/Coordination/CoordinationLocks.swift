@@ -319,7 +319,8 @@ private struct LockAcquisition {
         locks = CoordinationLock.merged(requests)
         self.directory = directory
         var plans: [LockKey: LockFilePlan] = [:]
-        func need(_ key: LockKey, _ path: Substring, item: LockStrength? = nil, contents: LockStrength? = nil) {
+        func need(_ key: LockKey, _ path: Substring, item: LockStrength? = nil, contents: LockStrength? = nil)
+        {
             var plan = plans[key] ?? LockFilePlan(key: key, path: path)
             plan.item = Self.stronger(plan.item, item)
             plan.contents = Self.stronger(plan.contents, contents)
@@ -340,7 +341,9 @@ private struct LockAcquisition {
             case (let item?, let contents?) where item == contents:
                 ranges.append(LockRange(file: index, start: 0, length: 2, strength: item))
             default:
-                if let item = plan.item { ranges.append(LockRange(file: index, start: 0, length: 1, strength: item)) }
+                if let item = plan.item {
+                    ranges.append(LockRange(file: index, start: 0, length: 1, strength: item))
+                }
                 if let contents = plan.contents {
                     ranges.append(LockRange(file: index, start: 1, length: 1, strength: contents))
                 }
@@ -376,9 +379,12 @@ private struct LockAcquisition {
             case .success(false):
                 return false
             case .failure(let error):
-                let code = error == .invalidArgument ? DocumentKitError.Code.notSupported : DocumentKitError.code(for: error)
+                let code =
+                    error == .invalidArgument
+                    ? DocumentKitError.Code.notSupported : DocumentKitError.code(for: error)
                 throw DocumentKitError(
-                    code, operation: "lock", url: URL(fileURLWithPath: String(files[range.file].path)), errno: error,
+                    code, operation: "lock", url: URL(fileURLWithPath: String(files[range.file].path)),
+                    errno: error,
                     detail: error == .invalidArgument ? "the system lacks open file description locks" : nil)
             }
         }

@@ -38,7 +38,9 @@ struct LockKey: Hashable, Comparable, Sendable, CustomStringConvertible {
     ///
     /// - Parameter path: A canonical absolute path.
     /// - Returns: The item's own key and its ancestors' paths and keys, root first.
-    static func keys(ofItemAndAncestors path: String) -> (item: LockKey, ancestors: [(path: Substring, key: LockKey)]) {
+    static func keys(ofItemAndAncestors path: String) -> (
+        item: LockKey, ancestors: [(path: Substring, key: LockKey)]
+    ) {
         guard path != "/" else { return (LockKey(path: "/"), []) }
         var ancestors: [(path: Substring, key: LockKey)] = []
         var state = offsetBasis

@@ -48,7 +48,8 @@ import Testing
         let log = EventLog()
         let holder = try manager.acquire([CoordinationLock(heldItem, conflict.held)])
         let waiter = Background {
-            let locks = try manager.acquire([CoordinationLock(wantedItem, conflict.wanted)], timeout: .seconds(20))
+            let locks = try manager.acquire(
+                [CoordinationLock(wantedItem, conflict.wanted)], timeout: .seconds(20))
             log.record("acquired")
             locks.release()
         }
@@ -58,6 +59,35 @@ import Testing
         holder.release()
         try waiter.join()
         #expect(log.events == ["releasing", "acquired"])
+    }
+
+    @Test func writersAreAloneAmongManyThreads() throws {
+        let fixture = try LockFixture()
+        let file = fixture.document("notes.txt")
+        let manager = fixture.manager
+        // Readers and writers inside the lock, and the worst overlap each saw.
+        let inside = Mutex((readers: 0, writers: 0, violations: 0))
+        let threads = (0..<6).map { number in
+            Background {
+                let mode: Mode = number % 3 == 0 ? .write : .read
+                for _ in 0..<150 {
+                    let held = try manager.acquire([CoordinationLock(file, mode)], timeout: .seconds(30))
+                    inside.withLock { state in
+                        if mode == .write { state.writers += 1 } else { state.readers += 1 }
+                        if state.writers > 1 || (state.writers == 1 && state.readers > 0) {
+                            state.violations += 1
+                        }
+                    }
+                    sched_yield()
+                    inside.withLock { state in
+                        if mode == .write { state.writers -= 1 } else { state.readers -= 1 }
+                    }
+                    held.release()
+                }
+            }
+        }
+        for thread in threads { try thread.join() }
+        #expect(inside.withLock { $0.violations } == 0)
     }
 
     @Test func acquisitionsOnOneThreadConflictLikeProcesses() throws {
@@ -109,7 +139,10 @@ import Testing
         #expect(throws: DocumentKitError.self) {
             try fixture.manager.acquire([CoordinationLock(folder, .read)], timeout: .zero)
         }
-        #expect(try fixture.manager.acquire([CoordinationLock(fixture.document("Other"), .writeSubtree)], timeout: .zero).isHeld)
+        #expect(
+            try fixture.manager.acquire(
+                [CoordinationLock(fixture.document("Other"), .writeSubtree)], timeout: .zero
+            ).isHeld)
     }
 
     @Test func opposingMultiItemAcquisitionsNeverDeadlock() throws {
@@ -122,7 +155,8 @@ import Testing
             Background {
                 for _ in 0..<300 {
                     // A deadlock would surface as a timeout here rather than a hung test.
-                    let held = try manager.acquire(order.map { CoordinationLock($0, .write) }, timeout: .seconds(20))
+                    let held = try manager.acquire(
+                        order.map { CoordinationLock($0, .write) }, timeout: .seconds(20))
                     held.release()
                 }
                 counts.record("done")
@@ -156,7 +190,8 @@ import Testing
         let held = try fixture.manager.acquire([CoordinationLock(folder, .writeSubtree)])
         defer { held.release() }
         let error = try #require(throws: DocumentKitError.self) {
-            try fixture.manager.acquire([CoordinationLock(fixture.document("Project/x/y.txt"), .read)], timeout: .zero)
+            try fixture.manager.acquire(
+                [CoordinationLock(fixture.document("Project/x/y.txt"), .read)], timeout: .zero)
         }
         #expect(error.url?.path == CoordinationLock.canonicalPath(folder.path))
     }
@@ -188,7 +223,8 @@ import Testing
         let held = try fixture.manager.acquire([CoordinationLock(busy, .read)])
         defer { held.release() }
         #expect(throws: DocumentKitError.self) {
-            try fixture.manager.acquire((free + [busy]).map { CoordinationLock($0, .write) }, timeout: .milliseconds(20))
+            try fixture.manager.acquire(
+                (free + [busy]).map { CoordinationLock($0, .write) }, timeout: .milliseconds(20))
         }
         let all = try fixture.manager.acquire(free.map { CoordinationLock($0, .write) }, timeout: .zero)
         #expect(all.isHeld)
@@ -250,7 +286,9 @@ import Testing
         let fixture = try LockFixture()
         let folder = fixture.document("Project")
         let file = fixture.document("Notes.txt")
-        let held = try fixture.manager.acquire([CoordinationLock(folder, .writeSubtree), CoordinationLock(file, .write)])
+        let held = try fixture.manager.acquire([
+            CoordinationLock(folder, .writeSubtree), CoordinationLock(file, .write),
+        ])
         defer { held.release() }
         #expect(held.covers(CoordinationLock(fixture.document("Project/deep/x.txt"), .writeSubtree)))
         #expect(held.covers(CoordinationLock(file, .read)))
@@ -299,9 +337,12 @@ import Testing
 
     @Test func canonicalPathResolvesExistingFoldersOnly() throws {
         let fixture = try LockFixture()
-        try FileManager.default.createDirectory(at: fixture.document("Real"), withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: fixture.document("Link").path, withDestinationPath: "Real")
-        try FileManager.default.createSymbolicLink(atPath: fixture.document("file-link").path, withDestinationPath: "x")
+        try FileManager.default.createDirectory(
+            at: fixture.document("Real"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: fixture.document("Link").path, withDestinationPath: "Real")
+        try FileManager.default.createSymbolicLink(
+            atPath: fixture.document("file-link").path, withDestinationPath: "x")
         let base = CoordinationLock.canonicalPath(fixture.documents.path)
         #expect(!base.contains("/./") && !base.hasSuffix("/"))
         let cases = [
@@ -313,11 +354,15 @@ import Testing
         ]
         for (spelling, expected) in cases {
             let want = expected.isEmpty ? base : base + "/" + expected
-            #expect(CoordinationLock.canonicalPath(fixture.documents.path + "/" + spelling) == want, "\(spelling)")
+            #expect(
+                CoordinationLock.canonicalPath(fixture.documents.path + "/" + spelling) == want, "\(spelling)"
+            )
         }
         #expect(CoordinationLock.canonicalPath("/") == "/")
         #expect(CoordinationLock.canonicalPath("/..") == "/")
-        #expect(CoordinationLock.canonicalPath("relative.txt") == CoordinationLock.canonicalPath(FileManager.default.currentDirectoryPath) + "/relative.txt")
+        #expect(
+            CoordinationLock.canonicalPath("relative.txt") == CoordinationLock.canonicalPath(
+                FileManager.default.currentDirectoryPath) + "/relative.txt")
     }
 
     @Test func lockFilesStayInThePrivateRuntimeFolder() throws {
@@ -390,7 +435,8 @@ import Testing
         let folder = fixture.document("Project")
         let held = try fixture.manager.acquire([CoordinationLock(folder, .writeSubtree)])
         let child = try TestChild.start(
-            ["lock-hold", folder.path + "/inner/notes.txt", "read", "0"], environment: fixture.childEnvironment)
+            ["lock-hold", folder.path + "/inner/notes.txt", "read", "0"],
+            environment: fixture.childEnvironment)
         Thread.sleep(forTimeInterval: 0.3)
         #expect(child.isRunning, "the child got its lock while the folder was being moved")
         held.release()
@@ -402,7 +448,8 @@ import Testing
     @Test func killedChildLeavesNoLockBehind() throws {
         let fixture = try LockFixture()
         let file = try fixture.tree.write("x", to: "Documents/notes.txt")
-        let child = try TestChild.start(["lock-hold", file.path, "write", "-1"], environment: fixture.childEnvironment)
+        let child = try TestChild.start(
+            ["lock-hold", file.path, "write", "-1"], environment: fixture.childEnvironment)
         try #require(waitForLine("locked", from: child))
         #expect(throws: DocumentKitError.self) {
             try fixture.manager.acquire([CoordinationLock(file, .write)], timeout: .zero)
@@ -435,7 +482,8 @@ import Testing
         #expect(lines.count == 2000)
         for tag in ["A", "B"] {
             let mine = lines.filter { $0.hasPrefix(tag + " ") }
-            #expect(mine == (0..<1000).map { "\(tag) \($0)"[...] }, "lines of \(tag) lost, split or out of order")
+            #expect(
+                mine == (0..<1000).map { "\(tag) \($0)"[...] }, "lines of \(tag) lost, split or out of order")
         }
         // The test proves nothing unless the two really took turns.
         let turns = zip(lines, lines.dropFirst()).filter { $0.first != $1.first }.count
@@ -455,7 +503,9 @@ import Testing
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let depth = CoordinationLock.canonicalPath(file.path).split(separator: "/").count
-        print("FileLock: \(Int(Double(count) / seconds)) uncontended read acquire+release per second, path depth \(depth)")
+        print(
+            "FileLock: \(Int(Double(count) / seconds)) uncontended read acquire+release per second, path depth \(depth)"
+        )
         #expect(seconds > 0)
     }
 }
@@ -474,7 +524,9 @@ private struct LockFixture {
         documents = tree.file("Documents")
         try FileManager.default.createDirectory(at: documents, withIntermediateDirectories: true)
         runtime = tree.file("runtime")
-        directories = StandardDirectories(environment: ["HOME": tree.url.path, "XDG_RUNTIME_DIR": runtime.path])
+        directories = StandardDirectories(environment: [
+            "HOME": tree.url.path, "XDG_RUNTIME_DIR": runtime.path,
+        ])
         manager = try LockManager(directories: directories)
     }
 
