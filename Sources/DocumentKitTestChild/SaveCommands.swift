@@ -26,7 +26,7 @@ func runSaveCommand(_ name: String, _ arguments: [String]) -> Bool {
         }
         let command = arguments[0]
         let rest = Array(arguments.dropFirst())
-        if runUndoCommand(command, rest) || runSaveCommand(command, rest) || runDocumentCommand(command, rest) || runChannelCommand(command, rest) { exit(0) }
+        if runChildCommand(command, rest) { exit(0) }
         fail("as-nobody: unknown command \(command)")
     default:
         return false

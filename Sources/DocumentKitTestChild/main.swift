@@ -9,8 +9,14 @@ guard let command = arguments.first else {
 }
 let rest = Array(arguments.dropFirst())
 
-if runUndoCommand(command, rest) || runSaveCommand(command, rest) || runDocumentCommand(command, rest) || runChannelCommand(command, rest) {
+if runChildCommand(command, rest) {
     exit(0)
 }
 FileHandle.standardError.write(Data("DocumentKitTestChild: unknown command \(command)\n".utf8))
 exit(2)
+
+/// Every command family the child knows; `as-nobody` dispatches through this too.
+func runChildCommand(_ command: String, _ rest: [String]) -> Bool {
+    runUndoCommand(command, rest) || runSaveCommand(command, rest) || runDocumentCommand(command, rest)
+        || runChannelCommand(command, rest) || runLockCommand(command, rest)
+}

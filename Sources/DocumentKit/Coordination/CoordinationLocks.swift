@@ -1,0 +1,449 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// One item to coordinate access to, and how: the unit that ``LockManager`` acquires.
+///
+/// The modes follow `NSFileCoordinator`'s rules. Readers share; a writer excludes readers
+/// and writers of the same item; a write that moves or deletes a folder excludes every
+/// access to anything inside it, and waits for those already under way.
+///
+/// For example:
+///
+/// ```swift
+/// let held = try LockManager.shared().acquire([
+///     CoordinationLock(source, .writeSubtree),
+///     CoordinationLock(destination, .write),
+/// ])
+/// defer { held.release() }
+/// ```
+package struct CoordinationLock: Hashable, Sendable, CustomStringConvertible {
+    /// How an item is used; a later case is stronger and implies the earlier ones.
+    package enum Mode: Int, Comparable, Sendable, CaseIterable, CustomStringConvertible {
+        /// Reading the item: shares it with other readers.
+        case read
+        /// Writing the item: excludes its readers and writers, not things inside it.
+        case write
+        /// Moving or deleting a folder (or package): excludes the folder and everything in it.
+        case writeSubtree
+
+        package static func < (lhs: Mode, rhs: Mode) -> Bool { lhs.rawValue < rhs.rawValue }
+
+        package var description: String {
+            switch self {
+            case .read: "read"
+            case .write: "write"
+            case .writeSubtree: "writeSubtree"
+            }
+        }
+    }
+
+    /// The item's absolute path, as given or, in a ``HeldLocks``, canonical.
+    package var path: String
+    /// How the item is used.
+    package var mode: Mode
+
+    /// Describes an access to the item at `path`.
+    package init(path: String, mode: Mode) {
+        self.path = path
+        self.mode = mode
+    }
+
+    /// Describes an access to the file URL `url`.
+    package init(_ url: URL, _ mode: Mode) {
+        self.init(path: url.path, mode: mode)
+    }
+
+    package var description: String { "\(mode) \(path)" }
+
+    /// Collapses a request set to one lock per canonical path, each with the strongest mode
+    /// asked for it, so that a coordinator reading and writing one item in a single call
+    /// never waits for itself.
+    ///
+    /// - Parameter requests: The accesses of one coordinated call, in any spelling.
+    /// - Returns: The accesses by canonical path, sorted by path.
+    package static func merged(_ requests: [CoordinationLock]) -> [CoordinationLock] {
+        var strongest: [String: Mode] = [:]
+        for request in requests {
+            let path = canonicalPath(request.path)
+            strongest[path] = max(strongest[path] ?? request.mode, request.mode)
+        }
+        return strongest.map { CoordinationLock(path: $0.key, mode: $0.value) }.sorted { $0.path < $1.path }
+    }
+
+    /// The one spelling of `path` that every process uses to name its lock.
+    ///
+    /// The path is made absolute and `.` components dropped; then the folders above the
+    /// last component are resolved through symbolic links as far as they exist, and the
+    /// rest is appended as written (an item about to be created, in a folder about to be
+    /// created, still gets one stable name). The last component itself is not followed:
+    /// coordinating on a link coordinates on the link, as moving or deleting it would.
+    ///
+    /// - Parameter path: An absolute or current-folder-relative path.
+    /// - Returns: An absolute path without `.`, `..`, repeated slashes or links above its
+    ///   last component.
+    package static func canonicalPath(_ path: String) -> String {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let components = absolute.split(separator: "/").filter { $0 != "." }
+        guard let last = components.last else { return "/" }
+        if last == ".." { return resolvingExisting(components[...]) }
+        return appending(last, to: resolvingExisting(components.dropLast()))
+    }
+
+    /// The real path of the longest existing prefix of `components`, with the rest
+    /// appended lexically.
+    private static func resolvingExisting(_ components: ArraySlice<Substring>) -> String {
+        guard let last = components.last else { return "/" }
+        let path = "/" + components.joined(separator: "/")
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        let parent = resolvingExisting(components.dropLast())
+        if last == ".." {
+            return parent == "/" ? "/" : String(parent[..<parent.lastIndex(of: "/")!]).nonEmptyOrRoot
+        }
+        return appending(last, to: parent)
+    }
+
+    private static func appending(_ component: Substring, to folder: String) -> String {
+        folder == "/" ? "/" + component : folder + "/" + component
+    }
+}
+
+extension String {
+    fileprivate var nonEmptyOrRoot: String { isEmpty ? "/" : self }
+}
+
+/// Locks held by one acquisition, released by ``release()`` or when the value goes away.
+///
+/// Each lock file is open on a descriptor of this acquisition's own, so releasing closes
+/// those descriptors and nothing else: other acquisitions in the process keep theirs.
+/// A process that dies releases everything it held, because the kernel closes its files.
+/// The descriptors are close-on-exec, so a program the holder spawns does not inherit (and
+/// outlive it holding) the locks.
+package final class HeldLocks: Sendable {
+    /// The accesses held, by canonical path, each with its strongest mode.
+    package let locks: [CoordinationLock]
+    /// The open lock files, or `nil` once released.
+    private let descriptors: Mutex<[CInt]?>
+
+    init(locks: [CoordinationLock], descriptors: [CInt]) {
+        self.locks = locks
+        self.descriptors = Mutex(descriptors)
+    }
+
+    deinit { release() }
+
+    /// Whether ``release()`` has not been called yet.
+    package var isHeld: Bool { descriptors.withLock { $0 != nil } }
+
+    /// Releases every lock of this acquisition; later calls do nothing.
+    package func release() {
+        let open = descriptors.withLock { descriptors in
+            defer { descriptors = nil }
+            return descriptors ?? []
+        }
+        for fd in open { Syscall.close(fd) }
+    }
+
+    /// Whether these locks already grant `request`, so that a coordinated call nested
+    /// inside the one holding them can go ahead without acquiring (and waiting on) its own.
+    ///
+    /// A lock covers a weaker or equal access to its own item; a ``CoordinationLock/Mode/writeSubtree``
+    /// lock also covers any access to an item inside its folder.
+    package func covers(_ request: CoordinationLock) -> Bool {
+        let path = CoordinationLock.canonicalPath(request.path)
+        return locks.contains { held in
+            if held.path == path { return held.mode >= request.mode }
+            guard held.mode == .writeSubtree else { return false }
+            let folder = held.path == "/" ? "/" : held.path + "/"
+            return path.hasPrefix(folder)
+        }
+    }
+}
+
+/// Takes and waits for the cross-process locks behind file coordination.
+///
+/// Each item has a lock file in `<runtime>/documentkit/locks/`, named by ``LockKey``, and
+/// two bytes of it are locked with open-file-description (OFD) locks:
+///
+/// - byte 0 is the item itself: shared to read it, exclusive to write it;
+/// - byte 1 says "something inside this folder is in use": every access holds it shared on
+///   each folder above its item, up to `/`, and moving or deleting a folder holds it
+///   exclusive, so each excludes the other while accesses inside share.
+///
+/// One acquisition takes its ranges in a single global order (lock file key, then byte),
+/// which is what keeps two multi-item acquisitions, such as writing A and B against
+/// writing B and A, from deadlocking. It waits by polling with exponential backoff
+/// (50 µs, doubling, at most 5 ms), so timeouts and cancellation take effect within a few
+/// milliseconds. Polling has no queue: a steady stream of readers can keep a writer
+/// waiting, as it can with `fcntl` locks generally.
+///
+/// For example:
+///
+/// ```swift
+/// let held = try LockManager.shared().acquire([CoordinationLock(url, .write)], timeout: .seconds(30))
+/// defer { held.release() }
+/// try SafeSave.write(data, to: url)
+/// ```
+package final class LockManager: Sendable {
+    /// The private runtime folder the lock folder lives in.
+    package let runtime: URL
+    private let directory: LockDirectory
+
+    /// The lock folder, `<runtime>/documentkit/locks`.
+    package var lockDirectory: URL { directory.url }
+
+    /// Opens the lock folder of `directories`, creating the private runtime folder and the
+    /// lock folder (mode 0700) if needed.
+    ///
+    /// - Throws: ``DocumentKitError`` if a folder cannot be made, is not private, or is not
+    ///   this user's.
+    package init(directories: StandardDirectories = .current) throws {
+        runtime = try directories.makeRuntimeDirectory()
+        directory = try LockDirectory(runtime: runtime)
+    }
+
+    private static let cached = Mutex<LockManager?>(nil)
+
+    /// The lock manager for ``StandardDirectories/current``, made once and remade only if
+    /// the runtime folder changes (as tests do).
+    ///
+    /// - Throws: ``DocumentKitError`` as ``init(directories:)`` does.
+    package static func shared() throws -> LockManager {
+        let directories = StandardDirectories.current
+        return try cached.withLock { cached in
+            if let manager = cached, manager.runtime == directories.runtime { return manager }
+            let manager = try LockManager(directories: directories)
+            cached = manager
+            return manager
+        }
+    }
+
+    /// Acquires every lock of `requests` together, waiting as long as conflicting holders
+    /// in this or other processes keep them.
+    ///
+    /// Paths are merged to their strongest mode first (``CoordinationLock/merged(_:)``), so
+    /// the set never conflicts with itself. If the wait ends early, the locks already taken
+    /// are released before the error is thrown.
+    ///
+    /// - Parameters:
+    ///   - requests: The accesses of one coordinated call.
+    ///   - timeout: How long to wait at most; `nil` waits for ever, `.zero` tries once.
+    ///   - isCancelled: Asked whenever the acquisition has to wait; `true` gives up.
+    /// - Returns: The held locks.
+    /// - Throws: ``DocumentKitError`` with code `.timedOut`, naming the path waited for;
+    ///   `CancellationError` when `isCancelled` says so; ``DocumentKitError`` naming the item
+    ///   when a lock file cannot be opened or locked.
+    package func acquire(
+        _ requests: [CoordinationLock], timeout: Duration? = nil, isCancelled: () -> Bool = { false }
+    ) throws -> HeldLocks {
+        var acquisition = LockAcquisition(requests, directory: directory)
+        var wait = LockWait(timeout: timeout)
+        do {
+            while try !acquisition.advance() {
+                if acquisition.progressed { wait.restartBackoff() }
+                if isCancelled() { throw CancellationError() }
+                LockWait.sleep(try wait.nextPause(waitingFor: acquisition.blockingPath))
+            }
+        } catch {
+            acquisition.abandon()
+            throw error
+        }
+        return acquisition.held()
+    }
+
+    /// Acquires every lock of `requests` together without blocking a thread while waiting.
+    ///
+    /// Behaves as ``acquire(_:timeout:isCancelled:)``, with the task's cancellation in place
+    /// of `isCancelled`.
+    ///
+    /// - Throws: ``DocumentKitError`` (`.timedOut` and others) or `CancellationError`.
+    package func acquire(_ requests: [CoordinationLock], timeout: Duration? = nil) async throws -> HeldLocks {
+        var acquisition = LockAcquisition(requests, directory: directory)
+        var wait = LockWait(timeout: timeout)
+        do {
+            while try !acquisition.advance() {
+                if acquisition.progressed { wait.restartBackoff() }
+                try Task.checkCancellation()
+                try await Task.sleep(for: try wait.nextPause(waitingFor: acquisition.blockingPath))
+            }
+        } catch {
+            acquisition.abandon()
+            throw error
+        }
+        return acquisition.held()
+    }
+}
+
+/// One byte range to lock in one lock file, in acquisition order.
+private struct LockRange {
+    /// Index into the acquisition's lock files.
+    var file: Int
+    var start: off_t
+    var length: off_t
+    var strength: LockStrength
+}
+
+/// The lock files an acquisition needs and what it takes on each.
+private struct LockFilePlan {
+    var key: LockKey
+    /// The path the lock file stands for, named in errors; a slice, because ancestors'
+    /// paths are rarely needed and would otherwise cost an allocation each.
+    var path: Substring
+    var item: LockStrength?
+    var contents: LockStrength?
+}
+
+/// The progress of one acquisition: which ranges it holds and on which descriptors.
+///
+/// `advance` only ever tries the next range without blocking, so the sync and async
+/// drivers share it and differ only in how they wait.
+private struct LockAcquisition {
+    let locks: [CoordinationLock]
+    let directory: LockDirectory
+    private var files: [LockFilePlan] = []
+    private var ranges: [LockRange] = []
+    private var descriptors: [CInt] = []
+    private var next = 0
+    /// Whether the last `advance` took at least one range.
+    private(set) var progressed = false
+
+    init(_ requests: [CoordinationLock], directory: LockDirectory) {
+        locks = CoordinationLock.merged(requests)
+        self.directory = directory
+        var plans: [LockKey: LockFilePlan] = [:]
+        func need(_ key: LockKey, _ path: Substring, item: LockStrength? = nil, contents: LockStrength? = nil)
+        {
+            var plan = plans[key] ?? LockFilePlan(key: key, path: path)
+            plan.item = Self.stronger(plan.item, item)
+            plan.contents = Self.stronger(plan.contents, contents)
+            plans[key] = plan
+        }
+        for lock in locks {
+            let keys = LockKey.keys(ofItemAndAncestors: lock.path)
+            for ancestor in keys.ancestors { need(ancestor.key, ancestor.path, contents: .shared) }
+            switch lock.mode {
+            case .read: need(keys.item, lock.path[...], item: .shared)
+            case .write: need(keys.item, lock.path[...], item: .exclusive)
+            case .writeSubtree: need(keys.item, lock.path[...], item: .exclusive, contents: .exclusive)
+            }
+        }
+        files = plans.values.sorted { $0.key < $1.key }
+        for (index, plan) in files.enumerated() {
+            switch (plan.item, plan.contents) {
+            case (let item?, let contents?) where item == contents:
+                ranges.append(LockRange(file: index, start: 0, length: 2, strength: item))
+            default:
+                if let item = plan.item {
+                    ranges.append(LockRange(file: index, start: 0, length: 1, strength: item))
+                }
+                if let contents = plan.contents {
+                    ranges.append(LockRange(file: index, start: 1, length: 1, strength: contents))
+                }
+            }
+        }
+    }
+
+    private static func stronger(_ lhs: LockStrength?, _ rhs: LockStrength?) -> LockStrength? {
+        guard let lhs else { return rhs }
+        guard let rhs else { return lhs }
+        return max(lhs, rhs)
+    }
+
+    /// The path whose lock the acquisition is waiting for.
+    var blockingPath: String { String(files[ranges[min(next, ranges.count - 1)].file].path) }
+
+    /// Takes ranges in order until one is held elsewhere.
+    ///
+    /// - Returns: `true` once every range is held.
+    mutating func advance() throws -> Bool {
+        progressed = false
+        while next < ranges.count {
+            let range = ranges[next]
+            if range.file == descriptors.count {
+                descriptors.append(try directory.open(files[range.file].key, for: files[range.file].path))
+            }
+            let taken = Syscall.tryLockRange(
+                descriptors[range.file], range.strength, start: range.start, length: range.length)
+            switch taken {
+            case .success(true):
+                next += 1
+                progressed = true
+            case .success(false):
+                return false
+            case .failure(let error):
+                let code =
+                    error == .invalidArgument
+                    ? DocumentKitError.Code.notSupported : DocumentKitError.code(for: error)
+                throw DocumentKitError(
+                    code, operation: "lock", url: URL(fileURLWithPath: String(files[range.file].path)),
+                    errno: error,
+                    detail: error == .invalidArgument ? "the system lacks open file description locks" : nil)
+            }
+        }
+        return true
+    }
+
+    /// Releases whatever was taken.
+    mutating func abandon() {
+        for fd in descriptors { Syscall.close(fd) }
+        descriptors = []
+    }
+
+    /// Hands the descriptors to the caller.
+    mutating func held() -> HeldLocks {
+        defer { descriptors = [] }
+        return HeldLocks(locks: locks, descriptors: descriptors)
+    }
+}
+
+/// Exponential backoff between polls, bounded by an optional deadline.
+private struct LockWait {
+    static let firstPause = Duration.microseconds(50)
+    static let longestPause = Duration.milliseconds(5)
+
+    let timeout: Duration?
+    let deadline: ContinuousClock.Instant?
+    private var pause = firstPause
+
+    init(timeout: Duration?) {
+        self.timeout = timeout
+        deadline = timeout.map { ContinuousClock.now.advanced(by: $0) }
+    }
+
+    /// Starts over from the shortest pause, after the acquisition moved on to a new range.
+    mutating func restartBackoff() { pause = Self.firstPause }
+
+    /// How long to wait before the next try.
+    ///
+    /// - Throws: ``DocumentKitError`` with code `.timedOut` naming `path` once the deadline
+    ///   has passed.
+    mutating func nextPause(waitingFor path: String) throws -> Duration {
+        var next = pause
+        pause = min(pause * 2, Self.longestPause)
+        if let deadline, let timeout {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else {
+                throw DocumentKitError(
+                    .timedOut, operation: "coordinate access to", url: URL(fileURLWithPath: path),
+                    detail: "another reader or writer kept it busy for longer than \(timeout)")
+            }
+            next = min(next, remaining)
+        }
+        return next
+    }
+
+    static func sleep(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        // An early wake-up (a signal) only means an early poll.
+        _ = nanosleep(&request, nil)
+    }
+}
