@@ -3,17 +3,38 @@
     import Foundation
 
     /// One registered undo action: what to call, and on which object.
-    @MainActor
-    final class UndoAction {
+    ///
+    /// The handler lives in a generic subclass, ``TargetedUndoAction``, so that a registration
+    /// costs one allocation and performing it needs no dynamic cast of the target.
+    @MainActor @usableFromInline
+    class UndoAction {
         // Weak so that an undo stack never keeps a document or model alive; an action whose
         // target has gone is skipped rather than called.
         weak var target: AnyObject?
-        let invoke: @MainActor (AnyObject) -> Void
         var isDiscardable = false
 
-        init(target: AnyObject, invoke: @escaping @MainActor (AnyObject) -> Void) {
+        @usableFromInline
+        init(target: AnyObject) {
             self.target = target
-            self.invoke = invoke
+        }
+
+        /// Calls the handler with the target, if the target is still alive.
+        func perform() {}
+    }
+
+    @MainActor @usableFromInline
+    final class TargetedUndoAction<Target: AnyObject>: UndoAction {
+        let handler: @MainActor (Target) -> Void
+
+        @usableFromInline
+        init(target: Target, handler: @escaping @MainActor (Target) -> Void) {
+            self.handler = handler
+            super.init(target: target)
+        }
+
+        override func perform() {
+            // Only `init` sets `target`, to a `Target`, so the downcast cannot fail.
+            if let target { handler(unsafeDowncast(target, to: Target.self)) }
         }
     }
 
@@ -57,7 +78,7 @@
             for entry in entries.reversed() {
                 switch entry {
                 case .action(let action):
-                    if let target = action.target { action.invoke(target) }
+                    action.perform()
                 case .group(let group):
                     group.perform()
                 }
@@ -113,11 +134,11 @@
             isEventGroupCloseScheduled = false
             pendingActionName = nil
             guard let group = eventGroup else { return }
-            guard groupingLevel >= 1, topOpenGroup === group else {
+            guard groupingDepth >= 1, topOpenGroup === group else {
                 eventGroup = nil
                 return
             }
-            guard groupingLevel == 1, !isUndoing, !isRedoing else { return }
+            guard groupingDepth == 1, !isUndoing, !isRedoing else { return }
             eventGroup = nil
             endUndoGrouping()
         }

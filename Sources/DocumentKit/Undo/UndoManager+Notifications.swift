@@ -99,9 +99,26 @@
         /// The same name as `Notification.Name.NSUndoManagerDidRedoChange`.
         nonisolated public static let didRedoChangeNotification = Notification.Name.NSUndoManagerDidRedoChange
 
-        func post(_ name: Notification.Name, groupIsDiscardable: Bool? = nil) {
-            let userInfo = groupIsDiscardable.map { [NSUndoManagerGroupIsDiscardableKey: $0] }
-            NotificationCenter.default.post(name: name, object: self, userInfo: userInfo)
+        // The two user-info dictionaries of the close-group notifications, built once: a fresh
+        // `[String: Bool]` bridged to `[AnyHashable: Any]` for every post cost as much as the post.
+        // Dictionaries are values, so observers cannot tell a shared one from a fresh one.
+        private static let discardableGroupUserInfo: [AnyHashable: Any] = [
+            NSUndoManagerGroupIsDiscardableKey: true
+        ]
+        private static let nondiscardableGroupUserInfo: [AnyHashable: Any] = [
+            NSUndoManagerGroupIsDiscardableKey: false
+        ]
+
+        /// Posts `name` with this undo manager as the object, synchronously, to the default center.
+        func post(_ name: Notification.Name) {
+            NotificationCenter.default.post(Notification(name: name, object: self, userInfo: nil))
+        }
+
+        /// Posts a close-group notification, whose user info says whether the group is discardable.
+        func post(_ name: Notification.Name, groupIsDiscardable: Bool) {
+            let userInfo =
+                groupIsDiscardable ? Self.discardableGroupUserInfo : Self.nondiscardableGroupUserInfo
+            NotificationCenter.default.post(Notification(name: name, object: self, userInfo: userInfo))
         }
     }
 #endif

@@ -64,6 +64,9 @@
         var isEventGroupCloseScheduled = false
         /// A name given with no group open under ``groupsByEvent``, for the group this turn opens.
         var pendingActionName: String?
+        /// The number of entries of the last non-empty group closed, capped: the capacity a group
+        /// reserves at its first registration.
+        private var entryCountHint = 1
 
         /// Creates an undo manager with empty stacks and no limit on the levels of undo.
         public init() {}
@@ -87,10 +90,22 @@
         ///     argument back to an earlier value. Capture the target through the argument, not
         ///     strongly.
         /// - Precondition: A group is open, or ``groupsByEvent`` is `true`.
-        public func registerUndo<TargetType: AnyObject>(
+        @inlinable
+        public final func registerUndo<TargetType: AnyObject>(
             withTarget target: TargetType, handler: @escaping @MainActor (TargetType) -> Void
         ) {
-            guard registrationDisabledCount == 0 else { return }
+            // Inlinable so that the caller's module specializes it: the action's generic class is
+            // then resolved once per call site instead of looked up at run time per registration.
+            guard prepareToRegister() else { return }
+            append(TargetedUndoAction(target: target, handler: handler))
+        }
+
+        /// The part of a registration before the action is made: returns `false` while registration
+        /// is disabled; otherwise opens an event group if none is open and clears the redo stack
+        /// outside undo and redo.
+        @usableFromInline
+        func prepareToRegister() -> Bool {
+            guard registrationDisabledCount == 0 else { return false }
             if openGroup == nil {
                 precondition(
                     groupsByEvent,
@@ -98,13 +113,22 @@
                         + "groupsByEvent is false; call beginUndoGrouping() first")
                 openEventGroup()
             }
-            if activity == .idle {
+            if activity == .idle, !redoStack.isEmpty {
                 redoStack.removeAll()
             }
-            let action = UndoAction(target: target) { object in
-                if let target = object as? TargetType { handler(target) }
+            return true
+        }
+
+        /// Adds `action` to the open group and makes it the one ``setActionIsDiscardable(_:)`` marks.
+        @usableFromInline
+        func append(_ action: UndoAction) {
+            if let group = openGroup {
+                if group.entries.capacity == 0 {
+                    // Size the group like the last one closed, rather than growing it 1, 2, 4, 8...
+                    group.entries.reserveCapacity(entryCountHint)
+                }
+                group.entries.append(.action(action))
             }
-            openGroup?.entries.append(.action(action))
             lastRegisteredAction = action
         }
 
@@ -154,7 +178,11 @@
 
         /// The number of nested open groups: the redo group's level while undoing, 0 when none is
         /// open.
-        open private(set) var groupingLevel = 0
+        open var groupingLevel: Int { groupingDepth }
+
+        // The storage of `groupingLevel`. The undo manager's own bookkeeping reads this rather than
+        // the overridable property, as Apple's reads its instance variable.
+        var groupingDepth = 0
 
         /// Opens an undo group, nested in the open group if there is one.
         ///
@@ -165,8 +193,8 @@
                 post(.NSUndoManagerCheckpoint)
             }
             openGroup = UndoGroup(parent: openGroup)
-            groupingLevel += 1
-            if groupingLevel == 1, activity == .idle, let name = pendingActionName {
+            groupingDepth += 1
+            if groupingDepth == 1, activity == .idle, let name = pendingActionName {
                 openGroup?.actionName = name
                 pendingActionName = nil
             }
@@ -192,7 +220,8 @@
             // An observer of the notification may have ended the group itself.
             guard openGroup === group else { return }
             openGroup = group.parent
-            groupingLevel -= 1
+            groupingDepth -= 1
+            if !group.isEmpty { entryCountHint = min(group.entries.count, 64) }
             if let parent = group.parent {
                 if !group.isEmpty { parent.entries.append(.group(group)) }
                 if parent === eventGroup, parent.parent == nil { scheduleEventGroupClose() }
@@ -254,11 +283,11 @@
             precondition(
                 activity == .idle,
                 "UndoManager: undo() called while an undo or redo is in progress")
-            if groupingLevel == 1 {
+            if groupingDepth == 1 {
                 endUndoGrouping()
             }
             precondition(
-                groupingLevel == 0,
+                groupingDepth == 0,
                 "UndoManager: undo() called with nested undo groups open; close them with "
                     + "endUndoGrouping() and use undoNestedGroup() to undo a nested group")
             undoNestedGroup()
@@ -310,11 +339,11 @@
             precondition(
                 activity == .idle,
                 "UndoManager: redo() called while an undo or redo is in progress")
-            if groupingLevel == 1 {
+            if groupingDepth == 1 {
                 endUndoGrouping()
             }
             precondition(
-                groupingLevel == 0,
+                groupingDepth == 0,
                 "UndoManager: redo() called with nested undo groups open; close them first")
             post(.NSUndoManagerCheckpoint)
             guard let group = redoStack.popLast() else { return }
@@ -327,20 +356,20 @@
         /// app has open, so that the inverse lands on the right stack as one group.
         private func perform(_ group: UndoGroup, as performing: Activity) {
             let savedOpenGroup = openGroup
-            let savedLevel = groupingLevel
+            let savedLevel = groupingDepth
             openGroup = nil
-            groupingLevel = 0
+            groupingDepth = 0
             activity = performing
             beginUndoGrouping()
             openGroup?.actionName = group.actionName
             group.perform()
             // A handler may have left groups open; close them so the inverse stays one group.
-            while groupingLevel > 0 {
+            while groupingDepth > 0 {
                 endUndoGrouping()
             }
             activity = .idle
             openGroup = savedOpenGroup
-            groupingLevel = savedLevel
+            groupingDepth = savedLevel
         }
 
         // MARK: Action names
@@ -427,7 +456,7 @@
             registrationDisabledCount = 0
             if activity == .idle {
                 openGroup = nil
-                groupingLevel = 0
+                groupingDepth = 0
                 eventGroup = nil
             } else {
                 // The recording group of the undo or redo in progress must stay open for it to end.
