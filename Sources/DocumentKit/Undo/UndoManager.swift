@@ -354,18 +354,32 @@
 
         /// Performs `group` in a top-level recording group of its own, set aside from any group the
         /// app has open, so that the inverse lands on the right stack as one group.
+        ///
+        /// The recording group is the undo manager's own: opening and closing it posts no group
+        /// notifications, as Apple documents for `undoNestedGroup()` and `redo()` (only the
+        /// checkpoint and the will/did undo or redo change). Groups a handler opens itself post
+        /// as usual.
         private func perform(_ group: UndoGroup, as performing: Activity) {
             let savedOpenGroup = openGroup
             let savedLevel = groupingDepth
-            openGroup = nil
-            groupingDepth = 0
+            let recording = UndoGroup(parent: nil)
+            recording.actionName = group.actionName
+            openGroup = recording
+            groupingDepth = 1
             activity = performing
-            beginUndoGrouping()
-            openGroup?.actionName = group.actionName
             group.perform()
             // A handler may have left groups open; close them so the inverse stays one group.
-            while groupingDepth > 0 {
+            while groupingDepth > 1 {
                 endUndoGrouping()
+            }
+            // A handler that ended more groups than it began has already closed the recording group.
+            if openGroup === recording, !recording.isEmpty {
+                if performing == .undoing {
+                    redoStack.append(recording)
+                } else {
+                    undoStack.append(recording)
+                }
+                trimToLevelsOfUndo()
             }
             activity = .idle
             openGroup = savedOpenGroup
