@@ -367,6 +367,12 @@ extension DirectoryWatcher {
             let isDirectory = mask & UInt32(IN_ISDIR) != 0
             let isTemporary = folder.insideTemporary || isDocumentKitTemporaryName(record.name)
 
+            if isTemporary && !isDirectory && mask & UInt32(IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE) != 0 {
+                // A temporary is not reported, but its writer's close may come after it is
+                // renamed over the real name, and that close must not look like a new write.
+                if mask & UInt32(IN_CLOSE_WRITE) != 0 { openWrites.remove(path) } else { openWrites.insert(path) }
+                return
+            }
             if mask & UInt32(IN_CREATE) != 0 {
                 guard !isTemporary, folders[record.watch]?.scanned.remove(record.name) == nil else { return }
                 append(.created, path, isDirectory: isDirectory)
