@@ -399,6 +399,7 @@ private func bytes(_ url: URL) -> [UInt8] { DirectoryWatcher.fileSystemPath(of: 
         }
         let modified = settled.filter { $0.kind == .modified }
         #expect(modified.count <= 10_000)
+        print("DirectoryWatcher 10,000 files: \(counts.count) created, \(settled.contains { $0.kind == .overflow } ? "with" : "no") overflow, in \(events.batches) batches")
     }
 
     // MARK: Roots and lifetime
@@ -521,6 +522,119 @@ private func bytes(_ url: URL) -> [UInt8] { DirectoryWatcher.fileSystemPath(of: 
         #expect(records.map(\.name) == names)
         #expect(records.map(\.watch) == [1, 2, 3, 4])
         #expect(records.map(\.cookie) == [0, 7, 14, 21])
+    }
+
+    // MARK: Translating records
+
+    /// A state with no inotify descriptor behind it, watching `/w` (its calls to the
+    /// kernel fail harmlessly), fed records as the kernel would queue them.
+    private func translator() -> DirectoryWatcher.State {
+        var state = DirectoryWatcher.State(fd: -1)
+        state.folders[1] = DirectoryWatcher.Folder(path: Array("/w".utf8), root: Array("/w".utf8), recursive: false, isRoot: true)
+        return state
+    }
+
+    private func record(_ mask: Int32, _ name: String, cookie: UInt32 = 0, watch: CInt = 1) -> DirectoryWatcher.Record {
+        DirectoryWatcher.Record(watch: watch, mask: UInt32(bitPattern: mask), cookie: cookie, name: Array(name.utf8))
+    }
+
+    private func paths(_ outcome: DirectoryWatcher.State.Outcome) -> [String] {
+        guard case .deliver(let events) = outcome else { return [] }
+        return events.map { event in
+            if case .moved(let from, let to) = event.kind { return "moved \(from.path) -> \(to.path)" }
+            return "\(event.kind) \(event.url.path)"
+        }
+    }
+
+    @Test func writeAndCloseSplitAcrossTwoReadsIsOneModification() {
+        var state = translator()
+        state.translate(record(IN_MODIFY, "f"))
+        guard case .hold(_, let generation) = state.decide(now: .now()) else {
+            Issue.record("a write without its close is held")
+            return
+        }
+        state.translate(record(IN_MODIFY, "f"))
+        state.translate(record(IN_CLOSE_WRITE, "f"))
+        #expect(paths(state.decide(now: .now())) == ["modified /w/f"])
+        #expect(paths(state.endHold(generation: generation)) == [])
+    }
+
+    @Test func writerThatKeepsTheFileOpenIsReportedWhenTheWindowEnds() {
+        var state = translator()
+        state.translate(record(IN_MODIFY, "log"))
+        guard case .hold(_, let generation) = state.decide(now: .now()) else {
+            Issue.record("a write without its close is held")
+            return
+        }
+        #expect(paths(state.endHold(generation: generation)) == ["modified /w/log"])
+        state.translate(record(IN_CLOSE_WRITE, "log"))
+        #expect(paths(state.decide(now: .now())) == [])
+    }
+
+    @Test func renameHalvesSplitAcrossReadsAreOneMove() {
+        var state = translator()
+        state.translate(record(IN_MOVED_FROM, "a", cookie: 9))
+        guard case .hold = state.decide(now: .now()) else {
+            Issue.record("half a rename is held")
+            return
+        }
+        state.translate(record(IN_MOVED_TO, "b", cookie: 9))
+        #expect(paths(state.decide(now: .now())) == ["moved /w/a -> /w/b"])
+    }
+
+    @Test func unpairedRenameIsDeletionWhenTheWindowEnds() {
+        var state = translator()
+        state.translate(record(IN_MOVED_FROM, "a", cookie: 9))
+        state.translate(record(IN_CREATE, "c"))
+        guard case .hold(_, let generation) = state.decide(now: .now()) else {
+            Issue.record("half a rename is held")
+            return
+        }
+        #expect(paths(state.endHold(generation: generation)) == ["deleted /w/a", "created /w/c"])
+    }
+
+    @Test func packageExchangeIsOneReplacement() {
+        var state = translator()
+        let staging = ".Doc.pkg.dk-tmp-k3j"
+        let isDirectory = IN_ISDIR
+        state.translate(record(IN_CREATE | isDirectory, staging))
+        state.translate(record(IN_MOVED_FROM | isDirectory, staging, cookie: 1))
+        state.translate(record(IN_MOVED_TO | isDirectory, "Doc.pkg", cookie: 1))
+        state.translate(record(IN_MOVED_FROM | isDirectory, "Doc.pkg", cookie: 2))
+        state.translate(record(IN_MOVED_TO | isDirectory, staging, cookie: 2))
+        state.translate(record(IN_DELETE | isDirectory, staging))
+        #expect(paths(state.decide(now: .now())) == ["replaced /w/Doc.pkg"])
+    }
+
+    @Test func packageMovedAsideThenReplacedIsOneReplacement() {
+        var state = translator()
+        let isDirectory = IN_ISDIR
+        state.translate(record(IN_MOVED_FROM | isDirectory, "Doc.pkg", cookie: 1))
+        state.translate(record(IN_MOVED_TO | isDirectory, ".Doc.pkg.dk-old-1", cookie: 1))
+        guard case .hold = state.decide(now: .now()) else {
+            Issue.record("a name moved aside waits for its replacement")
+            return
+        }
+        state.translate(record(IN_MOVED_FROM | isDirectory, ".Doc.pkg.dk-tmp-2", cookie: 2))
+        state.translate(record(IN_MOVED_TO | isDirectory, "Doc.pkg", cookie: 2))
+        #expect(paths(state.decide(now: .now())) == ["replaced /w/Doc.pkg"])
+    }
+
+    @Test func overflowIsReportedForEveryRoot() {
+        var state = translator()
+        state.folders[2] = DirectoryWatcher.Folder(path: Array("/v".utf8), root: Array("/v".utf8), recursive: true, isRoot: true)
+        state.translate(record(IN_CREATE, "before"))
+        state.translate(DirectoryWatcher.Record(watch: -1, mask: UInt32(IN_Q_OVERFLOW), cookie: 0, name: []))
+        #expect(paths(state.decide(now: .now())) == ["created /w/before", "overflow /v", "overflow /w"])
+    }
+
+    @Test func recordsOfRemovedWatchesAreIgnored() {
+        var state = translator()
+        state.translate(record(IN_CREATE, "x", watch: 7))
+        state.translate(record(IN_IGNORED, "", watch: 1))
+        state.translate(record(IN_CREATE, "y"))
+        #expect(paths(state.decide(now: .now())) == [])
+        #expect(state.folders.isEmpty)
     }
 
     // MARK: Latency
