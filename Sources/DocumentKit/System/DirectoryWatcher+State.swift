@@ -77,7 +77,8 @@ extension DirectoryWatcher {
         }
 
         static let rootMask: UInt32 =
-            UInt32(IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO)
+            UInt32(
+                IN_CREATE | IN_DELETE | IN_MODIFY | IN_CLOSE_WRITE | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO)
             | UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_EXCL_UNLINK)
         /// A subfolder's symbolic link is an item, not a folder to descend into.
         static let subfolderMask: UInt32 = rootMask | UInt32(IN_DONT_FOLLOW)
@@ -144,7 +145,9 @@ extension DirectoryWatcher {
         }
 
         mutating func removeRoot(_ path: [UInt8]) {
-            let watches = folders.filter { $0.value.root == path || ($0.value.isRoot && $0.value.path == path) }
+            let watches = folders.filter {
+                $0.value.root == path || ($0.value.isRoot && $0.value.path == path)
+            }
             for (watch, folder) in watches where !folder.isRoot || folder.path == path {
                 Syscall.inotifyRemoveWatch(fd, watch)
                 folders[watch] = nil
@@ -171,7 +174,8 @@ extension DirectoryWatcher {
             folders[watch] = folder
             guard case .success(let entries) = Syscall.directoryEntries(atPath: path) else { return nil }
             if reporting {
-                folders[watch]?.scanned = Set(entries.lazy.map(\.name).filter { !isDocumentKitTemporaryName($0) })
+                folders[watch]?.scanned = Set(
+                    entries.lazy.map(\.name).filter { !isDocumentKitTemporaryName($0) })
                 folders[watch]?.scannedInRead = readCount
             }
             for entry in entries where !isDocumentKitTemporaryName(entry.name) {
@@ -231,12 +235,15 @@ extension DirectoryWatcher {
                     drained = true
                     break
                 }
-                buffer.withUnsafeBytes { Self.parse(UnsafeRawBufferPointer(rebasing: $0[..<count]), into: &records) }
+                buffer.withUnsafeBytes {
+                    Self.parse(UnsafeRawBufferPointer(rebasing: $0[..<count]), into: &records)
+                }
             }
             for record in records { translate(record) }
             if drained {
                 // Every record queued before an earlier scan has now been read.
-                for (watch, folder) in folders where !folder.scanned.isEmpty && folder.scannedInRead < readCount {
+                for (watch, folder) in folders
+                where !folder.scanned.isEmpty && folder.scannedInRead < readCount {
                     folders[watch]?.scanned = []
                 }
             }
@@ -281,7 +288,9 @@ extension DirectoryWatcher {
         }
 
         mutating func endHold(generation: Int) -> Outcome {
-            guard !isClosed && !isCancelled, holdDeadline != nil, generation == holdGeneration else { return .nothing }
+            guard !isClosed && !isCancelled, holdDeadline != nil, generation == holdGeneration else {
+                return .nothing
+            }
             return .deliver(flush())
         }
 
@@ -290,8 +299,11 @@ extension DirectoryWatcher {
             if !moveSources.isEmpty || !displaced.isEmpty || !modifiedInBatch.isDisjoint(with: openWrites) {
                 return true
             }
-            let replaced = Set(pending.lazy.filter { if case .replaced = $0.kind { true } else { false } }.map(\.path))
-            return pending.contains { if case .movedAside = $0.kind { !replaced.contains($0.path) } else { false } }
+            let replaced = Set(
+                pending.lazy.filter { if case .replaced = $0.kind { true } else { false } }.map(\.path))
+            return pending.contains {
+                if case .movedAside = $0.kind { !replaced.contains($0.path) } else { false }
+            }
         }
 
         /// Ends the batch: unpaired halves become what they are alone, and paths become URLs.
@@ -299,7 +311,8 @@ extension DirectoryWatcher {
             for source in moveSources.values {
                 // Moved out of the watched folders: it and its watches are gone from here.
                 pending[source.index] = PendingEvent(
-                    kind: source.isTemporary ? .dropped : .deleted, path: source.path, isDirectory: source.isDirectory)
+                    kind: source.isTemporary ? .dropped : .deleted, path: source.path,
+                    isDirectory: source.isDirectory)
                 openWrites.remove(source.path)
                 removeWatches(source.watches)
             }
@@ -307,7 +320,8 @@ extension DirectoryWatcher {
             // Folders renamed over by another folder are deleted.
             removeWatches(displaced.values.flatMap { $0 })
             displaced = [:]
-            let replaced = Set(pending.lazy.filter { if case .replaced = $0.kind { true } else { false } }.map(\.path))
+            let replaced = Set(
+                pending.lazy.filter { if case .replaced = $0.kind { true } else { false } }.map(\.path))
             var events: [Event] = []
             events.reserveCapacity(pending.count)
             for event in pending {
@@ -325,7 +339,8 @@ extension DirectoryWatcher {
                     if replaced.contains(event.path) { continue }
                     kind = .deleted
                 case .moved(let from):
-                    kind = .moved(from: DirectoryWatcher.url(for: from, isDirectory: event.isDirectory), to: url)
+                    kind = .moved(
+                        from: DirectoryWatcher.url(for: from, isDirectory: event.isDirectory), to: url)
                     previous = from
                 case .movedFrom, .dropped: continue
                 }
@@ -353,7 +368,8 @@ extension DirectoryWatcher {
                 overflowed()
                 return
             }
-            guard let folder = folders[record.watch] else { return }  // removed, its last records still queued
+            // A removed watch's last records may still be queued.
+            guard let folder = folders[record.watch] else { return }
             if mask & UInt32(IN_IGNORED) != 0 {
                 folders[record.watch] = nil
                 return
@@ -370,13 +386,19 @@ extension DirectoryWatcher {
             if isTemporary && !isDirectory && mask & UInt32(IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE) != 0 {
                 // A temporary is not reported, but its writer's close may come after it is
                 // renamed over the real name, and that close must not look like a new write.
-                if mask & UInt32(IN_CLOSE_WRITE) != 0 { openWrites.remove(path) } else { openWrites.insert(path) }
+                if mask & UInt32(IN_CLOSE_WRITE) != 0 {
+                    openWrites.remove(path)
+                } else {
+                    openWrites.insert(path)
+                }
                 return
             }
             if mask & UInt32(IN_CREATE) != 0 {
                 guard !isTemporary, folders[record.watch]?.scanned.remove(record.name) == nil else { return }
                 append(.created, path, isDirectory: isDirectory)
-                if isDirectory && folder.recursive, watchSubtree(path, root: folder.root, reporting: true) == .noSpace {
+                if isDirectory && folder.recursive,
+                    watchSubtree(path, root: folder.root, reporting: true) == .noSpace
+                {
                     reportWatchLimit(root: folder.root)
                 }
             } else if mask & UInt32(IN_MODIFY) != 0 {
@@ -405,16 +427,21 @@ extension DirectoryWatcher {
                     watches: watches)
                 append(.movedFrom(cookie: record.cookie), path, isDirectory: isDirectory)
             } else if mask & UInt32(IN_MOVED_TO) != 0 {
-                movedTo(path, isDirectory: isDirectory, isTemporary: isTemporary, record: record, folder: folder)
+                movedTo(
+                    path, isDirectory: isDirectory, isTemporary: isTemporary, record: record, folder: folder)
             }
         }
 
-        mutating func movedTo(_ path: [UInt8], isDirectory: Bool, isTemporary: Bool, record: Record, folder: Folder) {
+        mutating func movedTo(
+            _ path: [UInt8], isDirectory: Bool, isTemporary: Bool, record: Record, folder: Folder
+        ) {
             guard let source = moveSources.removeValue(forKey: record.cookie) else {
                 // Moved in from a folder that is not watched: new here, with all it holds.
                 guard !isTemporary, folders[record.watch]?.scanned.remove(record.name) == nil else { return }
                 append(.created, path, isDirectory: isDirectory)
-                if isDirectory && folder.recursive, watchSubtree(path, root: folder.root, reporting: true) == .noSpace {
+                if isDirectory && folder.recursive,
+                    watchSubtree(path, root: folder.root, reporting: true) == .noSpace
+                {
                     reportWatchLimit(root: folder.root)
                 }
                 return
@@ -430,7 +457,8 @@ extension DirectoryWatcher {
             case (false, true):
                 pending[source.index].kind = .movedAside
             case (false, false):
-                pending[source.index] = PendingEvent(kind: .moved(from: source.path), path: path, isDirectory: isDirectory)
+                pending[source.index] = PendingEvent(
+                    kind: .moved(from: source.path), path: path, isDirectory: isDirectory)
             }
             // A folder that was not watched where it came from (a package staged under a
             // temporary name, or a folder from a non-recursive watch) needs watches now;
@@ -500,7 +528,8 @@ extension DirectoryWatcher {
         }
 
         static func isSameOrInside(_ path: [UInt8], _ folder: [UInt8]) -> Bool {
-            path.starts(with: folder) && (path.count == folder.count || path[folder.count] == UInt8(ascii: "/"))
+            path.starts(with: folder)
+                && (path.count == folder.count || path[folder.count] == UInt8(ascii: "/"))
         }
 
         static func isInsideTemporary(_ path: [UInt8], root: [UInt8]) -> Bool {

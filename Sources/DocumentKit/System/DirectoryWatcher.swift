@@ -188,7 +188,9 @@ final class DirectoryWatcher: Sendable {
     /// onto a real name is reported as ``Kind/replaced``.
     static func isDocumentKitTemporaryName(_ name: some Collection<UInt8>) -> Bool {
         let bytes = Array(name)
-        guard bytes.first == UInt8(ascii: "."), let last = bytes.last, isBase36Digit(last) else { return false }
+        guard bytes.first == UInt8(ascii: "."), let last = bytes.last, isBase36Digit(last) else {
+            return false
+        }
         var end = bytes.count - 1
         while end > 0 && isBase36Digit(bytes[end - 1]) { end -= 1 }
         // `end` is the start of the ID; the 8 bytes before it must be ".dk-tmp-" or ".dk-old-",
@@ -204,13 +206,18 @@ final class DirectoryWatcher: Sendable {
     }
 
     private static func isBase36Digit(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            || (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
     }
 
     /// The exact bytes of a file URL's path, without a trailing slash.
     static func fileSystemPath(of url: URL) -> [UInt8] {
         var bytes = url.withUnsafeFileSystemRepresentation { pointer in
-            pointer.map { Array(UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0))) } ?? []
+            pointer.map {
+                Array(
+                    UnsafeBufferPointer(
+                        start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0)))
+            } ?? []
         }
         while bytes.count > 1 && bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
         return bytes
@@ -218,7 +225,9 @@ final class DirectoryWatcher: Sendable {
 
     /// The URL for a path given as raw bytes.
     static func url(for path: [UInt8], isDirectory: Bool) -> URL {
-        Syscall.withCString(path) { URL(fileURLWithFileSystemRepresentation: $0, isDirectory: isDirectory, relativeTo: nil) }
+        Syscall.withCString(path) {
+            URL(fileURLWithFileSystemRepresentation: $0, isDirectory: isDirectory, relativeTo: nil)
+        }
     }
 
     /// The error for a failed `inotify_add_watch(2)` of `url`.
@@ -226,13 +235,17 @@ final class DirectoryWatcher: Sendable {
         switch error {
         case .noSpace:
             // ENOSPC here is not a full disk: it is the per-user watch limit.
-            let limit = (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8))?
+            let limit =
+                (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8))?
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             return DocumentKitError(
                 .watchLimitReached, operation: "watch", url: url, errno: error,
-                detail: "the user's inotify watches are used up (fs.inotify.max_user_watches is \(limit ?? "unknown"))")
+                detail:
+                    "the user's inotify watches are used up (fs.inotify.max_user_watches is \(limit ?? "unknown"))"
+            )
         case .notDirectory:
-            return DocumentKitError(.wrongFileType, operation: "watch", url: url, errno: error, detail: "not a folder")
+            return DocumentKitError(
+                .wrongFileType, operation: "watch", url: url, errno: error, detail: "not a folder")
         default:
             return DocumentKitError(error, operation: "watch", url: url)
         }
@@ -253,7 +266,10 @@ extension DirectoryWatcher {
         let deliveryQueue: DispatchQueue
         let handler: @Sendable ([Event]) -> Void
 
-        init(fd: CInt, readQueue: DispatchQueue, deliveryQueue: DispatchQueue, handler: @escaping @Sendable ([Event]) -> Void) {
+        init(
+            fd: CInt, readQueue: DispatchQueue, deliveryQueue: DispatchQueue,
+            handler: @escaping @Sendable ([Event]) -> Void
+        ) {
             self.state = Mutex(State(fd: fd))
             self.readQueue = readQueue
             self.deliveryQueue = deliveryQueue
@@ -265,9 +281,12 @@ extension DirectoryWatcher {
         func watch(_ path: [UInt8], url: URL, recursive: Bool) throws {
             try state.withLock { state in
                 guard !state.isCancelled else {
-                    throw DocumentKitError(.invalidArgument, operation: "watch", url: url, detail: "the watcher is cancelled")
+                    throw DocumentKitError(
+                        .invalidArgument, operation: "watch", url: url, detail: "the watcher is cancelled")
                 }
-                if let error = state.addRoot(path, recursive: recursive) { throw DirectoryWatcher.watchError(error, url: url) }
+                if let error = state.addRoot(path, recursive: recursive) {
+                    throw DirectoryWatcher.watchError(error, url: url)
+                }
             }
         }
 
@@ -306,7 +325,9 @@ extension DirectoryWatcher {
             case .nothing: break
             case .deliver(let events): deliver(events)
             case .hold(let deadline, let generation):
-                readQueue.asyncAfter(deadline: deadline) { [self] in holdingWindowEnded(generation: generation) }
+                readQueue.asyncAfter(deadline: deadline) { [self] in
+                    holdingWindowEnded(generation: generation)
+                }
             }
         }
 

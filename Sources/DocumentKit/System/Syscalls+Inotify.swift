@@ -38,7 +38,8 @@ extension Syscall {
     ///
     /// The corresponding C functions are `openat(2)`, `fdopendir(3)`, `readdir(3)` and,
     /// where the file system does not fill in `d_type`, `fstatat(2)`.
-    static func directoryEntries(atPath path: [UInt8]) -> Result<[(name: [UInt8], isDirectory: Bool)], Errno> {
+    static func directoryEntries(atPath path: [UInt8]) -> Result<[(name: [UInt8], isDirectory: Bool)], Errno>
+    {
         let opened = withCString(path) { pointer in
             retrying { Glibc.openat(AT_FDCWD, pointer, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW) }
         }

@@ -58,7 +58,8 @@ private final class EventCollector: Sendable {
             let slash = event.isDirectory ? "/" : ""
             switch event.kind {
             case .moved:
-                return "moved \(relative(event.previousFileSystemPath ?? []))\(slash) -> \(relative(event.fileSystemPath))\(slash)"
+                return
+                    "moved \(relative(event.previousFileSystemPath ?? []))\(slash) -> \(relative(event.fileSystemPath))\(slash)"
             default:
                 return "\(event.kind) \(relative(event.fileSystemPath))\(slash)"
             }
@@ -198,7 +199,8 @@ private func bytes(_ url: URL) -> [UInt8] { DirectoryWatcher.fileSystemPath(of: 
 
         _ = try shell("mv one/a two/b", in: tree.url)
 
-        #expect(events.summary(try await events.settle(in: bytes(tree.file("two")))) == ["moved one/a -> two/b"])
+        #expect(
+            events.summary(try await events.settle(in: bytes(tree.file("two")))) == ["moved one/a -> two/b"])
     }
 
     @Test func moveOutIsDeletionAndMoveInIsCreation() async throws {
@@ -315,8 +317,10 @@ private func bytes(_ url: URL) -> [UInt8] { DirectoryWatcher.fileSystemPath(of: 
 
     @Test func temporaryNamesOfSafeSaveMatchThePredicate() {
         for name in ["Notes.txt", ".hidden", "-dash", String(repeating: "n", count: 250)] {
-            #expect(DirectoryWatcher.isDocumentKitTemporaryName(SafeSave.temporaryName(for: name, kind: "tmp")))
-            #expect(DirectoryWatcher.isDocumentKitTemporaryName(SafeSave.temporaryName(for: name, kind: "old")))
+            #expect(
+                DirectoryWatcher.isDocumentKitTemporaryName(SafeSave.temporaryName(for: name, kind: "tmp")))
+            #expect(
+                DirectoryWatcher.isDocumentKitTemporaryName(SafeSave.temporaryName(for: name, kind: "old")))
         }
     }
 
@@ -355,7 +359,8 @@ private func bytes(_ url: URL) -> [UInt8] { DirectoryWatcher.fileSystemPath(of: 
         let tree = try TemporaryTree()
         let root = bytes(tree.url)
         let names: [[UInt8]] = [
-            Array("line\nbreak".utf8), Array("-rf".utf8), [0x66, 0xFF, 0xFE, 0x0A], Array("spaced name %20".utf8),
+            Array("line\nbreak".utf8), Array("-rf".utf8), [0x66, 0xFF, 0xFE, 0x0A],
+            Array("spaced name %20".utf8),
         ]
         let events = EventCollector(root: tree.url)
         let watcher = try DirectoryWatcher(handler: events.handler)
@@ -393,13 +398,18 @@ private func bytes(_ url: URL) -> [UInt8] { DirectoryWatcher.fileSystemPath(of: 
         let counts = Dictionary(created.map { ($0, 1) }, uniquingKeysWith: +)
         #expect(counts.values.allSatisfy { $0 == 1 }, "some files were reported created twice")
         if settled.contains(where: { $0.kind == .overflow }) {
-            #expect(settled.filter { $0.kind == .overflow }.map(\.url) == [DirectoryWatcher.url(for: bytes(tree.url), isDirectory: true)])
+            #expect(
+                settled.filter { $0.kind == .overflow }.map(\.url) == [
+                    DirectoryWatcher.url(for: bytes(tree.url), isDirectory: true)
+                ])
         } else {
             #expect(counts.count == 10_000)
         }
         let modified = settled.filter { $0.kind == .modified }
         #expect(modified.count <= 10_000)
-        print("DirectoryWatcher 10,000 files: \(counts.count) created, \(settled.contains { $0.kind == .overflow } ? "with" : "no") overflow, in \(events.batches) batches")
+        print(
+            "DirectoryWatcher 10,000 files: \(counts.count) created, \(settled.contains { $0.kind == .overflow } ? "with" : "no") overflow, in \(events.batches) batches"
+        )
     }
 
     // MARK: Roots and lifetime
@@ -415,7 +425,10 @@ private func bytes(_ url: URL) -> [UInt8] { DirectoryWatcher.fileSystemPath(of: 
 
         _ = try shell("rm -r root", in: tree.url)
 
-        #expect(try await events.wait { $0.contains { $0.kind == .deleted && $0.fileSystemPath == bytes(folder) } })
+        #expect(
+            try await events.wait {
+                $0.contains { $0.kind == .deleted && $0.fileSystemPath == bytes(folder) }
+            })
         #expect(events.summary(events.events) == ["deleted f", "deleted /"])
         #expect(watcher.watchedDirectories.isEmpty)
     }
@@ -517,7 +530,9 @@ private func bytes(_ url: URL) -> [UInt8] { DirectoryWatcher.fileSystemPath(of: 
         stream += [1, 2, 3]  // a truncated header is ignored
 
         var records: [DirectoryWatcher.Record] = []
-        stream.withUnsafeBytes { DirectoryWatcher.State.parse(UnsafeRawBufferPointer(rebasing: $0[1...]), into: &records) }
+        stream.withUnsafeBytes {
+            DirectoryWatcher.State.parse(UnsafeRawBufferPointer(rebasing: $0[1...]), into: &records)
+        }
 
         #expect(records.map(\.name) == names)
         #expect(records.map(\.watch) == [1, 2, 3, 4])
@@ -530,12 +545,16 @@ private func bytes(_ url: URL) -> [UInt8] { DirectoryWatcher.fileSystemPath(of: 
     /// kernel fail harmlessly), fed records as the kernel would queue them.
     private func translator() -> DirectoryWatcher.State {
         var state = DirectoryWatcher.State(fd: -1)
-        state.folders[1] = DirectoryWatcher.Folder(path: Array("/w".utf8), root: Array("/w".utf8), recursive: false, isRoot: true)
+        state.folders[1] = DirectoryWatcher.Folder(
+            path: Array("/w".utf8), root: Array("/w".utf8), recursive: false, isRoot: true)
         return state
     }
 
-    private func record(_ mask: Int32, _ name: String, cookie: UInt32 = 0, watch: CInt = 1) -> DirectoryWatcher.Record {
-        DirectoryWatcher.Record(watch: watch, mask: UInt32(bitPattern: mask), cookie: cookie, name: Array(name.utf8))
+    private func record(_ mask: Int32, _ name: String, cookie: UInt32 = 0, watch: CInt = 1)
+        -> DirectoryWatcher.Record
+    {
+        DirectoryWatcher.Record(
+            watch: watch, mask: UInt32(bitPattern: mask), cookie: cookie, name: Array(name.utf8))
     }
 
     private func paths(_ outcome: DirectoryWatcher.State.Outcome) -> [String] {
@@ -622,7 +641,8 @@ private func bytes(_ url: URL) -> [UInt8] { DirectoryWatcher.fileSystemPath(of: 
 
     @Test func overflowIsReportedForEveryRoot() {
         var state = translator()
-        state.folders[2] = DirectoryWatcher.Folder(path: Array("/v".utf8), root: Array("/v".utf8), recursive: true, isRoot: true)
+        state.folders[2] = DirectoryWatcher.Folder(
+            path: Array("/v".utf8), root: Array("/v".utf8), recursive: true, isRoot: true)
         state.translate(record(IN_CREATE, "before"))
         state.translate(DirectoryWatcher.Record(watch: -1, mask: UInt32(IN_Q_OVERFLOW), cookie: 0, name: []))
         #expect(paths(state.decide(now: .now())) == ["created /w/before", "overflow /v", "overflow /w"])
@@ -664,7 +684,9 @@ private func bytes(_ url: URL) -> [UInt8] { DirectoryWatcher.fileSystemPath(of: 
         #expect(received.count == writes.count, "one modification per write")
         let latencies = zip(writes, received).map { ($1 - $0) * 1000 }.sorted()
         if !latencies.isEmpty {
-            print("DirectoryWatcher latency, child write to handler: median \(latencies[latencies.count / 2]) ms, max \(latencies.last!) ms over \(latencies.count) writes")
+            print(
+                "DirectoryWatcher latency, child write to handler: median \(latencies[latencies.count / 2]) ms, max \(latencies.last!) ms over \(latencies.count) writes"
+            )
         }
     }
 }
