@@ -20,6 +20,7 @@ extension Document {
         case .success:
             documentState.remove(.closed)
             DocumentController.shared.add(self)
+            startPresenting()
             return true
         case .failure(let error):
             handleError(error, userInteractionPermitted: true)
@@ -126,6 +127,8 @@ struct DocumentContents: @unchecked Sendable {
     // Handed from the reading queue to the main actor once, and never touched by the reader again.
     let value: Any
     let modificationDate: Date?
+    /// The file as it was when read, taken before the bytes so a change during the read shows.
+    var state: ItemState? = nil
 
     static func read(from url: URL) throws -> DocumentContents {
         var info = stat()
@@ -133,8 +136,9 @@ struct DocumentContents: @unchecked Sendable {
             throw DocumentKitError(Errno.current, operation: "open the document", url: url)
         }
         if info.isDirectory {
+            let state = ItemState(path: url.path)
             let wrapper = try FileWrapper(url: url, options: .immediate)
-            return DocumentContents(value: wrapper, modificationDate: info.modificationDate)
+            return DocumentContents(value: wrapper, modificationDate: info.modificationDate, state: state)
         }
         guard info.isRegularFile else {
             throw DocumentKitError(
@@ -144,6 +148,6 @@ struct DocumentContents: @unchecked Sendable {
         let file = try FileDescriptor.open(url, O_RDONLY | O_NONBLOCK, operation: "open the document")
         let opened = try file.stat(operation: "open the document")
         let data = try file.readToEnd(sizeHint: Int(opened.st_size), operation: "read the document")
-        return DocumentContents(value: data, modificationDate: opened.modificationDate)
+        return DocumentContents(value: data, modificationDate: opened.modificationDate, state: ItemState(opened))
     }
 }

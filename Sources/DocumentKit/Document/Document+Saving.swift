@@ -73,6 +73,7 @@ extension Document {
         autosave.becameClean()
         documentState.insert(.closed)
         DocumentController.shared.remove(self)
+        stopPresenting()
         return true
     }
 
@@ -108,18 +109,45 @@ extension Document {
         } catch {
             return finishSave(failedWith: error, url: url)
         }
-        let result: Result<Date?, any Error> = await withFileAccess { [self] in
-            try self.writeContents(snapshot.value, andAttributes: attributes.value, safelyTo: url, for: saveOperation)
-            return Self.modificationDate(of: url)
+        // Only the document's own file is checked: a save elsewhere creates or replaces on purpose.
+        let checksOriginal = saveOperation == .forOverwriting && url == fileURL
+        let result: Result<SaveWrite, any Error> = await withFileAccess { [self] in
+            let coordinator = FileCoordinator(filePresenter: self)
+            return try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { url in
+                let expected = self.fileRecord.withLock { $0.knownState }
+                if checksOriginal, let expected, let current = ItemState(path: url.path), current != expected {
+                    return .changedElsewhere
+                }
+                try self.writeContents(snapshot.value, andAttributes: attributes.value, safelyTo: url, for: saveOperation)
+                let written = ItemState(path: url.path)
+                self.fileRecord.withLock { $0.knownState = written }
+                return .written(Self.modificationDate(of: url))
+            }
         }
         switch result {
-        case .success(let modificationDate):
+        case .success(.changedElsewhere):
+            // Another writer replaced the file since this document read it: keep theirs, keep
+            // ours beside it, never overwrite blindly.
+            await preserveUnsavedChanges(snapshot)
+            _ = await reloadFromDisk()
+            autosave.becameClean()
+            _ = autosave.saveFinished(at: autosaveConfiguration.clock.elapsed(), stillDirty: false)
+            let kept = preservedUnsavedChanges.last
+            handleError(
+                DocumentKitError(
+                    .editedElsewhere, operation: "save the document", url: url,
+                    detail: "another program changed the file; its version is shown and the unsaved changes were kept"
+                        + (kept.map { " in “\($0.lastPathComponent)”" } ?? "")),
+                userInteractionPermitted: false)
+            return false
+        case .success(.written(let modificationDate)):
             if url != fileURL { fileURL = url }
             fileModificationDate = modificationDate
             documentState.remove(.savingError)
             if saveOperation == .forCreating, documentState.contains(.closed) {
                 documentState.remove(.closed)
                 DocumentController.shared.add(self)
+                startPresenting()
             }
             updateChangeCount(withToken: token, for: saveOperation)
             perform(autosave.saveFinished(at: autosaveConfiguration.clock.elapsed(), stillDirty: hasUnsavedChanges))
@@ -230,4 +258,10 @@ extension Document {
 struct SendableAttributes: @unchecked Sendable {
     // Built fresh by fileAttributesToWrite for this one save and not shared.
     let value: [FileAttributeKey: Any]
+}
+
+/// What a coordinated save found and did.
+enum SaveWrite: Sendable {
+    case written(Date?)
+    case changedElsewhere
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -41,7 +42,9 @@ import Foundation
 @MainActor
 open class Document {
     /// The document's file. It follows the file when a save moves the document elsewhere.
-    public internal(set) var fileURL: URL
+    public internal(set) var fileURL: URL {
+        didSet { fileRecord.withLock { $0.url = fileURL } }
+    }
 
     /// The modification date of the file as last read or written.
     public var fileModificationDate: Date?
@@ -61,6 +64,7 @@ open class Document {
     /// Creates a document for the file at `url`. Nothing is read until ``open()``.
     public init(fileURL url: URL) {
         fileURL = url.standardizedFileURL
+        fileRecord = Mutex(DocumentFileRecord(url: url.standardizedFileURL, knownState: nil))
         autosave = AutosaveStateMachine(
             quietDelay: AutosaveConfiguration().quietDelay, maximumDelay: AutosaveConfiguration().maximumDelay)
     }
@@ -261,7 +265,11 @@ open class Document {
     ///
     /// - Throws: ``DocumentKitError`` naming the file and what went wrong.
     nonisolated open func read(from url: URL) throws {
-        let contents = try DocumentContents.read(from: url)
+        let coordinator = FileCoordinator(filePresenter: self)
+        let contents = try coordinator.coordinate(readingItemAt: url, options: .withoutChanges) { url in
+            try DocumentContents.read(from: url)
+        }
+        fileRecord.withLock { $0.knownState = contents.state }
         let modificationDate = contents.modificationDate
         try onMainActor {
             try self.loadLoggingNothing(contents.value, from: url, modificationDate: modificationDate)
@@ -328,6 +336,18 @@ open class Document {
     }
 
     // MARK: - Internals
+
+    /// Where the file is and what it was when last read or written, for other threads.
+    nonisolated let fileRecord: Mutex<DocumentFileRecord>
+    /// The queue file coordination calls this document's presenter methods on.
+    nonisolated let presenterQueue: OperationQueue = {
+        let queue = OperationQueue()
+        queue.name = "DocumentKit.Document.presenter"
+        queue.maxConcurrentOperationCount = 1
+        return queue
+    }()
+    /// Files this document wrote its unsaved state to when another writer changed its file.
+    public internal(set) var preservedUnsavedChanges: [URL] = []
 
     var autosave: AutosaveStateMachine
     var autosaveTimer: Task<Void, Never>?

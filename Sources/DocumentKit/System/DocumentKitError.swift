@@ -50,6 +50,8 @@ public struct DocumentKitError: Error, Sendable, CustomStringConvertible, Locali
         public static let notSupported = Code(rawValue: "notSupported")
         /// The operation was given up after waiting too long.
         public static let timedOut = Code(rawValue: "timedOut")
+        /// Another program changed the file since it was read; nothing was overwritten.
+        public static let editedElsewhere = Code(rawValue: "editedElsewhere")
         /// Any other input/output failure.
         public static let ioFailure = Code(rawValue: "ioFailure")
     }

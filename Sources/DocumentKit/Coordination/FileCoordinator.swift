@@ -1,0 +1,319 @@
+import Foundation
+import Synchronization
+
+/// Coordinates reading and writing of files and folders among presenters and coordinators
+/// in this process and in every other, with `NSFileCoordinator`'s API and semantics.
+///
+/// Readers share an item; a writer excludes readers and writers; a package folder is one
+/// item; moving or deleting a folder excludes everything inside it. Before a write,
+/// presenters of the item (and of the folders that contain it) in every process are asked
+/// to save and relinquish it, and they are told afterwards what happened. A presenter that
+/// does not answer within ``presenterTimeout`` is skipped with a warning rather than hanging
+/// the writer. Locks belong to the process, so a crash blocks no one.
+///
+/// Coordination state lives in the private runtime folder; nothing is written beside the
+/// user's files.
+///
+/// For example:
+///
+/// ```swift
+/// let coordinator = FileCoordinator(filePresenter: nil)
+/// try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { newURL in
+///     try SafeSave.write(data, to: newURL)
+/// }
+/// ```
+public final class FileCoordinator: Sendable {
+    /// Options for coordinated reading.
+    public struct ReadingOptions: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt
+        public init(rawValue: UInt) { self.rawValue = rawValue }
+
+        /// Don't ask presenters to save first: read what is on disk now.
+        public static let withoutChanges = ReadingOptions(rawValue: 1 << 0)
+        /// If the item is a symbolic link, coordinate and read its destination.
+        public static let resolvesSymbolicLink = ReadingOptions(rawValue: 1 << 1)
+        /// Only metadata (size, dates) is read: presenters are not asked to save.
+        public static let immediatelyAvailableMetadataOnly = ReadingOptions(rawValue: 1 << 2)
+        /// The accessor gets a private copy of the item, valid during the accessor, to
+        /// upload or copy without holding up writers afterwards.
+        public static let forUploading = ReadingOptions(rawValue: 1 << 3)
+    }
+
+    /// Options for coordinated writing.
+    public struct WritingOptions: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt
+        public init(rawValue: UInt) { self.rawValue = rawValue }
+
+        /// The item will be deleted: presenters accommodate the deletion, and a folder's
+        /// contents are excluded too.
+        public static let forDeleting = WritingOptions(rawValue: 1 << 0)
+        /// The item will be moved: a folder's contents are excluded too, and presenters
+        /// follow the item to where ``FileCoordinator/item(at:didMoveTo:)`` says it went.
+        public static let forMoving = WritingOptions(rawValue: 1 << 1)
+        /// The writer reads the item and merges: presenters save first.
+        public static let forMerging = WritingOptions(rawValue: 1 << 2)
+        /// The item will be replaced whole, as a safe save does. Presenters save first —
+        /// unlike Apple, which treats this as a deletion, so that an open document is
+        /// never closed by another writer's safe save and nothing unsaved is lost.
+        public static let forReplacing = WritingOptions(rawValue: 1 << 3)
+        /// Only metadata that does not depend on the contents changes: presenters are not
+        /// asked to save.
+        public static let contentIndependentMetadataOnly = WritingOptions(rawValue: 1 << 4)
+    }
+
+    /// The presenter this coordinator acts for: it is never messaged about this
+    /// coordinator's own accesses.
+    public let filePresenter: (any FilePresenter)?
+
+    /// How long a presenter may take to answer before the access goes on without it.
+    public static var presenterTimeout: Duration {
+        get { timeoutSetting.withLock { $0 } }
+        set { timeoutSetting.withLock { $0 = newValue } }
+    }
+    private static let timeoutSetting = Mutex<Duration>(.seconds(3))
+
+    private let cancelled = Atomic<Bool>(false)
+    /// Accesses this coordinator holds now, so that a nested access to the same item from
+    /// inside an accessor never waits for itself.
+    private let held = Mutex<[String: CoordinationLock.Mode]>([:])
+    private let moves = Mutex<[String: String]>([:])
+
+    /// Creates a coordinator acting for `filePresenter`, or for no presenter.
+    public init(filePresenter: (any FilePresenter)? = nil) {
+        self.filePresenter = filePresenter
+    }
+
+    // MARK: - Presenters
+
+    /// Registers a presenter: from now on coordinated accesses in every process, and writes
+    /// by programs that do not coordinate, reach it.
+    public static func addFilePresenter(_ filePresenter: any FilePresenter) {
+        PresenterRegistry.shared.add(filePresenter)
+    }
+
+    /// Unregisters a presenter.
+    public static func removeFilePresenter(_ filePresenter: any FilePresenter) {
+        PresenterRegistry.shared.remove(filePresenter)
+    }
+
+    /// The presenters registered in this process.
+    public static var filePresenters: [any FilePresenter] {
+        PresenterRegistry.shared.presenters
+    }
+
+    // MARK: - Coordinated access
+
+    /// Reads an item once presenters have saved, excluding writers meanwhile.
+    ///
+    /// - Parameters:
+    ///   - url: The item to read.
+    ///   - options: How to read.
+    ///   - reader: Reads the item at the URL it is given.
+    /// - Returns: What `reader` returns.
+    /// - Throws: ``DocumentKitError`` if coordination fails or is cancelled, or what `reader` throws.
+    public func coordinate<Result>(
+        readingItemAt url: URL, options: ReadingOptions = [], byAccessor reader: (URL) throws -> Result
+    ) throws -> Result {
+        let target = options.contains(.resolvesSymbolicLink) ? url.resolvingSymlinksInPath() : url
+        let access = Access(url: target, event: .read, options: options.rawValue)
+        return try perform([access]) { urls in
+            if options.contains(.forUploading) {
+                return try withUploadCopy(of: urls[0]) { try reader($0) }
+            }
+            return try reader(urls[0])
+        }
+    }
+
+    /// Writes an item once presenters have saved and relinquished it, excluding readers and
+    /// writers meanwhile; presenters hear afterwards what changed.
+    ///
+    /// - Throws: ``DocumentKitError`` if coordination fails or is cancelled, or what `writer` throws.
+    public func coordinate<Result>(
+        writingItemAt url: URL, options: WritingOptions = [], byAccessor writer: (URL) throws -> Result
+    ) throws -> Result {
+        try perform([Access(url: url, event: .write, options: options.rawValue)]) { try writer($0[0]) }
+    }
+
+    /// Reads one item and writes another in one coordinated access, such as a copy.
+    public func coordinate<Result>(
+        readingItemAt readingURL: URL, options readingOptions: ReadingOptions = [],
+        writingItemAt writingURL: URL, options writingOptions: WritingOptions = [],
+        byAccessor readerWriter: (URL, URL) throws -> Result
+    ) throws -> Result {
+        let accesses = [
+            Access(url: readingURL, event: .read, options: readingOptions.rawValue),
+            Access(url: writingURL, event: .write, options: writingOptions.rawValue),
+        ]
+        return try perform(accesses) { try readerWriter($0[0], $0[1]) }
+    }
+
+    /// Writes two items in one coordinated access, such as a move from one to the other.
+    public func coordinate<Result>(
+        writingItemAt url1: URL, options options1: WritingOptions = [],
+        writingItemAt url2: URL, options options2: WritingOptions = [],
+        byAccessor writer: (URL, URL) throws -> Result
+    ) throws -> Result {
+        let accesses = [
+            Access(url: url1, event: .write, options: options1.rawValue),
+            Access(url: url2, event: .write, options: options2.rawValue),
+        ]
+        return try perform(accesses) { try writer($0[0], $0[1]) }
+    }
+
+    /// Coordinates the accesses `intents` describe, then runs `accessor` on `queue` with
+    /// nil, or with the error that stopped coordination.
+    public func coordinate(
+        with intents: [FileAccessIntent], queue: OperationQueue,
+        byAccessor accessor: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        DispatchQueue.global().async { [self] in
+            let accesses = intents.map(\.access)
+            let finished = DispatchSemaphore(value: 0)
+            do {
+                try perform(accesses) { _ in
+                    queue.addOperation {
+                        accessor(nil)
+                        finished.signal()
+                    }
+                    finished.wait()
+                }
+            } catch {
+                queue.addOperation { accessor(error) }
+            }
+        }
+    }
+
+    /// Coordinates the accesses `intents` describe and runs `accessor` within them, off the
+    /// calling task's executor so a blocked lock never stalls the cooperative pool.
+    ///
+    /// - Returns: What `accessor` returns.
+    public func coordinate<Result: Sendable>(
+        with intents: [FileAccessIntent], byAccessor accessor: @escaping @Sendable () throws -> Result
+    ) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { [self] in
+                continuation.resume(with: Swift.Result { try perform(intents.map(\.access)) { _ in try accessor() } })
+            }
+        }
+    }
+
+    /// Tells presenters, from inside a `.forMoving` accessor, that the item at `oldURL` is
+    /// about to move to `newURL`.
+    public func item(at oldURL: URL, willMoveTo newURL: URL) {}
+
+    /// Tells presenters, from inside a `.forMoving` accessor, that the item at `oldURL` moved
+    /// to `newURL`; they follow it when the access ends.
+    public func item(at oldURL: URL, didMoveTo newURL: URL) {
+        moves.withLock { $0[CanonicalPath.of(oldURL)] = CanonicalPath.of(newURL) }
+    }
+
+    /// Cancels the coordinated accesses this coordinator is waiting for; they throw
+    /// `CancellationError`. An accessor already running is not interrupted.
+    public func cancel() {
+        cancelled.store(true, ordering: .releasing)
+    }
+
+    // MARK: - The protocol
+
+    struct Access: Sendable {
+        var url: URL
+        var event: AccessEvent.Kind
+        var options: UInt
+
+        var lockMode: CoordinationLock.Mode {
+            guard event == .write else { return .read }
+            let writing = WritingOptions(rawValue: options)
+            return writing.contains(.forDeleting) || writing.contains(.forMoving) ? .writeSubtree : .write
+        }
+    }
+
+    /// Asks presenters, takes the locks, runs `body`, releases the locks and tells presenters.
+    func perform<Result>(_ accesses: [Access], _ body: ([URL]) throws -> Result) throws -> Result {
+        if cancelled.load(ordering: .acquiring) { throw CancellationError() }
+        let paths = accesses.map { CanonicalPath.of($0.url) }
+        let events = zip(accesses, paths).map { access, path in
+            AccessEvent(kind: access.event, path: path, options: access.options, itemExisted: ItemState(path: path) != nil)
+        }
+        // Nested accesses to items this coordinator already holds strongly enough are granted
+        // at once: a coordinator never waits for itself, nor messages its presenters twice.
+        let alreadyHeld = held.withLock { held in
+            zip(accesses, paths).allSatisfy { access, path in held[path].map { $0 >= access.lockMode } ?? false }
+        }
+        if alreadyHeld { return try body(accesses.map(\.url)) }
+
+        let timeout = Self.presenterTimeout
+        let sessions = events.map { LocalPresenterSession(event: $0, excluding: filePresenter, timeout: timeout) }
+        let remote = events.map { RemotePresenters.shared.prepare($0, timeout: timeout) }
+        for session in sessions { session.prepare() }
+        // inotify will see these writes too; the sessions report them, once.
+        for event in events where event.kind == .write { PendingWrites.shared.begin(event.path) }
+        defer {
+            let moved = moves.withLock { moves in
+                defer { moves = [:] }
+                return moves
+            }
+            for (index, session) in sessions.enumerated() {
+                let event = events[index]
+                let destination = moved[event.path]
+                let outcome = AccessOutcome(
+                    movedTo: destination, itemExists: ItemState(path: destination ?? event.path) != nil)
+                session.finish(outcome)
+                remote[index].finish(outcome)
+                if event.kind == .write, let own = filePresenter {
+                    // Never messaged about its own access, but it must not hear of it from inotify either.
+                    if let destination {
+                        PresenterRegistry.shared.updatePath(of: own, to: destination)
+                    } else {
+                        PresenterRegistry.shared.noteKnownState(of: own, ItemState(path: event.path))
+                    }
+                }
+            }
+            for event in events where event.kind == .write { PendingWrites.shared.end(event.path) }
+        }
+
+        let requests = CoordinationLock.merged(
+            zip(accesses, paths).map { CoordinationLock(path: $1, mode: $0.lockMode) })
+        let locks = try LockManager.shared().acquire(requests) {
+            self.cancelled.load(ordering: .acquiring)
+        }
+        held.withLock { held in
+            for request in requests { held[request.path] = max(held[request.path] ?? .read, request.mode) }
+        }
+        defer {
+            held.withLock { held in for request in requests { held.removeValue(forKey: request.path) } }
+            locks.release()
+        }
+        return try body(accesses.map(\.url))
+    }
+
+    private func withUploadCopy<Result>(of url: URL, _ body: (URL) throws -> Result) throws -> Result {
+        let folder = StandardDirectories.current.caches
+            .appendingPathComponent("DocumentKit/Uploading/\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent(url.lastPathComponent)
+        do {
+            try FileManager.default.copyItem(at: url, to: copy)
+        } catch {
+            throw DocumentKitError(.ioFailure, operation: "copy for uploading", url: url, detail: "\(error)")
+        }
+        return try body(copy)
+    }
+}
+
+/// One item a ``FileCoordinator/coordinate(with:queue:byAccessor:)`` call accesses.
+public struct FileAccessIntent: Sendable {
+    /// The item, as the accessor should use it.
+    public let url: URL
+    let access: FileCoordinator.Access
+
+    /// An intent to read the item at `url`.
+    public static func readingIntent(with url: URL, options: FileCoordinator.ReadingOptions = []) -> FileAccessIntent {
+        FileAccessIntent(url: url, access: .init(url: url, event: .read, options: options.rawValue))
+    }
+
+    /// An intent to write the item at `url`.
+    public static func writingIntent(with url: URL, options: FileCoordinator.WritingOptions = []) -> FileAccessIntent {
+        FileAccessIntent(url: url, access: .init(url: url, event: .write, options: options.rawValue))
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How a presenter relates to an item a coordinator is about to access.
+enum PresenterRelation: Equatable {
+    /// The presenter presents the item itself.
+    case item
+    /// The presenter presents a folder that contains the item.
+    case ancestor
+    /// The presenter presents something inside the item, a folder being moved or deleted.
+    case descendant
+}
+
+/// What the file system says an item is, to tell a change made elsewhere from one already known.
+struct ItemState: Equatable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modified: timespec
+    var changed: timespec
+
+    init?(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        self.init(info)
+    }
+
+    init(_ info: stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modified = info.st_mtim
+        changed = info.st_ctim
+    }
+
+    static func == (lhs: ItemState, rhs: ItemState) -> Bool {
+        lhs.device == rhs.device && lhs.inode == rhs.inode && lhs.size == rhs.size
+            && lhs.modified.tv_sec == rhs.modified.tv_sec && lhs.modified.tv_nsec == rhs.modified.tv_nsec
+            && lhs.changed.tv_sec == rhs.changed.tv_sec && lhs.changed.tv_nsec == rhs.changed.tv_nsec
+    }
+}
+
+/// The presenters registered in this process, found by the path they present.
+final class PresenterRegistry: Sendable {
+    static let shared = PresenterRegistry()
+
+    struct Entry {
+        weak var presenter: (any FilePresenter)?
+        /// The canonical path the presenter presented when last looked at.
+        var path: String?
+        /// The item's state after the last change the presenter was told of (or registered at).
+        var knownState: ItemState?
+    }
+
+    private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+
+    func add(_ presenter: any FilePresenter) {
+        let path = presenter.presentedItemURL.map(CanonicalPath.of)
+        let state = path.flatMap { ItemState(path: $0) }
+        entries.withLock {
+            $0[ObjectIdentifier(presenter)] = Entry(presenter: presenter, path: path, knownState: state)
+        }
+        PresenterPublisher.shared.refresh()
+    }
+
+    func remove(_ presenter: any FilePresenter) {
+        entries.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(presenter)) }
+        PresenterPublisher.shared.refresh()
+    }
+
+    var presenters: [any FilePresenter] {
+        entries.withLock { entries in
+            entries = entries.filter { $0.value.presenter != nil }
+            return entries.values.compactMap(\.presenter)
+        }
+    }
+
+    /// The canonical paths presented now.
+    ///
+    /// A presenter's path is read from ``FilePresenter/presentedItemURL`` when it is added and
+    /// follows the moves coordination reports; a presenter whose URL changes otherwise is
+    /// removed and added again (``Document`` does this itself).
+    var presentedPaths: Set<String> {
+        entries.withLock { entries in
+            entries = entries.filter { $0.value.presenter != nil }
+            return Set(entries.values.compactMap(\.path))
+        }
+    }
+
+    /// The presenters of `path` exactly.
+    func presenters(of path: String) -> [any FilePresenter] {
+        entries.withLock { entries in entries.values.filter { $0.path == path }.compactMap(\.presenter) }
+    }
+
+    /// The presenters related to `path`, except `excluded` (a coordinator's own presenter).
+    func presenters(
+        relatedTo path: String, includingDescendants: Bool, excluding excluded: (any FilePresenter)?
+    ) -> [(any FilePresenter, PresenterRelation)] {
+        let excludedID = excluded.map(ObjectIdentifier.init)
+        let snapshot = entries.withLock { Array($0.values) }
+        var result: [(any FilePresenter, PresenterRelation)] = []
+        for entry in snapshot {
+            guard let presenter = entry.presenter, let presented = entry.path,
+                ObjectIdentifier(presenter) != excludedID
+            else { continue }
+            if presented == path {
+                result.append((presenter, .item))
+            } else if CanonicalPath.isAncestor(presented, of: path) {
+                result.append((presenter, .ancestor))
+            } else if includingDescendants && CanonicalPath.isAncestor(path, of: presented) {
+                result.append((presenter, .descendant))
+            }
+        }
+        return result
+    }
+
+    /// Records the state a presenter now knows its item in, so the same state seen again
+    /// through inotify is not reported twice.
+    func noteKnownState(of presenter: any FilePresenter, _ state: ItemState?) {
+        entries.withLock { $0[ObjectIdentifier(presenter)]?.knownState = state }
+    }
+
+    /// Records a new known state for every presenter of `path`.
+    func noteKnownState(ofPath path: String, _ state: ItemState?) {
+        entries.withLock { entries in
+            for (key, entry) in entries where entry.path == path {
+                entries[key]?.knownState = state
+            }
+        }
+    }
+
+    /// Presenters of `path` whose known state differs from `state`; records `state` for them.
+    func presentersSeeingChange(atPath path: String, state: ItemState?) -> [any FilePresenter] {
+        entries.withLock { entries in
+            var changed: [any FilePresenter] = []
+            for (key, entry) in entries where entry.path == path {
+                guard let presenter = entry.presenter, entry.knownState != state else { continue }
+                entries[key]?.knownState = state
+                changed.append(presenter)
+            }
+            return changed
+        }
+    }
+
+    func updatePath(of presenter: any FilePresenter, to path: String) {
+        let changed = entries.withLock { entries -> Bool in
+            let key = ObjectIdentifier(presenter)
+            guard entries[key] != nil, entries[key]?.path != path else { return false }
+            entries[key]?.path = path
+            entries[key]?.knownState = ItemState(path: path)
+            return true
+        }
+        if changed { PresenterPublisher.shared.refresh() }
+    }
+
+    /// Moves every presenter of `oldPath`, or of something inside it, to the new place.
+    func movePaths(from oldPath: String, to newPath: String) -> [(any FilePresenter, String)] {
+        let moved = entries.withLock { entries -> [(any FilePresenter, String)] in
+            var moved: [(any FilePresenter, String)] = []
+            for (key, entry) in entries {
+                guard let presenter = entry.presenter, let path = entry.path else { continue }
+                let destination: String
+                if path == oldPath {
+                    destination = newPath
+                } else if CanonicalPath.isAncestor(oldPath, of: path) {
+                    destination = newPath + path.dropFirst(oldPath.count)
+                } else {
+                    continue
+                }
+                entries[key]?.path = destination
+                entries[key]?.knownState = ItemState(path: destination)
+                moved.append((presenter, destination))
+            }
+            return moved
+        }
+        if !moved.isEmpty { PresenterPublisher.shared.refresh() }
+        return moved
+    }
+}
+
+/// Canonical paths: one spelling per item, so that two URLs of one file coordinate together.
+enum CanonicalPath {
+    /// The one spelling every process uses for the item at `url`: see
+    /// ``CoordinationLock/canonicalPath(_:)``.
+    static func of(_ url: URL) -> String {
+        CoordinationLock.canonicalPath(url.standardizedFileURL.path)
+    }
+
+    static func isAncestor(_ ancestor: String, of path: String) -> Bool {
+        let a = ancestor.utf8
+        let p = path.utf8
+        guard p.count > a.count, p.starts(with: a) else { return false }
+        if ancestor == "/" { return true }
+        return p[p.index(p.startIndex, offsetBy: a.count)] == UInt8(ascii: "/")
+    }
+
+    /// The folders that contain `path`, nearest first, ending with "/".
+    static func ancestors(of path: String) -> [String] {
+        var result: [String] = []
+        var current = path
+        while current != "/" && !current.isEmpty {
+            current = (current as NSString).deletingLastPathComponent
+            result.append(current.isEmpty ? "/" : current)
+        }
+        return result
+    }
+}

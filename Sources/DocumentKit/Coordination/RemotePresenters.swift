@@ -1,0 +1,216 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Presenters in other processes: where to find them, and how to ask and tell them.
+///
+/// Each process with presenters listens on `<runtime>/documentkit/presenters/<pid>.sock`
+/// and lists every path it presents in `<runtime>/documentkit/presented/<key>/<pid>`, where
+/// `<key>` is the path's lock key. A coordinator looks up the item and its folders by key
+/// (a few `opendir` calls that mostly fail at once), and only a folder move or deletion
+/// scans the whole index for presenters inside the folder.
+final class RemotePresenters: Sendable {
+    static let shared = RemotePresenters()
+
+    private struct Pending {
+        var session: LocalPresenterSession
+        var started: ContinuousClock.Instant
+    }
+
+    /// Sessions opened for other processes' accesses, waiting for their "did" message.
+    private let pending = Mutex<[String: Pending]>([:])
+    private let requestCounter = Atomic<UInt64>(0)
+
+    // MARK: - The asking side
+
+    /// Asks every other process presenting the item (or a folder of it, or, for a folder move
+    /// or deletion, something inside it) to get out of the way; returns the session to finish.
+    func prepare(_ event: AccessEvent, timeout: Duration) -> RemoteSession {
+        let processes = PresenterIndex.processes(relatedTo: event.path, includingDescendants: event.affectsDescendants)
+        guard !processes.isEmpty else { return RemoteSession(event: event, processes: [], requestID: 0) }
+        let requestID = requestCounter.add(1, ordering: .relaxed).newValue
+        var message = Message(
+            kind: event.kind == .read ? .willRead : (event.isDeletion ? .willDelete : .willWrite),
+            path: Array(event.path.utf8), options: event.options)
+        message.requestID = requestID
+        message.presenterIDs = [event.itemExisted ? "existed" : "new"]
+        var answered: [pid_t] = []
+        for pid in processes {
+            do {
+                _ = try MessageChannelClient.send(
+                    message, to: PresenterIndex.socketPath(of: pid), timeout: timeout + .seconds(1))
+                answered.append(pid)
+            } catch let error as DocumentKitError where error.code == .presenterGone {
+                PresenterIndex.removeEntries(of: pid)
+            } catch {
+                CoordinationLog.warning(
+                    "process \(pid), which presents \(event.path), did not answer in time; going on without it")
+                answered.append(pid)  // it may still be working; tell it how the access ended
+            }
+        }
+        return RemoteSession(event: event, processes: answered, requestID: requestID)
+    }
+
+    struct RemoteSession: Sendable {
+        let event: AccessEvent
+        let processes: [pid_t]
+        let requestID: UInt64
+
+        /// Tells the processes asked how the access ended.
+        func finish(_ outcome: AccessOutcome) {
+            guard !processes.isEmpty else { return }
+            var message = Message(kind: outcome.movedTo == nil ? .didWrite : .didMove, path: Array(event.path.utf8))
+            message.destinationPath = outcome.movedTo.map { Array($0.utf8) }
+            message.requestID = requestID
+            message.presenterIDs = [outcome.itemExists ? "exists" : "gone"]
+            for pid in processes {
+                _ = try? MessageChannelClient.send(message, to: PresenterIndex.socketPath(of: pid), timeout: .seconds(2))
+            }
+        }
+    }
+
+    // MARK: - The answering side
+
+    /// Answers another process's coordinator: runs this process's presenters through the
+    /// access it announces, the same way an access in this process would.
+    func handle(_ message: Message) -> Message {
+        let key = "\(message.senderPID)/\(message.requestID)"
+        let path = String(decoding: message.path, as: UTF8.self)
+        switch message.kind {
+        case .willRead, .willWrite, .willDelete:
+            expireAbandonedSessions()
+            let event = AccessEvent(
+                kind: message.kind == .willRead ? .read : .write, path: path, options: message.options,
+                itemExisted: message.presenterIDs.first != "new")
+            let session = LocalPresenterSession(event: event, excluding: nil, timeout: FileCoordinator.presenterTimeout)
+            if event.kind == .write { PendingWrites.shared.begin(path) }
+            pending.withLock { $0[key] = Pending(session: session, started: .now) }
+            session.prepare()
+            return message.reply()
+        case .didWrite, .didMove:
+            guard let entry = pending.withLock({ $0.removeValue(forKey: key) }) else { return message.reply() }
+            let outcome = AccessOutcome(
+                movedTo: message.destinationPath.map { String(decoding: $0, as: UTF8.self) },
+                itemExists: message.presenterIDs.first != "gone")
+            entry.session.finish(outcome)
+            if entry.session.event.kind == .write { PendingWrites.shared.end(entry.session.event.path) }
+            return message.reply()
+        default:
+            return message.reply(.rejected, error: "unknown request \(message.kind)")
+        }
+    }
+
+    /// A coordinator that died between asking and telling would leave presenters waiting and
+    /// inotify muted for its item; after a minute the access is taken as finished.
+    private func expireAbandonedSessions() {
+        let expired = pending.withLock { pending -> [Pending] in
+            let stale = pending.filter { $0.value.started.duration(to: .now) > .seconds(60) }
+            for key in stale.keys { pending.removeValue(forKey: key) }
+            return Array(stale.values)
+        }
+        for entry in expired {
+            let path = entry.session.event.path
+            entry.session.finish(AccessOutcome(movedTo: nil, itemExists: ItemState(path: path) != nil))
+            if entry.session.event.kind == .write { PendingWrites.shared.end(path) }
+        }
+    }
+}
+
+/// Paths with a coordinated write under way: inotify's report of the write is left to the
+/// coordinator's own "did" message, so presenters hear of it once.
+final class PendingWrites: Sendable {
+    static let shared = PendingWrites()
+    private let counts = Mutex<[String: Int]>([:])
+
+    func begin(_ path: String) { counts.withLock { $0[path, default: 0] += 1 } }
+
+    func end(_ path: String) {
+        counts.withLock { counts in
+            let remaining = (counts[path] ?? 1) - 1
+            counts[path] = remaining > 0 ? remaining : nil
+        }
+    }
+
+    func contains(_ path: String) -> Bool { counts.withLock { $0[path] != nil } }
+}
+
+/// The on-disk index of presented paths, shared by every process of the user.
+enum PresenterIndex {
+    static var root: URL? {
+        guard let runtime = try? StandardDirectories.current.makeRuntimeDirectory() else { return nil }
+        return runtime.appendingPathComponent("documentkit", isDirectory: true)
+    }
+
+    static func socketPath(of pid: pid_t) -> String {
+        (root ?? URL(fileURLWithPath: "/nonexistent")).appendingPathComponent("presenters/\(pid).sock").path
+    }
+
+    private static func entryFolder(for path: String, in root: URL) -> String {
+        root.appendingPathComponent("presented/\(LockKey(path: path))", isDirectory: true).path
+    }
+
+    /// Lists `path` as presented by this process.
+    static func publish(_ path: String) {
+        guard let root else { return }
+        let folder = entryFolder(for: path, in: root)
+        mkdir(root.appendingPathComponent("presented").path, 0o700)
+        mkdir(folder, 0o700)
+        let entry = folder + "/\(getpid())"
+        _ = try? SafeSave.write(Data(path.utf8), to: URL(fileURLWithPath: entry), permissions: 0o600)
+    }
+
+    /// Removes this process's listing of `path`.
+    static func unpublish(_ path: String) {
+        guard let root else { return }
+        let folder = entryFolder(for: path, in: root)
+        unlink(folder + "/\(getpid())")
+        rmdir(folder)  // fails harmlessly while other processes still list the path
+    }
+
+    /// Removes every listing of a process that is gone.
+    static func removeEntries(of pid: pid_t) {
+        guard let root else { return }
+        let presented = root.appendingPathComponent("presented").path
+        for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? [] {
+            unlink("\(presented)/\(folder)/\(pid)")
+            rmdir("\(presented)/\(folder)")
+        }
+        unlink(socketPath(of: pid))
+    }
+
+    /// Other live processes presenting `path`, a folder above it, or (optionally) something inside it.
+    static func processes(relatedTo path: String, includingDescendants: Bool) -> [pid_t] {
+        guard let root else { return [] }
+        let me = getpid()
+        var found = Set<pid_t>()
+        func collect(_ folder: String, matching: ((String) -> Bool)? = nil) {
+            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
+            for name in names {
+                guard let pid = pid_t(name), pid != me else { continue }
+                if let matching {
+                    guard let data = FileManager.default.contents(atPath: "\(folder)/\(name)"),
+                        matching(String(decoding: data, as: UTF8.self))
+                    else { continue }
+                }
+                if kill(pid, 0) != 0 && errno == ESRCH {
+                    removeEntries(of: pid)
+                    continue
+                }
+                found.insert(pid)
+            }
+        }
+        let (item, ancestors) = LockKey.keys(ofItemAndAncestors: path)
+        let presented = root.appendingPathComponent("presented").path
+        collect("\(presented)/\(item)")
+        for ancestor in ancestors { collect("\(presented)/\(ancestor.key)") }
+        if includingDescendants {
+            for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? [] {
+                collect("\(presented)/\(folder)") { CanonicalPath.isAncestor(path, of: $0) }
+            }
+        }
+        return found.sorted()
+    }
+}

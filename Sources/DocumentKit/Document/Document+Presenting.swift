@@ -1,0 +1,157 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What a document shares with threads off the main actor: where its file is, and what the
+/// file was when the document last read or wrote it.
+struct DocumentFileRecord: Sendable {
+    var url: URL
+    /// The file as last read or written by this document; a different file there now means
+    /// another writer changed it.
+    var knownState: ItemState?
+}
+
+extension Document: FilePresenter {
+    nonisolated public var presentedItemURL: URL? {
+        fileRecord.withLock { $0.url }
+    }
+
+    nonisolated public var presentedItemOperationQueue: OperationQueue {
+        presenterQueue
+    }
+
+    nonisolated public func savePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        Task { @MainActor in
+            let saved = await self.autosave()
+            completionHandler(
+                saved ? nil : DocumentKitError(.ioFailure, operation: "save for another writer", url: self.fileURL))
+        }
+    }
+
+    nonisolated public func relinquishPresentedItem(
+        toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void
+    ) {
+        // Saves wait behind the writer's lock and then check the file, so nothing more is needed.
+        writer(nil)
+    }
+
+    nonisolated public func presentedItemDidChange() {
+        Task { @MainActor in await self.fileChangedElsewhere() }
+    }
+
+    nonisolated public func presentedItemDidMove(to newURL: URL) {
+        Task { @MainActor in
+            self.fileURL = newURL.standardizedFileURL
+        }
+    }
+
+    nonisolated public func accommodatePresentedItemDeletion(
+        completionHandler: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        Task { @MainActor in
+            self.closeAfterDeletion()
+            completionHandler(nil)
+        }
+    }
+
+    // MARK: - Reacting
+
+    /// The file changed and another writer did it: reload, keeping unsaved work safe.
+    func fileChangedElsewhere() async {
+        guard !documentState.contains(.closed) else { return }
+        let url = fileURL
+        let current = ItemState(path: url.path)
+        guard let current else { return }  // gone: a deletion or move will be reported
+        if current == fileRecord.withLock({ $0.knownState }) { return }
+        _ = await lastSave?.value
+        if current == fileRecord.withLock({ $0.knownState }) { return }
+        if hasUnsavedChanges {
+            await preserveUnsavedChanges()
+        }
+        _ = await reloadFromDisk()
+    }
+
+    /// Reloads the file's contents without the editing-disabled dance of a user's revert.
+    func reloadFromDisk() async -> Bool {
+        let url = fileURL
+        let result: Result<Void, any Error> = await withFileAccess { [self] in
+            try self.read(from: url)
+        }
+        switch result {
+        case .success:
+            documentState.remove(.savingError)
+            return true
+        case .failure(let error):
+            handleError(error, userInteractionPermitted: false)
+            return false
+        }
+    }
+
+    /// Writes the document's unsaved state beside its file under a name that says what it is,
+    /// so that another writer's change never costs the user a word.
+    ///
+    /// The versions layer turns this into a conflict version instead.
+    func preserveUnsavedChanges(_ snapshot: DocumentContents? = nil) async {
+        let contents: DocumentContents
+        if let snapshot {
+            contents = snapshot
+        } else {
+            do {
+                contents = DocumentContents(
+                    value: try self.contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
+            } catch {
+                handleError(error, userInteractionPermitted: false)
+                return
+            }
+        }
+        let destination = Self.unsavedChangesURL(for: fileURL)
+        let result: Result<Void, any Error> = await withFileAccess { [self] in
+            try self.writeContents(contents.value, andAttributes: nil, safelyTo: destination, for: .forCreating)
+        }
+        if case .failure(let error) = result {
+            handleError(error, userInteractionPermitted: false)
+        } else {
+            preservedUnsavedChanges.append(destination)
+        }
+    }
+
+    nonisolated static func unsavedChangesURL(for url: URL) -> URL {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd HH.mm.ss"
+        let host = ProcessInfo.processInfo.hostName
+        let base = url.deletingPathExtension().lastPathComponent
+        let ext = url.pathExtension
+        let stem = "\(base) (unsaved changes from \(host), \(formatter.string(from: Date())))"
+        var candidate = url.deletingLastPathComponent().appendingPathComponent(ext.isEmpty ? stem : "\(stem).\(ext)")
+        var counter = 2
+        while FileManager.default.fileExists(atPath: candidate.path) {
+            let name = "\(stem) \(counter)"
+            candidate = url.deletingLastPathComponent().appendingPathComponent(ext.isEmpty ? name : "\(name).\(ext)")
+            counter += 1
+        }
+        return candidate
+    }
+
+    func closeAfterDeletion() {
+        guard !documentState.contains(.closed) else { return }
+        autosaveTimer?.cancel()
+        autosaveTimer = nil
+        autosave.becameClean()
+        changeCount = 0
+        documentState.insert(.closed)
+        FileCoordinator.removeFilePresenter(self)
+        DocumentController.shared.remove(self)
+    }
+
+    func startPresenting() {
+        FileCoordinator.addFilePresenter(self)
+    }
+
+    func stopPresenting() {
+        FileCoordinator.removeFilePresenter(self)
+    }
+}
