@@ -17,6 +17,8 @@ let benchmarks: [(String, @MainActor () async throws -> [BenchmarkRow])] = [
     ("document.save.1MiB", { [try await benchmarkDocumentSave(iterations: quick ? 10 : 60)] }),
     ("document.open.100MiB", { [try await benchmarkDocumentOpen(iterations: quick ? 3 : 7)] }),
     ("autosave.burst", { [try await benchmarkAutosaveBurst()] }),
+    ("coordinate.write.4KiB", { [try benchmarkCoordinatedWrite(iterations: quick ? 50 : 300)] }),
+    ("coordinate.read.uncontended", { [try benchmarkCoordinatedRead(duration: quick ? 1 : 3)] }),
 ]
 
 var rows: [BenchmarkRow] = []

@@ -10,6 +10,9 @@
 #define CDS_F_OFD_SETLK 37
 #define CDS_F_OFD_SETLKW 38
 
+/// open(2) flag for a descriptor that only names a file (Glibc hides it behind _GNU_SOURCE).
+#define CDS_O_PATH 010000000
+
 #define CDS_RENAME_NOREPLACE (1 << 0)
 #define CDS_RENAME_EXCHANGE (1 << 1)
 

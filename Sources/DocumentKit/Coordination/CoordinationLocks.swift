@@ -1,3 +1,4 @@
+import CDocumentSystem
 import Foundation
 import Synchronization
 
@@ -67,10 +68,11 @@ package struct CoordinationLock: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Parameter requests: The accesses of one coordinated call, in any spelling.
     /// - Returns: The accesses by canonical path, sorted by path.
-    package static func merged(_ requests: [CoordinationLock]) -> [CoordinationLock] {
+    package static func merged(_ requests: [CoordinationLock], pathsAreCanonical: Bool = false) -> [CoordinationLock] {
+        if pathsAreCanonical, requests.count == 1 { return requests }
         var strongest: [String: Mode] = [:]
         for request in requests {
-            let path = canonicalPath(request.path)
+            let path = pathsAreCanonical ? request.path : canonicalPath(request.path)
             strongest[path] = max(strongest[path] ?? request.mode, request.mode)
         }
         return strongest.map { CoordinationLock(path: $0.key, mode: $0.value) }.sorted { $0.path < $1.path }
@@ -100,6 +102,7 @@ package struct CoordinationLock: Hashable, Sendable, CustomStringConvertible {
     private static func resolvingExisting(_ components: ArraySlice<Substring>) -> String {
         guard let last = components.last else { return "/" }
         let path = "/" + components.joined(separator: "/")
+        if let resolved = resolvedFolder(path) { return resolved }
         if let resolved = realpath(path, nil) {
             defer { free(resolved) }
             return String(cString: resolved)
@@ -109,6 +112,24 @@ package struct CoordinationLock: Hashable, Sendable, CustomStringConvertible {
             return parent == "/" ? "/" : String(parent[..<parent.lastIndex(of: "/")!]).nonEmptyOrRoot
         }
         return appending(last, to: parent)
+    }
+
+    /// The real path of an existing folder, as the kernel names it: one `open`, one
+    /// `readlink` of its `/proc/self/fd` entry and one `close`, where `realpath(3)` walks
+    /// every component with `lstat` and `readlink`. `nil` when `path` is not an existing
+    /// folder or `/proc` is not mounted, and the caller falls back to `realpath`.
+    private static func resolvedFolder(_ path: String) -> String? {
+        let fd = open(path, CDS_O_PATH | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(PATH_MAX) + 1) { buffer -> String? in
+            let length = readlink("/proc/self/fd/\(fd)", buffer.baseAddress!, Int(PATH_MAX))
+            guard length > 0, buffer[0] == CChar(UInt8(ascii: "/")) else { return nil }
+            let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: length)
+            let resolved = String(decoding: bytes, as: UTF8.self)
+            // A folder removed while open is named "... (deleted)": not a path to lock by.
+            return resolved.hasSuffix(" (deleted)") ? nil : resolved
+        }
     }
 
     private static func appending(_ component: Substring, to folder: String) -> String {
@@ -242,9 +263,10 @@ package final class LockManager: Sendable {
     ///   `CancellationError` when `isCancelled` says so; ``DocumentKitError`` naming the item
     ///   when a lock file cannot be opened or locked.
     package func acquire(
-        _ requests: [CoordinationLock], timeout: Duration? = nil, isCancelled: () -> Bool = { false }
+        _ requests: [CoordinationLock], timeout: Duration? = nil, pathsAreCanonical: Bool = false,
+        isCancelled: () -> Bool = { false }
     ) throws -> HeldLocks {
-        var acquisition = LockAcquisition(requests, directory: directory)
+        var acquisition = LockAcquisition(requests, directory: directory, pathsAreCanonical: pathsAreCanonical)
         var wait = LockWait(timeout: timeout)
         do {
             while try !acquisition.advance() {
@@ -315,8 +337,8 @@ private struct LockAcquisition {
     /// Whether the last `advance` took at least one range.
     private(set) var progressed = false
 
-    init(_ requests: [CoordinationLock], directory: LockDirectory) {
-        locks = CoordinationLock.merged(requests)
+    init(_ requests: [CoordinationLock], directory: LockDirectory, pathsAreCanonical: Bool = false) {
+        locks = CoordinationLock.merged(requests, pathsAreCanonical: pathsAreCanonical)
         self.directory = directory
         var plans: [LockKey: LockFilePlan] = [:]
         func need(_ key: LockKey, _ path: Substring, item: LockStrength? = nil, contents: LockStrength? = nil)
@@ -337,15 +359,16 @@ private struct LockAcquisition {
         }
         files = plans.values.sorted { $0.key < $1.key }
         for (index, plan) in files.enumerated() {
+            let base = plan.key.byteOffset
             switch (plan.item, plan.contents) {
             case (let item?, let contents?) where item == contents:
-                ranges.append(LockRange(file: index, start: 0, length: 2, strength: item))
+                ranges.append(LockRange(file: index, start: base, length: 2, strength: item))
             default:
                 if let item = plan.item {
-                    ranges.append(LockRange(file: index, start: 0, length: 1, strength: item))
+                    ranges.append(LockRange(file: index, start: base, length: 1, strength: item))
                 }
                 if let contents = plan.contents {
-                    ranges.append(LockRange(file: index, start: 1, length: 1, strength: contents))
+                    ranges.append(LockRange(file: index, start: base + 1, length: 1, strength: contents))
                 }
             }
         }
@@ -367,11 +390,11 @@ private struct LockAcquisition {
         progressed = false
         while next < ranges.count {
             let range = ranges[next]
-            if range.file == descriptors.count {
-                descriptors.append(try directory.open(files[range.file].key, for: files[range.file].path))
+            if descriptors.isEmpty {
+                descriptors.append(try directory.openLockFile(for: files[range.file].path))
             }
             let taken = Syscall.tryLockRange(
-                descriptors[range.file], range.strength, start: range.start, length: range.length)
+                descriptors[0], range.strength, start: range.start, length: range.length)
             switch taken {
             case .success(true):
                 next += 1

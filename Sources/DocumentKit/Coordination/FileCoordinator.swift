@@ -231,8 +231,8 @@ public final class FileCoordinator: Sendable {
     func perform<Result>(_ accesses: [Access], _ body: ([URL]) throws -> Result) throws -> Result {
         if cancelled.load(ordering: .acquiring) { throw CancellationError() }
         let paths = accesses.map { CanonicalPath.of($0.url) }
-        let events = zip(accesses, paths).map { access, path in
-            AccessEvent(kind: access.event, path: path, options: access.options, itemExisted: ItemState(path: path) != nil)
+        var events = zip(accesses, paths).map { access, path in
+            AccessEvent(kind: access.event, path: path, options: access.options, itemExisted: false)
         }
         // Nested accesses to items this coordinator already holds strongly enough are granted
         // at once: a coordinator never waits for itself, nor messages its presenters twice.
@@ -242,6 +242,11 @@ public final class FileCoordinator: Sendable {
         if alreadyHeld { return try body(accesses.map(\.url)) }
 
         let timeout = Self.presenterTimeout
+        // Whether an item existed only matters to presenters (an appearing subitem is not a
+        // changed one), so the stat is skipped when nobody presents anything related.
+        for index in events.indices where PresenterRegistry.shared.hasPresenters || PresenterIndex.hasOtherProcesses {
+            events[index].itemExisted = ItemState(path: events[index].path) != nil
+        }
         let sessions = events.map { LocalPresenterSession(event: $0, excluding: filePresenter, timeout: timeout) }
         let remote = events.map { RemotePresenters.shared.prepare($0, timeout: timeout) }
         for session in sessions { session.prepare() }
@@ -272,8 +277,8 @@ public final class FileCoordinator: Sendable {
         }
 
         let requests = CoordinationLock.merged(
-            zip(accesses, paths).map { CoordinationLock(path: $1, mode: $0.lockMode) })
-        let locks = try LockManager.shared().acquire(requests) {
+            zip(accesses, paths).map { CoordinationLock(path: $1, mode: $0.lockMode) }, pathsAreCanonical: true)
+        let locks = try LockManager.shared().acquire(requests, pathsAreCanonical: true) {
             self.cancelled.load(ordering: .acquiring)
         }
         held.withLock { held in

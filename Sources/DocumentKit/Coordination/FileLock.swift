@@ -68,6 +68,12 @@ struct LockKey: Hashable, Comparable, Sendable, CustomStringConvertible {
 
     static func < (lhs: LockKey, rhs: LockKey) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// Where the item's two bytes (the item, then "something inside is in use") sit in the
+    /// shared lock file: 62 bits of the digest, doubled, so every offset is positive and even.
+    var byteOffset: off_t {
+        off_t(UInt64(truncatingIfNeeded: rawValue) & 0x3FFF_FFFF_FFFF_FFFF) * 2
+    }
+
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
     /// 32 lowercase hexadecimal digits: the lock file's name.
@@ -158,6 +164,24 @@ final class LockDirectory: Sendable {
             throw error
         }
         return (url, fd)
+    }
+
+    /// Opens a new descriptor, and with it a new open file description, on the one lock file
+    /// every item's locks live in, each at its key's ``LockKey/byteOffset``.
+    ///
+    /// One file rather than one per item: an acquisition locks the item and every folder
+    /// above it, and one `open` with many `fcntl`s costs a fraction of as many `open`s. Two
+    /// items whose 62-bit offsets collide only wait for each other.
+    func openLockFile(for item: Substring) throws -> CInt {
+        switch Syscall.openat(descriptor, "coordination.lock", O_RDWR | O_NOFOLLOW) {
+        case .success(let fd): return fd
+        case .failure(.noSuchFileOrDirectory): break
+        case .failure(let error): throw Self.openError(error, item)
+        }
+        switch Syscall.openat(descriptor, "coordination.lock", O_RDWR | O_NOFOLLOW | O_CREAT, 0o600) {
+        case .success(let fd): return fd
+        case .failure(let error): throw Self.openError(error, item)
+        }
     }
 
     /// Opens a new descriptor, and with it a new open file description, for `key`'s lock file.

@@ -54,6 +54,7 @@ final class LocalPresenterSession: Sendable {
 
     /// Before the access: save, relinquish, or accommodate a deletion, as the access requires.
     func prepare() {
+        guard !participants.isEmpty else { return }
         let url = URL(fileURLWithPath: event.path)
         for (presenter, relation) in participants {
             switch (event.kind, relation) {
@@ -91,7 +92,7 @@ final class LocalPresenterSession: Sendable {
             return list
         }
         for reacquire in taken { reacquire() }
-        guard event.kind == .write else { return }
+        guard event.kind == .write, !participants.isEmpty else { return }
         let url = URL(fileURLWithPath: event.path)
         let newState = ItemState(path: outcome.movedTo ?? event.path)
         for (presenter, relation) in participants {

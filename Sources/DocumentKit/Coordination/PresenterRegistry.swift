@@ -72,6 +72,9 @@ final class PresenterRegistry: Sendable {
         PresenterPublisher.shared.refresh()
     }
 
+    /// Whether any presenter is registered in this process.
+    var hasPresenters: Bool { entries.withLock { !$0.isEmpty } }
+
     var presenters: [any FilePresenter] {
         entries.withLock { entries in
             entries = entries.filter { $0.value.presenter != nil }
@@ -187,7 +190,7 @@ enum CanonicalPath {
     /// The one spelling every process uses for the item at `url`: see
     /// ``CoordinationLock/canonicalPath(_:)``.
     static func of(_ url: URL) -> String {
-        CoordinationLock.canonicalPath(url.standardizedFileURL.path)
+        CoordinationLock.canonicalPath(url.path)
     }
 
     static func isAncestor(_ ancestor: String, of path: String) -> Bool {

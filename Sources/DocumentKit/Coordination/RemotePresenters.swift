@@ -138,10 +138,31 @@ final class PendingWrites: Sendable {
 }
 
 /// The on-disk index of presented paths, shared by every process of the user.
+///
+/// Every change to the index appends one byte to `presented/.generation`, so a process can
+/// tell with one `stat` whether the index changed since it last read it; lookups are served
+/// from memory in between. The size only grows, so it never repeats, as a timestamp could
+/// within one clock tick.
 enum PresenterIndex {
+    private struct Snapshot {
+        var root: URL
+        var generation: (inode: UInt64, size: Int64)
+        /// Presented path by process, for every process listed.
+        var entries: [pid_t: [String]]
+    }
+
+    private static let cache = Mutex<Snapshot?>(nil)
+    private static let rootCache = Mutex<(runtime: URL, root: URL, generationPath: String)?>(nil)
+
     static var root: URL? {
-        guard let runtime = try? StandardDirectories.current.makeRuntimeDirectory() else { return nil }
-        return runtime.appendingPathComponent("documentkit", isDirectory: true)
+        let runtime = StandardDirectories.current.runtime
+        if let cached = rootCache.withLock({ $0 }), cached.runtime == runtime { return cached.root }
+        guard let checked = try? StandardDirectories.current.makeRuntimeDirectory() else { return nil }
+        let root = checked.appendingPathComponent("documentkit", isDirectory: true)
+        mkdir(root.path, 0o700)
+        mkdir(root.appendingPathComponent("presented").path, 0o700)
+        rootCache.withLock { $0 = (runtime, root, root.appendingPathComponent("presented/.generation").path) }
+        return root
     }
 
     static func socketPath(of pid: pid_t) -> String {
@@ -152,14 +173,33 @@ enum PresenterIndex {
         root.appendingPathComponent("presented/\(LockKey(path: path))", isDirectory: true).path
     }
 
+    private static func bumpGeneration(in root: URL) {
+        let fd = open(root.appendingPathComponent("presented/.generation").path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        _ = write(fd, "+", 1)
+        close(fd)
+    }
+
+    private static func generation(in root: URL) -> (inode: UInt64, size: Int64) {
+        let path = rootCache.withLock { $0?.generationPath } ?? root.appendingPathComponent("presented/.generation").path
+        var info = stat()
+        guard stat(path, &info) == 0 else { return (0, 0) }
+        return (UInt64(info.st_ino), Int64(info.st_size))
+    }
+
+    /// Whether any process other than this one lists a presented path.
+    static var hasOtherProcesses: Bool {
+        let me = getpid()
+        return entries().keys.contains { $0 != me }
+    }
+
     /// Lists `path` as presented by this process.
     static func publish(_ path: String) {
         guard let root else { return }
         let folder = entryFolder(for: path, in: root)
-        mkdir(root.appendingPathComponent("presented").path, 0o700)
         mkdir(folder, 0o700)
-        let entry = folder + "/\(getpid())"
-        _ = try? SafeSave.write(Data(path.utf8), to: URL(fileURLWithPath: entry), permissions: 0o600)
+        _ = try? SafeSave.write(Data(path.utf8), to: URL(fileURLWithPath: folder + "/\(getpid())"), permissions: 0o600)
+        bumpGeneration(in: root)
     }
 
     /// Removes this process's listing of `path`.
@@ -168,48 +208,58 @@ enum PresenterIndex {
         let folder = entryFolder(for: path, in: root)
         unlink(folder + "/\(getpid())")
         rmdir(folder)  // fails harmlessly while other processes still list the path
+        bumpGeneration(in: root)
     }
 
     /// Removes every listing of a process that is gone.
     static func removeEntries(of pid: pid_t) {
         guard let root else { return }
         let presented = root.appendingPathComponent("presented").path
-        for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? [] {
+        for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? [] where folder != ".generation" {
             unlink("\(presented)/\(folder)/\(pid)")
             rmdir("\(presented)/\(folder)")
         }
         unlink(socketPath(of: pid))
+        bumpGeneration(in: root)
+    }
+
+    /// Every listing, read from disk only when the index changed since the last read.
+    private static func entries() -> [pid_t: [String]] {
+        guard let root else { return [:] }
+        let current = generation(in: root)
+        if let snapshot = cache.withLock({ $0 }), snapshot.root == root, snapshot.generation == current {
+            return snapshot.entries
+        }
+        var entries: [pid_t: [String]] = [:]
+        let presented = root.appendingPathComponent("presented").path
+        for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? [] where folder != ".generation" {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: "\(presented)/\(folder)")) ?? [] {
+                guard let pid = pid_t(name),
+                    let data = FileManager.default.contents(atPath: "\(presented)/\(folder)/\(name)")
+                else { continue }
+                entries[pid, default: []].append(String(decoding: data, as: UTF8.self))
+            }
+        }
+        // Recorded with the generation read before the scan: a change during it shows next time.
+        cache.withLock { $0 = Snapshot(root: root, generation: current, entries: entries) }
+        return entries
     }
 
     /// Other live processes presenting `path`, a folder above it, or (optionally) something inside it.
     static func processes(relatedTo path: String, includingDescendants: Bool) -> [pid_t] {
-        guard let root else { return [] }
         let me = getpid()
-        var found = Set<pid_t>()
-        func collect(_ folder: String, matching: ((String) -> Bool)? = nil) {
-            guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else { return }
-            for name in names {
-                guard let pid = pid_t(name), pid != me else { continue }
-                if let matching {
-                    guard let data = FileManager.default.contents(atPath: "\(folder)/\(name)"),
-                        matching(String(decoding: data, as: UTF8.self))
-                    else { continue }
-                }
-                if kill(pid, 0) != 0 && errno == ESRCH {
-                    removeEntries(of: pid)
-                    continue
-                }
-                found.insert(pid)
+        var found: [pid_t] = []
+        for (pid, paths) in entries() where pid != me {
+            let related = paths.contains { presented in
+                presented == path || CanonicalPath.isAncestor(presented, of: path)
+                    || (includingDescendants && CanonicalPath.isAncestor(path, of: presented))
             }
-        }
-        let (item, ancestors) = LockKey.keys(ofItemAndAncestors: path)
-        let presented = root.appendingPathComponent("presented").path
-        collect("\(presented)/\(item)")
-        for ancestor in ancestors { collect("\(presented)/\(ancestor.key)") }
-        if includingDescendants {
-            for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? [] {
-                collect("\(presented)/\(folder)") { CanonicalPath.isAncestor(path, of: $0) }
+            guard related else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                removeEntries(of: pid)
+                continue
             }
+            found.append(pid)
         }
         return found.sorted()
     }
