@@ -1,3 +1,4 @@
+import CDocumentSystem
 import DocumentKit
 import Foundation
 import Synchronization
@@ -380,11 +381,8 @@ import Testing
         #expect(try permissions(fixture.runtime.appendingPathComponent("documentkit")) == 0o700)
         #expect(try permissions(locks) == 0o700)
         let lockFiles = try FileManager.default.contentsOfDirectory(atPath: locks.path)
-        #expect(!lockFiles.isEmpty)
-        for name in lockFiles {
-            #expect(name.count == 32 && name.allSatisfy(\.isHexDigit))
-            #expect(try permissions(locks.appendingPathComponent(name)) == 0o600)
-        }
+        #expect(lockFiles == ["coordination.lock"])
+        #expect(try permissions(locks.appendingPathComponent("coordination.lock")) == 0o600)
     }
 
     @Test func lockFolderIsMadePrivateAgain() throws {
@@ -395,22 +393,33 @@ import Testing
         #expect(try permissions(folder) == 0o700)
     }
 
-    @Test func lockFilesAreNamedByFNV1a128OfTheItemAndEachFolderAbove() throws {
-        // Every process and every version must name a path's lock file the same way.
+    @Test func locksSitAtTheFNV1a128OffsetsOfTheItemAndEachFolderAbove() throws {
+        // Every process and every version must place a path's locks at the same bytes.
         #expect(LockFixtureKeys.name(of: "") == "6c62272e07bb014262b821756295c58d")
         #expect(LockFixtureKeys.name(of: "a") == "d228cb696f1a8caf78912b704e4a8964")
         let fixture = try LockFixture()
         let item = CoordinationLock.canonicalPath(fixture.document("Folder/notes.txt").path)
         let held = try fixture.manager.acquire([CoordinationLock(path: item, mode: .read)])
         defer { held.release() }
-        var expected = ["/"]
+        var ancestors = ["/"]
         var prefix = ""
-        for component in item.split(separator: "/") {
+        for component in item.split(separator: "/").dropLast() {
             prefix += "/" + component
-            expected.append(prefix)
+            ancestors.append(prefix)
         }
-        let names = try FileManager.default.contentsOfDirectory(atPath: fixture.manager.lockDirectory.path)
-        #expect(Set(names) == Set(expected.map(LockFixtureKeys.name(of:))))
+        let lockFile = fixture.manager.lockDirectory.appendingPathComponent("coordination.lock").path
+        // A fresh open file description conflicts with the held locks exactly where they are.
+        func exclusiveIsRefused(at offset: off_t) -> Bool {
+            let fd = open(lockFile, O_RDWR | O_CLOEXEC)
+            defer { close(fd) }
+            return cds_fcntl_lock(fd, CDS_F_OFD_SETLK, CShort(F_WRLCK), offset, 1) != 0
+        }
+        #expect(exclusiveIsRefused(at: LockFixtureKeys.offset(of: item)))
+        #expect(!exclusiveIsRefused(at: LockFixtureKeys.offset(of: item) + 1))
+        for ancestor in ancestors {
+            #expect(!exclusiveIsRefused(at: LockFixtureKeys.offset(of: ancestor)), "\(ancestor) item byte")
+            #expect(exclusiveIsRefused(at: LockFixtureKeys.offset(of: ancestor) + 1), "\(ancestor) contents byte")
+        }
     }
 
     // MARK: Across processes
@@ -550,6 +559,13 @@ private enum LockFixtureKeys {
         }
         let digits = String(state, radix: 16)
         return String(repeating: "0", count: 32 - digits.count) + digits
+    }
+
+    /// The item's first byte in the shared lock file: the digest's low 62 bits, doubled.
+    static func offset(of path: String) -> off_t {
+        let digits = name(of: path)
+        let low = UInt64(digits.suffix(16), radix: 16)!
+        return off_t(low & 0x3FFF_FFFF_FFFF_FFFF) * 2
     }
 }
 
