@@ -4,6 +4,9 @@ import Foundation
 // swift run -c release docbench [--json] [--filter NAME] [--quick]
 // Every row is measured beside its floor or peer in the same run; ratios above 1 are slower.
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == "--child-writer", let path = arguments.dropFirst().first {
+    runChildWriter(path: path)
+}
 let json = arguments.contains("--json")
 let quick = arguments.contains("--quick")
 let filter = arguments.firstIndex(of: "--filter").flatMap { index in
@@ -19,6 +22,7 @@ let benchmarks: [(String, @MainActor () async throws -> [BenchmarkRow])] = [
     ("autosave.burst", { [try await benchmarkAutosaveBurst()] }),
     ("coordinate.write.4KiB", { [try benchmarkCoordinatedWrite(iterations: quick ? 50 : 300)] }),
     ("coordinate.read.uncontended", { [try benchmarkCoordinatedRead(duration: quick ? 1 : 3)] }),
+    ("presenter.notify.latency", { try benchmarkPresenterLatency(samples: quick ? 20 : 100) }),
 ]
 
 var rows: [BenchmarkRow] = []

@@ -100,7 +100,13 @@ final class PresenterPublisher: Sendable {
             case .created, .modified, .replaced, .attributesChanged:
                 if PendingWrites.shared.contains(path) { continue }
                 let state = ItemState(path: path)
-                for presenter in registry.presentersSeeingChange(atPath: path, state: state) {
+                // A write in place is always news: DocumentKit never writes in place, and two
+                // quick writes of one size within a clock tick leave the same state behind.
+                let changed =
+                    event.kind == .modified
+                    ? registry.presentersNoting(path: path, state: state)
+                    : registry.presentersSeeingChange(atPath: path, state: state)
+                for presenter in changed {
                     presenter.presentedItemOperationQueue.addOperation { presenter.presentedItemDidChange() }
                 }
                 for presenter in registry.presenters(of: parent) {

@@ -136,6 +136,19 @@ final class PresenterRegistry: Sendable {
         }
     }
 
+    /// Every presenter of `path`, recording `state` as what each now knows.
+    func presentersNoting(path: String, state: ItemState?) -> [any FilePresenter] {
+        entries.withLock { entries in
+            var found: [any FilePresenter] = []
+            for (key, entry) in entries where entry.path == path {
+                guard let presenter = entry.presenter else { continue }
+                entries[key]?.knownState = state
+                found.append(presenter)
+            }
+            return found
+        }
+    }
+
     /// Presenters of `path` whose known state differs from `state`; records `state` for them.
     func presentersSeeingChange(atPath path: String, state: ItemState?) -> [any FilePresenter] {
         entries.withLock { entries in
