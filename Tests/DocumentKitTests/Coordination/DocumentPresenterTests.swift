@@ -165,6 +165,40 @@ final class PresentedTextDocument: Document {
         _ = await document.close()
     }
 
+    @MainActor
+    @Test func saveQueuedBehindARenameFollowsTheFile() async throws {
+        let tree = try TemporaryTree()
+        let file = try tree.write("hello", to: "notes.txt")
+        let renamed = tree.file("renamed.txt")
+        let document = try await PresentedTextDocument.opened(at: file)
+
+        // While the rename holds the file, the document is edited and saved: the save takes
+        // its snapshot and URL now, and waits for the rename to end.
+        try await onBackground {
+            let coordinator = FileCoordinator()
+            try coordinator.coordinate(
+                writingItemAt: file, options: .forMoving, writingItemAt: renamed, options: .forReplacing
+            ) { from, to in
+                DispatchQueue.main.async {
+                    MainActor.assumeIsolated {
+                        document.text = "edited during the move"
+                        document.save(to: document.fileURL, for: .forOverwriting)
+                    }
+                }
+                Thread.sleep(forTimeInterval: 0.3)
+                try FileManager.default.moveItem(at: from, to: to)
+                coordinator.item(at: from, didMoveTo: to)
+            }
+        }
+        #expect(await waitUntil { document.fileURL.lastPathComponent == "renamed.txt" })
+        // The queued save may not write the old name back; the edit is saved at the new one.
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+        #expect(await document.autosave(), "\(document.errorCodes)")
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+        #expect(try String(contentsOf: renamed, encoding: .utf8) == "edited during the move")
+        _ = await document.close()
+    }
+
     @Test func coordinatedRenameUpdatesTheFileURLOfADocumentInAnotherProcess() throws {
         let tree = try TemporaryTree()
         let file = try tree.write("hello", to: "notes.txt")
