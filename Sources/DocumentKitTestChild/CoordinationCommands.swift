@@ -36,12 +36,17 @@ func runCoordinationCommand(_ name: String, _ arguments: [String]) -> Bool {
             fail("usage: coord-append PATH COUNT TAG START")
         }
         while !FileManager.default.fileExists(atPath: arguments[3]) { usleep(1000) }
-        reportingErrors { try appendUnderCoordination(to: URL(fileURLWithPath: arguments[0]), count: count, tag: arguments[2]) }
+        reportingErrors {
+            try appendUnderCoordination(
+                to: URL(fileURLWithPath: arguments[0]), count: count, tag: arguments[2])
+        }
     case "coord-generations":
         guard arguments.count == 3, let count = Int(arguments[1]), let size = Int(arguments[2]) else {
             fail("usage: coord-generations PATH COUNT SIZE")
         }
-        reportingErrors { try writeGenerationsInPlace(URL(fileURLWithPath: arguments[0]), count: count, size: size) }
+        reportingErrors {
+            try writeGenerationsInPlace(URL(fileURLWithPath: arguments[0]), count: count, size: size)
+        }
         printLine("done")
     case "coord-hold-write":
         guard arguments.count == 1 else { fail("usage: coord-hold-write PATH") }
@@ -54,7 +59,8 @@ func runCoordinationCommand(_ name: String, _ arguments: [String]) -> Bool {
             }
         }
     case "coord-presenter":
-        guard arguments.count == 4, let seconds = Double(arguments[2]), ["answer", "silent"].contains(arguments[3])
+        guard arguments.count == 4, let seconds = Double(arguments[2]),
+            ["answer", "silent"].contains(arguments[3])
         else {
             fail("usage: coord-presenter PATH MARKER TIMEOUT answer|silent")
         }
@@ -185,16 +191,21 @@ private func openObservedDocument(at url: URL, text: String) {
         // The edit's undo group closes at the end of this turn; report from the next one.
         DispatchQueue.main.async {
             MainActor.assumeIsolated {
-                if text != "-" && !document.hasUnsavedChanges { fail("the edit did not make the document dirty") }
+                if text != "-" && !document.hasUnsavedChanges {
+                    fail("the edit did not make the document dirty")
+                }
                 printLine("ready")
                 watchFileURL(of: document, last: document.fileURL)
             }
         }
     }
-    _ = NotificationCenter.default.addObserver(forName: Document.stateChangedNotification, object: document, queue: nil) {
+    _ = NotificationCenter.default.addObserver(
+        forName: Document.stateChangedNotification, object: document, queue: nil
+    ) {
         _ in
         MainActor.assumeIsolated {
-            guard let document = observedDocument, document.documentState.contains(.closed), !document.reportedClosed
+            guard let document = observedDocument, document.documentState.contains(.closed),
+                !document.reportedClosed
             else { return }
             document.reportedClosed = true
             printLine("closed")

@@ -66,7 +66,9 @@ final class PresentedTextDocument: Document {
         try shell("echo x > '\(file.path)'")
         #expect(await waitUntil { toldAt != nil }, "the delegate was never told of the new contents")
         if let toldAt {
-            print("DocumentPresenterTests: the delegate heard of an uncoordinated write after \(written.duration(to: toldAt))")
+            print(
+                "DocumentPresenterTests: the delegate heard of an uncoordinated write after \(written.duration(to: toldAt))"
+            )
         }
         #expect(document.text == "x\n")
         #expect(!document.hasUnsavedChanges)
@@ -85,7 +87,9 @@ final class PresentedTextDocument: Document {
         #expect(await waitUntil { document.text == "x\n" && !document.hasUnsavedChanges })
         #expect(try String(contentsOf: file, encoding: .utf8) == "x\n")
         let kept = try #require(document.preservedUnsavedChanges.first)
-        #expect(kept.deletingLastPathComponent().standardizedFileURL == file.deletingLastPathComponent().standardizedFileURL)
+        #expect(
+            kept.deletingLastPathComponent().standardizedFileURL
+                == file.deletingLastPathComponent().standardizedFileURL)
         #expect(kept.lastPathComponent.hasPrefix("notes (unsaved changes from "))
         #expect(kept.pathExtension == "txt")
         #expect(try String(contentsOf: kept, encoding: .utf8) == "my unsaved words")
@@ -106,7 +110,9 @@ final class PresentedTextDocument: Document {
         #expect(await waitUntil { document.text == "x\n" && !document.hasUnsavedChanges })
         if !saved { #expect(document.errorCodes.contains(.editedElsewhere)) }
         #expect(try String(contentsOf: file, encoding: .utf8) == "x\n")
-        let keptTexts = try document.preservedUnsavedChanges.map { try String(contentsOf: $0, encoding: .utf8) }
+        let keptTexts = try document.preservedUnsavedChanges.map {
+            try String(contentsOf: $0, encoding: .utf8)
+        }
         #expect(keptTexts.contains("my unsaved words"), "\(document.preservedUnsavedChanges)")
         _ = await document.close()
     }
@@ -156,7 +162,8 @@ final class PresentedTextDocument: Document {
         let document = try await PresentedTextDocument.opened(at: file)
 
         try await onBackground { try coordinatedMove(file, to: renamed) }
-        #expect(await waitUntil { document.fileURL.lastPathComponent == "renamed.txt" }, "\(document.fileURL)")
+        #expect(
+            await waitUntil { document.fileURL.lastPathComponent == "renamed.txt" }, "\(document.fileURL)")
 
         await document.edit("after the move")
         #expect(await document.autosave(), "\(document.errorCodes)")
@@ -207,7 +214,9 @@ final class PresentedTextDocument: Document {
         #expect(child.waitForLine("ready") != nil, "\(child.lines)")
 
         try coordinatedMove(file, to: renamed)
-        #expect(child.waitForLine { $0.hasPrefix("url ") && $0.hasSuffix("/renamed.txt") } != nil, "\(child.lines)")
+        #expect(
+            child.waitForLine { $0.hasPrefix("url ") && $0.hasSuffix("/renamed.txt") } != nil,
+            "\(child.lines)")
         child.kill()
     }
 
@@ -257,7 +266,8 @@ final class PresentedTextDocument: Document {
         let document = try await PresentedTextDocument.opened(at: file)
 
         try shell("mv '\(file.path)' '\(renamed.path)'")
-        #expect(await waitUntil { document.fileURL.lastPathComponent == "renamed.txt" }, "\(document.fileURL)")
+        #expect(
+            await waitUntil { document.fileURL.lastPathComponent == "renamed.txt" }, "\(document.fileURL)")
         await document.edit("after the move")
         #expect(await document.autosave(), "\(document.errorCodes)")
         #expect(try String(contentsOf: renamed, encoding: .utf8) == "after the move")
@@ -273,7 +283,9 @@ final class PresentedTextDocument: Document {
 /// Renames `source` to `destination` the way a coordinated file manager does.
 func coordinatedMove(_ source: URL, to destination: URL) throws {
     let coordinator = FileCoordinator()
-    try coordinator.coordinate(writingItemAt: source, options: .forMoving, writingItemAt: destination, options: .forReplacing) {
+    try coordinator.coordinate(
+        writingItemAt: source, options: .forMoving, writingItemAt: destination, options: .forReplacing
+    ) {
         from, to in
         try FileManager.default.moveItem(at: from, to: to)
         coordinator.item(at: from, didMoveTo: to)

@@ -13,12 +13,14 @@ import Testing
     @Test func twoProcessesWritingOneFileAThousandTimesEachLoseNothing() throws {
         let tree = try TemporaryTree()
         let file = tree.file("Documents/log.txt")
-        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         let start = tree.file("start")
         // Only the two children coordinate here: a runtime folder of their own.
         let environment = CoordinationChild.environment(runtime: tree.file("run"))
         let writers = try ["A", "B"].map { tag in
-            try TestChild.start(["coord-append", file.path, "1000", tag, start.path], environment: environment)
+            try TestChild.start(
+                ["coord-append", file.path, "1000", tag, start.path], environment: environment)
         }
         _ = FileManager.default.createFile(atPath: start.path, contents: nil)
         for writer in writers {
@@ -41,7 +43,10 @@ import Testing
         }
         #expect(numbers["A"] == Array(0..<1000))
         #expect(numbers["B"] == Array(0..<1000))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path) == ["log.txt"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: file.deletingLastPathComponent().path) == [
+                "log.txt"
+            ])
     }
 
     @Test func readerNeverSeesAHalfWrittenFile() throws {
@@ -55,11 +60,17 @@ import Testing
         var generations = Set<Int>()
         var bad: [String] = []
         while writer.isRunning || reads == 0 {
-            let data: Data? = try coordinator.coordinate(readingItemAt: file) { url in try? Data(contentsOf: url) }
+            let data: Data? = try coordinator.coordinate(readingItemAt: file) { url in
+                try? Data(contentsOf: url)
+            }
             guard let data else { continue }  // not written yet
             reads += 1
-            guard let generation = generationNumber(of: data), data == generationContents(generation, size: size) else {
-                bad.append("read \(reads): \(data.count) bytes starting \(String(decoding: data.prefix(20), as: UTF8.self))")
+            guard let generation = generationNumber(of: data),
+                data == generationContents(generation, size: size)
+            else {
+                bad.append(
+                    "read \(reads): \(data.count) bytes starting \(String(decoding: data.prefix(20), as: UTF8.self))"
+                )
                 continue
             }
             generations.insert(generation)
@@ -158,7 +169,8 @@ import Testing
                 }
             }
         }
-        #expect(done.finished(within: .seconds(20)), "a nested coordinated access waited for its own coordinator")
+        #expect(
+            done.finished(within: .seconds(20)), "a nested coordinated access waited for its own coordinator")
         if done.finished(within: .zero) { try done.join() }
         #expect(try String(contentsOf: file, encoding: .utf8) == "one\ntwo\nthree\n")
     }
@@ -210,7 +222,8 @@ import Testing
         let copy = tree.file("copy.txt")
         let coordinator = FileCoordinator()
         let intents = [
-            FileAccessIntent.readingIntent(with: file), FileAccessIntent.writingIntent(with: copy, options: .forReplacing),
+            FileAccessIntent.readingIntent(with: file),
+            FileAccessIntent.writingIntent(with: copy, options: .forReplacing),
         ]
         try await coordinator.coordinate(with: intents) {
             try FileManager.default.copyItem(at: intents[0].url, to: intents[1].url)
@@ -233,7 +246,9 @@ import Testing
         try coordinator.coordinate(writingItemAt: file, options: .forReplacing) { url in
             try SafeSave.write(Data("two\n".utf8), to: url)
         }
-        _ = try coordinator.coordinate(readingItemAt: file, options: .forUploading) { try Data(contentsOf: $0) }
+        _ = try coordinator.coordinate(readingItemAt: file, options: .forUploading) {
+            try Data(contentsOf: $0)
+        }
         let renamed = tree.file("Documents/Renamed")
         try coordinator.coordinate(
             writingItemAt: tree.file("Documents/Project"), options: .forMoving, writingItemAt: renamed,
@@ -242,7 +257,9 @@ import Testing
             try FileManager.default.moveItem(at: source, to: destination)
             coordinator.item(at: source, didMoveTo: destination)
         }
-        try coordinator.coordinate(writingItemAt: renamed.appendingPathComponent("notes.txt"), options: .forDeleting) {
+        try coordinator.coordinate(
+            writingItemAt: renamed.appendingPathComponent("notes.txt"), options: .forDeleting
+        ) {
             try FileManager.default.removeItem(at: $0)
         }
 
@@ -355,7 +372,9 @@ final class Worker<Value: Sendable>: Sendable {
     /// Whether the closure returned within `timeout`.
     func finished(within timeout: Duration) -> Bool {
         if result.withLock({ $0 != nil }) { return true }
-        guard done.wait(timeout: .now() + .nanoseconds(Int(timeout.inSeconds * 1e9))) == .success else { return false }
+        guard done.wait(timeout: .now() + .nanoseconds(Int(timeout.inSeconds * 1e9))) == .success else {
+            return false
+        }
         done.signal()
         return true
     }

@@ -21,7 +21,8 @@ import Testing
         defer { FileCoordinator.removeFilePresenter(presenter) }
 
         try FileCoordinator().coordinate(writingItemAt: file, options: .forReplacing) { url in
-            presenter.log.record(FileManager.default.fileExists(atPath: marker.path) ? "write after save" : "write")
+            presenter.log.record(
+                FileManager.default.fileExists(atPath: marker.path) ? "write after save" : "write")
             try SafeSave.write(Data("two\n".utf8), to: url)
         }
         #expect(presenter.waitFor("didChange"))
@@ -85,7 +86,9 @@ import Testing
         defer { FileCoordinator.removeFilePresenter(presenter) }
 
         let coordinator = FileCoordinator()
-        try coordinator.coordinate(writingItemAt: file, options: .forMoving, writingItemAt: renamed, options: .forReplacing) {
+        try coordinator.coordinate(
+            writingItemAt: file, options: .forMoving, writingItemAt: renamed, options: .forReplacing
+        ) {
             source, destination in
             try FileManager.default.moveItem(at: source, to: destination)
             coordinator.item(at: source, didMoveTo: destination)
@@ -98,7 +101,9 @@ import Testing
             try FileManager.default.removeItem(at: url)
         }
         let events = presenter.log.events
-        #expect(events.firstIndex(of: "delete").map { $0 < events.firstIndex(of: "deleting")! } == true, "\(events)")
+        #expect(
+            events.firstIndex(of: "delete").map { $0 < events.firstIndex(of: "deleting")! } == true,
+            "\(events)")
     }
 
     @Test func presenterThatNeverAnswersDelaysAWriterByAtMostTheBound() throws {
@@ -111,7 +116,9 @@ import Testing
         // The bound is process-wide and other tests run in parallel: use the default, not a small one.
         let bound = FileCoordinator.presenterTimeout
         let started = ContinuousClock.now
-        try FileCoordinator().coordinate(writingItemAt: file) { try SafeSave.write(Data("two\n".utf8), to: $0) }
+        try FileCoordinator().coordinate(writingItemAt: file) {
+            try SafeSave.write(Data("two\n".utf8), to: $0)
+        }
         let elapsed = ContinuousClock.now - started
         print("PresenterTests: a presenter that never answers held a writer for \(elapsed) (bound \(bound))")
         #expect(presenter.log.events.first == "save")
@@ -128,7 +135,8 @@ import Testing
         let child = try CoordinationChild(["coord-presenter", file.path, marker.path, "5", "answer"])
         #expect(child.waitForLine("ready") != nil)
 
-        let seenInAccessor = try FileCoordinator().coordinate(writingItemAt: file, options: .forReplacing) { url in
+        let seenInAccessor = try FileCoordinator().coordinate(writingItemAt: file, options: .forReplacing) {
+            url in
             let seen = (marker: FileManager.default.fileExists(atPath: marker.path), lines: child.lines)
             try SafeSave.write(Data("two\n".utf8), to: url)
             return seen
@@ -147,25 +155,34 @@ import Testing
     @Test func presenterInAnotherProcessThatNeverAnswersDelaysAWriterByAtMostItsBound() throws {
         let tree = try TemporaryTree()
         let file = try tree.write("one\n", to: "notes.txt")
-        let child = try CoordinationChild(["coord-presenter", file.path, tree.file("marker").path, "0.5", "silent"])
+        let child = try CoordinationChild([
+            "coord-presenter", file.path, tree.file("marker").path, "0.5", "silent",
+        ])
         #expect(child.waitForLine("ready") != nil)
 
         let started = ContinuousClock.now
-        try FileCoordinator().coordinate(writingItemAt: file) { try SafeSave.write(Data("two\n".utf8), to: $0) }
+        try FileCoordinator().coordinate(writingItemAt: file) {
+            try SafeSave.write(Data("two\n".utf8), to: $0)
+        }
         let elapsed = ContinuousClock.now - started
-        print("PresenterTests: a presenter in another process that never answers held a writer for \(elapsed) (bound 0.5 s)")
+        print(
+            "PresenterTests: a presenter in another process that never answers held a writer for \(elapsed) (bound 0.5 s)"
+        )
         #expect(child.lines.contains("asked to save; not answering"))
         #expect(elapsed >= .milliseconds(250))
         #expect(elapsed < .seconds(10))
         #expect(child.waitForLine("didChange") != nil)
         child.kill()
-        #expect(child.standardError.contains("did not answer savePresentedItemChanges"), "\(child.standardError)")
+        #expect(
+            child.standardError.contains("did not answer savePresentedItemChanges"), "\(child.standardError)")
     }
 
     @Test func uncoordinatedWriteReachesPresenterInAnotherProcess() throws {
         let tree = try TemporaryTree()
         let file = try tree.write("one\n", to: "notes.txt")
-        let child = try CoordinationChild(["coord-presenter", file.path, tree.file("marker").path, "5", "answer"])
+        let child = try CoordinationChild([
+            "coord-presenter", file.path, tree.file("marker").path, "5", "answer",
+        ])
         #expect(child.waitForLine("ready") != nil)
         try shell("echo x > '\(file.path)'")
         #expect(child.waitForLine("didChange") != nil, "\(child.lines)")
@@ -176,16 +193,22 @@ import Testing
         let tree = try TemporaryTree()
         let file = try tree.write("one\n", to: "notes.txt")
         let renamed = tree.file("renamed.txt")
-        let child = try CoordinationChild(["coord-presenter", file.path, tree.file("marker").path, "5", "answer"])
+        let child = try CoordinationChild([
+            "coord-presenter", file.path, tree.file("marker").path, "5", "answer",
+        ])
         #expect(child.waitForLine("ready") != nil)
         let coordinator = FileCoordinator()
-        try coordinator.coordinate(writingItemAt: file, options: .forMoving, writingItemAt: renamed, options: .forReplacing) {
+        try coordinator.coordinate(
+            writingItemAt: file, options: .forMoving, writingItemAt: renamed, options: .forReplacing
+        ) {
             source, destination in
             try FileManager.default.moveItem(at: source, to: destination)
             coordinator.item(at: source, didMoveTo: destination)
         }
         let canonical = CoordinationLock.canonicalPath(renamed.path)
-        #expect(child.waitForLine { $0 == "didMove \(canonical)" || $0 == "didMove \(renamed.path)" } != nil, "\(child.lines)")
+        #expect(
+            child.waitForLine { $0 == "didMove \(canonical)" || $0 == "didMove \(renamed.path)" } != nil,
+            "\(child.lines)")
         child.kill()
     }
 }
