@@ -237,7 +237,7 @@ public final class FileCoordinator: Sendable {
         // Nested accesses to items this coordinator already holds strongly enough are granted
         // at once: a coordinator never waits for itself, nor messages its presenters twice.
         let alreadyHeld = held.withLock { held in
-            zip(accesses, paths).allSatisfy { access, path in held[path].map { $0 >= access.lockMode } ?? false }
+            zip(accesses, paths).allSatisfy { access, path in Self.covers(held, path, access.lockMode) }
         }
         if alreadyHeld { return try body(accesses.map(\.url)) }
 
@@ -276,19 +276,36 @@ public final class FileCoordinator: Sendable {
             for event in events where event.kind == .write { PendingWrites.shared.end(event.path) }
         }
 
-        let requests = CoordinationLock.merged(
-            zip(accesses, paths).map { CoordinationLock(path: $1, mode: $0.lockMode) }, pathsAreCanonical: true)
+        // Only what this coordinator does not hold already: its own locks would exclude it.
+        let requests = held.withLock { held in
+            CoordinationLock.merged(
+                zip(accesses, paths).map { CoordinationLock(path: $1, mode: $0.lockMode) }, pathsAreCanonical: true
+            )
+            .filter { !Self.covers(held, $0.path, $0.mode) }
+        }
         let locks = try LockManager.shared().acquire(requests, pathsAreCanonical: true) {
             self.cancelled.load(ordering: .acquiring)
         }
-        held.withLock { held in
-            for request in requests { held[request.path] = max(held[request.path] ?? .read, request.mode) }
+        let added = held.withLock { held in
+            requests.filter { request in
+                defer { held[request.path] = max(held[request.path] ?? .read, request.mode) }
+                return held[request.path] == nil
+            }
         }
         defer {
-            held.withLock { held in for request in requests { held.removeValue(forKey: request.path) } }
+            held.withLock { held in for request in added { held.removeValue(forKey: request.path) } }
             locks.release()
         }
         return try body(accesses.map(\.url))
+    }
+
+    /// Whether locks this coordinator holds grant `mode` on `path`: its own lock on the item,
+    /// as strong or stronger, or a move or deletion of a folder that contains it.
+    private static func covers(_ held: [String: CoordinationLock.Mode], _ path: String, _ mode: CoordinationLock.Mode)
+        -> Bool
+    {
+        if let own = held[path], own >= mode { return true }
+        return held.contains { $0.value == .writeSubtree && CanonicalPath.isAncestor($0.key, of: path) }
     }
 
     private func withUploadCopy<Result>(of url: URL, _ body: (URL) throws -> Result) throws -> Result {

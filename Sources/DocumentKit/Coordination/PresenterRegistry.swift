@@ -37,6 +37,13 @@ struct ItemState: Equatable, Sendable {
         changed = info.st_ctim
     }
 
+    /// Whether both describe the same file with the same contents, whatever happened to its
+    /// name or status-change time (as a rename changes it).
+    func isSameFileAndContents(as other: ItemState) -> Bool {
+        device == other.device && inode == other.inode && size == other.size
+            && modified.tv_sec == other.modified.tv_sec && modified.tv_nsec == other.modified.tv_nsec
+    }
+
     static func == (lhs: ItemState, rhs: ItemState) -> Bool {
         lhs.device == rhs.device && lhs.inode == rhs.inode && lhs.size == rhs.size
             && lhs.modified.tv_sec == rhs.modified.tv_sec && lhs.modified.tv_nsec == rhs.modified.tv_nsec

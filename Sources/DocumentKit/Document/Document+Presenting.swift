@@ -43,8 +43,16 @@ extension Document: FilePresenter {
     }
 
     nonisolated public func presentedItemDidMove(to newURL: URL) {
+        let moved = newURL.standardizedFileURL
+        // A rename changes the file's status-change time but not the file: without this, the
+        // next save would take the moved file for another writer's and refuse to write it.
+        fileRecord.withLock { record in
+            if let known = record.knownState, let now = ItemState(path: moved.path), now.isSameFileAndContents(as: known) {
+                record.knownState = now
+            }
+        }
         Task { @MainActor in
-            self.fileURL = newURL.standardizedFileURL
+            self.fileURL = moved
         }
     }
 

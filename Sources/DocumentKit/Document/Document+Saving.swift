@@ -115,8 +115,9 @@ extension Document {
             let coordinator = FileCoordinator(filePresenter: self)
             return try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { url in
                 let expected = self.fileRecord.withLock { $0.knownState }
-                if checksOriginal, let expected, let current = ItemState(path: url.path), current != expected {
-                    return .changedElsewhere
+                if checksOriginal, let expected {
+                    guard let current = ItemState(path: url.path) else { return .gone }
+                    if current != expected { return .changedElsewhere }
                 }
                 try self.writeContents(snapshot.value, andAttributes: attributes.value, safelyTo: url, for: saveOperation)
                 let written = ItemState(path: url.path)
@@ -140,6 +141,15 @@ extension Document {
                         + (kept.map { " in “\($0.lastPathComponent)”" } ?? "")),
                 userInteractionPermitted: false)
             return false
+        case .success(.gone):
+            // Moved or deleted while this save waited for the lock: writing now would bring
+            // the old name back. The changes stay unsaved; the news of the move or deletion,
+            // already on its way, decides where the next save goes, if anywhere.
+            return finishSave(
+                failedWith: DocumentKitError(
+                    .fileNotFound, operation: "save the document", url: url,
+                    detail: "the file was moved or deleted while the save waited; the changes are kept"),
+                url: url)
         case .success(.written(let modificationDate)):
             if url != fileURL { fileURL = url }
             fileModificationDate = modificationDate
@@ -264,4 +274,6 @@ struct SendableAttributes: @unchecked Sendable {
 enum SaveWrite: Sendable {
     case written(Date?)
     case changedElsewhere
+    /// The file the document last read or wrote is no longer there.
+    case gone
 }
