@@ -23,7 +23,9 @@ import Synchronization
 ///   `echo hi > file` gives one event and `cp a b` gives ``Kind/created`` then
 ///   ``Kind/modified`` for `b`. A writer that keeps the file open is still heard: its
 ///   writes are reported once per batch. A close with no write seen before it (a file
-///   written through `mmap`) is reported as modified too.
+///   written through `mmap`) is reported as modified too. The kernel reports a close when
+///   the last descriptor of the open file goes: one inherited by a child process (opened
+///   without `O_CLOEXEC`, as `Data.write(to:)` does) delays it until the child exits.
 /// - A rename inside the watched folders is one ``Kind/moved(from:to:)``, paired by the
 ///   kernel's cookie. A rename with only its source watched is ``Kind/deleted``, with only
 ///   its destination watched ``Kind/created``.
@@ -101,7 +103,7 @@ final class DirectoryWatcher: Sendable {
         case overflow
     }
 
-    private let core: Core
+    let core: Core
 
     /// Creates a watcher that watches nothing yet.
     ///
