@@ -8,6 +8,8 @@ let package = Package(
         .executable(name: "docbench", targets: ["docbench"]),
         .executable(name: "locus", targets: ["locus"]),
         .executable(name: "symmetry", targets: ["symmetry"]),
+        .executable(name: "ste", targets: ["ste"]),
+        .executable(name: "docs", targets: ["docs"]),
     ],
     targets: [
         .target(name: "CDocumentSystem"),
@@ -28,6 +30,17 @@ let package = Package(
             name: "DocumentKitTests",
             dependencies: ["DocumentKit", "CDocumentSystem", "DocumentKitTestChild"]
         ),
+
+        // The apps: the Simple Text Editor in the terminal, and the command-line tool over the
+        // same container of text documents.
+        .systemLibrary(
+            name: "CNcursesw", path: "Sources/CNcursesw", providers: [.apt(["libncurses-dev"])]),
+        .target(name: "TextContainer", dependencies: ["DocumentKit", "SimpleTextEditorDocument"]),
+        .executableTarget(name: "ste", dependencies: ["TextContainer", "CNcursesw"]),
+        .executableTarget(name: "docs", dependencies: ["TextContainer"]),
+        .testTarget(
+            name: "AppsTests", dependencies: ["TextContainer", "DocumentKit", "ste", "docs"],
+            path: "Tests/AppsTests"),
 
         // The seed apps' documents, ported: Examples/README.md says which seed each comes from.
         .target(name: "SimpleTextEditorDocument", dependencies: ["DocumentKit"], path: "Examples/SimpleTextEditor"),
