@@ -61,8 +61,10 @@ final class PresenterPublisher: Sendable {
     }
 
     private func startServer() {
-        guard let root = PresenterIndex.root else { return }
-        _ = root
+        guard PresenterIndex.root != nil else { return }
+        // A process that exits normally takes its listings with it; one that is killed
+        // leaves them for the next scan to find dead and remove.
+        atexit { PresenterIndex.unpublishAll() }
         do {
             let server = try MessageChannelServer(socketPath: PresenterIndex.socketPath(of: getpid())) { message in
                 RemotePresenters.shared.handle(message)

@@ -202,6 +202,11 @@ enum PresenterIndex {
         bumpGeneration(in: root)
     }
 
+    /// Removes every listing of this process and its socket, at exit.
+    static func unpublishAll() {
+        removeEntries(of: getpid())
+    }
+
     /// Removes this process's listing of `path`.
     static func unpublish(_ path: String) {
         guard let root else { return }
@@ -231,17 +236,27 @@ enum PresenterIndex {
             return snapshot.entries
         }
         var entries: [pid_t: [String]] = [:]
+        var removedDead = false
         let presented = root.appendingPathComponent("presented").path
         for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? [] where folder != ".generation" {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: "\(presented)/\(folder)")) ?? [] {
-                guard let pid = pid_t(name),
-                    let data = FileManager.default.contents(atPath: "\(presented)/\(folder)/\(name)")
-                else { continue }
+                guard let pid = pid_t(name) else { continue }
+                // A process killed before it could clean up leaves its listings behind.
+                if pid != getpid(), kill(pid, 0) != 0, errno == ESRCH {
+                    unlink("\(presented)/\(folder)/\(name)")
+                    rmdir("\(presented)/\(folder)")
+                    unlink(socketPath(of: pid))
+                    removedDead = true
+                    continue
+                }
+                guard let data = FileManager.default.contents(atPath: "\(presented)/\(folder)/\(name)") else { continue }
                 entries[pid, default: []].append(String(decoding: data, as: UTF8.self))
             }
         }
+        if removedDead { bumpGeneration(in: root) }
         // Recorded with the generation read before the scan: a change during it shows next time.
-        cache.withLock { $0 = Snapshot(root: root, generation: current, entries: entries) }
+        let recorded = removedDead ? generation(in: root) : current
+        cache.withLock { $0 = Snapshot(root: root, generation: recorded, entries: entries) }
         return entries
     }
 
