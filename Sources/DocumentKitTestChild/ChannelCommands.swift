@@ -1,4 +1,4 @@
-@_spi(Coordination) import DocumentKit
+import DocumentKit
 import Foundation
 
 #if canImport(Glibc)

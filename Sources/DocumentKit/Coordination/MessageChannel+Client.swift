@@ -25,8 +25,7 @@ import Foundation
 ///     log.warning("\(error)")
 /// }
 /// ```
-@_spi(Coordination)
-public enum MessageChannelClient {
+package enum MessageChannelClient {
     /// How long a writer waits for a presenter before going on without it.
     public static let defaultTimeout: Duration = .seconds(3)
 

@@ -33,8 +33,7 @@ import Synchronization
 /// A socket path longer than `sun_path` allows (107 bytes) still works, on both sides: it is
 /// reached through its opened folder as `/proc/self/fd/N/NAME`, so only the file name (a pid
 /// and `.sock`) has to be short.
-@_spi(Coordination)
-public final class MessageChannelServer: Sendable {
+package final class MessageChannelServer: Sendable {
     /// Turns a request into its reply. Called on a connection's own queue, concurrently with
     /// other calls.
     public typealias Handler = @Sendable (Message) -> Message

@@ -25,8 +25,7 @@ import Foundation
 /// request.presenterIDs = [presenterID]
 /// let reply = try MessageChannelClient.send(request, to: socketPath)
 /// ```
-@_spi(Coordination)
-public struct Message: Codable, Sendable, Equatable {
+package struct Message: Codable, Sendable, Equatable {
     /// What a message asks for or reports; open-ended so that coordination can add kinds
     /// without touching the channel.
     public struct Kind: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
@@ -168,8 +167,7 @@ public struct Message: Codable, Sendable, Equatable {
 /// The length comes first so that the reader knows how much to wait for, and is checked
 /// against ``maximumPayloadLength`` before anything is allocated, so that a stray or hostile
 /// writer cannot make the reader allocate gigabytes.
-@_spi(Coordination)
-public enum MessageFrame {
+package enum MessageFrame {
     /// The size of the length prefix.
     public static let headerLength = 4
     /// The largest payload either side accepts: 1 MiB, far more than a message with a few
@@ -215,7 +213,6 @@ extension DocumentKitError.Code {
     /// The process that registered a file presenter is gone: nothing listens at its socket
     /// any more, or it closed the connection without answering. Coordination treats the
     /// presenter as removed and cleans up its registration.
-    @_spi(Coordination)
     public static let presenterGone = DocumentKitError.Code(rawValue: "presenterGone")
 }
 
@@ -224,8 +221,7 @@ extension DocumentKitError.Code {
 /// The scheme is `<runtime>/documentkit/presenters/<pid>.sock`, under the private runtime
 /// folder of ``StandardDirectories``: a process finds another's socket from its process
 /// identifier alone, and a socket left behind by a crash is recognised by its pid.
-@_spi(Coordination)
-public enum MessageChannelPaths {
+package enum MessageChannelPaths {
     /// The folder holding every process's socket.
     public static func presentersDirectory(in runtime: URL) -> URL {
         runtime.appendingPathComponent("documentkit", isDirectory: true)

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 
-@_spi(Coordination) @testable import DocumentKit
+@testable import DocumentKit
 
 #if canImport(Glibc)
     import Glibc
