@@ -18,7 +18,10 @@ enum ListCommand {
         } catch let error as DocumentKitError {
             throw DocsFailure.failure("cannot list the container: \(DocsFailure.reason(for: error))")
         }
-        let conflicts = entries.map { VersionsAdapter.unresolvedConflictCount(of: container.url.appendingPathComponent($0.fileName)) }
+        let conflicts =
+            VersionsAdapter.isAvailable
+            ? entries.map { VersionsAdapter.unresolvedConflictCount(of: container.url.appendingPathComponent($0.fileName)) }
+            : Array(repeating: 0, count: entries.count)
         if json {
             try Output.write(jsonListing(entries, conflicts: conflicts, container: container).bytes)
         } else {
