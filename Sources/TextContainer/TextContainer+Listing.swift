@@ -30,7 +30,10 @@ extension TextContainer {
         public var inode: UInt64
 
         /// Creates an entry.
-        public init(fileName: String, size: Int64, modificationSeconds: Int64, modificationNanoseconds: Int64, inode: UInt64) {
+        public init(
+            fileName: String, size: Int64, modificationSeconds: Int64, modificationNanoseconds: Int64,
+            inode: UInt64
+        ) {
             self.fileName = fileName
             self.size = size
             self.modificationSeconds = modificationSeconds
@@ -43,7 +46,9 @@ extension TextContainer {
 
         /// The modification date.
         public var modificationDate: Date {
-            Date(timeIntervalSince1970: TimeInterval(modificationSeconds) + TimeInterval(modificationNanoseconds) / 1e9)
+            Date(
+                timeIntervalSince1970: TimeInterval(modificationSeconds) + TimeInterval(
+                    modificationNanoseconds) / 1e9)
         }
     }
 
@@ -55,7 +60,8 @@ extension TextContainer {
 
     /// Whether a file name is one of the container's documents: a `.txt` name that is not hidden.
     public static func isDocumentFileName(_ fileName: String) -> Bool {
-        !fileName.hasPrefix(".") && fileName.hasSuffix("." + fileExtension) && fileName.count > fileExtension.count + 1
+        !fileName.hasPrefix(".") && fileName.hasSuffix("." + fileExtension)
+            && fileName.count > fileExtension.count + 1
     }
 
     /// The documents in the container, sorted by file name: regular `.txt` files that are not
@@ -90,7 +96,8 @@ extension TextContainer {
             let type = record.pointee.d_type
             if type == UInt8(DT_DIR) { continue }
             let name: String? = withUnsafePointer(to: &record.pointee.d_name) { tuple in
-                tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) { bytes in
+                tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) {
+                    bytes in
                     // A name that is not UTF-8 cannot be typed back as a document name: skip it.
                     String(validatingCString: bytes)
                 }
@@ -101,7 +108,8 @@ extension TextContainer {
             guard (status.st_mode & S_IFMT) == S_IFREG else { continue }
             entries.append(
                 Entry(
-                    fileName: name, size: Int64(status.st_size), modificationSeconds: Int64(status.st_mtim.tv_sec),
+                    fileName: name, size: Int64(status.st_size),
+                    modificationSeconds: Int64(status.st_mtim.tv_sec),
                     modificationNanoseconds: Int64(status.st_mtim.tv_nsec), inode: UInt64(status.st_ino)))
         }
         entries.sort { $0.fileName < $1.fileName }
@@ -127,7 +135,8 @@ extension TextContainer {
         }
         guard (status.st_mode & S_IFMT) == S_IFREG else {
             throw DocumentKitError(
-                .wrongFileType, operation: "find the document", url: target, detail: "it is not a regular file")
+                .wrongFileType, operation: "find the document", url: target,
+                detail: "it is not a regular file")
         }
         return target
     }

@@ -28,7 +28,9 @@ extension TextContainer {
         if FileManager.default.fileExists(atPath: destination.path) {
             throw DocumentKitError(
                 .fileExists, operation: "rename the document", url: source, errno: .fileExists,
-                detail: "a document named “\(Self.documentName(forFileName: destination.lastPathComponent))” already exists")
+                detail:
+                    "a document named “\(Self.documentName(forFileName: destination.lastPathComponent))” already exists"
+            )
         }
         let coordinator = FileCoordinator(filePresenter: nil)
         try coordinator.coordinate(
@@ -70,14 +72,17 @@ extension TextContainer {
         // to the next free name.
         for attempt in 1...1000 {
             let stem = source.deletingPathExtension().lastPathComponent
-            let fileName = attempt == 1 ? source.lastPathComponent : "\(stem) \(attempt).\(Self.fileExtension)"
+            let fileName =
+                attempt == 1 ? source.lastPathComponent : "\(stem) \(attempt).\(Self.fileExtension)"
             let destination = folder.appendingPathComponent(fileName)
             if FileManager.default.fileExists(atPath: destination.path) { continue }
             do {
                 try coordinator.coordinate(
-                    writingItemAt: source, options: .forDeleting, writingItemAt: destination, options: .forReplacing
+                    writingItemAt: source, options: .forDeleting, writingItemAt: destination,
+                    options: .forReplacing
                 ) { from, to in
-                    try Self.moveWithoutReplacing(from, to, operation: "move the document to the Deleted folder")
+                    try Self.moveWithoutReplacing(
+                        from, to, operation: "move the document to the Deleted folder")
                 }
                 return destination
             } catch Errno.fileExists {
@@ -117,7 +122,8 @@ extension TextContainer {
             try FileManager.default.copyItem(at: source, to: destination)
             try FileManager.default.removeItem(at: source)
         } catch {
-            throw DocumentKitError(.ioFailure, operation: operation, url: source, detail: error.localizedDescription)
+            throw DocumentKitError(
+                .ioFailure, operation: operation, url: source, detail: error.localizedDescription)
         }
     }
 

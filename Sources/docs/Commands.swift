@@ -20,7 +20,9 @@ enum ListCommand {
         }
         let conflicts =
             VersionsAdapter.isAvailable
-            ? entries.map { VersionsAdapter.unresolvedConflictCount(of: container.url.appendingPathComponent($0.fileName)) }
+            ? entries.map {
+                VersionsAdapter.unresolvedConflictCount(of: container.url.appendingPathComponent($0.fileName))
+            }
             : Array(repeating: 0, count: entries.count)
         if json {
             try Output.write(jsonListing(entries, conflicts: conflicts, container: container).bytes)
@@ -29,7 +31,9 @@ enum ListCommand {
         }
     }
 
-    static func jsonListing(_ entries: [TextContainer.Entry], conflicts: [Int], container: TextContainer) -> JSONWriter {
+    static func jsonListing(_ entries: [TextContainer.Entry], conflicts: [Int], container: TextContainer)
+        -> JSONWriter
+    {
         let folder = container.url.path
         let prefix = folder.hasSuffix("/") ? folder : folder + "/"
         var json = JSONWriter(reservingCapacity: 64 + entries.count * (prefix.utf8.count + 160))
@@ -143,7 +147,8 @@ enum NewCommand {
         do {
             url = try container.url(forNewDocumentNamed: name)
         } catch let error as DocumentKitError where error.code == .fileExists {
-            throw DocsFailure.failure("cannot create “\(name)”: a document with that name exists (\(error.url?.path ?? ""))")
+            throw DocsFailure.failure(
+                "cannot create “\(name)”: a document with that name exists (\(error.url?.path ?? ""))")
         } catch {
             throw DocsFailure.cannot("create", name, error)
         }
@@ -153,20 +158,23 @@ enum NewCommand {
             do {
                 bytes = try FileReading.contents(ofPath: source)
             } catch let error as ReadError {
-                throw DocsFailure.failure("cannot create “\(name)”: cannot read \(error.source): \(error.reason)")
+                throw DocsFailure.failure(
+                    "cannot create “\(name)”: cannot read \(error.source): \(error.reason)")
             }
             do {
                 text = try SimpleTextDocument.decodeUTF8(Data(bytes))
             } catch let error as InvalidTextError {
                 let label = source == "-" ? "standard input" : "“\(source)”"
-                throw DocsFailure.failure("cannot create “\(name)”: \(notText(label, error)); nothing was created")
+                throw DocsFailure.failure(
+                    "cannot create “\(name)”: \(notText(label, error)); nothing was created")
             }
         }
         let document = SimpleTextDocument(fileURL: url)
         document.delegate = QuietDelegate.shared
         document.documentText = text
         guard await document.save(to: url, for: .forCreating) else {
-            throw DocsFailure.cannot("create", name, document.lastError ?? DocsFailure.failure("the save failed"))
+            throw DocsFailure.cannot(
+                "create", name, document.lastError ?? DocsFailure.failure("the save failed"))
         }
         _ = await document.close()
         try Output.write(url.path + "\n")
@@ -192,7 +200,8 @@ enum ShowCommand {
             do {
                 _ = try SimpleTextDocument.decodeUTF8(Data(bytes))
             } catch let error as InvalidTextError {
-                throw DocsFailure.failure("cannot show “\(name)”: \(notText("it", error)); nothing was printed")
+                throw DocsFailure.failure(
+                    "cannot show “\(name)”: \(notText("it", error)); nothing was printed")
             }
         }
         try Output.write(bytes)

@@ -8,7 +8,9 @@ import TextContainer
 enum Docs {
     static let version = "0.1.0"
 
-    static let commands = ["list", "new", "show", "edit", "rename", "delete", "versions", "restore", "resolve", "watch"]
+    static let commands = [
+        "list", "new", "show", "edit", "rename", "delete", "versions", "restore", "resolve", "watch",
+    ]
 
     /// Runs the tool with the arguments after the program name and returns the exit status.
     static func run(_ arguments: [String]) async -> Int32 {
@@ -16,7 +18,10 @@ enum Docs {
         do {
             invocation = try Invocation(parsing: arguments)
             return try await run(invocation).rawValue
-        } catch let failure as DocsFailure {
+        } catch var failure as DocsFailure {
+            if failure.command == nil, let command = try? Invocation(parsing: arguments).command {
+                failure.command = command
+            }
             report(failure)
             return failure.status.rawValue
         } catch {
@@ -78,7 +83,8 @@ enum Docs {
             let folder = error.url ?? URL(fileURLWithPath: invocation.containerPath ?? "")
             var plain = error
             plain.url = nil
-            throw DocsFailure.failure("cannot use the container “\(folder.path)”: \(DocsFailure.reason(for: plain))")
+            throw DocsFailure.failure(
+                "cannot use the container “\(folder.path)”: \(DocsFailure.reason(for: plain))")
         }
         let operands = invocation.operands
         switch command {
@@ -110,7 +116,8 @@ enum Docs {
             try requireOperands(operands, command: command, names: ["NAME"])
             guard let keep = invocation.keep.flatMap(ResolveCommand.Keep.init(rawValue:)) else {
                 throw DocsFailure.usage(
-                    invocation.keep.map { "--keep takes mine, theirs or both, not “\($0)”" } ?? "--keep mine|theirs|both is required",
+                    invocation.keep.map { "--keep takes mine, theirs or both, not “\($0)”" }
+                        ?? "--keep mine|theirs|both is required",
                     command: command)
             }
             try await ResolveCommand.run(container, name: operands[0], keep: keep)
@@ -138,7 +145,8 @@ enum Docs {
 
     static func requireOperands(_ operands: [String], command: String, names: [String]) throws {
         if operands.count < names.count {
-            throw DocsFailure.usage("\(command) needs \(names[operands.count...].joined(separator: " and "))", command: command)
+            throw DocsFailure.usage(
+                "\(command) needs \(names[operands.count...].joined(separator: " and "))", command: command)
         }
         if operands.count > names.count {
             throw DocsFailure.usage("unexpected argument “\(operands[names.count])”", command: command)

@@ -34,7 +34,8 @@ struct DocsFailure: Error, Equatable {
     static func cannot(_ action: String, _ name: String, _ error: any Error) -> DocsFailure {
         let subject = "cannot \(action) “\(name)”"
         if let failure = error as? DocsFailure {
-            return DocsFailure(message: "\(subject): \(failure.message)", status: failure.status, command: failure.command)
+            return DocsFailure(
+                message: "\(subject): \(failure.message)", status: failure.status, command: failure.command)
         }
         if let error = error as? DocumentKitError {
             let reason = reason(for: error)
@@ -54,7 +55,9 @@ struct DocsFailure: Error, Equatable {
     static func reason(for error: DocumentKitError) -> String {
         if let underlying = error.underlying as? InvalidTextError { return underlying.description }
         var text = error.detail ?? error.errno?.description ?? error.code.rawValue
-        if error.detail != nil, let errno = error.errno, error.code != .fileNotFound, error.code != .fileExists {
+        if error.detail != nil, let errno = error.errno, error.code != .fileNotFound,
+            error.code != .fileExists
+        {
             text += " (\(errno.description))"
         }
         if let url = error.url, !text.contains(url.deletingLastPathComponent().path) {

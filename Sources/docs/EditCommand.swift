@@ -34,7 +34,9 @@ enum EditCommand {
             try originalBytes.write(to: copy)
         } catch {
             removeTemporaryFolder(folder)
-            throw DocsFailure.failure("cannot edit “\(name)”: cannot write a copy to edit in \(folder.path): \(error.localizedDescription)")
+            throw DocsFailure.failure(
+                "cannot edit “\(name)”: cannot write a copy to edit in \(folder.path): \(error.localizedDescription)"
+            )
         }
 
         let editor = ProcessInfo.processInfo.environment["EDITOR"].flatMap { $0.isEmpty ? nil : $0 } ?? "vi"
@@ -42,14 +44,17 @@ enum EditCommand {
         guard status.succeeded else {
             removeTemporaryFolder(folder)
             throw DocsFailure.failure(
-                "cannot edit “\(name)”: the editor (\(editor)) \(status.description); the document is unchanged")
+                "cannot edit “\(name)”: the editor (\(editor)) \(status.description); the document is unchanged"
+            )
         }
 
         let editedBytes: Data
         do {
             editedBytes = try Data(contentsOf: copy)
         } catch {
-            throw DocsFailure.failure("cannot edit “\(name)”: cannot read the edited copy \(copy.path): \(error.localizedDescription)")
+            throw DocsFailure.failure(
+                "cannot edit “\(name)”: cannot read the edited copy \(copy.path): \(error.localizedDescription)"
+            )
         }
         if editedBytes == originalBytes {
             removeTemporaryFolder(folder)
@@ -60,7 +65,8 @@ enum EditCommand {
             edited = try SimpleTextDocument.decodeUTF8(editedBytes)
         } catch let error as InvalidTextError {
             throw DocsFailure.failure(
-                "cannot save “\(name)”: \(notText("the edited text", error)); the document is unchanged and your text is kept in \(copy.path)")
+                "cannot save “\(name)”: \(notText("the edited text", error)); the document is unchanged and your text is kept in \(copy.path)"
+            )
         }
 
         let document = SimpleTextDocument(fileURL: url)
@@ -72,14 +78,16 @@ enum EditCommand {
         guard document.documentText == original else {
             _ = await document.close()
             throw DocsFailure.failure(
-                "cannot save “\(name)”: another program changed it while you were editing; the document keeps their text and yours is kept in \(copy.path)")
+                "cannot save “\(name)”: another program changed it while you were editing; the document keeps their text and yours is kept in \(copy.path)"
+            )
         }
         document.documentText = edited
         let saved = await document.save(to: url, for: .forOverwriting)
         let error = document.lastError
         _ = await document.close()
         guard saved else {
-            throw DocsFailure.failure("cannot save “\(name)”: \(reason(error)); your text is kept in \(copy.path)")
+            throw DocsFailure.failure(
+                "cannot save “\(name)”: \(reason(error)); your text is kept in \(copy.path)")
         }
         removeTemporaryFolder(folder)
     }
@@ -108,7 +116,8 @@ enum EditCommand {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("docs-edit-XXXXXX").path
         var template = Array(base.utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw DocsFailure.failure("cannot edit “\(name)”: cannot make a temporary folder: \(String(cString: strerror(errno)))")
+            throw DocsFailure.failure(
+                "cannot edit “\(name)”: cannot make a temporary folder: \(String(cString: strerror(errno)))")
         }
         return URL(fileURLWithPath: String(cString: made), isDirectory: true)
     }

@@ -50,7 +50,9 @@ struct Invocation: Equatable {
             case "--from": from = try value(for: option, inline: inline)
             case "--keep": keep = try value(for: option, inline: inline)
             case "--json", "-h", "--help", "--version":
-                guard inline == nil else { throw DocsFailure.usage("\(option) takes no value", command: command) }
+                guard inline == nil else {
+                    throw DocsFailure.usage("\(option) takes no value", command: command)
+                }
                 switch option {
                 case "--json": json = true
                 case "--version": version = true

@@ -66,7 +66,9 @@ enum QueryAdapter {
         var removed: [ContainerChange] = []
         for (name, entry) in new {
             if let previous = old[name] {
-                if previous != entry { changed.append(ContainerChange(kind: .changed, fileName: name, entry: entry)) }
+                if previous != entry {
+                    changed.append(ContainerChange(kind: .changed, fileName: name, entry: entry))
+                }
             } else {
                 added.append(ContainerChange(kind: .added, fileName: name, entry: entry))
             }

@@ -46,7 +46,8 @@ enum VersionsCommand {
         } else {
             var text = ""
             for version in versions {
-                text += "\(version.id)  \(LocalTime.format(version.modificationDate))  \(version.computer ?? "(unknown computer)")"
+                text +=
+                    "\(version.id)  \(LocalTime.format(version.modificationDate))  \(version.computer ?? "(unknown computer)")"
                 if version.isConflict { text += version.isResolved ? "  conflict, resolved" : "  conflict" }
                 text += "\n"
             }
@@ -120,7 +121,8 @@ enum ResolveCommand {
         do {
             text = try SimpleTextDocument.decodeUTF8(try Data(contentsOf: conflict.contentsURL))
         } catch {
-            throw DocsFailure.failure("cannot resolve “\(name)”: cannot read conflict version \(conflict.id): \(error)")
+            throw DocsFailure.failure(
+                "cannot resolve “\(name)”: cannot read conflict version \(conflict.id): \(error)")
         }
         let stem = conflictDocumentName(
             for: TextContainer.documentName(forFileName: url.lastPathComponent), computer: conflict.computer,
@@ -135,7 +137,9 @@ enum ResolveCommand {
         document.delegate = QuietDelegate.shared
         document.documentText = text
         guard await document.save(to: target, for: .forCreating) else {
-            throw DocsFailure.cannot("resolve", name, document.lastError ?? DocsFailure.failure("saving the conflict version failed"))
+            throw DocsFailure.cannot(
+                "resolve", name,
+                document.lastError ?? DocsFailure.failure("saving the conflict version failed"))
         }
         _ = await document.close()
         return target

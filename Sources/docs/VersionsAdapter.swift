@@ -47,7 +47,8 @@ enum VersionsAdapter {
             guard let version = FileVersion.version(itemAt: url, forPersistentIdentifier: id) else {
                 throw DocsFailure.failure("no version “\(id)”; `docs versions` lists them")
             }
-            try FileCoordinator(filePresenter: nil).coordinate(writingItemAt: url, options: .forReplacing) { url in
+            try FileCoordinator(filePresenter: nil).coordinate(writingItemAt: url, options: .forReplacing) {
+                url in
                 _ = try version.replaceItem(at: url, options: [])
             }
         }
@@ -55,7 +56,8 @@ enum VersionsAdapter {
         /// Marks the conflict versions resolved and removes them.
         static func resolve(_ conflicts: [VersionSummary], of url: URL) throws {
             for conflict in conflicts {
-                guard let version = FileVersion.version(itemAt: url, forPersistentIdentifier: conflict.id) else { continue }
+                guard let version = FileVersion.version(itemAt: url, forPersistentIdentifier: conflict.id)
+                else { continue }
                 version.isResolved = true
                 try version.remove()
             }

@@ -49,13 +49,17 @@ enum WatchCommand {
                 writer.raw(",")
                 writer.key("modified")
                 if let entry = change.entry {
-                    writer.timestamp(seconds: entry.modificationSeconds, nanoseconds: entry.modificationNanoseconds)
+                    writer.timestamp(
+                        seconds: entry.modificationSeconds, nanoseconds: entry.modificationNanoseconds)
                 } else {
                     writer.raw("null")
                 }
                 writer.raw("}")
             } else {
-                writer.bytes.append(contentsOf: "\(change.kind.rawValue) \(TextContainer.documentName(forFileName: change.fileName))".utf8)
+                writer.bytes.append(
+                    contentsOf:
+                        "\(change.kind.rawValue) \(TextContainer.documentName(forFileName: change.fileName))"
+                        .utf8)
             }
             writer.newline()
         }

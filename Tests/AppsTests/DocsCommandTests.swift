@@ -13,7 +13,9 @@ struct DocsCommandTests {
         let folder = try DocsFolder()
         let help = try folder.run(["--help"])
         #expect(help.status == 0)
-        for command in ["list", "new", "show", "edit", "rename", "delete", "versions", "restore", "resolve", "watch"] {
+        for command in [
+            "list", "new", "show", "edit", "rename", "delete", "versions", "restore", "resolve", "watch",
+        ] {
             #expect(help.output.contains("  \(command)"), "\(command) missing from docs --help")
             let own = try folder.run([command, "--help"])
             #expect(own.status == 0)
@@ -33,7 +35,8 @@ struct DocsCommandTests {
     @Test(arguments: [
         [String](), ["frobnicate"], ["list", "--bogus"], ["list", "extra"], ["show"], ["rename", "A"],
         ["new", "A", "B"], ["show", "A", "--json"], ["resolve", "A"], ["resolve", "A", "--keep", "yours"],
-        ["list", "--keep", "mine"], ["show", "A", "--from", "x"], ["list", "--container"], ["--json=yes", "list"],
+        ["list", "--keep", "mine"], ["show", "A", "--from", "x"], ["list", "--container"],
+        ["--json=yes", "list"],
     ])
     func badUsageExitsTwo(arguments: [String]) throws {
         let folder = try DocsFolder()
@@ -58,7 +61,10 @@ struct DocsCommandTests {
         #expect(left == ["x.txt"])
     }
 
-    @Test(arguments: [["show", "Nope"], ["edit", "Nope"], ["rename", "Nope", "Other"], ["delete", "Nope"], ["versions", "Nope"], ["restore", "Nope", "1"]])
+    @Test(arguments: [
+        ["show", "Nope"], ["edit", "Nope"], ["rename", "Nope", "Other"], ["delete", "Nope"],
+        ["versions", "Nope"], ["restore", "Nope", "1"],
+    ])
     func missingDocumentFailsNamingItAndTheContainer(arguments: [String]) throws {
         let folder = try DocsFolder()
         let result = try folder.run(arguments)
@@ -78,7 +84,8 @@ struct DocsCommandTests {
             try folder.run(["list"], environment: ["STE_CONTAINER": file.path]),
         ] {
             #expect(result.status == 1)
-            #expect(result.error == "docs: cannot use the container “\(file.path)”: it is a file, not a folder\n")
+            #expect(
+                result.error == "docs: cannot use the container “\(file.path)”: it is a file, not a folder\n")
         }
     }
 
@@ -118,7 +125,9 @@ struct DocsCommandTests {
         let bytes = Data([0x61, 0x62, 0xFF, 0x63])
         let fromInput = try folder.run(["new", "Bad", "--from", "-"], input: bytes)
         #expect(fromInput.status == 1)
-        #expect(fromInput.error.contains("standard input is not UTF-8 text (the byte at offset 2"), "\(fromInput.error)")
+        #expect(
+            fromInput.error.contains("standard input is not UTF-8 text (the byte at offset 2"),
+            "\(fromInput.error)")
         let source = folder.root.appendingPathComponent("binary.bin")
         try bytes.write(to: source)
         let fromFile = try folder.run(["new", "Bad", "--from", source.path])
@@ -141,9 +150,11 @@ struct DocsCommandTests {
         try folder.write("with \"quote\".txt", "q")
         try folder.write(".hidden.txt", "not a document")
         try folder.write("notes.md", "not a document")
-        try FileManager.default.createDirectory(at: folder.url("folder.txt"), withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(
+            at: folder.url("folder.txt"), withIntermediateDirectories: false)
         let modified = Date(timeIntervalSince1970: 1_700_000_000.25)
-        try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: folder.url("b.txt").path)
+        try FileManager.default.setAttributes(
+            [.modificationDate: modified], ofItemAtPath: folder.url("b.txt").path)
 
         let result = try folder.run(["list", "--json"])
         #expect(result.status == 0)
@@ -199,12 +210,15 @@ struct DocsCommandTests {
         let result = try folder.run(["show", "Binary"])
         #expect(result.status == 1)
         #expect(result.outputData.isEmpty)
-        #expect(result.error.contains("cannot show “Binary”: it is not UTF-8 text (the byte at offset 2"), "\(result.error)")
+        #expect(
+            result.error.contains("cannot show “Binary”: it is not UTF-8 text (the byte at offset 2"),
+            "\(result.error)")
     }
 
     @Test func showRefusesAFolderNamedLikeADocument() throws {
         let folder = try DocsFolder()
-        try FileManager.default.createDirectory(at: folder.url("Folder.txt"), withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(
+            at: folder.url("Folder.txt"), withIntermediateDirectories: false)
         let result = try folder.run(["show", "Folder"])
         #expect(result.status == 1)
         #expect(result.error.contains("cannot show “Folder”: it is not a regular file"), "\(result.error)")
@@ -239,7 +253,9 @@ struct DocsCommandTests {
         try folder.write("Letter.txt", "letter")
         let refused = try folder.run(["rename", "Draft", "Letter"])
         #expect(refused.status == 1)
-        #expect(refused.error.contains("cannot rename “Draft”: a document named “Letter” already exists"), "\(refused.error)")
+        #expect(
+            refused.error.contains("cannot rename “Draft”: a document named “Letter” already exists"),
+            "\(refused.error)")
         #expect(try folder.contents("Draft.txt") == "draft")
         #expect(try folder.contents("Letter.txt") == "letter")
 
@@ -262,8 +278,11 @@ struct DocsCommandTests {
         try folder.write("Notes.txt", "second")
         let second = try folder.run(["delete", "Notes.txt"])
         #expect(second.output == deleted.appendingPathComponent("Notes 2.txt").path + "\n")
-        #expect(try String(contentsOf: deleted.appendingPathComponent("Notes.txt"), encoding: .utf8) == "first")
-        #expect(try String(contentsOf: deleted.appendingPathComponent("Notes 2.txt"), encoding: .utf8) == "second")
+        #expect(
+            try String(contentsOf: deleted.appendingPathComponent("Notes.txt"), encoding: .utf8) == "first")
+        #expect(
+            try String(contentsOf: deleted.appendingPathComponent("Notes 2.txt"), encoding: .utf8) == "second"
+        )
         #expect(try folder.run(["list", "--json"]).output.contains("\"documents\":[\n]"))
     }
 }

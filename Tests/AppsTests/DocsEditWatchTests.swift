@@ -15,7 +15,8 @@ struct DocsEditTests {
     @Test func editSavesWhatTheEditorWrote() throws {
         let folder = try DocsFolder()
         try folder.write("Notes.txt", "hello ")
-        let result = try folder.run(["edit", "Notes"], environment: ["EDITOR": Self.editor("printf 日本語 >> \"$1\"")])
+        let result = try folder.run(
+            ["edit", "Notes"], environment: ["EDITOR": Self.editor("printf 日本語 >> \"$1\"")])
         #expect(result.status == 0, "\(result.error)")
         #expect(try folder.contents("Notes.txt") == "hello 日本語")
     }
@@ -54,11 +55,14 @@ struct DocsEditTests {
     @Test func editedTextThatIsNotUTF8IsKeptAsideAndNotSaved() throws {
         let folder = try DocsFolder()
         try folder.write("Notes.txt", "original")
-        let result = try folder.run(["edit", "Notes"], environment: ["EDITOR": Self.editor("printf \"\\377\" >> \"$1\"")])
+        let result = try folder.run(
+            ["edit", "Notes"], environment: ["EDITOR": Self.editor("printf \"\\377\" >> \"$1\"")])
         #expect(result.status == 1)
         #expect(result.error.contains("the edited text is not UTF-8 text"), "\(result.error)")
         #expect(try folder.contents("Notes.txt") == "original")
-        let kept = try #require(result.error.components(separatedBy: "your text is kept in ").last?.trimmingCharacters(in: .newlines))
+        let kept = try #require(
+            result.error.components(separatedBy: "your text is kept in ").last?.trimmingCharacters(
+                in: .newlines))
         #expect(FileManager.default.fileExists(atPath: kept))
         try? FileManager.default.removeItem(at: URL(fileURLWithPath: kept).deletingLastPathComponent())
     }
@@ -69,11 +73,13 @@ struct DocsEditTests {
         // The "editor" edits its copy while another program rewrites the document itself.
         let script = "printf mine >> \"$1\"; printf theirs > \"$DOCUMENT\""
         let result = try folder.run(
-            ["edit", "Notes"], environment: ["EDITOR": Self.editor(script), "DOCUMENT": folder.url("Notes.txt").path])
+            ["edit", "Notes"],
+            environment: ["EDITOR": Self.editor(script), "DOCUMENT": folder.url("Notes.txt").path])
         #expect(result.status == 1)
         #expect(result.error.contains("another program changed it while you were editing"), "\(result.error)")
         #expect(try folder.contents("Notes.txt") == "theirs")
-        let kept = try #require(result.error.components(separatedBy: "yours is kept in ").last?.trimmingCharacters(in: .newlines))
+        let kept = try #require(
+            result.error.components(separatedBy: "yours is kept in ").last?.trimmingCharacters(in: .newlines))
         #expect(try String(contentsOfFile: kept, encoding: .utf8) == "originalmine")
         try? FileManager.default.removeItem(at: URL(fileURLWithPath: kept).deletingLastPathComponent())
     }

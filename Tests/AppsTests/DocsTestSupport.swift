@@ -15,7 +15,9 @@ enum DocsBinary {
 
     /// Whether this build of `docs` has version history, as `docs --version` says.
     static let hasVersionHistory: Bool = {
-        guard let folder = try? DocsFolder(), let result = try? folder.run(["--version"]) else { return false }
+        guard let folder = try? DocsFolder(), let result = try? folder.run(["--version"]) else {
+            return false
+        }
         return result.output.contains("version history: available")
     }()
 }
@@ -73,7 +75,9 @@ final class DocsFolder {
     }
 
     /// Runs `docs` with `arguments`, feeding it `input`, and waits for it.
-    func run(_ arguments: [String], input: Data? = nil, environment extra: [String: String] = [:]) throws -> DocsResult {
+    func run(_ arguments: [String], input: Data? = nil, environment extra: [String: String] = [:]) throws
+        -> DocsResult
+    {
         let process = Process()
         process.executableURL = DocsBinary.url
         process.arguments = arguments

@@ -5,22 +5,30 @@ import Testing
 struct DocsVersionsTests {
     @Test(
         .disabled(if: DocsBinary.hasVersionHistory, "this build has version history"),
-        arguments: [["versions", "Notes"], ["versions", "Notes", "--json"], ["restore", "Notes", "v1"], ["resolve", "Notes", "--keep", "mine"]])
+        arguments: [
+            ["versions", "Notes"], ["versions", "Notes", "--json"], ["restore", "Notes", "v1"],
+            ["resolve", "Notes", "--keep", "mine"],
+        ])
     func withoutVersionHistoryEachCommandSaysSo(arguments: [String]) throws {
         let folder = try DocsFolder()
         try folder.write("Notes.txt", "text")
         let result = try folder.run(arguments)
         #expect(result.status == 1)
         #expect(result.error.hasPrefix("docs: cannot "))
-        #expect(result.error.contains("“Notes”: version history is not available in this build"), "\(result.error)")
+        #expect(
+            result.error.contains("“Notes”: version history is not available in this build"),
+            "\(result.error)")
         #expect(try folder.contents("Notes.txt") == "text")
     }
 
-    @Test(.enabled(if: DocsBinary.hasVersionHistory, "FileVersion's class methods have not landed in this build"))
+    @Test(
+        .enabled(
+            if: DocsBinary.hasVersionHistory, "FileVersion's class methods have not landed in this build"))
     func versionsListsSavedVersionsAndRestoreBringsOneBack() throws {
         let folder = try DocsFolder()
         #expect(try folder.run(["new", "Notes", "--from", "-"], input: Data("first".utf8)).status == 0)
-        let edit = try folder.run(["edit", "Notes"], environment: ["EDITOR": DocsEditTests.editor("printf \" second\" >> \"$1\"")])
+        let edit = try folder.run(
+            ["edit", "Notes"], environment: ["EDITOR": DocsEditTests.editor("printf \" second\" >> \"$1\"")])
         #expect(edit.status == 0, "\(edit.error)")
         #expect(try folder.contents("Notes.txt") == "first second")
 
