@@ -64,7 +64,10 @@ public struct TextContainer: Sendable {
     public static func validatedName(_ name: String) throws -> String {
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
         func refuse(_ reason: String) -> DocumentKitError {
-            DocumentKitError(.invalidArgument, operation: "name the document", url: nil, detail: "“\(name)” \(reason)")
+            // Spelled out: a bare `.invalidArgument` picks the Errno initializer and adds "(Invalid argument)".
+            DocumentKitError(
+                DocumentKitError.Code.invalidArgument, operation: "name the document", url: nil,
+                detail: "“\(name)” \(reason)")
         }
         if trimmed.isEmpty { throw refuse("is empty") }
         if trimmed.contains("/") { throw refuse("contains a slash") }

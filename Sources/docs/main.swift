@@ -1,1 +1,3 @@
-print("docs")
+import Foundation
+
+exit(await Docs.run(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,143 @@
+import DocumentKit
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+extension TextContainer {
+    /// One document of the container as its folder lists it: nothing here opens the file.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// for entry in try container.documents() {
+    ///     print(entry.name, entry.size, entry.modificationDate)
+    /// }
+    /// ```
+    public struct Entry: Sendable, Hashable {
+        /// The file name, with its `.txt` extension.
+        public var fileName: String
+        /// The file's size in bytes.
+        public var size: Int64
+        /// The modification time: whole seconds since 1970.
+        public var modificationSeconds: Int64
+        /// The modification time: nanoseconds within the second.
+        public var modificationNanoseconds: Int64
+        /// The file's inode number: a safe save gives the document a new one.
+        public var inode: UInt64
+
+        /// Creates an entry.
+        public init(
+            fileName: String, size: Int64, modificationSeconds: Int64, modificationNanoseconds: Int64,
+            inode: UInt64
+        ) {
+            self.fileName = fileName
+            self.size = size
+            self.modificationSeconds = modificationSeconds
+            self.modificationNanoseconds = modificationNanoseconds
+            self.inode = inode
+        }
+
+        /// The name to show: the file name without `.txt`.
+        public var name: String { TextContainer.documentName(forFileName: fileName) }
+
+        /// The modification date.
+        public var modificationDate: Date {
+            Date(
+                timeIntervalSince1970: TimeInterval(modificationSeconds) + TimeInterval(
+                    modificationNanoseconds) / 1e9)
+        }
+    }
+
+    /// The name to show for a document file: its file name without the `.txt` extension.
+    public static func documentName(forFileName fileName: String) -> String {
+        let suffix = "." + fileExtension
+        return fileName.hasSuffix(suffix) ? String(fileName.dropLast(suffix.count)) : fileName
+    }
+
+    /// Whether a file name is one of the container's documents: a `.txt` name that is not hidden.
+    public static func isDocumentFileName(_ fileName: String) -> Bool {
+        !fileName.hasPrefix(".") && fileName.hasSuffix("." + fileExtension)
+            && fileName.count > fileExtension.count + 1
+    }
+
+    /// The documents in the container, sorted by file name: regular `.txt` files that are not
+    /// hidden (a symbolic link counts as what it points to).
+    ///
+    /// This is one pass of `readdir` and one `fstatat` per entry, so that listing ten thousand
+    /// documents costs about what `ls -l` does; no document is opened or coordinated.
+    ///
+    /// - Throws: ``DocumentKitError`` naming the container when it cannot be read.
+    public func documents() throws -> [Entry] {
+        let directory = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else {
+            throw DocumentKitError(Errno(rawValue: errno), operation: "list the container", url: url)
+        }
+        // fdopendir owns the descriptor from here; closedir closes it.
+        guard let stream = fdopendir(directory) else {
+            let error = Errno(rawValue: errno)
+            close(directory)
+            throw DocumentKitError(error, operation: "list the container", url: url)
+        }
+        defer { closedir(stream) }
+        var entries: [Entry] = []
+        var status = stat()
+        while true {
+            errno = 0
+            guard let record = readdir(stream) else {
+                if errno != 0 {
+                    throw DocumentKitError(Errno(rawValue: errno), operation: "list the container", url: url)
+                }
+                break
+            }
+            let type = record.pointee.d_type
+            if type == UInt8(DT_DIR) { continue }
+            let name: String? = withUnsafePointer(to: &record.pointee.d_name) { tuple in
+                tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) {
+                    bytes in
+                    // A name that is not UTF-8 cannot be typed back as a document name: skip it.
+                    String(validatingCString: bytes)
+                }
+            }
+            guard let name, Self.isDocumentFileName(name) else { continue }
+            // A file removed between readdir and fstatat is simply not listed.
+            guard fstatat(directory, name, &status, 0) == 0 else { continue }
+            guard (status.st_mode & S_IFMT) == S_IFREG else { continue }
+            entries.append(
+                Entry(
+                    fileName: name, size: Int64(status.st_size),
+                    modificationSeconds: Int64(status.st_mtim.tv_sec),
+                    modificationNanoseconds: Int64(status.st_mtim.tv_nsec), inode: UInt64(status.st_ino)))
+        }
+        entries.sort { $0.fileName < $1.fileName }
+        return entries
+    }
+
+    /// The URL of the existing document called `name`.
+    ///
+    /// - Throws: ``DocumentKitError`` `.invalidArgument` for a name that cannot be a document's,
+    ///   `.fileNotFound` ("no such document in …") when there is none,
+    ///   `.wrongFileType` when the name is a folder.
+    public func url(forExistingDocumentNamed name: String) throws -> URL {
+        let target = try url(forDocumentNamed: name)
+        var status = stat()
+        guard stat(target.path, &status) == 0 else {
+            let error = Errno(rawValue: errno)
+            if error == .noSuchFileOrDirectory {
+                throw DocumentKitError(
+                    .fileNotFound, operation: "find the document", url: target, errno: error,
+                    detail: "no such document in \(url.path)")
+            }
+            throw DocumentKitError(error, operation: "find the document", url: target)
+        }
+        guard (status.st_mode & S_IFMT) == S_IFREG else {
+            throw DocumentKitError(
+                .wrongFileType, operation: "find the document", url: target,
+                detail: "it is not a regular file")
+        }
+        return target
+    }
+}

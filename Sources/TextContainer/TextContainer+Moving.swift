@@ -1,0 +1,133 @@
+import CDocumentSystem
+import DocumentKit
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+extension TextContainer {
+    /// Renames a document under file coordination, so that an editor showing it follows it;
+    /// never replaces a document that has the new name.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let moved = try container.renameDocument(named: "Draft", to: "Letter")   // …/Letter.txt
+    /// ```
+    ///
+    /// - Returns: The document's new URL.
+    /// - Throws: ``DocumentKitError``: `.invalidArgument` for a bad name, `.fileNotFound` when
+    ///   there is no document `name`, `.fileExists` when `newName` is taken (nothing moves).
+    @discardableResult
+    public func renameDocument(named name: String, to newName: String) throws -> URL {
+        let source = try url(forExistingDocumentNamed: name)
+        let destination = try url(forDocumentNamed: newName)
+        if FileManager.default.fileExists(atPath: destination.path) {
+            throw DocumentKitError(
+                .fileExists, operation: "rename the document", url: source, errno: .fileExists,
+                detail:
+                    "a document named “\(Self.documentName(forFileName: destination.lastPathComponent))” already exists"
+            )
+        }
+        let coordinator = FileCoordinator(filePresenter: nil)
+        try coordinator.coordinate(
+            writingItemAt: source, options: .forMoving, writingItemAt: destination, options: .forReplacing
+        ) { from, to in
+            try Self.moveWithoutReplacing(from, to, operation: "rename the document")
+            coordinator.item(at: from, didMoveTo: to)
+        }
+        return destination
+    }
+
+    /// Where deleted documents go: `Deleted` in the Simple Text Editor's application data
+    /// folder (`$XDG_DATA_HOME/Simple Text Editor/Deleted`).
+    public static var deletedDocumentsFolder: URL {
+        StandardDirectories.current.applicationSupport(for: "Simple Text Editor")
+            .appendingPathComponent("Deleted", isDirectory: true)
+    }
+
+    /// Deletes a document recoverably: moves it into ``deletedDocumentsFolder`` under file
+    /// coordination, so that an editor showing it closes it without writing it back.
+    ///
+    /// A document deleted twice keeps both copies: the second is `NAME 2.txt`, and so on.
+    ///
+    /// - Returns: Where the document is now.
+    /// - Throws: ``DocumentKitError`` naming the document or the Deleted folder.
+    @discardableResult
+    public func deleteDocument(named name: String) throws -> URL {
+        let source = try url(forExistingDocumentNamed: name)
+        let folder = Self.deletedDocumentsFolder
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw DocumentKitError(
+                .ioFailure, operation: "create the folder for deleted documents", url: folder,
+                detail: error.localizedDescription)
+        }
+        let coordinator = FileCoordinator(filePresenter: nil)
+        // Names are taken by a no-replace move, so a race with another delete only moves on
+        // to the next free name.
+        for attempt in 1...1000 {
+            let stem = source.deletingPathExtension().lastPathComponent
+            let fileName =
+                attempt == 1 ? source.lastPathComponent : "\(stem) \(attempt).\(Self.fileExtension)"
+            let destination = folder.appendingPathComponent(fileName)
+            if FileManager.default.fileExists(atPath: destination.path) { continue }
+            do {
+                try coordinator.coordinate(
+                    writingItemAt: source, options: .forDeleting, writingItemAt: destination,
+                    options: .forReplacing
+                ) { from, to in
+                    try Self.moveWithoutReplacing(
+                        from, to, operation: "move the document to the Deleted folder")
+                }
+                return destination
+            } catch Errno.fileExists {
+                continue
+            }
+        }
+        throw DocumentKitError(
+            .fileExists, operation: "move the document to the Deleted folder", url: source,
+            detail: "too many deleted documents with this name in \(folder.path)")
+    }
+
+    /// Moves a file to a name that must be free: `renameat2(RENAME_NOREPLACE)`, or a hard link
+    /// and unlink where that is missing, or a copy across file systems.
+    static func moveWithoutReplacing(_ source: URL, _ destination: URL, operation: String) throws {
+        if renameNoReplace(source.path, destination.path) == 0 { return }
+        var failure = Errno(rawValue: errno)
+        if failure == .invalidArgument || failure == Errno(rawValue: ENOSYS) {
+            // No RENAME_NOREPLACE here: a hard link fails atomically if the name is taken.
+            if link(source.path, destination.path) == 0 {
+                unlink(source.path)
+                return
+            }
+            failure = Errno(rawValue: errno)
+        }
+        if failure == .crossDeviceLink {
+            try copyThenRemove(source, destination, operation: operation)
+            return
+        }
+        throw DocumentKitError(failure, operation: operation, url: source, detail: nil)
+    }
+
+    private static func copyThenRemove(_ source: URL, _ destination: URL, operation: String) throws {
+        if FileManager.default.fileExists(atPath: destination.path) {
+            throw DocumentKitError(.fileExists, operation: operation, url: destination, errno: .fileExists)
+        }
+        do {
+            try FileManager.default.copyItem(at: source, to: destination)
+            try FileManager.default.removeItem(at: source)
+        } catch {
+            throw DocumentKitError(
+                .ioFailure, operation: operation, url: source, detail: error.localizedDescription)
+        }
+    }
+
+    private static func renameNoReplace(_ from: String, _ to: String) -> CInt {
+        cds_renameat2(AT_FDCWD, from, AT_FDCWD, to, CUnsignedInt(CDS_RENAME_NOREPLACE))
+    }
+}

@@ -1,0 +1,155 @@
+import DocumentKit
+import Foundation
+import TextContainer
+
+/// The `docs` tool: parses the command line, runs one subcommand, and turns its outcome
+/// into output and an exit status.
+@MainActor
+enum Docs {
+    static let version = "0.1.0"
+
+    static let commands = [
+        "list", "new", "show", "edit", "rename", "delete", "versions", "restore", "resolve", "watch",
+    ]
+
+    /// Runs the tool with the arguments after the program name and returns the exit status.
+    static func run(_ arguments: [String]) async -> Int32 {
+        let invocation: Invocation
+        do {
+            invocation = try Invocation(parsing: arguments)
+            return try await run(invocation).rawValue
+        } catch var failure as DocsFailure {
+            if failure.command == nil, let command = try? Invocation(parsing: arguments).command {
+                failure.command = command
+            }
+            report(failure)
+            return failure.status.rawValue
+        } catch {
+            Output.error("docs: \(error)")
+            return ExitStatus.failure.rawValue
+        }
+    }
+
+    static func report(_ failure: DocsFailure) {
+        Output.error("docs: \(failure.message)")
+        if failure.status == .usage {
+            let command = failure.command.flatMap { commands.contains($0) ? $0 : nil }
+            Output.error(command.map { "Try “docs \($0) --help”." } ?? "Try “docs --help”.")
+        }
+    }
+
+    static func run(_ invocation: Invocation) async throws -> ExitStatus {
+        if invocation.version {
+            try Output.write(
+                """
+                docs \(version) (DocumentKit \(documentKitVersion))
+                version history: \(VersionsAdapter.isAvailable ? "available" : "not available in this build")
+                watch: \(QueryAdapter.sourceDescription)
+
+                """)
+            return .success
+        }
+        guard var command = invocation.command else {
+            if invocation.help {
+                try Output.write(Help.tool)
+                return .success
+            }
+            throw DocsFailure.usage("no command given", command: nil)
+        }
+        var invocation = invocation
+        if command == "help" {
+            // `docs help` and `docs help COMMAND` read as `--help`.
+            guard let topic = invocation.operands.first else {
+                try Output.write(Help.tool)
+                return .success
+            }
+            command = topic
+            invocation.command = topic
+            invocation.operands.removeFirst()
+            invocation.help = true
+        }
+        guard commands.contains(command) else {
+            throw DocsFailure.usage("unknown command “\(command)”", command: nil)
+        }
+        if invocation.help {
+            try Output.write(Help.text(for: command))
+            return .success
+        }
+        try checkOptions(invocation, command: command)
+        let container: TextContainer
+        do {
+            container = try TextContainer(path: invocation.containerPath)
+        } catch let error as DocumentKitError {
+            let folder = error.url ?? URL(fileURLWithPath: invocation.containerPath ?? "")
+            var plain = error
+            plain.url = nil
+            throw DocsFailure.failure(
+                "cannot use the container “\(folder.path)”: \(DocsFailure.reason(for: plain))")
+        }
+        let operands = invocation.operands
+        switch command {
+        case "list":
+            try requireOperands(operands, command: command, names: [])
+            try ListCommand.run(container, json: invocation.json)
+        case "new":
+            try requireOperands(operands, command: command, names: ["NAME"])
+            try await NewCommand.run(container, name: operands[0], from: invocation.from)
+        case "show":
+            try requireOperands(operands, command: command, names: ["NAME"])
+            try ShowCommand.run(container, name: operands[0])
+        case "edit":
+            try requireOperands(operands, command: command, names: ["NAME"])
+            try await EditCommand.run(container, name: operands[0])
+        case "rename":
+            try requireOperands(operands, command: command, names: ["OLD", "NEW"])
+            try RenameCommand.run(container, from: operands[0], to: operands[1])
+        case "delete":
+            try requireOperands(operands, command: command, names: ["NAME"])
+            try DeleteCommand.run(container, name: operands[0])
+        case "versions":
+            try requireOperands(operands, command: command, names: ["NAME"])
+            try VersionsCommand.run(container, name: operands[0], json: invocation.json)
+        case "restore":
+            try requireOperands(operands, command: command, names: ["NAME", "VERSION"])
+            try RestoreCommand.run(container, name: operands[0], versionID: operands[1])
+        case "resolve":
+            try requireOperands(operands, command: command, names: ["NAME"])
+            guard let keep = invocation.keep.flatMap(ResolveCommand.Keep.init(rawValue:)) else {
+                throw DocsFailure.usage(
+                    invocation.keep.map { "--keep takes mine, theirs or both, not “\($0)”" }
+                        ?? "--keep mine|theirs|both is required",
+                    command: command)
+            }
+            try await ResolveCommand.run(container, name: operands[0], keep: keep)
+        case "watch":
+            try requireOperands(operands, command: command, names: [])
+            try await WatchCommand.run(container, json: invocation.json)
+        default:
+            throw DocsFailure.usage("unknown command “\(command)”", command: nil)
+        }
+        return .success
+    }
+
+    /// Refuses options that mean nothing to `command`, rather than ignoring them.
+    static func checkOptions(_ invocation: Invocation, command: String) throws {
+        if invocation.json && !["list", "versions", "watch"].contains(command) {
+            throw DocsFailure.usage("--json is for list, versions and watch", command: command)
+        }
+        if invocation.from != nil && command != "new" {
+            throw DocsFailure.usage("--from is for new", command: command)
+        }
+        if invocation.keep != nil && command != "resolve" {
+            throw DocsFailure.usage("--keep is for resolve", command: command)
+        }
+    }
+
+    static func requireOperands(_ operands: [String], command: String, names: [String]) throws {
+        if operands.count < names.count {
+            throw DocsFailure.usage(
+                "\(command) needs \(names[operands.count...].joined(separator: " and "))", command: command)
+        }
+        if operands.count > names.count {
+            throw DocsFailure.usage("unexpected argument “\(operands[names.count])”", command: command)
+        }
+    }
+}

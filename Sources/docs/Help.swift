@@ -1,0 +1,167 @@
+/// The text of `docs --help` and `docs COMMAND --help`.
+enum Help {
+    static let tool = """
+        docs: the Simple Text Editor's documents, from the command line.
+
+        Usage: docs [--container PATH] COMMAND [ARGUMENTS]
+
+        Commands:
+          list                      name, size, modification time and conflicts of each document
+          new NAME [--from FILE|-]  create a document, empty or from a file or standard input
+          show NAME                 print a document
+          edit NAME                 edit a document in $EDITOR (default vi)
+          rename OLD NEW            rename a document; never replaces another
+          delete NAME               move a document to the Deleted folder, from which it can be recovered
+          versions NAME             list a document's saved and conflict versions
+          restore NAME VERSION      make a saved version the current one
+          resolve NAME --keep mine|theirs|both
+                                    settle a document's conflicts
+          watch                     print documents added, changed and removed, until interrupted
+
+        Options, anywhere on the line:
+          --container PATH  the folder of documents (default: $STE_CONTAINER, else
+                            “Simple Text Editor” in your Documents folder)
+          --json            machine-readable output for list, versions and watch
+          -h, --help        this help, or a command's with `docs COMMAND --help`
+          --version         the version, and which parts of DocumentKit this build has
+
+        NAME is a document's name, with or without “.txt”. A name with a slash, a leading dot
+        or a control character is a usage error.
+
+        Exit status: 0 success, 1 failure (the message on standard error names the document
+        and the reason), 2 bad usage.
+
+        """
+
+    static func text(for command: String) -> String {
+        switch command {
+        case "list": return list
+        case "new": return new
+        case "show": return show
+        case "edit": return edit
+        case "rename": return rename
+        case "delete": return delete
+        case "versions": return versions
+        case "restore": return restore
+        case "resolve": return resolve
+        case "watch": return watch
+        default: return tool
+        }
+    }
+
+    static let list = """
+        Usage: docs list [--json] [--container PATH]
+
+        Lists the documents (the container's “.txt” files, not hidden ones) sorted by name:
+        size in bytes, modification time, name, and “(N conflicts)” when a document has
+        unresolved conflict versions. No document is opened, so this is as fast as `ls -l`.
+
+        --json prints one object:
+          {"container": PATH,
+           "documents": [{"name": "Notes", "file": "Notes.txt", "path": PATH,
+                          "size": BYTES, "modified": "2025-01-31T09:05:00.250Z",
+                          "conflicts": COUNT}, ...]}
+        “modified” is UTC, ISO 8601 with milliseconds; “conflicts” is the number of
+        unresolved conflict versions (0 when this build has no version history).
+
+        """
+
+    static let new = """
+        Usage: docs new NAME [--from FILE|-]
+
+        Creates the document NAME.txt, empty, or with the text of FILE, or of standard input
+        with `--from -`. The text must be UTF-8; anything else is refused and nothing is
+        created. The document is created by a document save, so editors and version history
+        see it. Fails if NAME exists. Prints the new document's path.
+
+        """
+
+    static let show = """
+        Usage: docs show NAME
+
+        Prints the document's text, read under file coordination (an editor with unsaved
+        changes saves them first). A file that is not UTF-8 text is refused with exit
+        status 1 rather than printed.
+
+        """
+
+    static let edit = """
+        Usage: docs edit NAME
+
+        Copies the document to a temporary file and opens $EDITOR (default vi) on it, on
+        this terminal. $EDITOR may hold arguments: it runs as `sh -c "$EDITOR \\"\\$@\\"" FILE`.
+        When the editor exits successfully and the text changed, saves it back as a document
+        save, so editors showing it reload and version history keeps the old text.
+
+        The document is left unchanged when the editor fails (the edit is discarded), when
+        the edited text is not UTF-8, or when another program changed the document meanwhile;
+        in the last two cases your text is kept and its path printed.
+
+        """
+
+    static let rename = """
+        Usage: docs rename OLD NEW
+
+        Renames a document under file coordination, so an editor showing it follows it.
+        Refuses to replace an existing document. Prints the new path.
+
+        """
+
+    static let delete = """
+        Usage: docs delete NAME
+
+        Moves the document, under file coordination, to the Deleted folder
+        ($XDG_DATA_HOME/Simple Text Editor/Deleted, by default ~/.local/share/…); an editor
+        showing it closes it. Prints where it went: move it back to recover it.
+
+        """
+
+    static let versions = """
+        Usage: docs versions NAME [--json]
+
+        Lists the document's other versions, oldest first: identifier, date, the computer
+        that saved it, and whether it is a conflict (resolved or not).
+
+        --json prints one object:
+          {"document": "Notes", "path": PATH,
+           "versions": [{"id": ID, "modified": DATE|null, "computer": NAME|null,
+                         "conflict": BOOL, "resolved": BOOL}, ...]}
+
+        """
+
+    static let restore = """
+        Usage: docs restore NAME VERSION
+
+        Replaces the document's contents with those of VERSION (an id from `docs versions`).
+        The current contents stay in the history.
+
+        """
+
+    static let resolve = """
+        Usage: docs resolve NAME --keep mine|theirs|both
+
+        Settles a document in conflict:
+          mine    keep the current file; the conflict versions are marked resolved and removed
+          theirs  replace the file with the latest conflict version, then resolve
+          both    keep the current file, save each conflict version as a new document
+                  “NAME (conflict from COMPUTER DATE)”, then resolve
+
+        """
+
+    static let watch = """
+        Usage: docs watch [--json]
+
+        Prints a line for every document added, changed or removed in the container, as it
+        happens, until interrupted (SIGINT or SIGTERM end it with exit status 0):
+          added NAME
+          changed NAME
+          removed NAME
+        A rename is a removal and an addition. Once watching, says so on standard error.
+
+        --json prints one object per line:
+          {"event": "added"|"changed"|"removed", "name": "Notes", "file": "Notes.txt",
+           "size": BYTES|null, "modified": DATE|null}
+        (size and modified are null for a removal).
+
+        """
+}

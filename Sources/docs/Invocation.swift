@@ -1,0 +1,66 @@
+/// What the command line asked for: a subcommand, its operands, and the options, which may
+/// appear anywhere (`docs --container ~/notes list` and `docs list --container ~/notes`).
+struct Invocation: Equatable {
+    var command: String?
+    var operands: [String] = []
+    var containerPath: String?
+    var json = false
+    var help = false
+    var version = false
+    var from: String?
+    var keep: String?
+
+    /// Parses the arguments after the program name.
+    ///
+    /// - Throws: ``DocsFailure`` with the usage exit status for an unknown option or a
+    ///   missing option value.
+    init(parsing arguments: [String]) throws {
+        var index = 0
+        var onlyOperands = false
+        func value(for option: String, inline: String?) throws -> String {
+            if let inline { return inline }
+            index += 1
+            guard index < arguments.count else {
+                throw DocsFailure.usage("\(option) needs a value", command: command)
+            }
+            return arguments[index]
+        }
+        while index < arguments.count {
+            let argument = arguments[index]
+            defer { index += 1 }
+            if onlyOperands || argument == "-" || !argument.hasPrefix("-") {
+                if command == nil { command = argument } else { operands.append(argument) }
+                continue
+            }
+            if argument == "--" {
+                onlyOperands = true
+                continue
+            }
+            let option: String
+            let inline: String?
+            if argument.hasPrefix("--"), let equals = argument.firstIndex(of: "=") {
+                option = String(argument[..<equals])
+                inline = String(argument[argument.index(after: equals)...])
+            } else {
+                option = argument
+                inline = nil
+            }
+            switch option {
+            case "--container": containerPath = try value(for: option, inline: inline)
+            case "--from": from = try value(for: option, inline: inline)
+            case "--keep": keep = try value(for: option, inline: inline)
+            case "--json", "-h", "--help", "--version":
+                guard inline == nil else {
+                    throw DocsFailure.usage("\(option) takes no value", command: command)
+                }
+                switch option {
+                case "--json": json = true
+                case "--version": version = true
+                default: help = true
+                }
+            default:
+                throw DocsFailure.usage("unknown option \(option)", command: command)
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import DocumentKit
+import Foundation
+
+/// A version of a document as `docs` shows and uses it.
+struct VersionSummary: Sendable, Equatable {
+    /// The version's persistent identifier: what `docs restore NAME VERSION` takes.
+    var id: String
+    var modificationDate: Date?
+    var computer: String?
+    var isConflict: Bool
+    var isResolved: Bool
+    /// Where the version's contents are.
+    var contentsURL: URL
+}
+
+/// Everything `docs` needs from version history, in one place, so that the commands do not
+/// depend on how `FileVersion` is finished.
+///
+/// `FileVersion`'s class methods (`otherVersionsOfItem(at:)` and the rest) have not landed
+/// in this branch yet. Until they do, ``isAvailable`` is false and every call throws
+/// ``unavailable``; `docs list` reports no conflicts. Building with
+/// `-Xswiftc -DDOCS_FILEVERSION` compiles the wiring below against them; once they are in
+/// main, drop the `#if` and the fallback.
+enum VersionsAdapter {
+    /// The failure every call reports while version history is missing from the build.
+    static let unavailable = DocsFailure.failure("version history is not available in this build")
+
+    #if DOCS_FILEVERSION
+        static let isAvailable = true
+
+        static func versions(of url: URL) throws -> [VersionSummary] {
+            (FileVersion.otherVersionsOfItem(at: url) ?? []).map(summary)
+        }
+
+        static func unresolvedConflicts(of url: URL) throws -> [VersionSummary] {
+            (FileVersion.unresolvedConflictVersionsOfItem(at: url) ?? []).map(summary)
+        }
+
+        /// How many unresolved conflict versions the document has; 0 when that cannot be known.
+        static func unresolvedConflictCount(of url: URL) -> Int {
+            FileVersion.unresolvedConflictVersionsOfItem(at: url)?.count ?? 0
+        }
+
+        /// Replaces the document's contents with the version's, as a coordinated write so that
+        /// an editor showing the document reloads it.
+        static func restore(_ id: String, of url: URL) throws {
+            guard let version = FileVersion.version(itemAt: url, forPersistentIdentifier: id) else {
+                throw DocsFailure.failure("no version “\(id)”; `docs versions` lists them")
+            }
+            try FileCoordinator(filePresenter: nil).coordinate(writingItemAt: url, options: .forReplacing) {
+                url in
+                _ = try version.replaceItem(at: url, options: [])
+            }
+        }
+
+        /// Marks the conflict versions resolved and removes them.
+        static func resolve(_ conflicts: [VersionSummary], of url: URL) throws {
+            for conflict in conflicts {
+                guard let version = FileVersion.version(itemAt: url, forPersistentIdentifier: conflict.id)
+                else { continue }
+                version.isResolved = true
+                try version.remove()
+            }
+        }
+
+        private static func summary(_ version: FileVersion) -> VersionSummary {
+            VersionSummary(
+                id: version.persistentIdentifier, modificationDate: version.modificationDate,
+                computer: version.localizedNameOfSavingComputer, isConflict: version.isConflict,
+                isResolved: version.isResolved, contentsURL: version.url)
+        }
+    #else
+        static let isAvailable = false
+
+        static func versions(of url: URL) throws -> [VersionSummary] { throw unavailable }
+
+        static func unresolvedConflicts(of url: URL) throws -> [VersionSummary] { throw unavailable }
+
+        static func unresolvedConflictCount(of url: URL) -> Int { 0 }
+
+        static func restore(_ id: String, of url: URL) throws { throw unavailable }
+
+        static func resolve(_ conflicts: [VersionSummary], of url: URL) throws { throw unavailable }
+    #endif
+}

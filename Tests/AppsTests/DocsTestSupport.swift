@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+
+/// The real `docs` executable, built beside the test bundle.
+enum DocsBinary {
+    static let url: URL = {
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        if folder.pathExtension == "xctest" { folder.deleteLastPathComponent() }
+        for candidate in [folder, folder.deletingLastPathComponent()] {
+            let binary = candidate.appendingPathComponent("docs")
+            if FileManager.default.isExecutableFile(atPath: binary.path) { return binary }
+        }
+        return folder.appendingPathComponent("docs")
+    }()
+
+    /// Whether this build of `docs` has version history, as `docs --version` says.
+    static let hasVersionHistory: Bool = {
+        guard let folder = try? DocsFolder(), let result = try? folder.run(["--version"]) else {
+            return false
+        }
+        return result.output.contains("version history: available")
+    }()
+}
+
+/// What one run of `docs` did.
+struct DocsResult {
+    var status: Int32
+    var outputData: Data
+    var error: String
+
+    var output: String { String(decoding: outputData, as: UTF8.self) }
+}
+
+/// A temporary container and data folder for one test, removed afterwards; runs `docs`
+/// against them.
+final class DocsFolder {
+    let root: URL
+    let container: URL
+    let dataHome: URL
+
+    init() throws {
+        root = FileManager.default.temporaryDirectory
+            .appendingPathComponent("docs-tests-\(UUID().uuidString)", isDirectory: true)
+        container = root.appendingPathComponent("Container", isDirectory: true)
+        dataHome = root.appendingPathComponent("data", isDirectory: true)
+        try FileManager.default.createDirectory(at: container, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: dataHome, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: root)
+    }
+
+    /// The environment every run gets: this container, this data folder, no user editor.
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["STE_CONTAINER"] = container.path
+        environment["XDG_DATA_HOME"] = dataHome.path
+        environment["EDITOR"] = "false"
+        return environment
+    }
+
+    func url(_ fileName: String) -> URL { container.appendingPathComponent(fileName) }
+
+    func write(_ fileName: String, _ text: String) throws {
+        try Data(text.utf8).write(to: url(fileName))
+    }
+
+    func contents(_ fileName: String) throws -> String {
+        String(decoding: try Data(contentsOf: url(fileName)), as: UTF8.self)
+    }
+
+    func exists(_ fileName: String) -> Bool {
+        FileManager.default.fileExists(atPath: url(fileName).path)
+    }
+
+    /// Runs `docs` with `arguments`, feeding it `input`, and waits for it.
+    func run(_ arguments: [String], input: Data? = nil, environment extra: [String: String] = [:]) throws
+        -> DocsResult
+    {
+        let process = Process()
+        process.executableURL = DocsBinary.url
+        process.arguments = arguments
+        process.environment = environment.merging(extra) { $1 }
+        let outputURL = root.appendingPathComponent("stdout-\(UUID().uuidString)")
+        let errorURL = root.appendingPathComponent("stderr-\(UUID().uuidString)")
+        try Data().write(to: outputURL)
+        try Data().write(to: errorURL)
+        let output = try FileHandle(forWritingTo: outputURL)
+        let error = try FileHandle(forWritingTo: errorURL)
+        defer {
+            try? output.close()
+            try? error.close()
+            try? FileManager.default.removeItem(at: outputURL)
+            try? FileManager.default.removeItem(at: errorURL)
+        }
+        process.standardOutput = output
+        process.standardError = error
+        let inputURL = root.appendingPathComponent("stdin-\(UUID().uuidString)")
+        try (input ?? Data()).write(to: inputURL)
+        let inputHandle = try FileHandle(forReadingFrom: inputURL)
+        defer {
+            try? inputHandle.close()
+            try? FileManager.default.removeItem(at: inputURL)
+        }
+        process.standardInput = inputHandle
+        try process.run()
+        process.waitUntilExit()
+        return DocsResult(
+            status: process.terminationStatus, outputData: try Data(contentsOf: outputURL),
+            error: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
+    }
+}
+
+/// `docs list --json`, decoded.
+struct DocsListing: Decodable {
+    struct Document: Decodable {
+        var name: String
+        var file: String
+        var path: String
+        var size: Int64
+        var modified: String
+        var conflicts: Int
+    }
+
+    var container: String
+    var documents: [Document]
+}
+
+/// Waits until `condition` holds, checking every 20 ms, for at most `timeout`.
+func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try condition() { return true }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    return try condition()
+}
