@@ -111,6 +111,7 @@ extension Document {
         }
         // Only the document's own file is checked: a save elsewhere creates or replaces on purpose.
         let checksOriginal = saveOperation == .forOverwriting && url == fileURL
+        let versionStore = checksOriginal ? self.versionStore : nil
         let result: Result<SaveWrite, any Error> = await withFileAccess { [self] in
             let coordinator = FileCoordinator(filePresenter: self)
             return try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { url in
@@ -119,7 +120,15 @@ extension Document {
                     guard let current = ItemState(path: url.path) else { return .gone }
                     if current != expected { return .changedElsewhere }
                 }
-                try self.writeContents(snapshot.value, andAttributes: attributes.value, safelyTo: url, for: saveOperation)
+                // The file about to be replaced becomes a history version: linked now, stored after.
+                let previous = checksOriginal ? versionStore?.capture(itemAt: url) : nil
+                do {
+                    try self.writeContents(snapshot.value, andAttributes: attributes.value, safelyTo: url, for: saveOperation)
+                } catch {
+                    versionStore?.discard(previous)
+                    throw error
+                }
+                versionStore?.commit(previous, savedAt: url)
                 let written = ItemState(path: url.path)
                 self.fileRecord.withLock { $0.knownState = written }
                 return .written(Self.modificationDate(of: url))
@@ -128,7 +137,7 @@ extension Document {
         switch result {
         case .success(.changedElsewhere):
             // Another writer replaced the file since this document read it: keep theirs, keep
-            // ours beside it, never overwrite blindly.
+            // ours as a conflict version, never overwrite blindly.
             await preserveUnsavedChanges(snapshot)
             _ = await reloadFromDisk()
             autosave.becameClean()
