@@ -12,6 +12,8 @@ struct CapturedItem: Sendable {
     var identity: ItemIdentity
     var name: String
     var modified: Date
+    /// When the save replaced it: the version's age for thinning counts from here.
+    var captured: Date
 }
 
 extension VersionStore {
@@ -32,7 +34,8 @@ extension VersionStore {
                 let staged = try stagingURL()
                 try linkOrCopy(url, to: staged)
                 return CapturedItem(
-                    staged: staged, identity: identity, name: url.lastPathComponent, modified: info.modificationDate)
+                    staged: staged, identity: identity, name: url.lastPathComponent, modified: info.modificationDate,
+                    captured: now())
             } catch {
                 report(error, operation: "keep the previous version of a document")
                 return nil
@@ -61,7 +64,7 @@ extension VersionStore {
                         itemPath: url.path, device: location?.device ?? captured.identity.device,
                         inode: location?.inode ?? captured.identity.inode,
                         savingComputer: ProcessInfo.processInfo.hostName, modified: captured.modified,
-                        captured: now(), isConflict: false, isResolved: true, isDiscardable: true, manifest: manifest)
+                        captured: captured.captured, isConflict: false, isResolved: true, isDiscardable: true, manifest: manifest)
                     try writeRecord(record)
                     try noteLocation(
                         of: record.itemID, path: record.itemPath, device: record.device, inode: record.inode)

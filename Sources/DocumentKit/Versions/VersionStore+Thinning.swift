@@ -25,8 +25,8 @@ extension VersionStore {
 
         public init() {}
 
-        /// The identifiers of the versions to drop, given each version's capture date.
-        func versionsToDrop(_ versions: [(id: String, date: Date)], now: Date) -> Set<String> {
+        /// The identifiers of the versions to drop, given when each entered the store.
+        public func versionsToDrop(_ versions: [(id: String, date: Date)], now: Date) -> Set<String> {
             var drop: Set<String> = []
             var buckets: Set<Int64> = []
             for version in versions.sorted(by: { $0.date > $1.date }) {
