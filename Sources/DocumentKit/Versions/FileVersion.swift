@@ -123,7 +123,10 @@ public final class FileVersion: Sendable, CustomStringConvertible {
     }
 
     /// Whether the version's contents are on this computer: always, unless the store lost them.
-    public var hasLocalContents: Bool { FileManager.default.fileExists(atPath: url.path) }
+    public var hasLocalContents: Bool {
+        if let currentURL { return FileManager.default.fileExists(atPath: currentURL.path) }
+        return (try? store?.materializedURL(of: self)) != nil
+    }
 
     public var description: String {
         "FileVersion(\(persistentIdentifier)\(isConflict ? ", conflict" : ""), \(modificationDate.map { "\($0)" } ?? "no date"))"
