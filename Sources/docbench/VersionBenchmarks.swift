@@ -14,7 +14,8 @@ import Foundation
     var base = Data()
     var line = 0
     while base.count < size {
-        base.append(contentsOf: "line \(line): the quick brown fox jumps over the lazy dog \(line &* 7919)\n".utf8)
+        base.append(
+            contentsOf: "line \(line): the quick brown fox jumps over the lazy dog \(line &* 7919)\n".utf8)
         line += 1
     }
     base = base.prefix(size)
@@ -36,7 +37,9 @@ import Foundation
             document.bytes.replaceSubrange(offset..<offset + replacement.count, with: replacement)
             document.updateChangeCount(.done)
             let began = now()
-            guard await document.save(to: url, for: .forOverwriting) else { throw CocoaError(.fileWriteUnknown) }
+            guard await document.save(to: url, for: .forOverwriting) else {
+                throw CocoaError(.fileWriteUnknown)
+            }
             samples.append(now() - began)
         }
         if versioned { store.waitUntilIdle() }
@@ -61,7 +64,8 @@ import Foundation
         BenchmarkRow(
             name: "versions.save.1MiB.100x.time", unit: "ms", value: versioned.total / Double(saves) * 1000,
             floor: plain.total / Double(saves) * 1000,
-            floorDescription: "the same saves without versions (median \(String(format: "%.2f", versioned.perSave * 1000)) vs \(String(format: "%.2f", plain.perSave * 1000)) ms)",
+            floorDescription:
+                "the same saves without versions (median \(String(format: "%.2f", versioned.perSave * 1000)) vs \(String(format: "%.2f", plain.perSave * 1000)) ms)",
             ratio: versioned.total / plain.total, target: "reported", met: true),
     ]
 }

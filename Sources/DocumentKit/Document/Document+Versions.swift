@@ -11,7 +11,8 @@ extension Document {
             defer { store.removeStaged(staging) }
             try self.writeContents(contents.value, to: staging, for: .forCreating, originalContentsURL: nil)
             let version = try store.addVersion(
-                ofItemAt: url, contentsOf: staging, isConflict: true, savingComputer: nil, modificationDate: nil,
+                ofItemAt: url, contentsOf: staging, isConflict: true, savingComputer: nil,
+                modificationDate: nil,
                 byMoving: true)
             return version.url
         }
@@ -30,7 +31,8 @@ extension Document {
     /// be read counts as no conflict, so it never blocks the document.
     func updateConflictState() {
         guard !documentState.contains(.closed) else { return }
-        let inConflict = versionStore.map { !$0.unresolvedConflictVersionsOfItem(at: fileURL).isEmpty } ?? false
+        let inConflict =
+            versionStore.map { !$0.unresolvedConflictVersionsOfItem(at: fileURL).isEmpty } ?? false
         if inConflict {
             documentState.insert(.inConflict)
         } else {

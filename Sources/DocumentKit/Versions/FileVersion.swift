@@ -94,7 +94,8 @@ public final class FileVersion: Sendable, CustomStringConvertible {
         } catch {
             store.report(error, operation: "open a version")
             return store.contentsURL.appendingPathComponent(itemID ?? "", isDirectory: true)
-                .appendingPathComponent(persistentIdentifier, isDirectory: true).appendingPathComponent(storedName)
+                .appendingPathComponent(persistentIdentifier, isDirectory: true).appendingPathComponent(
+                    storedName)
         }
     }
 
@@ -205,7 +206,9 @@ public final class FileVersion: Sendable, CustomStringConvertible {
     }
 
     /// The item's version with `persistentIdentifier`, or nil.
-    public static func version(itemAt url: URL, forPersistentIdentifier persistentIdentifier: String) -> FileVersion? {
+    public static func version(itemAt url: URL, forPersistentIdentifier persistentIdentifier: String)
+        -> FileVersion?
+    {
         if persistentIdentifier == "current" { return currentVersionOfItem(at: url) }
         return VersionStore.shared.version(itemAt: url, forPersistentIdentifier: persistentIdentifier)
     }
@@ -222,7 +225,8 @@ public final class FileVersion: Sendable, CustomStringConvertible {
         throws -> FileVersion
     {
         try VersionStore.shared.addVersion(
-            ofItemAt: url, contentsOf: contentsURL, isConflict: false, savingComputer: nil, modificationDate: nil,
+            ofItemAt: url, contentsOf: contentsURL, isConflict: false, savingComputer: nil,
+            modificationDate: nil,
             byMoving: options.contains(.byMoving))
     }
 
@@ -233,11 +237,13 @@ public final class FileVersion: Sendable, CustomStringConvertible {
     /// - Throws: ``DocumentKitError`` if either cannot be read or the store cannot be written.
     @discardableResult
     public static func addConflictOfItem(
-        at url: URL, withContentsOf contentsURL: URL, savingComputer: String? = nil, modificationDate: Date? = nil,
+        at url: URL, withContentsOf contentsURL: URL, savingComputer: String? = nil,
+        modificationDate: Date? = nil,
         options: AddingOptions = []
     ) throws -> FileVersion {
         try VersionStore.shared.addConflictOfItem(
-            at: url, withContentsOf: contentsURL, savingComputer: savingComputer, modificationDate: modificationDate,
+            at: url, withContentsOf: contentsURL, savingComputer: savingComputer,
+            modificationDate: modificationDate,
             options: options)
     }
 
@@ -257,7 +263,8 @@ extension VersionStore {
         at url: URL, withContentsOf contentsURL: URL, options: FileVersion.AddingOptions = []
     ) throws -> FileVersion {
         try addVersion(
-            ofItemAt: url, contentsOf: contentsURL, isConflict: false, savingComputer: nil, modificationDate: nil,
+            ofItemAt: url, contentsOf: contentsURL, isConflict: false, savingComputer: nil,
+            modificationDate: nil,
             byMoving: options.contains(.byMoving))
     }
 
@@ -265,7 +272,8 @@ extension VersionStore {
     /// ``FileVersion/addConflictOfItem(at:withContentsOf:savingComputer:modificationDate:options:)``.
     @discardableResult
     public func addConflictOfItem(
-        at url: URL, withContentsOf contentsURL: URL, savingComputer: String? = nil, modificationDate: Date? = nil,
+        at url: URL, withContentsOf contentsURL: URL, savingComputer: String? = nil,
+        modificationDate: Date? = nil,
         options: FileVersion.AddingOptions = []
     ) throws -> FileVersion {
         try addVersion(

@@ -89,7 +89,9 @@ extension VersionRecord {
             UUID(uuidString: record.itemID) != nil,
             record.manifest.chunkNames.allSatisfy(ContentHash.isValid),
             record.manifest.entries.allSatisfy({ Manifest.isSafe($0.path) })
-        else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not a version record")) }
+        else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not a version record"))
+        }
         return record
     }
 }
@@ -99,6 +101,8 @@ extension Manifest {
     static func isSafe(_ path: String) -> Bool {
         if path.isEmpty { return true }
         if path.hasPrefix("/") { return false }
-        return !path.split(separator: "/", omittingEmptySubsequences: false).contains { $0 == ".." || $0 == "." || $0.isEmpty }
+        return !path.split(separator: "/", omittingEmptySubsequences: false).contains {
+            $0 == ".." || $0 == "." || $0.isEmpty
+        }
     }
 }

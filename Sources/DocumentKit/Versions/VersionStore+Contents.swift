@@ -23,14 +23,18 @@ extension VersionStore {
         }
         guard info.isRegularFile else {
             throw DocumentKitError(
-                .unsupportedFileType, operation: "keep a version of", url: url, detail: "not a file or a folder")
+                .unsupportedFileType, operation: "keep a version of", url: url,
+                detail: "not a file or a folder")
         }
         return Manifest(isPackage: false, entries: [try ingestFile(url, relative: "", info: info)])
     }
 
-    private func ingestFolder(_ url: URL, relative: String, info: stat, into entries: inout [Manifest.Entry]) throws {
+    private func ingestFolder(_ url: URL, relative: String, info: stat, into entries: inout [Manifest.Entry])
+        throws
+    {
         entries.append(
-            Manifest.Entry(path: relative, kind: .folder, mode: UInt32(info.permissions), size: 0, chunks: []))
+            Manifest.Entry(path: relative, kind: .folder, mode: UInt32(info.permissions), size: 0, chunks: [])
+        )
         let names = try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
         for name in names {
             let child = url.appendingPathComponent(name)
@@ -44,7 +48,8 @@ extension VersionStore {
             } else if childInfo.isSymbolicLink {
                 let target = try Syscall.readlinkat(AT_FDCWD, child.path).get("read the link", child)
                 entries.append(
-                    Manifest.Entry(path: childRelative, kind: .link, mode: 0o777, size: 0, chunks: [], target: target))
+                    Manifest.Entry(
+                        path: childRelative, kind: .link, mode: 0o777, size: 0, chunks: [], target: target))
             } else if childInfo.isRegularFile {
                 entries.append(try ingestFile(child, relative: childRelative, info: childInfo))
             }
@@ -71,7 +76,8 @@ extension VersionStore {
             }
         }
         return Manifest.Entry(
-            path: relative, kind: .file, mode: UInt32(info.permissions), size: Int64(data.count), chunks: names)
+            path: relative, kind: .file, mode: UInt32(info.permissions), size: Int64(data.count),
+            chunks: names)
     }
 
     /// Writes a chunk unless one of that name is already stored.
@@ -140,10 +146,12 @@ extension VersionStore {
         }
         if info.isDirectory {
             guard mkdir(destination.path, 0o700) == 0 else {
-                throw DocumentKitError(Errno.current, operation: "keep the previous version of", url: destination)
+                throw DocumentKitError(
+                    Errno.current, operation: "keep the previous version of", url: destination)
             }
             for name in try FileManager.default.contentsOfDirectory(atPath: source.path) {
-                try linkOrCopy(source.appendingPathComponent(name), to: destination.appendingPathComponent(name))
+                try linkOrCopy(
+                    source.appendingPathComponent(name), to: destination.appendingPathComponent(name))
             }
             _ = chmod(destination.path, info.permissions)
         } else if info.isRegularFile {

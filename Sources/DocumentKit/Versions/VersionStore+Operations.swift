@@ -26,20 +26,20 @@ extension VersionStore {
     /// save carries it over). Never throws: a failure is reported and the save goes on
     /// without a version.
     func capture(itemAt url: URL) -> CapturedItem? {
-        queue.sync {
-            do {
-                guard let identity = try identity(ofItemAt: url, creating: true) else { return nil }
-                var info = stat()
-                guard lstat(url.path, &info) == 0 else { return nil }
-                let staged = try stagingURL()
-                try linkOrCopy(url, to: staged)
-                return CapturedItem(
-                    staged: staged, identity: identity, name: url.lastPathComponent, modified: info.modificationDate,
-                    captured: now())
-            } catch {
-                report(error, operation: "keep the previous version of a document")
-                return nil
-            }
+        // Not on the store's queue: a save must not wait for the versions of earlier saves.
+        do {
+            guard let identity = try identity(ofItemAt: url, creating: true) else { return nil }
+            var info = stat()
+            guard lstat(url.path, &info) == 0 else { return nil }
+            let staged = try stagingURL()
+            try linkOrCopy(url, to: staged)
+            return CapturedItem(
+                staged: staged, identity: identity, name: url.lastPathComponent,
+                modified: info.modificationDate,
+                captured: now())
+        } catch {
+            report(error, operation: "keep the previous version of a document")
+            return nil
         }
     }
 
@@ -64,7 +64,8 @@ extension VersionStore {
                         itemPath: url.path, device: location?.device ?? captured.identity.device,
                         inode: location?.inode ?? captured.identity.inode,
                         savingComputer: ProcessInfo.processInfo.hostName, modified: captured.modified,
-                        captured: captured.captured, isConflict: false, isResolved: true, isDiscardable: true, manifest: manifest)
+                        captured: captured.captured, isConflict: false, isResolved: true, isDiscardable: true,
+                        manifest: manifest)
                     try writeRecord(record)
                     try noteLocation(
                         of: record.itemID, path: record.itemPath, device: record.device, inode: record.inode)
@@ -89,7 +90,8 @@ extension VersionStore {
         guard !drop.isEmpty else { return }
         for record in records where drop.contains(record.id) {
             unlink(recordURL(record.itemID, record.id).path)
-            try? FileManager.default.removeItem(at: contentsURL.appendingPathComponent(record.itemID).appendingPathComponent(record.id))
+            try? FileManager.default.removeItem(
+                at: contentsURL.appendingPathComponent(record.itemID).appendingPathComponent(record.id))
         }
         collectUnusedChunks()
     }
@@ -123,7 +125,8 @@ extension VersionStore {
                     modified: modificationDate ?? date, captured: date, isConflict: isConflict,
                     isResolved: !isConflict, isDiscardable: !isConflict, manifest: manifest)
                 try writeRecord(record)
-                try noteLocation(of: identity.id, path: identity.path, device: identity.device, inode: identity.inode)
+                try noteLocation(
+                    of: identity.id, path: identity.path, device: identity.device, inode: identity.inode)
                 return FileVersion(record: record, store: self)
             }
         }
@@ -149,7 +152,8 @@ extension VersionStore {
     }
 
     /// The version of the item at `url` with `persistentIdentifier`, or nil.
-    public func version(itemAt url: URL, forPersistentIdentifier persistentIdentifier: String) -> FileVersion? {
+    public func version(itemAt url: URL, forPersistentIdentifier persistentIdentifier: String) -> FileVersion?
+    {
         queue.sync {
             guard let identity = try? identity(ofItemAt: url, creating: false),
                 let record = record(ofItem: identity.id, id: persistentIdentifier)
@@ -188,7 +192,8 @@ extension VersionStore {
     func remove(_ version: FileVersion) throws {
         guard let itemID = version.itemID else {
             throw DocumentKitError(
-                .invalidArgument, operation: "remove a version", url: version.url, detail: "it is the current version")
+                .invalidArgument, operation: "remove a version", url: version.url,
+                detail: "it is the current version")
         }
         try queue.sync {
             try withStoreLock {
@@ -247,13 +252,15 @@ extension VersionStore {
         return try queue.sync {
             if FileManager.default.fileExists(atPath: url.path) { return url }
             guard let record = record(ofItem: itemID, id: version.persistentIdentifier) else {
-                throw DocumentKitError(.fileNotFound, operation: "open a version", url: url, detail: "it was removed")
+                throw DocumentKitError(
+                    .fileNotFound, operation: "open a version", url: url, detail: "it was removed")
             }
             try makeFolder(folder)
             let temporary = folder.appendingPathComponent(".\(UUID().uuidString)")
             do {
                 try materialize(record.manifest, at: temporary)
-                _ = try Syscall.renameat(AT_FDCWD, temporary.path, AT_FDCWD, url.path).get("store a version", url)
+                _ = try Syscall.renameat(AT_FDCWD, temporary.path, AT_FDCWD, url.path).get(
+                    "store a version", url)
             } catch {
                 try? FileManager.default.removeItem(at: temporary)
                 throw error
@@ -267,13 +274,17 @@ extension VersionStore {
     func replaceItem(at url: URL, with version: FileVersion, byMoving: Bool) throws -> URL {
         let target = url.standardizedFileURL
         if let itemID = version.itemID {
-            guard let record = queue.sync(execute: { record(ofItem: itemID, id: version.persistentIdentifier) }) else {
-                throw DocumentKitError(.fileNotFound, operation: "restore a version", url: url, detail: "it was removed")
+            guard
+                let record = queue.sync(execute: { record(ofItem: itemID, id: version.persistentIdentifier) })
+            else {
+                throw DocumentKitError(
+                    .fileNotFound, operation: "restore a version", url: url, detail: "it was removed")
             }
             let exists = FileManager.default.fileExists(atPath: target.path)
             let captured = exists ? capture(itemAt: target) : nil
             do {
-                try SafeSave.writeItem(at: target) { staging in try materialize(record.manifest, at: staging) }
+                try SafeSave.writeItem(at: target) { staging in try materialize(record.manifest, at: staging)
+                }
             } catch {
                 discard(captured)
                 throw error
@@ -315,7 +326,8 @@ extension VersionStore {
             let matches =
                 paths.contains(CanonicalPath.of(url))
                 || (version.itemID != nil
-                    && queue.sync(execute: { try? identity(ofItemAt: url, creating: false) })?.id == version.itemID)
+                    && queue.sync(execute: { try? identity(ofItemAt: url, creating: false) })?.id
+                        == version.itemID)
             guard matches else { continue }
             presenter.presentedItemOperationQueue.addOperation {
                 switch change {

@@ -27,7 +27,8 @@ extension VersionStore {
         reportRecovery(
             DocumentKitError(
                 .corruptFile, operation: "read the version store index", url: indexURL,
-                detail: "the index is damaged (\(data.count) bytes); it was rebuilt from the version records"))
+                detail: "the index is damaged (\(data.count) bytes); it was rebuilt from the version records")
+        )
         let rebuilt = rebuildIndex()
         // Keep the damaged file for a post-mortem, then put the rebuilt one in its place.
         try? makeFolder(damagedURL)
@@ -40,8 +41,11 @@ extension VersionStore {
     func rebuildIndex() -> IdentityIndex {
         var index = IdentityIndex()
         for itemID in itemIDs() {
-            guard let newest = records(ofItem: itemID).max(by: { $0.captured < $1.captured }) else { continue }
-            index.items[itemID] = IdentityIndex.Entry(path: newest.itemPath, device: newest.device, inode: newest.inode)
+            guard let newest = records(ofItem: itemID).max(by: { $0.captured < $1.captured }) else {
+                continue
+            }
+            index.items[itemID] = IdentityIndex.Entry(
+                path: newest.itemPath, device: newest.device, inode: newest.inode)
         }
         return index
     }
@@ -58,7 +62,8 @@ extension VersionStore {
         let entry = IdentityIndex.Entry(path: path, device: device, inode: inode)
         guard index.items[itemID] != entry else { return }
         // Another item last seen at this path or inode is somewhere else now.
-        for (other, known) in index.items where other != itemID && (known.path == path || (known.device == device && known.inode == inode)) {
+        for (other, known) in index.items
+        where other != itemID && (known.path == path || (known.device == device && known.inode == inode)) {
             index.items[other]?.path = ""
             index.items[other]?.inode = 0
         }
@@ -114,7 +119,9 @@ extension VersionStore {
         let aside = damagedURL.appendingPathComponent("\(UUID().uuidString)-\(url.lastPathComponent)")
         if rename(url.path, aside.path) != 0 { unlink(url.path) }
         reportRecovery(
-            DocumentKitError(.corruptFile, operation: "read a version record", url: url, detail: "\(reason); it was set aside"))
+            DocumentKitError(
+                .corruptFile, operation: "read a version record", url: url,
+                detail: "\(reason); it was set aside"))
     }
 
     // MARK: - Collecting unused chunks

@@ -62,7 +62,8 @@ public final class VersionStore: Sendable {
     ///   - thinningPolicy: How history is thinned as it ages.
     ///   - now: The clock that dates versions and ages them; tests pass their own.
     public init(
-        root: URL, thinningPolicy: ThinningPolicy = ThinningPolicy(), now: @escaping @Sendable () -> Date = { Date() }
+        root: URL, thinningPolicy: ThinningPolicy = ThinningPolicy(),
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.root = root.standardizedFileURL
         self.now = now
@@ -142,7 +143,8 @@ public final class VersionStore: Sendable {
     }
 
     func chunkURL(_ name: String) -> URL {
-        chunksURL.appendingPathComponent(String(name.prefix(2)), isDirectory: true).appendingPathComponent(name)
+        chunksURL.appendingPathComponent(String(name.prefix(2)), isDirectory: true).appendingPathComponent(
+            name)
     }
 
     /// Creates `url` and its parents, naming the folder that could not be made.

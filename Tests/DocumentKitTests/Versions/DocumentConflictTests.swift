@@ -31,7 +31,10 @@ import Testing
         #expect(abs(conflict.modificationDate?.timeIntervalSinceNow ?? 100) < 60)
         #expect(document.preservedUnsavedChanges.contains(conflict.url))
         // Nothing was left beside the user's file.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: tree.url.path).sorted() == ["notes.txt", "store"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: tree.url.path).sorted() == [
+                "notes.txt", "store",
+            ])
 
         states.clear()
         conflict.isResolved = true

@@ -46,7 +46,8 @@ import Testing
         versions = store.otherVersionsOfItem(at: file)
         #expect(versions.map(contents) == ["7"], "nothing older than a month")
         // Chunks of dropped versions are gone: one version left, one chunk.
-        let chunks = FileManager.default.enumerator(atPath: store.root.appendingPathComponent("chunks").path)?
+        let chunks =
+            FileManager.default.enumerator(atPath: store.root.appendingPathComponent("chunks").path)?
             .allObjects.compactMap { $0 as? String }.filter { $0.contains("/") } ?? []
         #expect(chunks.count == 1, "\(chunks)")
         _ = await document.close()
@@ -150,9 +151,11 @@ import Testing
             try Data("v2".utf8).write(to: staging.appendingPathComponent("body.txt"))
         }
         try version.replaceItem(at: package)
-        #expect(try String(contentsOf: package.appendingPathComponent("body.txt"), encoding: .utf8) == "v1 body")
         #expect(
-            try String(contentsOf: package.appendingPathComponent("images/a.bin"), encoding: .utf8) == "v1 image")
+            try String(contentsOf: package.appendingPathComponent("body.txt"), encoding: .utf8) == "v1 body")
+        #expect(
+            try String(contentsOf: package.appendingPathComponent("images/a.bin"), encoding: .utf8)
+                == "v1 image")
         // The folder replaced by the restore was kept, and the identity followed the exchange.
         #expect(store.otherVersionsOfItem(at: package).count == 2)
     }

@@ -21,7 +21,9 @@ final class StoreClock: Sendable {
 }
 
 /// A store of the test's own under `tree`, never the shared one.
-func makeStore(in tree: TemporaryTree, clock: StoreClock? = nil, policy: VersionStore.ThinningPolicy = .init())
+func makeStore(
+    in tree: TemporaryTree, clock: StoreClock? = nil, policy: VersionStore.ThinningPolicy = .init()
+)
     -> VersionStore
 {
     var now: @Sendable () -> Date = { Date() }
