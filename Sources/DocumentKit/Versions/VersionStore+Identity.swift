@@ -35,15 +35,28 @@ extension VersionStore {
         }
         let device = UInt64(info.st_dev)
         let inode = UInt64(info.st_ino)
-        if case .success(let bytes) = Syscall.getExtendedAttribute(fd, Self.identityAttribute),
-            let id = UUID(uuidString: String(decoding: bytes, as: UTF8.self))?.uuidString
-        {
-            return ItemIdentity(id: id, path: path, device: device, inode: inode)
+        var attributesSupported = true
+        switch Syscall.getExtendedAttribute(fd, Self.identityAttribute) {
+        case .success(let bytes):
+            if let id = UUID(uuidString: String(decoding: bytes, as: UTF8.self))?.uuidString {
+                return ItemIdentity(id: id, path: path, device: device, inode: inode)
+            }
+        case .failure(.notSupported), .failure(.notImplemented):
+            attributesSupported = false
+        case .failure:
+            break
         }
         let index = loadIndex()
-        if let id = index.itemID(device: device, inode: inode) ?? index.itemID(path: path) {
-            // Put the attribute back where it was lost (a writer that dropped it) if we can.
-            _ = Syscall.setExtendedAttribute(fd, Self.identityAttribute, Array(id.utf8))
+        // Inode numbers are reused once a file is deleted: where attributes work, an item
+        // without one is matched by its path only (a writer that dropped the attribute).
+        let known =
+            attributesSupported
+            ? index.itemID(path: path)
+            : index.itemID(device: device, inode: inode) ?? index.itemID(path: path)
+        if let id = known {
+            // Put the attribute back where it was lost, but only when about to save: a lookup
+            // must not touch the file (its status-change time tells presenters of changes).
+            if creating { _ = Syscall.setExtendedAttribute(fd, Self.identityAttribute, Array(id.utf8)) }
             return ItemIdentity(id: id, path: path, device: device, inode: inode)
         }
         guard creating else { return nil }
