@@ -80,6 +80,8 @@ extension Document: FilePresenter {
             await preserveUnsavedChanges()
         }
         _ = await reloadFromDisk()
+        // Another process may have added or resolved conflict versions along with the change.
+        updateConflictState()
     }
 
     /// Reloads the file's contents without the editing-disabled dance of a user's revert.
@@ -98,10 +100,10 @@ extension Document: FilePresenter {
         }
     }
 
-    /// Writes the document's unsaved state beside its file under a name that says what it is,
-    /// so that another writer's change never costs the user a word.
-    ///
-    /// The versions layer turns this into a conflict version instead.
+    /// Keeps the document's unsaved state as a conflict version of its file, so that another
+    /// writer's change never costs the user a word; the document enters
+    /// ``DocumentState/inConflict``. Without a usable version store the state is written
+    /// beside the file under a name that says what it is.
     func preserveUnsavedChanges(_ snapshot: DocumentContents? = nil) async {
         let contents: DocumentContents
         if let snapshot {
@@ -114,6 +116,10 @@ extension Document: FilePresenter {
                 handleError(error, userInteractionPermitted: false)
                 return
             }
+        }
+        if let kept = await keepAsConflictVersion(contents) {
+            preservedUnsavedChanges.append(kept)
+            return
         }
         let destination = Self.unsavedChangesURL(for: fileURL)
         let result: Result<Void, any Error> = await withFileAccess { [self] in
@@ -157,6 +163,7 @@ extension Document: FilePresenter {
 
     func startPresenting() {
         FileCoordinator.addFilePresenter(self)
+        updateConflictState()
     }
 
     func stopPresenting() {

@@ -111,6 +111,7 @@ extension Document {
         }
         // Only the document's own file is checked: a save elsewhere creates or replaces on purpose.
         let checksOriginal = saveOperation == .forOverwriting && url == fileURL
+        let versionStore = checksOriginal ? self.versionStore : nil
         let result: Result<SaveWrite, any Error> = await withFileAccess { [self] in
             let coordinator = FileCoordinator(filePresenter: self)
             return try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { url in
@@ -119,7 +120,22 @@ extension Document {
                     guard let current = ItemState(path: url.path) else { return .gone }
                     if current != expected { return .changedElsewhere }
                 }
-                try self.writeContents(snapshot.value, andAttributes: attributes.value, safelyTo: url, for: saveOperation)
+                // The file about to be replaced becomes a history version: linked now, stored after.
+                let previous = checksOriginal ? versionStore?.capture(itemAt: url) : nil
+                do {
+                    try self.writeContents(
+                        snapshot.value, andAttributes: attributes.value, safelyTo: url, for: saveOperation)
+                } catch {
+                    versionStore?.discard(previous)
+                    if previous != nil {
+                        // Linking and stamping the identity touched the file's status-change
+                        // time: that is this document's doing, not another writer's.
+                        let untouched = ItemState(path: url.path)
+                        self.fileRecord.withLock { $0.knownState = untouched }
+                    }
+                    throw error
+                }
+                versionStore?.commit(previous, savedAt: url)
                 let written = ItemState(path: url.path)
                 self.fileRecord.withLock { $0.knownState = written }
                 return .written(Self.modificationDate(of: url))
@@ -128,7 +144,7 @@ extension Document {
         switch result {
         case .success(.changedElsewhere):
             // Another writer replaced the file since this document read it: keep theirs, keep
-            // ours beside it, never overwrite blindly.
+            // ours as a conflict version, never overwrite blindly.
             await preserveUnsavedChanges(snapshot)
             _ = await reloadFromDisk()
             autosave.becameClean()
@@ -137,7 +153,8 @@ extension Document {
             handleError(
                 DocumentKitError(
                     .editedElsewhere, operation: "save the document", url: url,
-                    detail: "another program changed the file; its version is shown and the unsaved changes were kept"
+                    detail:
+                        "another program changed the file; its version is shown and the unsaved changes were kept"
                         + (kept.map { " in “\($0.lastPathComponent)”" } ?? "")),
                 userInteractionPermitted: false)
             return false
@@ -160,7 +177,9 @@ extension Document {
                 startPresenting()
             }
             updateChangeCount(withToken: token, for: saveOperation)
-            perform(autosave.saveFinished(at: autosaveConfiguration.clock.elapsed(), stillDirty: hasUnsavedChanges))
+            perform(
+                autosave.saveFinished(
+                    at: autosaveConfiguration.clock.elapsed(), stillDirty: hasUnsavedChanges))
             return true
         case .failure(let error):
             return finishSave(failedWith: error, url: url)
@@ -239,13 +258,15 @@ extension Document {
         do {
             let contents = DocumentContents(
                 value: try contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
-            let attributes = SendableAttributes(value: try fileAttributesToWrite(to: url, for: .forOverwriting))
+            let attributes = SendableAttributes(
+                value: try fileAttributesToWrite(to: url, for: .forOverwriting))
             let done = DispatchSemaphore(value: 0)
             nonisolated(unsafe) var outcome: Result<Void, any Error> = .failure(
                 DocumentKitError(.timedOut, operation: "save the document at exit", url: url))
             performAsynchronousFileAccess { [self] in
                 outcome = Result {
-                    try self.writeContents(contents.value, andAttributes: attributes.value, safelyTo: url, for: .forOverwriting)
+                    try self.writeContents(
+                        contents.value, andAttributes: attributes.value, safelyTo: url, for: .forOverwriting)
                 }
                 done.signal()
             }

@@ -346,8 +346,13 @@ open class Document {
         queue.maxConcurrentOperationCount = 1
         return queue
     }()
-    /// Files this document wrote its unsaved state to when another writer changed its file.
+    /// Where this document's unsaved state went when another writer changed its file: the
+    /// conflict versions' contents in the version store, or files beside the document when
+    /// the store could not take them.
     public internal(set) var preservedUnsavedChanges: [URL] = []
+    /// Where the document's history and conflict versions are kept; nil keeps none.
+    /// ``VersionStore/shared`` by default.
+    public var versionStore: VersionStore? = VersionStore.shared
 
     var autosave: AutosaveStateMachine
     var autosaveTimer: Task<Void, Never>?

@@ -1,0 +1,170 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+extension VersionStore {
+    // MARK: - Storing contents
+
+    /// Cuts the file or package at `url` into chunks, stores the new ones and returns the
+    /// manifest. Runs under the store lock.
+    func ingest(_ url: URL) throws -> Manifest {
+        var info = stat()
+        guard lstat(url.path, &info) == 0 else {
+            throw DocumentKitError(Errno.current, operation: "keep a version of", url: url)
+        }
+        if info.isDirectory {
+            var entries: [Manifest.Entry] = []
+            try ingestFolder(url, relative: "", info: info, into: &entries)
+            return Manifest(isPackage: true, entries: entries)
+        }
+        guard info.isRegularFile else {
+            throw DocumentKitError(
+                .unsupportedFileType, operation: "keep a version of", url: url,
+                detail: "not a file or a folder")
+        }
+        return Manifest(isPackage: false, entries: [try ingestFile(url, relative: "", info: info)])
+    }
+
+    private func ingestFolder(_ url: URL, relative: String, info: stat, into entries: inout [Manifest.Entry])
+        throws
+    {
+        entries.append(
+            Manifest.Entry(path: relative, kind: .folder, mode: UInt32(info.permissions), size: 0, chunks: [])
+        )
+        let names = try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
+        for name in names {
+            let child = url.appendingPathComponent(name)
+            let childRelative = relative.isEmpty ? name : "\(relative)/\(name)"
+            var childInfo = stat()
+            guard lstat(child.path, &childInfo) == 0 else {
+                throw DocumentKitError(Errno.current, operation: "keep a version of", url: child)
+            }
+            if childInfo.isDirectory {
+                try ingestFolder(child, relative: childRelative, info: childInfo, into: &entries)
+            } else if childInfo.isSymbolicLink {
+                let target = try Syscall.readlinkat(AT_FDCWD, child.path).get("read the link", child)
+                entries.append(
+                    Manifest.Entry(
+                        path: childRelative, kind: .link, mode: 0o777, size: 0, chunks: [], target: target))
+            } else if childInfo.isRegularFile {
+                entries.append(try ingestFile(child, relative: childRelative, info: childInfo))
+            }
+        }
+    }
+
+    private func ingestFile(_ url: URL, relative: String, info: stat) throws -> Manifest.Entry {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url, options: info.st_size > 1 << 20 ? .alwaysMapped : [])
+        } catch {
+            throw DocumentKitError(
+                .ioFailure, operation: "read a version of", url: url, detail: "\(error)", underlying: error)
+        }
+        var names: [String] = []
+        try data.withUnsafeBytes { bytes in
+            var offset = 0
+            for length in Chunker.chunkLengths(of: bytes) {
+                let chunk = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
+                let name = ContentHash(of: chunk).hex
+                try storeChunk(name, chunk)
+                names.append(name)
+                offset += length
+            }
+        }
+        return Manifest.Entry(
+            path: relative, kind: .file, mode: UInt32(info.permissions), size: Int64(data.count),
+            chunks: names)
+    }
+
+    /// Writes a chunk unless one of that name is already stored.
+    private func storeChunk(_ name: String, _ bytes: UnsafeRawBufferPointer) throws {
+        let url = chunkURL(name)
+        var info = stat()
+        if lstat(url.path, &info) == 0, info.isRegularFile, Int(info.st_size) == bytes.count { return }
+        let folder = url.deletingLastPathComponent()
+        if lstat(folder.path, &info) != 0 { try makeFolder(folder) }
+        try SafeSave.write(to: url) { try $0.write(bytes) }
+    }
+
+    // MARK: - Rebuilding contents
+
+    /// Writes the contents a manifest describes at `destination`, where nothing exists yet.
+    /// Every chunk is checked against its name.
+    func materialize(_ manifest: Manifest, at destination: URL) throws {
+        for entry in manifest.entries {
+            let url = entry.path.isEmpty ? destination : destination.appendingPathComponent(entry.path)
+            switch entry.kind {
+            case .folder:
+                guard mkdir(url.path, mode_t(entry.mode & 0o7777) | 0o700) == 0 else {
+                    throw DocumentKitError(Errno.current, operation: "rebuild a version folder", url: url)
+                }
+            case .link:
+                _ = try Syscall.symlinkat(entry.target ?? "", AT_FDCWD, url.path).get("rebuild a link", url)
+            case .file:
+                let file = try FileDescriptor.open(
+                    url, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600, operation: "rebuild a version")
+                for name in entry.chunks {
+                    let chunk: Data
+                    do {
+                        chunk = try Data(contentsOf: chunkURL(name))
+                    } catch {
+                        throw DocumentKitError(
+                            .fileNotFound, operation: "rebuild a version", url: chunkURL(name),
+                            detail: "a chunk of the version is missing")
+                    }
+                    guard ContentHash(of: chunk).hex == name else {
+                        throw DocumentKitError(
+                            .corruptFile, operation: "rebuild a version", url: chunkURL(name),
+                            detail: "a chunk of the version is damaged")
+                    }
+                    try chunk.withUnsafeBytes { try file.writeAll($0, operation: "rebuild a version") }
+                }
+                _ = fchmod(file.rawValue, mode_t(entry.mode & 0o7777))
+            }
+        }
+    }
+
+    // MARK: - Staging
+
+    /// A fresh name in `incoming/` for an item on its way into the store.
+    func stagingURL() throws -> URL {
+        try makeFolder(incomingURL)
+        return incomingURL.appendingPathComponent(UUID().uuidString)
+    }
+
+    /// Puts a cheap copy of the item at `source` at `destination`: hard links of its files
+    /// (a safe save never writes into the old inode, so the link keeps the old bytes), or a
+    /// copy across volumes.
+    func linkOrCopy(_ source: URL, to destination: URL) throws {
+        var info = stat()
+        guard lstat(source.path, &info) == 0 else {
+            throw DocumentKitError(Errno.current, operation: "keep the previous version of", url: source)
+        }
+        if info.isDirectory {
+            guard mkdir(destination.path, 0o700) == 0 else {
+                throw DocumentKitError(
+                    Errno.current, operation: "keep the previous version of", url: destination)
+            }
+            for name in try FileManager.default.contentsOfDirectory(atPath: source.path) {
+                try linkOrCopy(
+                    source.appendingPathComponent(name), to: destination.appendingPathComponent(name))
+            }
+            _ = chmod(destination.path, info.permissions)
+        } else if info.isRegularFile {
+            if link(source.path, destination.path) != 0 {
+                try FileManager.default.copyItem(at: source, to: destination)
+            }
+        } else if info.isSymbolicLink {
+            let target = try Syscall.readlinkat(AT_FDCWD, source.path).get("read the link", source)
+            _ = try Syscall.symlinkat(target, AT_FDCWD, destination.path).get("keep a link of", destination)
+        }
+    }
+
+    func removeStaged(_ url: URL) {
+        try? FileManager.default.removeItem(at: url)
+    }
+}

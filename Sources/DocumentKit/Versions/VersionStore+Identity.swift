@@ -1,0 +1,83 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Who an item is, whatever its name: the UUID that ties it to its versions.
+struct ItemIdentity: Sendable, Equatable {
+    var id: String
+    var path: String
+    var device: UInt64
+    var inode: UInt64
+}
+
+extension VersionStore {
+    /// The extended attribute holding an item's identity.
+    static let identityAttribute = "user.documentkit.id"
+
+    /// The identity of the item at `url`, from its extended attribute or else the store's
+    /// table; with `creating`, a new one is given to an item that has none.
+    func identity(ofItemAt url: URL, creating: Bool) throws -> ItemIdentity? {
+        let path = url.standardizedFileURL.path
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else {
+            let error = Errno.current
+            if error == .noSuchFileOrDirectory && !creating { return nil }
+            throw DocumentKitError(error, operation: "identify the item", url: url)
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw DocumentKitError(Errno.current, operation: "identify the item", url: url)
+        }
+        let device = UInt64(info.st_dev)
+        let inode = UInt64(info.st_ino)
+        var attributesSupported = true
+        switch Syscall.getExtendedAttribute(fd, Self.identityAttribute) {
+        case .success(let bytes):
+            if let id = UUID(uuidString: String(decoding: bytes, as: UTF8.self))?.uuidString {
+                return ItemIdentity(id: id, path: path, device: device, inode: inode)
+            }
+        case .failure(.notSupported), .failure(.notImplemented):
+            attributesSupported = false
+        case .failure:
+            break
+        }
+        let index = loadIndex()
+        // Inode numbers are reused once a file is deleted: where attributes work, an item
+        // without one is matched by its path only (a writer that dropped the attribute).
+        let known =
+            attributesSupported
+            ? index.itemID(path: path)
+            : index.itemID(device: device, inode: inode) ?? index.itemID(path: path)
+        if let id = known {
+            // Put the attribute back where it was lost, but only when about to save: a lookup
+            // must not touch the file (its status-change time tells presenters of changes).
+            if creating { _ = Syscall.setExtendedAttribute(fd, Self.identityAttribute, Array(id.utf8)) }
+            return ItemIdentity(id: id, path: path, device: device, inode: inode)
+        }
+        guard creating else { return nil }
+        let id = UUID().uuidString
+        // Unsupported or refused: the table entry written with the version is the fallback.
+        _ = Syscall.setExtendedAttribute(fd, Self.identityAttribute, Array(id.utf8))
+        return ItemIdentity(id: id, path: path, device: device, inode: inode)
+    }
+
+    /// Gives the item at `url` the identity `id` if it lacks it (a package folder that a
+    /// safe save exchanged), and returns where it is now.
+    func stampIdentity(_ id: String, onItemAt url: URL) -> (device: UInt64, inode: UInt64)? {
+        let fd = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        let current = try? Syscall.getExtendedAttribute(fd, Self.identityAttribute).get()
+        if current.map({ String(decoding: $0, as: UTF8.self) }) != id {
+            _ = Syscall.setExtendedAttribute(fd, Self.identityAttribute, Array(id.utf8))
+        }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+}

@@ -1,0 +1,344 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The previous contents of an item, linked into the store just before a save replaced it.
+struct CapturedItem: Sendable {
+    var staged: URL
+    var identity: ItemIdentity
+    var name: String
+    var modified: Date
+    /// When the save replaced it: the version's age for thinning counts from here.
+    var captured: Date
+}
+
+extension VersionStore {
+    // MARK: - History from saves
+
+    /// Links the item at `url` into the store before a safe save replaces it. Call
+    /// ``commit(_:savedAt:)`` once the save succeeded, or ``discard(_:)``.
+    ///
+    /// Cheap: a hard link per file (and the identity attribute stamped on the original so the
+    /// save carries it over). Never throws: a failure is reported and the save goes on
+    /// without a version.
+    func capture(itemAt url: URL) -> CapturedItem? {
+        // Not on the store's queue: a save must not wait for the versions of earlier saves.
+        do {
+            guard let identity = try identity(ofItemAt: url, creating: true) else { return nil }
+            var info = stat()
+            guard lstat(url.path, &info) == 0 else { return nil }
+            let staged = try stagingURL()
+            try linkOrCopy(url, to: staged)
+            return CapturedItem(
+                staged: staged, identity: identity, name: url.lastPathComponent,
+                modified: info.modificationDate,
+                captured: now())
+        } catch {
+            report(error, operation: "keep the previous version of a document")
+            return nil
+        }
+    }
+
+    /// Turns a captured item into a history version, off the caller's thread, once the save
+    /// that replaced it has succeeded, and notes where the item is now.
+    func commit(_ captured: CapturedItem?, savedAt url: URL) {
+        guard let captured else { return }
+        // The package writer exchanges folders, which carries no attributes: stamp it now.
+        let location = stampIdentity(captured.identity.id, onItemAt: url)
+        queue.async { [self] in
+            defer { removeStaged(captured.staged) }
+            do {
+                try withStoreLock {
+                    let manifest = try ingest(captured.staged)
+                    let existing = records(ofItem: captured.identity.id)
+                    // Saving unchanged bytes again adds nothing.
+                    if let newest = existing.last(where: { !$0.isConflict }), newest.manifest == manifest {
+                        return
+                    }
+                    let record = VersionRecord(
+                        id: UUID().uuidString, itemID: captured.identity.id, name: captured.name,
+                        itemPath: url.path, device: location?.device ?? captured.identity.device,
+                        inode: location?.inode ?? captured.identity.inode,
+                        savingComputer: ProcessInfo.processInfo.hostName, modified: captured.modified,
+                        captured: captured.captured, isConflict: false, isResolved: true, isDiscardable: true,
+                        manifest: manifest)
+                    try writeRecord(record)
+                    try noteLocation(
+                        of: record.itemID, path: record.itemPath, device: record.device, inode: record.inode)
+                    thin(existing + [record])
+                }
+            } catch {
+                report(error, operation: "keep the previous version of a document")
+            }
+        }
+    }
+
+    /// Throws a captured item away: the save failed, so it is still the current contents.
+    func discard(_ captured: CapturedItem?) {
+        guard let captured else { return }
+        removeStaged(captured.staged)
+    }
+
+    /// Drops history versions the thinning policy no longer keeps, and their unused chunks.
+    private func thin(_ records: [VersionRecord]) {
+        let history = records.filter { !$0.isConflict }.map { (id: $0.id, date: $0.captured) }
+        let drop = thinningPolicy.versionsToDrop(history, now: now())
+        guard !drop.isEmpty else { return }
+        for record in records where drop.contains(record.id) {
+            unlink(recordURL(record.itemID, record.id).path)
+            try? FileManager.default.removeItem(
+                at: contentsURL.appendingPathComponent(record.itemID).appendingPathComponent(record.id))
+        }
+        collectUnusedChunks()
+    }
+
+    // MARK: - Adding versions
+
+    /// Adds a version of the item at `itemURL` holding the contents at `contentsURL`.
+    ///
+    /// - Parameters:
+    ///   - isConflict: Whether it is a conflict version (another writer's unmerged contents).
+    ///   - savingComputer: The name of the computer that made the contents.
+    ///   - modificationDate: When the contents were made; by default now.
+    ///   - byMoving: Whether to remove `contentsURL` once stored.
+    /// - Throws: ``DocumentKitError`` if the item or the contents cannot be read or the store
+    ///   cannot be written.
+    func addVersion(
+        ofItemAt itemURL: URL, contentsOf contentsURL: URL, isConflict: Bool, savingComputer: String?,
+        modificationDate: Date?, byMoving: Bool
+    ) throws -> FileVersion {
+        let version: FileVersion = try queue.sync {
+            guard let identity = try identity(ofItemAt: itemURL, creating: true) else {
+                throw DocumentKitError(.fileNotFound, operation: "add a version of", url: itemURL)
+            }
+            return try withStoreLock {
+                let manifest = try ingest(contentsURL)
+                let date = now()
+                let record = VersionRecord(
+                    id: UUID().uuidString, itemID: identity.id, name: itemURL.lastPathComponent,
+                    itemPath: identity.path, device: identity.device, inode: identity.inode,
+                    savingComputer: savingComputer ?? ProcessInfo.processInfo.hostName,
+                    modified: modificationDate ?? date, captured: date, isConflict: isConflict,
+                    isResolved: !isConflict, isDiscardable: !isConflict, manifest: manifest)
+                try writeRecord(record)
+                try noteLocation(
+                    of: identity.id, path: identity.path, device: identity.device, inode: identity.inode)
+                return FileVersion(record: record, store: self)
+            }
+        }
+        if byMoving { try? FileManager.default.removeItem(at: contentsURL) }
+        notify(.gained, version, itemURL: itemURL)
+        return version
+    }
+
+    // MARK: - Listing
+
+    /// Every stored version of the item at `url`, oldest first; empty if it has none or is
+    /// unknown.
+    public func otherVersionsOfItem(at url: URL) -> [FileVersion] {
+        queue.sync {
+            guard let identity = try? identity(ofItemAt: url, creating: false) else { return [] }
+            return records(ofItem: identity.id).map { FileVersion(record: $0, store: self) }
+        }
+    }
+
+    /// The conflict versions of the item at `url` not yet resolved.
+    public func unresolvedConflictVersionsOfItem(at url: URL) -> [FileVersion] {
+        otherVersionsOfItem(at: url).filter { $0.isConflict && !$0.isResolved }
+    }
+
+    /// The version of the item at `url` with `persistentIdentifier`, or nil.
+    public func version(itemAt url: URL, forPersistentIdentifier persistentIdentifier: String) -> FileVersion?
+    {
+        queue.sync {
+            guard let identity = try? identity(ofItemAt: url, creating: false),
+                let record = record(ofItem: identity.id, id: persistentIdentifier)
+            else { return nil }
+            return FileVersion(record: record, store: self)
+        }
+    }
+
+    /// Removes every stored version of the item at `url`, conflicts included.
+    ///
+    /// - Throws: ``DocumentKitError`` if the store cannot be changed.
+    public func removeOtherVersionsOfItem(at url: URL) throws {
+        let removed: [FileVersion] = try queue.sync {
+            guard let identity = try identity(ofItemAt: url, creating: false) else { return [] }
+            return try withStoreLock {
+                let records = records(ofItem: identity.id)
+                for record in records { try removeRecord(record) }
+                collectUnusedChunks()
+                return records.map { FileVersion(record: $0, store: self) }
+            }
+        }
+        for version in removed { notify(.lost, version, itemURL: url) }
+    }
+
+    private func removeRecord(_ record: VersionRecord) throws {
+        let url = recordURL(record.itemID, record.id)
+        if unlink(url.path) != 0 && Errno.current != .noSuchFileOrDirectory {
+            throw DocumentKitError(Errno.current, operation: "remove a version", url: url)
+        }
+        try? FileManager.default.removeItem(
+            at: contentsURL.appendingPathComponent(record.itemID).appendingPathComponent(record.id))
+    }
+
+    // MARK: - One version
+
+    func remove(_ version: FileVersion) throws {
+        guard let itemID = version.itemID else {
+            throw DocumentKitError(
+                .invalidArgument, operation: "remove a version", url: version.url,
+                detail: "it is the current version")
+        }
+        try queue.sync {
+            try withStoreLock {
+                guard let record = record(ofItem: itemID, id: version.persistentIdentifier) else { return }
+                try removeRecord(record)
+                collectUnusedChunks()
+            }
+        }
+        notify(.lost, version, itemURL: currentURL(ofItem: itemID))
+    }
+
+    func setResolved(_ version: FileVersion, _ resolved: Bool) {
+        guard let itemID = version.itemID else { return }
+        let changed: Bool = queue.sync {
+            do {
+                return try withStoreLock {
+                    guard var record = record(ofItem: itemID, id: version.persistentIdentifier),
+                        record.isResolved != resolved
+                    else { return false }
+                    record.isResolved = resolved
+                    try writeRecord(record)
+                    return true
+                }
+            } catch {
+                report(error, operation: "mark a version resolved")
+                return false
+            }
+        }
+        if changed { notify(resolved ? .resolved : .gained, version, itemURL: currentURL(ofItem: itemID)) }
+    }
+
+    func setDiscardable(_ version: FileVersion, _ discardable: Bool) {
+        guard let itemID = version.itemID else { return }
+        queue.sync {
+            do {
+                try withStoreLock {
+                    guard var record = record(ofItem: itemID, id: version.persistentIdentifier),
+                        record.isDiscardable != discardable
+                    else { return }
+                    record.isDiscardable = discardable
+                    try writeRecord(record)
+                }
+            } catch {
+                report(error, operation: "mark a version discardable")
+            }
+        }
+    }
+
+    /// The version's contents as a file or package in `contents/`, rebuilt on first use.
+    func materializedURL(of version: FileVersion) throws -> URL {
+        guard let itemID = version.itemID else { return version.currentURL ?? root }
+        let folder = contentsURL.appendingPathComponent(itemID, isDirectory: true)
+            .appendingPathComponent(version.persistentIdentifier, isDirectory: true)
+        let url = folder.appendingPathComponent(version.storedName)
+        if FileManager.default.fileExists(atPath: url.path) { return url }
+        return try queue.sync {
+            if FileManager.default.fileExists(atPath: url.path) { return url }
+            guard let record = record(ofItem: itemID, id: version.persistentIdentifier) else {
+                throw DocumentKitError(
+                    .fileNotFound, operation: "open a version", url: url, detail: "it was removed")
+            }
+            try makeFolder(folder)
+            let temporary = folder.appendingPathComponent(".\(UUID().uuidString)")
+            do {
+                try materialize(record.manifest, at: temporary)
+                _ = try Syscall.renameat(AT_FDCWD, temporary.path, AT_FDCWD, url.path).get(
+                    "store a version", url)
+            } catch {
+                try? FileManager.default.removeItem(at: temporary)
+                throw error
+            }
+            return url
+        }
+    }
+
+    /// Replaces the item at `url` with the version's contents by a safe save, keeping what it
+    /// replaces as a history version.
+    func replaceItem(at url: URL, with version: FileVersion, byMoving: Bool) throws -> URL {
+        let target = url.standardizedFileURL
+        if let itemID = version.itemID {
+            guard
+                let record = queue.sync(execute: { record(ofItem: itemID, id: version.persistentIdentifier) })
+            else {
+                throw DocumentKitError(
+                    .fileNotFound, operation: "restore a version", url: url, detail: "it was removed")
+            }
+            let exists = FileManager.default.fileExists(atPath: target.path)
+            let captured = exists ? capture(itemAt: target) : nil
+            do {
+                try SafeSave.writeItem(at: target) { staging in try materialize(record.manifest, at: staging)
+                }
+            } catch {
+                discard(captured)
+                throw error
+            }
+            commit(captured, savedAt: target)
+            if captured == nil {
+                _ = stampIdentity(itemID, onItemAt: target)
+            }
+            if byMoving { try remove(version) }
+        } else if let current = version.currentURL, current.standardizedFileURL != target {
+            let temporary = try stagingURL()
+            defer { removeStaged(temporary) }
+            try linkOrCopy(current, to: temporary)
+            try SafeSave.writeItem(at: target) { staging in try linkOrCopy(temporary, to: staging) }
+        }
+        return target
+    }
+
+    func currentURL(ofItem itemID: String) -> URL? {
+        let path = queue.sync { loadIndex().items[itemID]?.path }
+        return path.flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+    }
+
+    // MARK: - Telling presenters
+
+    enum Change {
+        case gained, lost, resolved
+    }
+
+    /// Tells this process's presenters of the item, and posts ``versionsDidChangeNotification``.
+    ///
+    /// Presenters are found by the item's last known path and by identity, so a presenter of
+    /// an item renamed since its last save still hears.
+    func notify(_ change: Change, _ version: FileVersion, itemURL: URL?) {
+        var paths: Set<String> = []
+        if let itemURL { paths.insert(CanonicalPath.of(itemURL)) }
+        for presenter in PresenterRegistry.shared.presenters {
+            guard let url = presenter.presentedItemURL else { continue }
+            let matches =
+                paths.contains(CanonicalPath.of(url))
+                || (version.itemID != nil
+                    && queue.sync(execute: { try? identity(ofItemAt: url, creating: false) })?.id
+                        == version.itemID)
+            guard matches else { continue }
+            presenter.presentedItemOperationQueue.addOperation {
+                switch change {
+                case .gained: presenter.presentedItemDidGain(version)
+                case .lost: presenter.presentedItemDidLose(version)
+                case .resolved: presenter.presentedItemDidResolveConflict(version)
+                }
+            }
+        }
+        NotificationCenter.default.post(
+            name: Self.versionsDidChangeNotification, object: self,
+            userInfo: itemURL.map { ["url": $0] } ?? [:])
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+extension VersionStore {
+    // MARK: - The identity index
+
+    /// Reads `index.json`; a missing one is rebuilt quietly, a damaged one is reported and
+    /// rebuilt from the records.
+    func loadIndex() -> IdentityIndex {
+        let data: Data
+        do {
+            data = try Data(contentsOf: indexURL)
+        } catch {
+            return rebuildIndex()
+        }
+        let decoder = JSONDecoder()
+        if let index = try? decoder.decode(IdentityIndex.self, from: data), index.format == 1,
+            index.items.keys.allSatisfy({ UUID(uuidString: $0) != nil })
+        {
+            return index
+        }
+        reportRecovery(
+            DocumentKitError(
+                .corruptFile, operation: "read the version store index", url: indexURL,
+                detail: "the index is damaged (\(data.count) bytes); it was rebuilt from the version records")
+        )
+        let rebuilt = rebuildIndex()
+        // Keep the damaged file for a post-mortem, then put the rebuilt one in its place.
+        try? makeFolder(damagedURL)
+        try? SafeSave.write(data, to: damagedURL.appendingPathComponent("index-\(UUID().uuidString).json"))
+        try? saveIndex(rebuilt)
+        return rebuilt
+    }
+
+    /// The index as the records say: each item where its newest version saw it.
+    func rebuildIndex() -> IdentityIndex {
+        var index = IdentityIndex()
+        for itemID in itemIDs() {
+            guard let newest = records(ofItem: itemID).max(by: { $0.captured < $1.captured }) else {
+                continue
+            }
+            index.items[itemID] = IdentityIndex.Entry(
+                path: newest.itemPath, device: newest.device, inode: newest.inode)
+        }
+        return index
+    }
+
+    func saveIndex(_ index: IdentityIndex) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try SafeSave.write(try encoder.encode(index), to: indexURL)
+    }
+
+    /// Records where an item is now, if that changed.
+    func noteLocation(of itemID: String, path: String, device: UInt64, inode: UInt64) throws {
+        var index = loadIndex()
+        let entry = IdentityIndex.Entry(path: path, device: device, inode: inode)
+        guard index.items[itemID] != entry else { return }
+        // Another item last seen at this path or inode is somewhere else now.
+        for (other, known) in index.items
+        where other != itemID && (known.path == path || (known.device == device && known.inode == inode)) {
+            index.items[other]?.path = ""
+            index.items[other]?.inode = 0
+        }
+        index.items[itemID] = entry
+        try saveIndex(index)
+    }
+
+    // MARK: - Records
+
+    func itemIDs() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: itemsURL.path)) ?? []
+        return names.filter { UUID(uuidString: $0) != nil }
+    }
+
+    /// The item's version records; damaged ones are moved aside and reported.
+    func records(ofItem itemID: String) -> [VersionRecord] {
+        let folder = itemFolder(itemID)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        var result: [VersionRecord] = []
+        for name in names where name.hasSuffix(".json") {
+            let url = folder.appendingPathComponent(name)
+            guard let data = try? Data(contentsOf: url) else { continue }
+            if let record = try? VersionRecord.decoded(from: data), record.itemID == itemID,
+                name == "\(record.id).json"
+            {
+                result.append(record)
+            } else {
+                quarantine(url, reason: "a version record is damaged")
+            }
+        }
+        return result.sorted { $0.captured < $1.captured }
+    }
+
+    func record(ofItem itemID: String, id versionID: String) -> VersionRecord? {
+        guard UUID(uuidString: versionID) != nil, UUID(uuidString: itemID) != nil else { return nil }
+        let url = recordURL(itemID, versionID)
+        guard let data = try? Data(contentsOf: url) else { return nil }
+        guard let record = try? VersionRecord.decoded(from: data) else {
+            quarantine(url, reason: "a version record is damaged")
+            return nil
+        }
+        return record
+    }
+
+    func writeRecord(_ record: VersionRecord) throws {
+        try makeFolder(itemFolder(record.itemID))
+        try SafeSave.write(try VersionRecord.encoder.encode(record), to: recordURL(record.itemID, record.id))
+    }
+
+    /// Moves a damaged file into `damaged/` so it is reported once, not at every listing.
+    func quarantine(_ url: URL, reason: String) {
+        try? makeFolder(damagedURL)
+        let aside = damagedURL.appendingPathComponent("\(UUID().uuidString)-\(url.lastPathComponent)")
+        if rename(url.path, aside.path) != 0 { unlink(url.path) }
+        reportRecovery(
+            DocumentKitError(
+                .corruptFile, operation: "read a version record", url: url,
+                detail: "\(reason); it was set aside"))
+    }
+
+    // MARK: - Collecting unused chunks
+
+    /// Removes chunks no record refers to. Runs under the store lock, after versions are removed.
+    func collectUnusedChunks() {
+        var used: Set<String> = []
+        for itemID in itemIDs() {
+            for record in records(ofItem: itemID) { used.formUnion(record.manifest.chunkNames) }
+        }
+        let fileManager = FileManager.default
+        for prefix in (try? fileManager.contentsOfDirectory(atPath: chunksURL.path)) ?? [] {
+            let folder = chunksURL.appendingPathComponent(prefix, isDirectory: true)
+            for name in (try? fileManager.contentsOfDirectory(atPath: folder.path)) ?? []
+            where ContentHash.isValid(name) && !used.contains(name) {
+                unlink(folder.appendingPathComponent(name).path)
+            }
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// Where versions of documents are kept: the history each save leaves behind and the
+/// conflict versions of other writers, outside the user's folders.
+///
+/// The store lives in `applicationSupport/DocumentKit/Versions` (``defaultRoot``) and holds:
+///
+/// - `chunks/`: file contents cut into content-defined chunks, each stored once under its
+///   SHA-256, so unchanged bytes cost nothing and a one-line edit of a big file costs a
+///   chunk or two;
+/// - `items/ITEM/VERSION.json`: one record per version listing its chunks;
+/// - `index.json`: where each item was last seen, the identity fallback for file systems
+///   without extended attributes.
+///
+/// Every file is written with ``SafeSave``. A damaged record or index is reported once
+/// (``lastRecoveryError`` and standard error) and rebuilt from what is on disk. Nothing the
+/// store does can fail a document's open or save: an unwritable store means no new version,
+/// reported through ``lastError``.
+///
+/// An item's identity is a UUID in its `user.documentkit.id` extended attribute, which safe
+/// saves carry over and renames keep. Where extended attributes are not supported the
+/// store's table maps the item's device and inode, then its last known path, to the UUID and
+/// is updated at each save; a move within the volume followed by a save from a program that
+/// does not use DocumentKit then loses the item's history.
+///
+/// For example:
+///
+/// ```swift
+/// let store = VersionStore(root: folder)
+/// document.versionStore = store
+/// _ = await document.save(to: url, for: .forOverwriting)
+/// for version in store.otherVersionsOfItem(at: url) {
+///     print(version.modificationDate, version.url)
+/// }
+/// ```
+public final class VersionStore: Sendable {
+    /// The folder the store keeps everything in.
+    public let root: URL
+    let now: @Sendable () -> Date
+    private let settings: Mutex<ThinningPolicy>
+    private let reports = Mutex(Reports())
+    /// Serializes this process's use of the store; a lock file serializes processes.
+    let queue = DispatchQueue(label: "DocumentKit.VersionStore")
+
+    struct Reports {
+        var lastError: DocumentKitError?
+        var lastRecoveryError: DocumentKitError?
+        var logged: Set<String> = []
+    }
+
+    /// Creates a store in `root`, made on first write.
+    ///
+    /// - Parameters:
+    ///   - root: The store's folder.
+    ///   - thinningPolicy: How history is thinned as it ages.
+    ///   - now: The clock that dates versions and ages them; tests pass their own.
+    public init(
+        root: URL, thinningPolicy: ThinningPolicy = ThinningPolicy(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.root = root.standardizedFileURL
+        self.now = now
+        self.settings = Mutex(thinningPolicy)
+    }
+
+    /// `applicationSupport/DocumentKit/Versions` of ``StandardDirectories/current``.
+    public static var defaultRoot: URL {
+        StandardDirectories.current.applicationSupport(for: "DocumentKit")
+            .appendingPathComponent("Versions", isDirectory: true)
+    }
+
+    private static let sharedStore = Mutex<VersionStore?>(nil)
+
+    /// The store documents and ``FileVersion``'s class methods use, in ``defaultRoot`` unless
+    /// the app sets another.
+    public static var shared: VersionStore {
+        get {
+            sharedStore.withLock { stored in
+                if let stored { return stored }
+                let store = VersionStore(root: defaultRoot)
+                stored = store
+                return store
+            }
+        }
+        set { sharedStore.withLock { $0 = newValue } }
+    }
+
+    /// How history is thinned; applied at the next version added.
+    public var thinningPolicy: ThinningPolicy {
+        get { settings.withLock { $0 } }
+        set { settings.withLock { $0 = newValue } }
+    }
+
+    /// The last error that kept the store from recording a version, or nil.
+    public var lastError: DocumentKitError? { reports.withLock { $0.lastError } }
+
+    /// The last damage found in the store and repaired (a corrupt index or record), or nil.
+    public var lastRecoveryError: DocumentKitError? { reports.withLock { $0.lastRecoveryError } }
+
+    /// Posted, with the store as the object and the item's URL under `"url"`, when a version
+    /// is added, resolved or removed.
+    public static let versionsDidChangeNotification = Notification.Name("DocumentKitVersionsDidChange")
+
+    /// Waits until versions captured by saves so far are in the store.
+    public func waitUntilIdle() {
+        queue.sync {}
+    }
+
+    /// The bytes the store's files take, summed over every file under ``root``.
+    public func diskUsage() -> Int64 {
+        waitUntilIdle()
+        var total: Int64 = 0
+        guard let enumerator = FileManager.default.enumerator(atPath: root.path) else { return 0 }
+        while let relative = enumerator.nextObject() as? String {
+            var info = stat()
+            if lstat(root.appendingPathComponent(relative).path, &info) == 0, info.isRegularFile {
+                total += Int64(info.st_size)
+            }
+        }
+        return total
+    }
+
+    // MARK: - Folders
+
+    var chunksURL: URL { root.appendingPathComponent("chunks", isDirectory: true) }
+    var itemsURL: URL { root.appendingPathComponent("items", isDirectory: true) }
+    var indexURL: URL { root.appendingPathComponent("index.json") }
+    var incomingURL: URL { root.appendingPathComponent("incoming", isDirectory: true) }
+    var contentsURL: URL { root.appendingPathComponent("contents", isDirectory: true) }
+    var damagedURL: URL { root.appendingPathComponent("damaged", isDirectory: true) }
+
+    func itemFolder(_ itemID: String) -> URL { itemsURL.appendingPathComponent(itemID, isDirectory: true) }
+
+    func recordURL(_ itemID: String, _ versionID: String) -> URL {
+        itemFolder(itemID).appendingPathComponent("\(versionID).json")
+    }
+
+    func chunkURL(_ name: String) -> URL {
+        chunksURL.appendingPathComponent(String(name.prefix(2)), isDirectory: true).appendingPathComponent(
+            name)
+    }
+
+    /// Creates `url` and its parents, naming the folder that could not be made.
+    func makeFolder(_ url: URL) throws {
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        } catch {
+            var info = stat()
+            var errno = Errno.noSuchFileOrDirectory
+            // Find the deepest existing ancestor to say why: a file in the way, no permission.
+            var probe = url
+            while probe.path != "/" {
+                if lstat(probe.path, &info) == 0 {
+                    errno = info.isDirectory ? .permissionDenied : .notDirectory
+                    if info.isDirectory, access(probe.path, W_OK) == 0 { errno = .readOnlyFileSystem }
+                    break
+                }
+                probe.deleteLastPathComponent()
+            }
+            throw DocumentKitError(
+                errno, operation: "create the version store folder", url: url,
+                detail: "new versions cannot be kept (\(probe.path) is in the way)")
+        }
+    }
+
+    // MARK: - Locking across processes
+
+    /// Runs `body` holding the store's lock file, so processes do not interleave their writes
+    /// and a collection of unused chunks never races a version being added.
+    func withStoreLock<T>(_ body: () throws -> T) throws -> T {
+        try makeFolder(root)
+        let lockURL = root.appendingPathComponent("lock")
+        let fd = open(lockURL.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw DocumentKitError(Errno.current, operation: "lock the version store", url: lockURL)
+        }
+        defer { close(fd) }
+        while flock(fd, LOCK_EX) != 0 {
+            guard Errno.current == .interrupted else {
+                throw DocumentKitError(Errno.current, operation: "lock the version store", url: lockURL)
+            }
+        }
+        return try body()
+    }
+
+    // MARK: - Reporting
+
+    /// Records an error that cost a version, and logs it the first time it is seen.
+    func report(_ error: any Error, operation: String) {
+        let reported =
+            (error as? DocumentKitError)
+            ?? DocumentKitError(
+                .ioFailure, operation: operation, url: root, detail: "\(error)", underlying: error)
+        let first = reports.withLock { reports in
+            reports.lastError = reported
+            return reports.logged.insert("\(reported)").inserted
+        }
+        if first {
+            FileHandle.standardError.write(Data("DocumentKit: version store: \(reported)\n".utf8))
+        }
+    }
+
+    /// Records damage found and repaired, and logs it.
+    func reportRecovery(_ error: DocumentKitError) {
+        reports.withLock { $0.lastRecoveryError = error }
+        FileHandle.standardError.write(Data("DocumentKit: version store repaired: \(error)\n".utf8))
+    }
+}

@@ -1,0 +1,303 @@
+import DocumentKit
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+@Suite struct VersionStoreTests {
+    // MARK: History
+
+    @MainActor
+    @Test func historyIsKeptAtEachSaveAndThinnedAsItAges() async throws {
+        let tree = try TemporaryTree()
+        // Midnight UTC, so the hour and day buckets below are the ones intended.
+        let clock = StoreClock(Date(timeIntervalSince1970: 1_699_920_000))
+        let store = makeStore(in: tree, clock: clock)
+        let file = tree.file("notes.txt")
+        let document = versionedDocument(file, store: store)
+        document.text = "0"
+        #expect(await document.save(to: file, for: .forCreating))
+        for text in ["1", "2", "3", "4", "5"] {
+            clock.advance(by: 600)
+            #expect(await document.saveText(text))
+            store.waitUntilIdle()
+        }
+        var versions = store.otherVersionsOfItem(at: file)
+        #expect(versions.map(contents) == ["0", "1", "2", "3", "4"], "everything from the last hour")
+        #expect(versions.allSatisfy { !$0.isConflict && $0.localizedName == "notes.txt" })
+
+        clock.advance(by: 3 * 3600)
+        #expect(await document.saveText("6"))
+        store.waitUntilIdle()
+        versions = store.otherVersionsOfItem(at: file)
+        #expect(versions.map(contents) == ["4", "5"], "one an hour after the first hour")
+
+        clock.advance(by: 3 * 86400)
+        #expect(await document.saveText("7"))
+        store.waitUntilIdle()
+        versions = store.otherVersionsOfItem(at: file)
+        #expect(versions.map(contents) == ["5", "6"], "one a day after the first day")
+
+        clock.advance(by: 40 * 86400)
+        #expect(await document.saveText("8"))
+        store.waitUntilIdle()
+        versions = store.otherVersionsOfItem(at: file)
+        #expect(versions.map(contents) == ["7"], "nothing older than a month")
+        // Chunks of dropped versions are gone: one version left, one chunk.
+        let chunks =
+            FileManager.default.enumerator(atPath: store.root.appendingPathComponent("chunks").path)?
+            .allObjects.compactMap { $0 as? String }.filter { $0.contains("/") } ?? []
+        #expect(chunks.count == 1, "\(chunks)")
+        _ = await document.close()
+    }
+
+    @Test func thinningPolicyLimitsAreConfigurable() {
+        var policy = VersionStore.ThinningPolicy()
+        policy.keepsEverythingFor = 60
+        policy.keepsHourlyFor = 120
+        policy.keepsDailyFor = 180
+        let now = Date(timeIntervalSince1970: 1_699_920_000 + 3000)
+        let drop = policy.versionsToDrop(
+            [("young", now - 30), ("hourly", now - 100), ("daily", now - 150), ("old", now - 200)], now: now)
+        #expect(drop == ["old"])
+    }
+
+    @MainActor
+    @Test func versionsSurviveARenameAndASafeSave() async throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let file = tree.file("notes.txt")
+        let document = versionedDocument(file, store: store)
+        document.text = "first"
+        #expect(await document.save(to: file, for: .forCreating))
+        #expect(await document.saveText("second"))
+        _ = await document.close()
+        #expect(store.otherVersionsOfItem(at: file).map(contents) == ["first"])
+
+        let renamed = tree.file("renamed notes.txt")
+        #expect(rename(file.path, renamed.path) == 0)
+        #expect(store.otherVersionsOfItem(at: renamed).map(contents) == ["first"], "after a rename")
+
+        try SafeSave.write(Data("third".utf8), to: renamed)
+        #expect(store.otherVersionsOfItem(at: renamed).map(contents) == ["first"], "after a safe save")
+        #expect(store.otherVersionsOfItem(at: file).isEmpty)
+    }
+
+    @MainActor
+    @Test func identityFallsBackToTheStoreTableWithoutExtendedAttributes() async throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let file = tree.file("notes.txt")
+        let document = versionedDocument(file, store: store)
+        document.text = "first"
+        #expect(await document.save(to: file, for: .forCreating))
+        #expect(await document.saveText("second"))
+        store.waitUntilIdle()
+        // A writer that drops extended attributes, as on a file system without them.
+        #expect(dropIdentityAttribute(file))
+        #expect(store.otherVersionsOfItem(at: file).map(contents) == ["first"], "by path, attribute dropped")
+        try Data("third".utf8).write(to: tree.file("other.txt"))
+        #expect(rename(tree.file("other.txt").path, file.path) == 0)
+        #expect(store.otherVersionsOfItem(at: file).map(contents) == ["first"], "by last known path")
+        _ = await document.close()
+    }
+
+    // MARK: Restoring
+
+    @MainActor
+    @Test func restoringAnOldVersionShowsItsContentsWhenReopened() async throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let file = tree.file("notes.txt")
+        let document = versionedDocument(file, store: store)
+        document.text = "one"
+        #expect(await document.save(to: file, for: .forCreating))
+        #expect(await document.saveText("two"))
+        #expect(await document.saveText("three"))
+        _ = await document.close()
+
+        let old = try #require(store.otherVersionsOfItem(at: file).first { contents(of: $0) == "one" })
+        let restored = try old.replaceItem(at: file)
+        #expect(restored.standardizedFileURL == file.standardizedFileURL)
+
+        let reopened = versionedDocument(file, store: store)
+        #expect(await reopened.open())
+        #expect(reopened.text == "one")
+        // What the restore replaced is history too.
+        #expect(store.otherVersionsOfItem(at: file).contains { contents(of: $0) == "three" })
+        _ = await reopened.close()
+
+        let byMoving = try #require(store.otherVersionsOfItem(at: file).first { contents(of: $0) == "two" })
+        try byMoving.replaceItem(at: file, options: .byMoving)
+        #expect(try String(contentsOf: file, encoding: .utf8) == "two")
+        #expect(store.version(itemAt: file, forPersistentIdentifier: byMoving.persistentIdentifier) == nil)
+    }
+
+    @Test func packageVersionsAreKeptAndRestored() throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let package = tree.file("Drawing.pkg")
+        try tree.write("v1 body", to: "Drawing.pkg/body.txt")
+        try tree.write("v1 image", to: "Drawing.pkg/images/a.bin")
+        let saved = tree.file("saved.pkg")
+        try FileManager.default.copyItem(at: package, to: saved)
+        let version = try store.addOfItem(at: package, withContentsOf: saved, options: .byMoving)
+        #expect(!FileManager.default.fileExists(atPath: saved.path))
+
+        try SafeSave.writeDirectory(at: package) { staging in
+            try Data("v2".utf8).write(to: staging.appendingPathComponent("body.txt"))
+        }
+        try version.replaceItem(at: package)
+        #expect(
+            try String(contentsOf: package.appendingPathComponent("body.txt"), encoding: .utf8) == "v1 body")
+        #expect(
+            try String(contentsOf: package.appendingPathComponent("images/a.bin"), encoding: .utf8)
+                == "v1 image")
+        // The folder replaced by the restore was kept, and the identity followed the exchange.
+        #expect(store.otherVersionsOfItem(at: package).count == 2)
+    }
+
+    // MARK: Deduplication
+
+    @Test func addingIdenticalBytesTwiceAddsNoChunkData() throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let file = try tree.write("current", to: "notes.txt")
+        var bytes = [UInt8](repeating: 0, count: 300_000)
+        var generator = SystemRandomNumberGenerator()
+        for index in bytes.indices { bytes[index] = UInt8.random(in: 0...255, using: &generator) }
+        let first = tree.file("a.bin")
+        let second = tree.file("b.bin")
+        try Data(bytes).write(to: first)
+        try Data(bytes).write(to: second)
+        let chunks = store.root.appendingPathComponent("chunks")
+
+        try store.addOfItem(at: file, withContentsOf: first)
+        let once = bytesUnder(chunks)
+        #expect(once == bytes.count)
+        try store.addOfItem(at: file, withContentsOf: second)
+        #expect(bytesUnder(chunks) == once, "identical bytes stored again")
+
+        // One line changed in the middle costs a chunk or two, not another copy.
+        bytes.replaceSubrange(150_000..<150_010, with: Array("edited!!!\n".utf8))
+        try Data(bytes).write(to: second)
+        try store.addOfItem(at: file, withContentsOf: second)
+        let grown = bytesUnder(chunks) - once
+        #expect(grown > 0 && grown <= 2 * 128 << 10 && grown < bytes.count / 2, "grew by \(grown)")
+    }
+
+    @MainActor
+    @Test func savingUnchangedBytesAddsNoVersion() async throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let file = tree.file("notes.txt")
+        let document = versionedDocument(file, store: store)
+        document.text = "same"
+        #expect(await document.save(to: file, for: .forCreating))
+        #expect(await document.saveText("same"))
+        store.waitUntilIdle()
+        let usage = store.diskUsage()
+        #expect(await document.saveText("same"))
+        #expect(await document.saveText("same"))
+        #expect(store.otherVersionsOfItem(at: file).count == 1)
+        #expect(store.diskUsage() == usage)
+        _ = await document.close()
+    }
+
+    // MARK: Presenters
+
+    @Test func presentersHearOfGainedResolvedAndLostVersions() throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let file = try tree.write("mine", to: "notes.txt")
+        let presenter = VersionNewsPresenter(url: file)
+        FileCoordinator.addFilePresenter(presenter)
+        defer { FileCoordinator.removeFilePresenter(presenter) }
+
+        let theirs = try tree.write("theirs", to: "incoming.txt")
+        let conflict = try store.addConflictOfItem(
+            at: file, withContentsOf: theirs, savingComputer: "laptop", options: .byMoving)
+        #expect(presenter.waitFor("gain"))
+        #expect(conflict.isConflict && !conflict.isResolved)
+        #expect(conflict.localizedNameOfSavingComputer == "laptop")
+        #expect(store.unresolvedConflictVersionsOfItem(at: file).count == 1)
+
+        conflict.isResolved = true
+        #expect(presenter.waitFor("resolve"))
+        #expect(store.unresolvedConflictVersionsOfItem(at: file).isEmpty)
+        #expect(store.otherVersionsOfItem(at: file).first?.isResolved == true, "resolution is stored")
+
+        try conflict.remove()
+        #expect(presenter.waitFor("lose"))
+        #expect(store.otherVersionsOfItem(at: file).isEmpty)
+    }
+
+    // MARK: Damage and bad places
+
+    @MainActor
+    @Test func corruptStoreIsReportedAndRebuiltWithoutAffectingTheDocument() async throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let file = tree.file("notes.txt")
+        let document = versionedDocument(file, store: store)
+        document.text = "one"
+        #expect(await document.save(to: file, for: .forCreating))
+        #expect(await document.saveText("two"))
+        _ = await document.close()
+        store.waitUntilIdle()
+        #expect(store.lastRecoveryError == nil)
+
+        let index = store.root.appendingPathComponent("index.json")
+        try Data("{\"items\": garbage \u{0}\u{1}".utf8).write(to: index)
+        let itemFolder = try #require(
+            FileManager.default.contentsOfDirectory(
+                at: store.root.appendingPathComponent("items"), includingPropertiesForKeys: nil
+            ).first)
+        try Data("not json".utf8).write(to: itemFolder.appendingPathComponent("\(UUID().uuidString).json"))
+
+        let reopened = versionedDocument(file, store: store)
+        #expect(await reopened.open())
+        #expect(reopened.text == "two")
+        #expect(await reopened.saveText("three"))
+        store.waitUntilIdle()
+        #expect(reopened.errors.isEmpty, "\(reopened.errors)")
+        #expect(try String(contentsOf: file, encoding: .utf8) == "three")
+
+        let recovery = try #require(store.lastRecoveryError)
+        #expect(recovery.code == .corruptFile)
+        #expect(store.otherVersionsOfItem(at: file).map(contents) == ["one", "two"])
+        let rebuilt = try JSONSerialization.jsonObject(with: Data(contentsOf: index)) as? [String: Any]
+        #expect(rebuilt?["items"] != nil, "the index was rewritten")
+        _ = await reopened.close()
+    }
+
+    @MainActor
+    @Test func unwritableStoreNeverFailsASaveAndSaysWhy() async throws {
+        let tree = try TemporaryTree()
+        // A file where the store's parent folder should be: every create fails with ENOTDIR,
+        // even for root, who ignores permission bits.
+        try tree.write("in the way", to: "blocked")
+        let store = VersionStore(root: tree.file("blocked/Versions"))
+        let file = tree.file("notes.txt")
+        let document = versionedDocument(file, store: store)
+        document.text = "one"
+        #expect(await document.save(to: file, for: .forCreating))
+        #expect(await document.saveText("two"))
+        #expect(await document.saveText("three"))
+        store.waitUntilIdle()
+        #expect(document.errors.isEmpty, "\(document.errors)")
+        #expect(try String(contentsOf: file, encoding: .utf8) == "three")
+        let error = try #require(store.lastError)
+        #expect(error.errno == .notDirectory, "\(error)")
+        #expect("\(error)".contains(tree.file("blocked").path), "\(error)")
+        #expect(store.otherVersionsOfItem(at: file).isEmpty)
+        _ = await document.close()
+
+        let reopened = versionedDocument(file, store: store)
+        #expect(await reopened.open())
+        #expect(reopened.text == "three")
+        _ = await reopened.close()
+    }
+}
