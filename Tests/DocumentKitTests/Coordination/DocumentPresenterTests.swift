@@ -76,23 +76,24 @@ final class PresentedTextDocument: Document {
     }
 
     @MainActor
-    @Test func uncoordinatedWriteKeepsTheUnsavedTextBesideTheFile() async throws {
+    @Test func uncoordinatedWriteKeepsTheUnsavedTextAsAConflictVersion() async throws {
         let tree = try TemporaryTree()
         let file = try tree.write("hello\n", to: "notes.txt")
-        let document = try await PresentedTextDocument.opened(at: file)
+        let store = VersionStore(root: tree.file("store/Versions"))
+        let document = PresentedTextDocument(fileURL: file)
+        document.versionStore = store
+        #expect(await document.open())
         await document.edit("my unsaved words")
         #expect(document.hasUnsavedChanges)
 
         try shell("echo x > '\(file.path)'")
         #expect(await waitUntil { document.text == "x\n" && !document.hasUnsavedChanges })
         #expect(try String(contentsOf: file, encoding: .utf8) == "x\n")
-        let kept = try #require(document.preservedUnsavedChanges.first)
-        #expect(
-            kept.deletingLastPathComponent().standardizedFileURL
-                == file.deletingLastPathComponent().standardizedFileURL)
-        #expect(kept.lastPathComponent.hasPrefix("notes (unsaved changes from "))
-        #expect(kept.pathExtension == "txt")
-        #expect(try String(contentsOf: kept, encoding: .utf8) == "my unsaved words")
+        // Nothing is written beside the user's file: the unsaved text is a conflict version.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: tree.url.path).sorted() == ["notes.txt", "store"])
+        let conflict = try #require(store.unresolvedConflictVersionsOfItem(at: file).first)
+        #expect(try String(contentsOf: conflict.url, encoding: .utf8) == "my unsaved words")
+        #expect(await waitUntil { document.documentState.contains(.inConflict) })
         _ = await document.close()
         #expect(try String(contentsOf: file, encoding: .utf8) == "x\n")
     }
@@ -140,15 +141,20 @@ final class PresentedTextDocument: Document {
     @Test func documentInAnotherProcessKeepsItsUnsavedTextWhenAnUncoordinatedWriterChangesTheFile() throws {
         let tree = try TemporaryTree()
         let file = try tree.write("original", to: "notes.txt")
-        let child = try CoordinationChild(["coord-document", file.path, "edited in child"])
+        let child = try CoordinationChild(
+            ["coord-document", file.path, "edited in child"], dataHome: tree.file("data"))
         #expect(child.waitForLine("ready") != nil, "\(child.lines)")
 
         try shell("echo x > '\(file.path)'")
         #expect(child.waitForLine("loaded x\\n") != nil, "\(child.lines)")
         child.kill()
+        // The child's store is its own (XDG_DATA_HOME in the tree): its unsaved text is a
+        // conflict version there, and nothing was written beside the user's file.
         let names = try FileManager.default.contentsOfDirectory(atPath: tree.url.path).sorted()
-        let kept = try #require(names.first { $0.hasPrefix("notes (unsaved changes from ") }, "\(names)")
-        #expect(try String(contentsOf: tree.file(kept), encoding: .utf8) == "edited in child")
+        #expect(!names.contains { $0.hasPrefix("notes (unsaved changes from ") }, "\(names)")
+        let store = VersionStore(root: tree.file("data/DocumentKit/Versions"))
+        let conflict = try #require(store.unresolvedConflictVersionsOfItem(at: file).first)
+        #expect(try String(contentsOf: conflict.url, encoding: .utf8) == "edited in child")
         #expect(try String(contentsOf: file, encoding: .utf8) == "x\n")
     }
 

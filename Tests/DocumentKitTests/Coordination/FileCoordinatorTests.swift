@@ -287,14 +287,15 @@ final class CoordinationChild: @unchecked Sendable {
 
     /// The environment a child needs to share this process's coordination state, or that of
     /// `runtime` if given.
-    static func environment(runtime: URL? = nil) -> [String: String] {
+    static func environment(runtime: URL? = nil, dataHome: URL? = nil) -> [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_RUNTIME_DIR"] = (runtime ?? StandardDirectories.current.runtime).path
+        if let dataHome { environment["XDG_DATA_HOME"] = dataHome.path }
         return environment
     }
 
-    init(_ arguments: [String], runtime: URL? = nil) throws {
-        process = try TestChild.start(arguments, environment: Self.environment(runtime: runtime))
+    init(_ arguments: [String], runtime: URL? = nil, dataHome: URL? = nil) throws {
+        process = try TestChild.start(arguments, environment: Self.environment(runtime: runtime, dataHome: dataHome))
         let out = (process.standardOutput as! Pipe).fileHandleForReading
         let err = (process.standardError as! Pipe).fileHandleForReading
         Thread.detachNewThread { [self] in
