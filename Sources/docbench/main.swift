@@ -23,6 +23,7 @@ let benchmarks: [(String, @MainActor () async throws -> [BenchmarkRow])] = [
     ("coordinate.write.4KiB", { [try benchmarkCoordinatedWrite(iterations: quick ? 50 : 300)] }),
     ("coordinate.read.uncontended", { [try benchmarkCoordinatedRead(duration: quick ? 1 : 3)] }),
     ("presenter.notify.latency", { try benchmarkPresenterLatency(samples: quick ? 20 : 100) }),
+    ("query", { [try benchmarkQueryGather(items: 10_000, iterations: quick ? 3 : 7)] + (try benchmarkQueryUpdateLatency(samples: quick ? 20 : 50)) }),
 ]
 
 var rows: [BenchmarkRow] = []

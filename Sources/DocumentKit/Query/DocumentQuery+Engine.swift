@@ -169,10 +169,12 @@ extension DocumentQuery {
         mutating func gather() {
             var found: [Found] = []
             for scope in configuration.scopes { scanFolder(scope, into: &found) }
-            for entry in found where items[entry.path] == nil {
+            items.reserveCapacity(found.count)
+            byID.reserveCapacity(found.count)
+            for entry in found {
                 nextID += 1
-                if let item = makeItem(entry, id: nextID) {
-                    items[entry.path] = item
+                // Overlapping scopes list an item twice: the first one counts.
+                if let item = makeItem(entry, id: nextID), items.updateValue(item, forKey: entry.path) == nil {
                     byID[item.id] = item
                 }
             }
@@ -533,6 +535,12 @@ extension DocumentQuery {
         static func compareValues<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (a == b ? 0 : 1) }
 
         static func compareBytes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>, foldingCase: Bool = false) -> Int {
+            if !foldingCase {
+                let order = a.withUnsafeBufferPointer { x in
+                    b.withUnsafeBufferPointer { y in memcmp(x.baseAddress!, y.baseAddress!, min(x.count, y.count)) }
+                }
+                return order != 0 ? (order < 0 ? -1 : 1) : compareValues(a.count, b.count)
+            }
             var i = a.startIndex
             var j = b.startIndex
             while i < a.endIndex && j < b.endIndex {
