@@ -24,6 +24,7 @@ let benchmarks: [(String, @MainActor () async throws -> [BenchmarkRow])] = [
     ("coordinate.read.uncontended", { [try benchmarkCoordinatedRead(duration: quick ? 1 : 3)] }),
     ("presenter.notify.latency", { try benchmarkPresenterLatency(samples: quick ? 20 : 100) }),
     ("versions.save.1MiB.100x", { try await benchmarkVersionSaves(saves: quick ? 20 : 100) }),
+    ("query", { [try benchmarkQueryGather(items: 10_000, iterations: quick ? 3 : 7)] + (try benchmarkQueryUpdateLatency(samples: quick ? 20 : 50)) }),
 ]
 
 var rows: [BenchmarkRow] = []

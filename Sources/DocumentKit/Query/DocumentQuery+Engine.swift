@@ -1,0 +1,560 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+extension DocumentQuery {
+    /// One run of a query, from ``DocumentQuery/start()`` to ``DocumentQuery/stop()``: it
+    /// gathers, applies the watcher's events, and publishes differences.
+    ///
+    /// Everything runs on `queue`, the watcher's delivery queue too, so gathering and
+    /// events never interleave; the model's lock is only ever taken there.
+    final class Engine: Sendable {
+        struct Configuration: Sendable {
+            var scopes: [[UInt8]]
+            var predicate: (@Sendable (Item) -> Bool)?
+            var fileNamePattern: String?
+            var sortDescriptors: [SortDescriptor]
+            var includesHiddenItems: Bool
+            var includesDirectories: Bool
+            var batchingInterval: TimeInterval
+        }
+
+        let generation: Int
+        let queue = DispatchQueue(label: "DocumentKit.DocumentQuery.engine")
+        let model: Mutex<Model>
+        /// Set once after init; the watcher's handler holds the engine until ``cancel()``.
+        let watcher = Mutex<DirectoryWatcher?>(nil)
+        let query: WeakQuery
+
+        struct WeakQuery: @unchecked Sendable {
+            // A weak reference is read atomically; it is never written after init.
+            weak var query: DocumentQuery?
+        }
+
+        init(configuration: Configuration, generation: Int, query: DocumentQuery) throws {
+            self.generation = generation
+            self.model = Mutex(Model(configuration: configuration))
+            self.query = WeakQuery(query: query)
+            let watcher = try DirectoryWatcher(queue: queue) { [self] events in handle(events) }
+            for scope in configuration.scopes {
+                do {
+                    try watcher.watch(DirectoryWatcher.url(for: scope, isDirectory: true), recursive: true)
+                } catch {
+                    watcher.cancel()
+                    throw error
+                }
+            }
+            self.watcher.withLock { $0 = watcher }
+        }
+
+        func cancel() {
+            let watcher = self.watcher.withLock { watcher in
+                defer { watcher = nil }
+                return watcher
+            }
+            watcher?.cancel()
+            queue.async { [self] in model.withLock { $0.isCancelled = true } }
+        }
+
+        // MARK: Gathering
+
+        func gather() {
+            queue.async { [self] in
+                guard let query = query.query else { return }
+                let results = model.withLock { model -> [Item]? in
+                    guard !model.isCancelled else { return nil }
+                    model.gather()
+                    let results = model.sorted
+                    let committed = query.state.withLock { state -> Bool in
+                        guard state.generation == generation else { return false }
+                        state.phase = .live
+                        state.results = results
+                        let snapshot = Snapshot(results: results, added: results, changed: [], removed: [])
+                        for continuation in state.continuations.values { continuation.yield(snapshot) }
+                        return true
+                    }
+                    if !committed { model.isCancelled = true }
+                    return committed ? results : nil
+                }
+                if results != nil { query.post(DocumentQuery.didFinishGatheringNotification, generation: generation) }
+            }
+        }
+
+        // MARK: Updating
+
+        func handle(_ events: [DirectoryWatcher.Event]) {
+            let deadline = model.withLock { model -> DispatchTime? in
+                // Events queued before gathering describe changes the gathering has seen.
+                guard model.isGathered && !model.isCancelled else { return nil }
+                for event in events { model.apply(event) }
+                return model.schedulePublish(now: .now())
+            }
+            if let deadline {
+                queue.asyncAfter(deadline: deadline) { [self] in publish() }
+            }
+        }
+
+        func requestPublish() {
+            queue.async { [self] in publish() }
+        }
+
+        func publish() {
+            guard let query = query.query else { return }
+            let update = model.withLock { model -> (added: [Item], changed: [Item], removed: [Item])? in
+                model.isPublishScheduled = false
+                guard !model.isCancelled, model.isGathered, !model.dirty.isEmpty else { return nil }
+                guard query.state.withLock({ $0.updatesDisabled == 0 }) else { return nil }
+                let update = model.difference()
+                guard !(update.added.isEmpty && update.changed.isEmpty && update.removed.isEmpty) else {
+                    model.commit(update, sorted: model.sorted, now: .now())
+                    return nil
+                }
+                let sorted = model.sortedResults(applying: update)
+                let committed = query.state.withLock { state -> Bool in
+                    guard state.generation == generation, state.updatesDisabled == 0 else { return false }
+                    state.results = sorted
+                    let snapshot = Snapshot(
+                        results: sorted, added: update.added, changed: update.changed, removed: update.removed)
+                    for continuation in state.continuations.values { continuation.yield(snapshot) }
+                    return true
+                }
+                guard committed else { return nil }
+                model.commit(update, sorted: sorted, now: .now())
+                return update
+            }
+            if let update {
+                query.post(
+                    DocumentQuery.didUpdateNotification, generation: generation, added: update.added,
+                    changed: update.changed, removed: update.removed)
+            }
+        }
+    }
+
+    /// The engine's items: live (as the disk is now) and published (as last reported).
+    struct Model {
+        let configuration: Engine.Configuration
+        let patternBytes: [UInt8]?
+        let conflictStatus: (@Sendable (URL) -> Bool)?
+
+        var isGathered = false
+        var isCancelled = false
+        var isPublishScheduled = false
+        var lastPublish: DispatchTime?
+
+        var items: [[UInt8]: Item] = [:]
+        var byID: [UInt64: Item] = [:]
+        var published: [UInt64: Item] = [:]
+        var sorted: [Item] = []
+        var dirty: Set<UInt64> = []
+        /// Items reported changed even if their attributes are equal: a package whose
+        /// contents were written.
+        var forced: Set<UInt64> = []
+        var nextID: UInt64 = 0
+        var packageExtensions: [ArraySlice<UInt8>: Bool] = [:]
+
+        init(configuration: Engine.Configuration) {
+            self.configuration = configuration
+            self.patternBytes = configuration.fileNamePattern.map { Array($0.utf8) }
+            self.conflictStatus = DocumentQuery.conflictHook.withLock { $0 }
+        }
+
+        // MARK: Gathering
+
+        mutating func gather() {
+            var found: [Found] = []
+            for scope in configuration.scopes { scanFolder(scope, into: &found) }
+            items.reserveCapacity(found.count)
+            byID.reserveCapacity(found.count)
+            for entry in found {
+                nextID += 1
+                // Overlapping scopes list an item twice: the first one counts.
+                if let item = makeItem(entry, id: nextID), items.updateValue(item, forKey: entry.path) == nil {
+                    byID[item.id] = item
+                }
+            }
+            published = byID
+            sorted = byID.values.sorted(by: precedes)
+            isGathered = true
+        }
+
+        struct Found {
+            var path: [UInt8]
+            var status: FileStatus
+            var isPackage: Bool
+        }
+
+        /// Lists the folder at `path` and, below it, every plain folder that is not hidden.
+        /// The corresponding C functions are `openat(2)`, `readdir(3)` and `statx(2)`.
+        mutating func scanFolder(_ path: [UInt8], into found: inout [Found]) {
+            let fd = Syscall.withCString(path) {
+                open($0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            }
+            guard fd >= 0 else { return }
+            scanFolder(fd: fd, path: path, into: &found)
+        }
+
+        /// Takes ownership of `fd`.
+        mutating func scanFolder(fd: CInt, path: [UInt8], into found: inout [Found]) {
+            guard let stream = fdopendir(fd) else {
+                close(fd)
+                return
+            }
+            defer { closedir(stream) }
+            let directory = dirfd(stream)
+            var subfolders: [[UInt8]] = []
+            while let entry = readdir(stream) {
+                let name = withUnsafeBytes(of: &entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+                if name == [0x2E] || name == [0x2E, 0x2E] || isExcludedName(name) { continue }
+                guard case .success(let status) = Syscall.withCString(name, { Syscall.itemStatus(directory, $0) })
+                else { continue }  // removed since it was listed
+                let child = DirectoryWatcher.State.join(path, name)
+                if status.isDirectory && !isPackageName(name[...]) {
+                    if configuration.includesDirectories { found.append(Found(path: child, status: status, isPackage: false)) }
+                    subfolders.append(name)
+                } else {
+                    found.append(Found(path: child, status: status, isPackage: status.isDirectory))
+                }
+            }
+            for name in subfolders {
+                let childFD = Syscall.withCString(name) {
+                    openat(directory, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                }
+                if childFD >= 0 { scanFolder(fd: childFD, path: DirectoryWatcher.State.join(path, name), into: &found) }
+            }
+        }
+
+        /// The item at `path` (already known to be included by its name) and, for a plain
+        /// folder, everything below it.
+        mutating func scanNode(_ path: [UInt8], into found: inout [Found]) {
+            guard case .success(let status) = Syscall.withCString(path, { Syscall.itemStatus(AT_FDCWD, $0) }) else {
+                return
+            }
+            let name = path[((path.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1)...]
+            if status.isDirectory && !isPackageName(name) {
+                if configuration.includesDirectories { found.append(Found(path: path, status: status, isPackage: false)) }
+                scanFolder(path, into: &found)
+            } else {
+                found.append(Found(path: path, status: status, isPackage: status.isDirectory))
+            }
+        }
+
+        // MARK: Rules
+
+        func isExcludedName(_ name: some Collection<UInt8>) -> Bool {
+            if DirectoryWatcher.isDocumentKitTemporaryName(name) { return true }
+            return !configuration.includesHiddenItems && name.first == UInt8(ascii: ".")
+        }
+
+        /// Whether a folder with this name is a package, by its extension's registered type.
+        mutating func isPackageName(_ name: ArraySlice<UInt8>) -> Bool {
+            guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex else { return false }
+            let fileExtension = name[(dot + 1)...]
+            if let known = packageExtensions[fileExtension] { return known }
+            let types = FileTypes.shared
+            let identifier = types.typeIdentifier(forFilenameExtension: String(decoding: fileExtension, as: UTF8.self))
+            let isPackage = types.type(withIdentifier: identifier)?.isPackage ?? false
+            packageExtensions[fileExtension] = isPackage
+            return isPackage
+        }
+
+        enum Location: Equatable {
+            case excluded
+            case root([UInt8])
+            case item([UInt8])
+            /// Inside the package at this path: a change here is a change of the package.
+            case insidePackage([UInt8])
+        }
+
+        mutating func locate(_ path: [UInt8]) -> Location {
+            let roots = configuration.scopes.filter { DirectoryWatcher.State.isSameOrInside(path, $0) }
+            guard let root = roots.min(by: { $0.count < $1.count }) else { return .excluded }
+            if path.count == root.count { return .root(root) }
+            let components = path[(root.count + 1)...].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            var prefix = root
+            for (index, component) in components.enumerated() {
+                if isExcludedName(component) { return .excluded }
+                prefix = DirectoryWatcher.State.join(prefix, Array(component))
+                if index < components.count - 1 && isPackageName(component) { return .insidePackage(prefix) }
+            }
+            return .item(path)
+        }
+
+        func makeItem(_ found: Found, id: UInt64) -> Item? {
+            let nameStart = (found.path.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1
+            if let patternBytes {
+                let matches = Syscall.withCString(patternBytes) { pattern in
+                    Syscall.withCString(Array(found.path[nameStart...])) { fnmatch(pattern, $0, 0) == 0 }
+                }
+                if !matches { return nil }
+            }
+            var conflicts = false
+            if let conflictStatus {
+                conflicts = conflictStatus(DirectoryWatcher.url(for: found.path, isDirectory: found.status.isDirectory))
+            }
+            let item = Item(
+                id: id, fileSystemPath: found.path, status: found.status, isPackage: found.isPackage,
+                hasUnresolvedConflicts: conflicts)
+            if let predicate = configuration.predicate, !predicate(item) { return nil }
+            return item
+        }
+
+        // MARK: Events
+
+        mutating func apply(_ event: DirectoryWatcher.Event) {
+            let path = event.fileSystemPath
+            switch event.kind {
+            case .overflow:
+                reconcile(under: path)
+            case .deleted:
+                switch locate(path) {
+                case .excluded: break
+                case .root(let root): removeItems(under: root, includingItself: false)
+                case .insidePackage(let package): refresh(package, force: true)
+                case .item(let item):
+                    if event.isDirectory { removeItems(under: item, includingItself: true) } else { remove(item) }
+                }
+            case .moved:
+                moved(from: event.previousFileSystemPath ?? path, to: path)
+            case .created, .modified, .replaced, .attributesChanged:
+                switch locate(path) {
+                case .excluded, .root: break
+                case .insidePackage(let package): refresh(package, force: true)
+                case .item(let item):
+                    if event.kind == .replaced && event.isDirectory {
+                        reconcile(under: item)
+                    } else {
+                        refresh(item, force: event.kind == .replaced && event.isDirectory)
+                    }
+                }
+            }
+        }
+
+        /// Re-reads one item: the only per-event cost is this one `statx`.
+        mutating func refresh(_ path: [UInt8], force: Bool) {
+            guard case .success(let status) = Syscall.withCString(path, { Syscall.itemStatus(AT_FDCWD, $0) }) else {
+                remove(path)
+                return
+            }
+            let name = path[((path.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1)...]
+            let isPackage = status.isDirectory && isPackageName(name)
+            if status.isDirectory && !isPackage && !configuration.includesDirectories {
+                // A plain folder: its items are reported by their own events.
+                remove(path)
+                return
+            }
+            upsert(Found(path: path, status: status, isPackage: isPackage), reusing: nil, force: force)
+        }
+
+        mutating func upsert(_ found: Found, reusing id: UInt64?, force: Bool) {
+            let existing = items[found.path]
+            if let existing, let id, existing.id != id { remove(found.path) }
+            let current = items[found.path]
+            let itemID: UInt64
+            if let current {
+                itemID = current.id
+            } else if let id {
+                itemID = id
+            } else {
+                nextID += 1
+                itemID = nextID
+            }
+            guard let item = makeItem(found, id: itemID) else {
+                remove(found.path)
+                return
+            }
+            if let current, current == item, !force { return }
+            items[found.path] = item
+            byID[itemID] = item
+            dirty.insert(itemID)
+            if force { forced.insert(itemID) }
+        }
+
+        mutating func remove(_ path: [UInt8]) {
+            guard let item = items.removeValue(forKey: path) else { return }
+            byID[item.id] = nil
+            dirty.insert(item.id)
+        }
+
+        /// Removes the items below `path`; returns their identities by path relative to it.
+        @discardableResult
+        mutating func removeItems(under path: [UInt8], includingItself: Bool) -> [[UInt8]: UInt64] {
+            var removed: [[UInt8]: UInt64] = [:]
+            for (itemPath, item) in items where DirectoryWatcher.State.isSameOrInside(itemPath, path) {
+                if itemPath.count == path.count && !includingItself { continue }
+                removed[Array(itemPath[path.count...])] = item.id
+                remove(itemPath)
+            }
+            return removed
+        }
+
+        /// A rename: items keep their identity when they stay results.
+        mutating func moved(from source: [UInt8], to destination: [UInt8]) {
+            var carried: [[UInt8]: UInt64] = [:]
+            switch locate(source) {
+            case .excluded, .root: break
+            case .insidePackage(let package): refresh(package, force: true)
+            case .item(let path):
+                if let item = items[path] {
+                    carried[[]] = item.id
+                    remove(path)
+                } else {
+                    carried = removeItems(under: path, includingItself: true)
+                }
+            }
+            switch locate(destination) {
+            case .excluded, .root: break
+            case .insidePackage(let package): refresh(package, force: true)
+            case .item(let path):
+                var found: [Found] = []
+                scanNode(path, into: &found)
+                // A folder renamed over the destination left nothing there; what is now there is `found`.
+                let stale = Set(
+                    items.keys.filter { DirectoryWatcher.State.isSameOrInside($0, path) }
+                ).subtracting(found.map(\.path))
+                for stalePath in stale { remove(stalePath) }
+                for entry in found {
+                    upsert(entry, reusing: carried[Array(entry.path[path.count...])], force: false)
+                }
+            }
+        }
+
+        /// Lists `path` again and brings the items below it in line (after an overflow, or
+        /// when a folder was swapped for another).
+        mutating func reconcile(under path: [UInt8]) {
+            var found: [Found] = []
+            if case .root = locate(path) { scanFolder(path, into: &found) } else { scanNode(path, into: &found) }
+            let seen = Set(found.map(\.path))
+            for itemPath in items.keys where DirectoryWatcher.State.isSameOrInside(itemPath, path) && !seen.contains(itemPath) {
+                remove(itemPath)
+            }
+            for entry in found { upsert(entry, reusing: nil, force: false) }
+        }
+
+        // MARK: Publishing
+
+        mutating func schedulePublish(now: DispatchTime) -> DispatchTime? {
+            guard !dirty.isEmpty, !isPublishScheduled else { return nil }
+            isPublishScheduled = true
+            guard let lastPublish else { return now }
+            let earliest = lastPublish + configuration.batchingInterval
+            return earliest > now ? earliest : now
+        }
+
+        func difference() -> (added: [Item], changed: [Item], removed: [Item]) {
+            var added: [Item] = []
+            var changed: [Item] = []
+            var removed: [Item] = []
+            for id in dirty {
+                switch (published[id], byID[id]) {
+                case (nil, let new?): added.append(new)
+                case (let old?, nil): removed.append(old)
+                case (let old?, let new?): if old != new || forced.contains(id) { changed.append(new) }
+                case (nil, nil): break
+                }
+            }
+            let order = precedes
+            return (added.sorted(by: order), changed.sorted(by: order), removed.sorted(by: order))
+        }
+
+        /// The published results with `update` applied, kept sorted.
+        func sortedResults(applying update: (added: [Item], changed: [Item], removed: [Item])) -> [Item] {
+            let outgoing = update.removed + update.changed.compactMap { published[$0.id] }
+            let incoming = update.added + update.changed
+            if outgoing.count + incoming.count > max(32, sorted.count / 8) {
+                let leaving = Set(outgoing.map(\.id))
+                return (sorted.filter { !leaving.contains($0.id) } + incoming).sorted(by: precedes)
+            }
+            var results = sorted
+            for item in outgoing {
+                let index = insertionIndex(of: item, in: results)
+                if index < results.count && results[index].id == item.id {
+                    results.remove(at: index)
+                } else if let index = results.firstIndex(where: { $0.id == item.id }) {
+                    results.remove(at: index)
+                }
+            }
+            for item in incoming { results.insert(item, at: insertionIndex(of: item, in: results)) }
+            return results
+        }
+
+        func insertionIndex(of item: Item, in results: [Item]) -> Int {
+            var low = 0
+            var high = results.count
+            while low < high {
+                let middle = (low + high) / 2
+                if precedes(results[middle], item) { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+
+        mutating func commit(
+            _ update: (added: [Item], changed: [Item], removed: [Item]), sorted: [Item], now: DispatchTime
+        ) {
+            for id in dirty { published[id] = byID[id] }
+            self.sorted = sorted
+            dirty = []
+            forced = []
+            lastPublish = now
+        }
+
+        // MARK: Order
+
+        func precedes(_ a: Item, _ b: Item) -> Bool {
+            for descriptor in configuration.sortDescriptors {
+                let order = Self.compare(a, b, by: descriptor.key)
+                if order != 0 { return descriptor.ascending ? order < 0 : order > 0 }
+            }
+            let order = Self.compareBytes(a.fileSystemPath[...], b.fileSystemPath[...])
+            return order != 0 ? order < 0 : a.id < b.id
+        }
+
+        static func compare(_ a: Item, _ b: Item, by key: SortDescriptor.Key) -> Int {
+            switch key {
+            case .fileName:
+                let folded = compareBytes(a.nameBytes, b.nameBytes, foldingCase: true)
+                return folded != 0 ? folded : compareBytes(a.nameBytes, b.nameBytes)
+            case .modificationDate: return compareValues(a.status.modification, b.status.modification)
+            case .creationDate:
+                switch (a.status.birth, b.status.birth) {
+                case (nil, nil): return 0
+                case (nil, _): return -1
+                case (_, nil): return 1
+                case (let x?, let y?): return compareValues(x, y)
+                }
+            case .fileSize: return compareValues(a.status.size, b.status.size)
+            case .path: return compareBytes(a.fileSystemPath[...], b.fileSystemPath[...])
+            }
+        }
+
+        static func compareValues<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (a == b ? 0 : 1) }
+
+        static func compareBytes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>, foldingCase: Bool = false) -> Int {
+            if !foldingCase {
+                let order = a.withUnsafeBufferPointer { x in
+                    b.withUnsafeBufferPointer { y in memcmp(x.baseAddress!, y.baseAddress!, min(x.count, y.count)) }
+                }
+                return order != 0 ? (order < 0 ? -1 : 1) : compareValues(a.count, b.count)
+            }
+            var i = a.startIndex
+            var j = b.startIndex
+            while i < a.endIndex && j < b.endIndex {
+                var x = a[i]
+                var y = b[j]
+                if foldingCase {
+                    if x >= 65 && x <= 90 { x += 32 }
+                    if y >= 65 && y <= 90 { y += 32 }
+                }
+                if x != y { return x < y ? -1 : 1 }
+                i += 1
+                j += 1
+            }
+            return compareValues(a.count, b.count)
+        }
+    }
+}

@@ -1,0 +1,362 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A live query of the documents in one or more folders, with `NSMetadataQuery`'s API.
+///
+/// A query gathers the items below its ``searchScopes`` (recursively) that pass its
+/// ``fileNamePattern`` and ``predicate``, posts ``didFinishGatheringNotification``, and then
+/// stays live through inotify: items created, written, renamed or deleted by any process
+/// are reported in ``didUpdateNotification``, each change once.
+///
+/// What is an item: files, symbolic links (reported, never followed) and package folders
+/// (a folder whose extension ``FileTypes`` registers with `isPackage`: one item, never
+/// searched inside). Plain folders are searched but are items only with
+/// ``includesDirectories``. Names with a leading dot, and everything inside such folders,
+/// are left out unless ``includesHiddenItems``; DocumentKit's temporary names always are.
+///
+/// A rename inside the scopes is a *changed* item, as on Apple platforms: the item keeps
+/// its ``Item/id`` and has its new URL. A rename that takes it out of the scopes or out of
+/// the filter is a removal, one into them an addition.
+///
+/// Where notifications go: Apple posts them on the main queue. A command-line tool on
+/// Linux often runs no main run loop, so by default (``operationQueue`` nil) they are
+/// posted on a private serial queue; set ``operationQueue`` to `OperationQueue.main` in an
+/// app whose main run loop runs. Use a serial queue to see them in order.
+///
+/// For example:
+///
+/// ```swift
+/// let query = MetadataQuery()
+/// query.searchScopes = [documentsFolder]
+/// query.fileNamePattern = "*.txt"
+/// query.sortDescriptors = [.init(.fileName)]
+/// NotificationCenter.default.addObserver(forName: .NSMetadataQueryDidUpdate, object: query, queue: nil) { _ in
+///     print(query.results.map(\.fileName))
+/// }
+/// guard query.start() else { throw query.lastError! }
+/// for await snapshot in query.snapshots() { show(snapshot.results) }
+/// ```
+///
+/// A scope that does not exist or is not a folder makes ``start()`` return false, with the
+/// reason in ``lastError``. Configuration is read when ``start()`` is called; changes made
+/// while the query runs apply from the next ``start()``.
+public final class DocumentQuery: Sendable {
+    /// The query's configuration and everything its users read, under one lock.
+    struct PublicState {
+        var searchScopes: [URL] = []
+        var predicate: (@Sendable (Item) -> Bool)?
+        var fileNamePattern: String?
+        var sortDescriptors: [SortDescriptor] = []
+        var includesHiddenItems = false
+        var includesDirectories = false
+        var notificationBatchingInterval: TimeInterval = 0.05
+        var operationQueue: OperationQueue?
+
+        var phase = Phase.idle
+        var updatesDisabled = 0
+        var results: [Item] = []
+        var lastError: DocumentKitError?
+        var engine: Engine?
+        var generation = 0
+        var continuations: [Int: AsyncStream<Snapshot>.Continuation] = [:]
+        var nextContinuation = 0
+    }
+
+    enum Phase { case idle, gathering, live, stopped }
+
+    let state = Mutex(PublicState())
+    /// Where notifications are posted when ``operationQueue`` is nil.
+    let notificationQueue = DispatchQueue(label: "DocumentKit.DocumentQuery.notifications")
+
+    /// Creates a query with no scopes; set ``searchScopes`` before ``start()``.
+    public init() {}
+
+    /// Creates a query of `searchScopes`.
+    public convenience init(searchScopes: [URL]) {
+        self.init()
+        self.searchScopes = searchScopes
+    }
+
+    deinit {
+        let (engine, continuations) = state.withLock { ($0.engine, $0.continuations) }
+        engine?.cancel()
+        for continuation in continuations.values { continuation.finish() }
+    }
+
+    // MARK: Configuration
+
+    /// The folders searched, recursively. A scope that is a symbolic link is resolved once,
+    /// when the query starts; results are under the resolved path.
+    public var searchScopes: [URL] {
+        get { state.withLock { $0.searchScopes } }
+        set { state.withLock { $0.searchScopes = newValue } }
+    }
+
+    /// Which items are results; nil for all. It runs on the query's private queue.
+    ///
+    /// This replaces `NSPredicate`, whose format strings Linux lacks:
+    /// `query.predicate = { $0.fileSize > 1024 && $0.contentType == "public.plain-text" }`.
+    public var predicate: (@Sendable (Item) -> Bool)? {
+        get { state.withLock { $0.predicate } }
+        set { state.withLock { $0.predicate = newValue } }
+    }
+
+    /// A shell pattern that file names must match, such as `"*.txt"`, as `fnmatch(3)`
+    /// matches it (case-sensitive); nil for any name. Checked before ``predicate``.
+    public var fileNamePattern: String? {
+        get { state.withLock { $0.fileNamePattern } }
+        set { state.withLock { $0.fileNamePattern = newValue } }
+    }
+
+    /// How ``results`` are ordered, first descriptor first. Items that compare equal are
+    /// ordered by path; with no descriptors, results are in path order.
+    public var sortDescriptors: [SortDescriptor] {
+        get { state.withLock { $0.sortDescriptors } }
+        set { state.withLock { $0.sortDescriptors = newValue } }
+    }
+
+    /// Whether items whose name starts with a dot, and the contents of such folders, are
+    /// results. False by default. DocumentKit's temporary files never are.
+    public var includesHiddenItems: Bool {
+        get { state.withLock { $0.includesHiddenItems } }
+        set { state.withLock { $0.includesHiddenItems = newValue } }
+    }
+
+    /// Whether plain folders are results too. False by default: folders are searched, and
+    /// packages are always results.
+    public var includesDirectories: Bool {
+        get { state.withLock { $0.includesDirectories } }
+        set { state.withLock { $0.includesDirectories = newValue } }
+    }
+
+    /// The least time between two did-update notifications, in seconds; 0.05 by default.
+    ///
+    /// A change that follows a quiet period is posted at once; changes that come while the
+    /// interval since the last notification runs are gathered into the next one.
+    public var notificationBatchingInterval: TimeInterval {
+        get { state.withLock { $0.notificationBatchingInterval } }
+        set { state.withLock { $0.notificationBatchingInterval = max(0, newValue) } }
+    }
+
+    /// Where notifications are posted; nil (the default) posts them on a private serial queue.
+    public var operationQueue: OperationQueue? {
+        get { state.withLock { $0.operationQueue } }
+        set { state.withLock { $0.operationQueue = newValue } }
+    }
+
+    // MARK: State
+
+    /// Whether the query is gathering its initial results.
+    public var isGathering: Bool { state.withLock { $0.phase == .gathering } }
+    /// Whether the query has started and not stopped.
+    public var isStarted: Bool { state.withLock { $0.phase == .gathering || $0.phase == .live } }
+    /// Whether ``stop()`` was called since the last start.
+    public var isStopped: Bool { state.withLock { $0.phase == .stopped } }
+
+    /// Why the last ``start()`` returned false, or why the query stopped being live (a scope
+    /// deleted, the watch limit reached); nil otherwise.
+    public var lastError: DocumentKitError? { state.withLock { $0.lastError } }
+
+    /// The results, sorted. They change only when a notification is about to be posted,
+    /// and not at all between ``disableUpdates()`` and ``enableUpdates()``.
+    public var results: [Item] { state.withLock { $0.results } }
+
+    /// The number of results.
+    public var resultCount: Int { state.withLock { $0.results.count } }
+
+    /// The result at `index`.
+    public func result(at index: Int) -> Item { state.withLock { $0.results[index] } }
+
+    /// The index of `item` in ``results``, matched by ``Item/id``, or nil.
+    public func index(ofResult item: Item) -> Int? {
+        state.withLock { $0.results.firstIndex { $0.id == item.id } }
+    }
+
+    // MARK: Running
+
+    /// Starts gathering results and then watching for changes.
+    ///
+    /// Returns false, with the reason in ``lastError``, when the query already runs, has no
+    /// scopes, a scope does not exist or is not a folder, or the folders cannot be watched
+    /// (inotify limits). After ``stop()``, starting again gathers afresh.
+    @discardableResult
+    public func start() -> Bool {
+        let configuration: Engine.Configuration
+        let generation: Int
+        do {
+            (configuration, generation) = try state.withLock { state in
+                guard state.phase != .gathering && state.phase != .live else {
+                    throw DocumentKitError(
+                        .invalidArgument, operation: "start query", url: nil, detail: "the query already runs")
+                }
+                guard !state.searchScopes.isEmpty else {
+                    throw DocumentKitError(
+                        .invalidArgument, operation: "start query", url: nil, detail: "no search scopes")
+                }
+                state.generation += 1
+                return (
+                    Engine.Configuration(
+                        scopes: try state.searchScopes.map(Self.resolvedScope), predicate: state.predicate,
+                        fileNamePattern: state.fileNamePattern, sortDescriptors: state.sortDescriptors,
+                        includesHiddenItems: state.includesHiddenItems,
+                        includesDirectories: state.includesDirectories,
+                        batchingInterval: state.notificationBatchingInterval),
+                    state.generation
+                )
+            }
+        } catch let error as DocumentKitError {
+            state.withLock { $0.lastError = error }
+            return false
+        } catch {
+            return false
+        }
+        let engine: Engine
+        do {
+            engine = try Engine(configuration: configuration, generation: generation, query: self)
+        } catch let error as DocumentKitError {
+            state.withLock { $0.lastError = error }
+            return false
+        } catch {
+            return false
+        }
+        let started = state.withLock { state -> Bool in
+            guard state.generation == generation else { return false }
+            state.phase = .gathering
+            state.results = []
+            state.lastError = nil
+            state.engine = engine
+            return true
+        }
+        guard started else {
+            engine.cancel()
+            return false
+        }
+        post(Self.didStartGatheringNotification, generation: generation)
+        engine.gather()
+        return true
+    }
+
+    /// Stops gathering and updating. ``results`` keep what they held; no notification is
+    /// posted after this returns, and ``snapshots()`` streams finish.
+    public func stop() {
+        let (engine, continuations) = state.withLock { state in
+            defer {
+                state.engine = nil
+                state.continuations = [:]
+                if state.phase != .idle { state.phase = .stopped }
+                state.generation += 1
+            }
+            return (state.engine, state.continuations)
+        }
+        engine?.cancel()
+        for continuation in continuations.values { continuation.finish() }
+    }
+
+    /// Holds ``results`` as they are, for example while iterating them. Changes are gathered
+    /// and delivered in one notification by ``enableUpdates()``. Calls nest: updates resume
+    /// when each has been balanced by ``enableUpdates()``.
+    public func disableUpdates() {
+        state.withLock { $0.updatesDisabled += 1 }
+    }
+
+    /// Lets ``results`` change again, delivering the changes made while they were held.
+    public func enableUpdates() {
+        let engine = state.withLock { state in
+            state.updatesDisabled = max(0, state.updatesDisabled - 1)
+            return state.updatesDisabled == 0 ? state.engine : nil
+        }
+        engine?.requestPublish()
+    }
+
+    /// The results as a sequence of snapshots: the current results first (once gathering
+    /// is done), then one snapshot for each update. It finishes when the query stops.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// for await snapshot in query.snapshots() {
+    ///     list.reload(snapshot.results)
+    /// }
+    /// ```
+    public func snapshots() -> AsyncStream<Snapshot> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Snapshot.self)
+        let key = state.withLock { state -> Int? in
+            if state.phase == .live || state.phase == .stopped {
+                continuation.yield(Snapshot(results: state.results, added: state.results, changed: [], removed: []))
+            }
+            guard state.phase == .live || state.phase == .gathering || state.phase == .idle else {
+                continuation.finish()
+                return nil
+            }
+            state.nextContinuation += 1
+            state.continuations[state.nextContinuation] = continuation
+            return state.nextContinuation
+        }
+        if let key {
+            continuation.onTermination = { [weak self] _ in
+                _ = self?.state.withLock { $0.continuations.removeValue(forKey: key) }
+            }
+        }
+        return stream
+    }
+
+    // MARK: Internals
+
+    /// Answers whether the item at a URL has unresolved conflict versions; the version store
+    /// installs `FileVersion.unresolvedConflictVersionsOfItem(at:)` here. Until it is set,
+    /// nothing is asked and every item reads false.
+    static var conflictStatus: @Sendable (URL) -> Bool {
+        get {
+            let hook = conflictHook.withLock { $0 }
+            return hook ?? { (_: URL) -> Bool in false }
+        }
+        set { conflictHook.withLock { $0 = newValue } }
+    }
+
+    static let conflictHook = Mutex<(@Sendable (URL) -> Bool)?>(nil)
+
+    /// The exact path of a scope, symbolic links resolved.
+    static func resolvedScope(_ url: URL) throws -> [UInt8] {
+        let path = DirectoryWatcher.fileSystemPath(of: url)
+        guard let resolved = Syscall.withCString(path, { realpath($0, nil) }) else {
+            throw DocumentKitError(Errno.current, operation: "start query", url: url)
+        }
+        defer { free(resolved) }
+        let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(resolved).assumingMemoryBound(to: UInt8.self), count: strlen(resolved)))
+        let status = Syscall.withCString(bytes) { Syscall.itemStatus(AT_FDCWD, $0) }
+        switch status {
+        case .failure(let error): throw DocumentKitError(error, operation: "start query", url: url)
+        case .success(let status) where !status.isDirectory:
+            throw DocumentKitError(.wrongFileType, operation: "start query", url: url, detail: "the search scope is not a folder")
+        case .success: return bytes
+        }
+    }
+
+    /// Posts a notification unless the query stopped or restarted since `generation`.
+    func post(_ name: Notification.Name, generation: Int, added: [Item] = [], changed: [Item] = [], removed: [Item] = []) {
+        let queue = state.withLock { $0.operationQueue }
+        let send: @Sendable () -> Void = { [self] in
+            guard state.withLock({ $0.generation == generation }) else { return }
+            var userInfo: [AnyHashable: Any]?
+            if name == Self.didUpdateNotification {
+                userInfo = [
+                    Self.updateAddedItemsKey: added, Self.updateChangedItemsKey: changed,
+                    Self.updateRemovedItemsKey: removed,
+                ]
+            }
+            NotificationCenter.default.post(name: name, object: self, userInfo: userInfo)
+        }
+        if let queue {
+            queue.addOperation(send)
+        } else {
+            notificationQueue.async(execute: send)
+        }
+    }
+}
