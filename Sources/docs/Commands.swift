@@ -18,12 +18,9 @@ enum ListCommand {
         } catch let error as DocumentKitError {
             throw DocsFailure.failure("cannot list the container: \(DocsFailure.reason(for: error))")
         }
-        let conflicts =
-            VersionsAdapter.isAvailable
-            ? entries.map {
-                VersionsAdapter.unresolvedConflictCount(of: container.url.appendingPathComponent($0.fileName))
-            }
-            : Array(repeating: 0, count: entries.count)
+        let conflicts = entries.map {
+            VersionsAdapter.unresolvedConflictCount(of: container.url.appendingPathComponent($0.fileName))
+        }
         if json {
             try Output.write(jsonListing(entries, conflicts: conflicts, container: container).bytes)
         } else {

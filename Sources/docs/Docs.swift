@@ -43,7 +43,6 @@ enum Docs {
             try Output.write(
                 """
                 docs \(version) (DocumentKit \(documentKitVersion))
-                version history: \(VersionsAdapter.isAvailable ? "available" : "not available in this build")
                 watch: \(QueryAdapter.sourceDescription)
 
                 """)

@@ -14,69 +14,80 @@ struct ContainerChange: Equatable, Sendable {
     var entry: TextContainer.Entry?
 }
 
-/// Where `docs watch` learns of changes, in one place so that `DocumentQuery` can replace
-/// the stopgap.
-///
-/// `DocumentQuery` has not landed in this branch yet, so this rescans the folder every
-/// 200 ms and compares each document's inode, size and modification time: the same
-/// added/changed/removed lines, at most 200 ms late. Once the query lands, ``watch(_:until:report:)``
-/// becomes a `DocumentQuery` with `searchScopes = [container.url]`, `fileNamePattern = "*.txt"`,
-/// iterating `snapshots()` (or its did-update notifications) and mapping its added, changed
-/// and removed items to ``ContainerChange``s.
+/// Where `docs watch` learns of changes: a live ``DocumentQuery`` over the container, its
+/// added, changed and removed items turned into ``ContainerChange``s. A rename, which the
+/// query reports as one changed item with a new URL, is printed as the old name removed and
+/// the new one added.
 enum QueryAdapter {
     /// How `docs --version` describes the source of `watch`.
-    static let sourceDescription = "polling every 200 ms (DocumentQuery not yet wired)"
-
-    static let interval: Duration = .milliseconds(200)
+    static let sourceDescription = "DocumentQuery over inotify"
 
     /// Reports each batch of changes in the container until `shouldStop` returns true.
     ///
-    /// `ready` runs once, after the first scan: a change made after it is reported.
+    /// `ready` runs once, after the first gathering: a change made after it is reported.
     ///
-    /// - Throws: ``DocumentKitError`` when the container cannot be listed, or what `report` throws.
+    /// - Throws: ``DocumentKitError`` when the container cannot be watched, or what `report` throws.
     @MainActor
     static func watch(
-        _ container: TextContainer, until shouldStop: () -> Bool, ready: () -> Void,
+        _ container: TextContainer, until shouldStop: @escaping @Sendable () -> Bool, ready: () -> Void,
         report: ([ContainerChange]) throws -> Void
     ) async throws {
-        var known = try snapshot(container)
-        ready()
-        while !shouldStop() {
-            try? await Task.sleep(for: interval)
-            if shouldStop() { break }
-            let current = try snapshot(container)
-            let changes = differences(from: known, to: current)
-            known = current
-            if !changes.isEmpty { try report(changes) }
+        let query = DocumentQuery()
+        query.searchScopes = [container.url]
+        query.fileNamePattern = "*.txt"
+        let snapshots = query.snapshots()
+        guard query.start() else {
+            throw query.lastError
+                ?? DocumentKitError(.ioFailure, operation: "watch the container", url: container.url)
         }
-    }
-
-    static func snapshot(_ container: TextContainer) throws -> [String: TextContainer.Entry] {
-        var byName: [String: TextContainer.Entry] = [:]
-        for entry in try container.documents() { byName[entry.fileName] = entry }
-        return byName
-    }
-
-    /// Added, then changed, then removed documents, each sorted by name.
-    static func differences(
-        from old: [String: TextContainer.Entry], to new: [String: TextContainer.Entry]
-    ) -> [ContainerChange] {
-        var added: [ContainerChange] = []
-        var changed: [ContainerChange] = []
-        var removed: [ContainerChange] = []
-        for (name, entry) in new {
-            if let previous = old[name] {
-                if previous != entry {
-                    changed.append(ContainerChange(kind: .changed, fileName: name, entry: entry))
-                }
-            } else {
-                added.append(ContainerChange(kind: .added, fileName: name, entry: entry))
+        defer { query.stop() }
+        // Signals only set a flag; a small watchdog turns it into the end of the stream.
+        let watchdog = Task.detached {
+            while !shouldStop() { try? await Task.sleep(for: .milliseconds(100)) }
+            query.stop()
+        }
+        defer { watchdog.cancel() }
+        var names: [AnyHashable: String] = [:]
+        var first = true
+        for await snapshot in snapshots {
+            if first {
+                for item in snapshot.results { names[item.id] = item.fileName }
+                first = false
+                ready()
+                continue
             }
+            var added: [ContainerChange] = []
+            var changed: [ContainerChange] = []
+            var removed: [ContainerChange] = []
+            for item in snapshot.added {
+                names[item.id] = item.fileName
+                added.append(ContainerChange(kind: .added, fileName: item.fileName, entry: entry(item)))
+            }
+            for item in snapshot.changed {
+                if let old = names[item.id], old != item.fileName {
+                    removed.append(ContainerChange(kind: .removed, fileName: old, entry: nil))
+                    added.append(ContainerChange(kind: .added, fileName: item.fileName, entry: entry(item)))
+                } else {
+                    changed.append(ContainerChange(kind: .changed, fileName: item.fileName, entry: entry(item)))
+                }
+                names[item.id] = item.fileName
+            }
+            for item in snapshot.removed {
+                names[item.id] = nil
+                removed.append(ContainerChange(kind: .removed, fileName: item.fileName, entry: nil))
+            }
+            let byName: (ContainerChange, ContainerChange) -> Bool = { $0.fileName < $1.fileName }
+            let changes = added.sorted(by: byName) + changed.sorted(by: byName) + removed.sorted(by: byName)
+            if !changes.isEmpty { try report(changes) }
+            if shouldStop() { break }
         }
-        for name in old.keys where new[name] == nil {
-            removed.append(ContainerChange(kind: .removed, fileName: name, entry: nil))
-        }
-        let byName: (ContainerChange, ContainerChange) -> Bool = { $0.fileName < $1.fileName }
-        return added.sorted(by: byName) + changed.sorted(by: byName) + removed.sorted(by: byName)
+    }
+
+    private static func entry(_ item: DocumentQuery.Item) -> TextContainer.Entry {
+        let modified: Double = item.modificationDate.timeIntervalSince1970
+        let seconds = modified.rounded(.down)
+        return TextContainer.Entry(
+            fileName: item.fileName, size: Int64(item.fileSize), modificationSeconds: Int64(seconds),
+            modificationNanoseconds: Int64((modified - seconds) * 1e9), inode: 0)
     }
 }

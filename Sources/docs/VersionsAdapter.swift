@@ -16,17 +16,7 @@ struct VersionSummary: Sendable, Equatable {
 /// Everything `docs` needs from version history, in one place, so that the commands do not
 /// depend on how `FileVersion` is finished.
 ///
-/// `FileVersion`'s class methods (`otherVersionsOfItem(at:)` and the rest) have not landed
-/// in this branch yet. Until they do, ``isAvailable`` is false and every call throws
-/// ``unavailable``; `docs list` reports no conflicts. Building with
-/// `-Xswiftc -DDOCS_FILEVERSION` compiles the wiring below against them; once they are in
-/// main, drop the `#if` and the fallback.
 enum VersionsAdapter {
-    /// The failure every call reports while version history is missing from the build.
-    static let unavailable = DocsFailure.failure("version history is not available in this build")
-
-    #if DOCS_FILEVERSION
-        static let isAvailable = true
 
         static func versions(of url: URL) throws -> [VersionSummary] {
             (FileVersion.otherVersionsOfItem(at: url) ?? []).map(summary)
@@ -38,7 +28,10 @@ enum VersionsAdapter {
 
         /// How many unresolved conflict versions the document has; 0 when that cannot be known.
         static func unresolvedConflictCount(of url: URL) -> Int {
-            FileVersion.unresolvedConflictVersionsOfItem(at: url)?.count ?? 0
+            // The summary check reads the store once for the whole listing; only documents
+            // that have conflicts pay for counting them.
+            guard VersionStore.shared.hasUnresolvedConflicts(itemAt: url) else { return 0 }
+            return FileVersion.unresolvedConflictVersionsOfItem(at: url)?.count ?? 0
         }
 
         /// Replaces the document's contents with the version's, as a coordinated write so that
@@ -69,17 +62,4 @@ enum VersionsAdapter {
                 computer: version.localizedNameOfSavingComputer, isConflict: version.isConflict,
                 isResolved: version.isResolved, contentsURL: version.url)
         }
-    #else
-        static let isAvailable = false
-
-        static func versions(of url: URL) throws -> [VersionSummary] { throw unavailable }
-
-        static func unresolvedConflicts(of url: URL) throws -> [VersionSummary] { throw unavailable }
-
-        static func unresolvedConflictCount(of url: URL) -> Int { 0 }
-
-        static func restore(_ id: String, of url: URL) throws { throw unavailable }
-
-        static func resolve(_ conflicts: [VersionSummary], of url: URL) throws { throw unavailable }
-    #endif
 }

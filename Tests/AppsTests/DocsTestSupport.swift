@@ -12,14 +12,6 @@ enum DocsBinary {
         }
         return folder.appendingPathComponent("docs")
     }()
-
-    /// Whether this build of `docs` has version history, as `docs --version` says.
-    static let hasVersionHistory: Bool = {
-        guard let folder = try? DocsFolder(), let result = try? folder.run(["--version"]) else {
-            return false
-        }
-        return result.output.contains("version history: available")
-    }()
 }
 
 /// What one run of `docs` did.

@@ -1,30 +1,10 @@
+import DocumentKit
 import Foundation
 import Testing
 
 @Suite("docs: versions, restore, resolve")
 struct DocsVersionsTests {
-    @Test(
-        .disabled(if: DocsBinary.hasVersionHistory, "this build has version history"),
-        arguments: [
-            ["versions", "Notes"], ["versions", "Notes", "--json"], ["restore", "Notes", "v1"],
-            ["resolve", "Notes", "--keep", "mine"],
-        ])
-    func withoutVersionHistoryEachCommandSaysSo(arguments: [String]) throws {
-        let folder = try DocsFolder()
-        try folder.write("Notes.txt", "text")
-        let result = try folder.run(arguments)
-        #expect(result.status == 1)
-        #expect(result.error.hasPrefix("docs: cannot "))
-        #expect(
-            result.error.contains("“Notes”: version history is not available in this build"),
-            "\(result.error)")
-        #expect(try folder.contents("Notes.txt") == "text")
-    }
-
-    @Test(
-        .enabled(
-            if: DocsBinary.hasVersionHistory, "FileVersion's class methods have not landed in this build"))
-    func versionsListsSavedVersionsAndRestoreBringsOneBack() throws {
+    @Test func versionsListsSavedVersionsAndRestoreBringsOneBack() throws {
         let folder = try DocsFolder()
         #expect(try folder.run(["new", "Notes", "--from", "-"], input: Data("first".utf8)).status == 0)
         let edit = try folder.run(
@@ -67,12 +47,54 @@ struct DocsVersionsTests {
         let folder = try DocsFolder()
         try folder.write("Notes.txt", "text")
         let result = try folder.run(["resolve", "Notes", "--keep", "both"])
-        if DocsBinary.hasVersionHistory {
-            #expect(result.status == 1)
-            #expect(result.error.contains("cannot resolve “Notes”: it has no unresolved conflicts"))
-        } else {
-            #expect(result.error.contains("version history is not available"))
-        }
+        #expect(result.status == 1)
+        #expect(result.error.contains("cannot resolve “Notes”: it has no unresolved conflicts"))
         #expect(try folder.contents("Notes.txt") == "text")
+    }
+
+    /// A document with one unresolved conflict version holding "theirs", made in the store the
+    /// `docs` child uses (its XDG_DATA_HOME).
+    private func folderWithConflict() throws -> DocsFolder {
+        let folder = try DocsFolder()
+        #expect(try folder.run(["new", "Notes", "--from", "-"], input: Data("mine".utf8)).status == 0)
+        let store = VersionStore(root: folder.dataHome.appendingPathComponent("DocumentKit/Versions"))
+        let incoming = folder.dataHome.appendingPathComponent("theirs.txt")
+        try Data("theirs".utf8).write(to: incoming)
+        try store.addConflictOfItem(
+            at: folder.url("Notes.txt"), withContentsOf: incoming, savingComputer: "laptop", modificationDate: Date())
+        return folder
+    }
+
+    @Test func listCountsConflictsAndResolveKeepTheirsReplacesTheFile() throws {
+        let folder = try folderWithConflict()
+        let listed = try folder.run(["list"])
+        #expect(listed.status == 0)
+        #expect(listed.output.contains("Notes"))
+        let versions = try folder.run(["versions", "Notes"])
+        #expect(versions.output.contains("laptop"), "\(versions.output)")
+
+        let result = try folder.run(["resolve", "Notes", "--keep", "theirs"])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(try folder.contents("Notes.txt") == "theirs")
+        let again = try folder.run(["resolve", "Notes", "--keep", "mine"])
+        #expect(again.status == 1, "the conflict is gone once resolved")
+    }
+
+    @Test func resolveKeepMineLeavesTheFileAndClearsTheConflict() throws {
+        let folder = try folderWithConflict()
+        let result = try folder.run(["resolve", "Notes", "--keep", "mine"])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(try folder.contents("Notes.txt") == "mine")
+        #expect(try folder.run(["resolve", "Notes", "--keep", "mine"]).status == 1)
+    }
+
+    @Test func resolveKeepBothSavesTheirsAsANewDocument() throws {
+        let folder = try folderWithConflict()
+        let result = try folder.run(["resolve", "Notes", "--keep", "both"])
+        #expect(result.status == 0, "\(result.error)")
+        #expect(try folder.contents("Notes.txt") == "mine")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder.url("").path)
+        let kept = try #require(names.first { $0.hasPrefix("Notes (conflict from laptop") }, "\(names)")
+        #expect(try folder.contents(kept) == "theirs")
     }
 }

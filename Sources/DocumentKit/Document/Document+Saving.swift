@@ -71,6 +71,11 @@ extension Document {
         autosaveTimer?.cancel()
         autosaveTimer = nil
         autosave.becameClean()
+        // History versions are stored after each save returns; a closed document's are on
+        // disk before close returns, so a tool that exits right after loses none.
+        if let store = versionStore {
+            _ = await withFileAccess { store.waitUntilIdle() }
+        }
         documentState.insert(.closed)
         DocumentController.shared.remove(self)
         stopPresenting()

@@ -161,7 +161,7 @@ extension DocumentQuery {
         init(configuration: Engine.Configuration) {
             self.configuration = configuration
             self.patternBytes = configuration.fileNamePattern.map { Array($0.utf8) }
-            self.conflictStatus = DocumentQuery.conflictHook.withLock { $0 }
+            self.conflictStatus = DocumentQuery.conflictStatus
         }
 
         // MARK: Gathering

@@ -309,13 +309,13 @@ public final class DocumentQuery: Sendable {
 
     // MARK: Internals
 
-    /// Answers whether the item at a URL has unresolved conflict versions; the version store
-    /// installs `FileVersion.unresolvedConflictVersionsOfItem(at:)` here. Until it is set,
-    /// nothing is asked and every item reads false.
+    /// Answers whether the item at a URL has unresolved conflict versions: by default the
+    /// shared version store's summary (one read of the store a second, then a path or
+    /// attribute lookup per item); tests replace it.
     static var conflictStatus: @Sendable (URL) -> Bool {
         get {
             let hook = conflictHook.withLock { $0 }
-            return hook ?? { (_: URL) -> Bool in false }
+            return hook ?? { url in VersionStore.shared.hasUnresolvedConflicts(itemAt: url) }
         }
         set { conflictHook.withLock { $0 = newValue } }
     }

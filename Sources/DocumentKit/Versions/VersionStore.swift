@@ -48,6 +48,8 @@ public final class VersionStore: Sendable {
     private let reports = Mutex(Reports())
     /// Serializes this process's use of the store; a lock file serializes processes.
     let queue = DispatchQueue(label: "DocumentKit.VersionStore")
+    /// Which items have unresolved conflicts, as last read; see `hasUnresolvedConflicts(itemAt:)`.
+    let conflictCache = Mutex<ConflictSummary?>(nil)
 
     struct Reports {
         var lastError: DocumentKitError?
