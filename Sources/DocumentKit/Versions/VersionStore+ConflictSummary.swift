@@ -33,13 +33,17 @@ extension VersionStore {
         return summary.ids.contains(String(decoding: buffer[0..<length], as: UTF8.self))
     }
 
+    /// One empty file per item with unresolved conflicts, so that asking costs one folder
+    /// listing, nearly always empty, rather than a read of every version record.
+    var conflictMarkersURL: URL { root.appendingPathComponent("conflicts", isDirectory: true) }
+
     func conflictSummary() -> ConflictSummary {
         if let cached = conflictCache.withLock({ $0 }), cached.taken.duration(to: .now) < Self.conflictSummaryLifetime {
             return cached
         }
         var summary = ConflictSummary()
-        let items = (try? FileManager.default.contentsOfDirectory(atPath: itemsURL.path)) ?? []
-        for itemID in items where UUID(uuidString: itemID) != nil {
+        let marked = (try? FileManager.default.contentsOfDirectory(atPath: conflictMarkersURL.path)) ?? []
+        for itemID in marked where UUID(uuidString: itemID) != nil {
             let unresolved = queue.sync { records(ofItem: itemID) }.filter { $0.isConflict && !$0.isResolved }
             guard !unresolved.isEmpty else { continue }
             summary.ids.insert(itemID)
@@ -48,6 +52,20 @@ extension VersionStore {
         }
         conflictCache.withLock { $0 = summary }
         return summary
+    }
+
+    /// Brings an item's conflict marker in line with its versions.
+    func updateConflictMarker(ofItem itemID: String) {
+        let unresolved = queue.sync { records(ofItem: itemID) }.contains { $0.isConflict && !$0.isResolved }
+        let marker = conflictMarkersURL.appendingPathComponent(itemID)
+        if unresolved {
+            try? FileManager.default.createDirectory(at: conflictMarkersURL, withIntermediateDirectories: true)
+            if !FileManager.default.fileExists(atPath: marker.path) {
+                _ = FileManager.default.createFile(atPath: marker.path, contents: nil)
+            }
+        } else {
+            try? FileManager.default.removeItem(at: marker)
+        }
     }
 
     /// Forgets the summary after a change in this process.

@@ -319,6 +319,7 @@ extension VersionStore {
     /// Presenters are found by the item's last known path and by identity, so a presenter of
     /// an item renamed since its last save still hears.
     func notify(_ change: Change, _ version: FileVersion, itemURL: URL?) {
+        if let itemID = version.itemID, version.isConflict { updateConflictMarker(ofItem: itemID) }
         invalidateConflictSummary()
         var paths: Set<String> = []
         if let itemURL { paths.insert(CanonicalPath.of(itemURL)) }
