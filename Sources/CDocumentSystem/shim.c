@@ -90,3 +90,27 @@ int cds_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid) {
     *gid = credentials.gid;
     return 0;
 }
+
+#include <signal.h>
+#include <string.h>
+
+static volatile int cds_signal_pipe_fd = -1;
+
+static void cds_signal_to_pipe(int signal_number) {
+    int saved = errno;
+    unsigned char byte = (unsigned char)signal_number;
+    if (cds_signal_pipe_fd >= 0) {
+        (void)!write(cds_signal_pipe_fd, &byte, 1);
+    }
+    errno = saved;
+}
+
+int cds_install_signal_pipe(int signal_number, int pipe_fd) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    cds_signal_pipe_fd = pipe_fd;
+    action.sa_handler = cds_signal_to_pipe;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    return sigaction(signal_number, &action, NULL);
+}

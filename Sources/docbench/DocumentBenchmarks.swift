@@ -44,6 +44,7 @@ final class BytesDocument: Document {
         try bareDurableReplace(document.bytes, at: floorURL)
         floor.append(now() - start)
     }
+    _ = await document.close()
     let m = measured.sorted()[measured.count / 2]
     let f = floor.sorted()[floor.count / 2]
     return BenchmarkRow(

@@ -48,4 +48,9 @@ int cds_accept4(int fd, int flags);
 /// struct ucred is hidden behind _GNU_SOURCE.
 int cds_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 
+/// Installs a handler for `signal_number` that writes the signal's number as one byte to
+/// `pipe_fd`. A handler, unlike SIG_IGN, is reset to the default in programs the process
+/// executes, so a child editor can still be interrupted or terminated.
+int cds_install_signal_pipe(int signal_number, int pipe_fd);
+
 #endif

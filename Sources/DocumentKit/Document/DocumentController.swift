@@ -1,3 +1,4 @@
+import CDocumentSystem
 import Foundation
 import Synchronization
 
@@ -64,7 +65,9 @@ public final class DocumentController {
     public func saveAllDocuments() -> Bool {
         let deadline = DispatchTime.now() + .nanoseconds(Int(terminationTimeout.nanoseconds))
         var allSaved = true
-        for document in documents where document.hasUnsavedChanges {
+        // Every document: saveForTermination closes an undo group still open this turn before
+        // it asks whether anything is unsaved.
+        for document in documents {
             allSaved = document.saveForTermination(timeout: deadline) && allSaved
         }
         return allSaved
@@ -74,7 +77,7 @@ public final class DocumentController {
 
     private nonisolated static let hookInstalled = Mutex(false)
     // Written once, by the one caller that wins `hookInstalled`; kept only to stay alive.
-    nonisolated(unsafe) private static var signalSources: [any DispatchSourceSignal] = []
+    nonisolated(unsafe) private static var signalSources: [any DispatchSourceRead] = []
     /// The signals that end the process after saving.
     public nonisolated static let terminationSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
 
@@ -86,29 +89,46 @@ public final class DocumentController {
         }
         guard first else { return }
         atexit { DocumentController.saveAtExit() }
-        let registered = DispatchSemaphore(value: 0)
-        var sourceCount = 0
+        // A handler that writes to a pipe, read by a dispatch source: installed synchronously
+        // (no signal lost while it registers), and reset to the default in any program this
+        // process runs, where SIG_IGN would be inherited and make a child editor unkillable.
+        var ends: [CInt] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            FileHandle.standardError.write(Data("DocumentKit: cannot save documents on signals: no pipe\n".utf8))
+            return
+        }
         for signalNumber in terminationSignals {
             // Only take over signals the program left at their default: a program with its own
             // handler (or one that ignores SIGHUP under nohup) keeps it.
             var current = sigaction()
             sigaction(signalNumber, nil, &current)
             guard current.__sigaction_handler.sa_handler == nil else { continue }
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { DocumentController.terminate(bySignal: signalNumber) }
-            source.setRegistrationHandler { registered.signal() }
-            source.resume()
-            signalSources.append(source)
-            sourceCount += 1
+            cds_install_signal_pipe(signalNumber, ends[1])
         }
-        // The source registers asynchronously; until it has, the signal is ignored and lost.
-        // A document is reported open only once a quit would save it.
-        for _ in 0..<sourceCount {
-            _ = registered.wait(timeout: .now() + .seconds(2))
+        for end in ends {
+            _ = cds_fcntl_int(end, F_SETFD, FD_CLOEXEC)
+            _ = cds_fcntl_int(end, F_SETFL, O_NONBLOCK)
         }
+        // A process started by a thread that blocks signals (as dispatch's threads do) inherits
+        // that mask: unblock ours here and on the main thread, or no thread would take them.
+        let unblock: @Sendable () -> Void = {
+            var signals = sigset_t()
+            sigemptyset(&signals)
+            for signalNumber in terminationSignals { sigaddset(&signals, signalNumber) }
+            pthread_sigmask(SIG_UNBLOCK, &signals, nil)
+        }
+        unblock()
+        if !Thread.isMainThread { DispatchQueue.main.async(execute: unblock) }
+        let reader = ends[0]
+        let source = DispatchSource.makeReadSource(fileDescriptor: reader, queue: .global())
+        source.setEventHandler {
+            var byte: UInt8 = 0
+            guard read(reader, &byte, 1) == 1 else { return }
+            DocumentController.terminate(bySignal: Int32(byte))
+        }
+        source.resume()
+        signalSources.append(source)
     }
-
 
     private nonisolated static let terminating = Atomic<Bool>(false)
 
