@@ -226,7 +226,13 @@ final class Editor: SimpleTextDocumentDelegate {
         guard burstStarted else { return }
         burstStarted = false
         lastEdit = nil
-        document?.documentText = buffer.text
+        guard let document, let undo = document.undoManager else { return }
+        // An explicit group closes now, so the change counts at once (for a save or a quit
+        // in this same turn) rather than when the main queue's turn ends.
+        let grouping = undo.groupingLevel == 0
+        if grouping { undo.beginUndoGrouping() }
+        document.documentText = buffer.text
+        if grouping { undo.endUndoGrouping() }
     }
 
     func documentContentsDidChange(_ changed: SimpleTextDocument) {

@@ -59,21 +59,20 @@ final class SteSession {
 
     @discardableResult
     func tmux(_ arguments: [String]) -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/tmux")
-        process.arguments = ["-L", socket] + arguments
+        // Output goes through a file, and the process is spawned without Foundation's
+        // Process: the tmux server that new-session forks inherits the descriptors, and
+        // Process waits for its child's descriptors to close, which a server never does.
+        let outputFile = root.appendingPathComponent("tmux-output-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: outputFile) }
         var environment = ProcessInfo.processInfo.environment
         environment["LANG"] = "C.UTF-8"
         environment["LC_ALL"] = "C.UTF-8"
         environment.removeValue(forKey: "TMUX")
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return (-1, "") }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let status = spawnAndWait(
+            ["/usr/bin/tmux", "-L", socket] + arguments, environment: environment,
+            standardOutput: arguments.contains("new-session") ? "/dev/null" : outputFile.path)
+        let data = (try? Data(contentsOf: outputFile)) ?? Data()
+        return (status, String(decoding: data, as: UTF8.self))
     }
 
     /// Sends keys by tmux name (`C-n`, `Enter`, `Down`).
@@ -146,4 +145,26 @@ func runSte(_ arguments: [String], environment extra: [String: String] = [:]) th
     let err = error.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+}
+
+/// Runs `arguments` with stdout to the file at `standardOutput` and stderr to /dev/null,
+/// and returns its exit status.
+func spawnAndWait(_ arguments: [String], environment: [String: String], standardOutput: String) -> Int32 {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, standardOutput, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+        for pointer in argv { free(pointer) }
+        for pointer in envp { free(pointer) }
+    }
+    var pid: pid_t = 0
+    guard posix_spawn(&pid, arguments[0], &actions, nil, argv, envp) == 0 else { return -1 }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1, errno == EINTR {}
+    return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
 }
