@@ -52,7 +52,7 @@ final class SteSession {
         ]
         var command = ["/usr/bin/env"] + environment + [Self.binary.path] + arguments
         if reportingExit {
-            command = ["/bin/sh", "-c", "\"$@\"; echo $? > '\(exitStatusFile.path)'; sleep 60", "sh"] + command
+            command = ["/bin/sh", "-c", "\"$@\"; echo $? > '\(exitStatusFile.path)'", "sh"] + command
         }
         _ = tmux(["-f", "/dev/null", "new-session", "-d", "-x", "\(width)", "-y", "\(height)"] + command)
     }
@@ -162,8 +162,21 @@ func spawnAndWait(_ arguments: [String], environment: [String: String], standard
         for pointer in argv { free(pointer) }
         for pointer in envp { free(pointer) }
     }
+    // The test runs on a thread that blocks every signal, and the test process may ignore
+    // some: the server and ste get default dispositions and an empty mask, or kill-server's
+    // hangups would never end them.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    var all = sigset_t()
+    sigfillset(&all)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
     var pid: pid_t = 0
-    guard posix_spawn(&pid, arguments[0], &actions, nil, argv, envp) == 0 else { return -1 }
+    guard posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp) == 0 else { return -1 }
     var status: Int32 = 0
     while waitpid(pid, &status, 0) == -1, errno == EINTR {}
     return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : -1
