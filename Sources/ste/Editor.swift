@@ -1054,8 +1054,8 @@ final class Editor: SimpleTextDocumentDelegate {
         case .conflict: help = " m Keep mine  t Keep theirs  b Keep both  n Next  Esc Later"
         default:
             help = container == nil
-                ? " ^Z Undo  ^Y Redo  ^F Find  ^S Save  ^H History  ^Q Quit"
-                : " ^N New  ^R Rename  ^D Delete  ^Z Undo  ^Y Redo  ^F Find  ^S Save  ^H History  Tab Focus  ^Q Quit"
+                ? " ^Q Quit  ^Z Undo  ^Y Redo  ^F Find  ^S Save  ^H History"
+                : " ^Q Quit  ^N New  ^R Rename  ^D Delete  ^Z Undo  ^Y Redo  ^F Find  ^S Save  ^H History  Tab List/Text"
         }
         terminal.draw(help, y: y, x: 0, width: width, pad: true)
         return nil

@@ -40,6 +40,8 @@ final class SteSession {
 
     deinit {
         _ = tmux(["kill-server"])
+        let socketFolder = ProcessInfo.processInfo.environment["TMUX_TMPDIR"] ?? "/tmp"
+        unlink("\(socketFolder)/tmux-\(getuid())/\(socket)")
         try? FileManager.default.removeItem(at: root)
     }
 
