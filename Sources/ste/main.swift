@@ -1,1 +1,130 @@
-print("ste")
+import DocumentKit
+import Foundation
+import TextContainer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+let usage = """
+    Usage: ste [--container PATH] [FILE]
+
+    The Simple Text Editor: the documents of a folder beside an editor of the selected one.
+    Documents are saved by themselves two seconds after the last change, and on quit.
+
+      FILE              edit this one file, without the list
+      --container PATH  the folder of documents (default: $STE_CONTAINER, or
+                        "Simple Text Editor" in your Documents folder)
+      --help            show this help
+      --version         show the version
+
+    Keys: ^N new  ^R rename  ^D delete  ^Z undo  ^Y redo  ^F find  ^S save  ^H history
+          ^K resolve a conflict  Tab list/editor  ^Q quit
+
+    """
+
+func fail(_ text: String, status: Int32) -> Never {
+    FileHandle.standardError.write(Data("ste: \(text)\n".utf8))
+    exit(status)
+}
+
+var containerPath: String?
+var file: String?
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--help", "-h":
+        print(usage, terminator: "")
+        exit(0)
+    case "--version":
+        print("ste \(documentKitVersion) (DocumentKit)")
+        exit(0)
+    case "--container":
+        guard let path = arguments.popFirst() else { fail("--container needs a folder\n\n\(usage)", status: 2) }
+        containerPath = path
+    case let option where option.hasPrefix("--container="):
+        containerPath = String(option.dropFirst("--container=".count))
+    case "--":
+        file = arguments.popFirst()
+    case let option where option.hasPrefix("-") && option != "-":
+        fail("unknown option \(option)\n\n\(usage)", status: 2)
+    default:
+        guard file == nil else { fail("one file at a time\n\n\(usage)", status: 2) }
+        file = argument
+    }
+}
+
+setlocale(LC_ALL, "")
+
+var container: TextContainer?
+var fileURL: URL?
+if let file {
+    let url = URL(fileURLWithPath: file).standardizedFileURL
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
+        fail("“\(url.path)” is a folder; to use it as the container, run ste --container \"\(file)\"", status: 1)
+    }
+    fileURL = url
+} else {
+    do {
+        container = try TextContainer(path: containerPath)
+    } catch {
+        fail("\(error)", status: 1)
+    }
+}
+
+guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
+    fail("needs a terminal; for scripts, use the docs command", status: 1)
+}
+
+// Termination signals are caught here rather than by DocumentController's hook: the typing
+// burst in the editor's buffer must reach the document before the save.
+nonisolated(unsafe) var signalSources: [any DispatchSourceSignal] = []
+let terminal = Terminal()
+let editor = Editor(terminal: terminal, container: container, versions: currentVersionSource())
+for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+    signal(signalNumber, SIG_IGN)
+    let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)
+    source.setEventHandler {
+        MainActor.assumeIsolated { editor.terminate(bySignal: signalNumber) }
+    }
+    source.resume()
+    signalSources.append(source)
+}
+
+// Keys are read without blocking when stdin has bytes, on the main queue, so the main
+// actor stays free between keys for autosave, reloads and the quit hook.
+let input = DispatchSource.makeReadSource(fileDescriptor: STDIN_FILENO, queue: .main)
+input.setEventHandler {
+    MainActor.assumeIsolated {
+        let keys = terminal.readKeys()
+        if !keys.isEmpty { editor.handle(keys) }
+    }
+}
+input.resume()
+
+// ncurses reports a resize as a key at the next read; a short timer makes that read happen.
+let fastTimer = DispatchSource.makeTimerSource(queue: .main)
+fastTimer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
+fastTimer.setEventHandler {
+    MainActor.assumeIsolated {
+        let keys = terminal.readKeys()
+        if !keys.isEmpty { editor.handle(keys) }
+        editor.tick()
+    }
+}
+fastTimer.resume()
+
+let slowTimer = DispatchSource.makeTimerSource(queue: .main)
+slowTimer.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
+slowTimer.setEventHandler {
+    MainActor.assumeIsolated { editor.slowTick() }
+}
+slowTimer.resume()
+
+if let fileURL {
+    editor.start(file: fileURL)
+} else {
+    editor.start()
+}
+dispatchMain()

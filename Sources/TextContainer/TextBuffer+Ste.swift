@@ -1,0 +1,283 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The text an editor shows and edits: an array of lines and a cursor, so that a keystroke
+/// changes one line and a screen update touches only the lines on screen, whatever the size
+/// of the document.
+///
+/// Columns are counted two ways: the cursor's ``Position/offset`` counts characters
+/// (grapheme clusters) within the line, and display columns count terminal cells, where a
+/// CJK character takes two and a combining mark none (`wcwidth`).
+///
+/// For example:
+///
+/// ```swift
+/// var buffer = TextBuffer(text: "日本語\nsecond")
+/// buffer.moveRight()                      // after 日: offset 1, display column 2
+/// buffer.insert("x")
+/// buffer.text                             // "日x本語\nsecond"
+/// ```
+public struct TextBuffer: Sendable, Equatable {
+    /// A place in the text: a line index and a character offset within that line.
+    public struct Position: Sendable, Hashable, Comparable {
+        public var line: Int
+        public var offset: Int
+
+        public init(line: Int, offset: Int) {
+            self.line = line
+            self.offset = offset
+        }
+
+        public static func < (a: Position, b: Position) -> Bool {
+            (a.line, a.offset) < (b.line, b.offset)
+        }
+    }
+
+    /// The lines, without their line feeds; never empty.
+    public private(set) var lines: [String]
+    /// Where the cursor is.
+    public private(set) var cursor = Position(line: 0, offset: 0)
+    /// The display column up and down movement aims for, kept across short lines.
+    private var goalColumn: Int?
+
+    /// The number of cells a tab takes.
+    public static let tabWidth = 4
+
+    /// A buffer holding `text`, split at line feeds, with the cursor at the start.
+    public init(text: String) {
+        lines = Self.split(text)
+    }
+
+    /// The whole text, lines joined by line feeds.
+    public var text: String { lines.joined(separator: "\n") }
+
+    /// The UTF-8 size of the whole text, without building it.
+    public var utf8Count: Int { lines.reduce(lines.count - 1) { $0 + $1.utf8.count } }
+
+    /// Splits at line feed bytes: much faster than splitting by `Character` on large texts, and
+    /// a CR LF pair stays "\r" at the end of its line, so the text round-trips unchanged.
+    static func split(_ text: String) -> [String] {
+        var result: [String] = []
+        let utf8 = text.utf8
+        var start = utf8.startIndex
+        var index = start
+        while index != utf8.endIndex {
+            if utf8[index] == 0x0A {
+                result.append(String(Substring(utf8[start..<index])))
+                start = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
+        }
+        result.append(String(Substring(utf8[start..<utf8.endIndex])))
+        return result
+    }
+
+    /// Replaces the whole text, as when the file changed elsewhere, keeping the cursor at the
+    /// same line and offset clamped to the new text.
+    public mutating func replaceText(_ text: String) {
+        lines = Self.split(text)
+        move(to: cursor)
+    }
+
+    // MARK: - Editing
+
+    /// Inserts `string` at the cursor (line feeds split the line) and moves the cursor after it.
+    public mutating func insert(_ string: String) {
+        let pieces = Self.split(string)
+        let line = lines[cursor.line]
+        let split = Self.index(line, cursor.offset)
+        let before = line[..<split]
+        let after = line[split...]
+        if pieces.count == 1 {
+            lines[cursor.line] = before + pieces[0] + after
+            cursor.offset += pieces[0].count
+        } else {
+            var replacement = [String(before) + pieces[0]]
+            replacement.append(contentsOf: pieces.dropFirst().dropLast())
+            let last = pieces[pieces.count - 1]
+            replacement.append(last + String(after))
+            lines.replaceSubrange(cursor.line...cursor.line, with: replacement)
+            cursor = Position(line: cursor.line + pieces.count - 1, offset: last.count)
+        }
+        goalColumn = nil
+    }
+
+    /// Deletes the character before the cursor, joining with the previous line at a line start.
+    ///
+    /// - Returns: Whether anything was deleted.
+    @discardableResult
+    public mutating func deleteBackward() -> Bool {
+        goalColumn = nil
+        if cursor.offset > 0 {
+            var line = lines[cursor.line]
+            let end = Self.index(line, cursor.offset)
+            line.remove(at: line.index(before: end))
+            lines[cursor.line] = line
+            cursor.offset -= 1
+            return true
+        }
+        guard cursor.line > 0 else { return false }
+        let previous = lines[cursor.line - 1]
+        let joinedOffset = previous.count
+        lines[cursor.line - 1] = previous + lines[cursor.line]
+        lines.remove(at: cursor.line)
+        cursor = Position(line: cursor.line - 1, offset: joinedOffset)
+        return true
+    }
+
+    /// Deletes the character after the cursor, joining with the next line at a line end.
+    ///
+    /// - Returns: Whether anything was deleted.
+    @discardableResult
+    public mutating func deleteForward() -> Bool {
+        goalColumn = nil
+        let line = lines[cursor.line]
+        if cursor.offset < line.count {
+            var changed = line
+            changed.remove(at: Self.index(changed, cursor.offset))
+            lines[cursor.line] = changed
+            return true
+        }
+        guard cursor.line + 1 < lines.count else { return false }
+        lines[cursor.line] = line + lines[cursor.line + 1]
+        lines.remove(at: cursor.line + 1)
+        return true
+    }
+
+    // MARK: - Moving
+
+    /// Moves the cursor to `position`, clamped to the text.
+    public mutating func move(to position: Position) {
+        let line = min(max(0, position.line), lines.count - 1)
+        cursor = Position(line: line, offset: min(max(0, position.offset), lines[line].count))
+        goalColumn = nil
+    }
+
+    public mutating func moveLeft() {
+        if cursor.offset > 0 {
+            cursor.offset -= 1
+        } else if cursor.line > 0 {
+            cursor = Position(line: cursor.line - 1, offset: lines[cursor.line - 1].count)
+        }
+        goalColumn = nil
+    }
+
+    public mutating func moveRight() {
+        if cursor.offset < lines[cursor.line].count {
+            cursor.offset += 1
+        } else if cursor.line + 1 < lines.count {
+            cursor = Position(line: cursor.line + 1, offset: 0)
+        }
+        goalColumn = nil
+    }
+
+    /// Moves `count` lines up (negative) or down, aiming for the same display column.
+    public mutating func moveVertically(by count: Int) {
+        let goal = goalColumn ?? displayColumn(of: cursor)
+        let line = min(max(0, cursor.line + count), lines.count - 1)
+        cursor = Position(line: line, offset: Self.offset(forDisplayColumn: goal, in: lines[line]))
+        goalColumn = goal
+    }
+
+    public mutating func moveToLineStart() {
+        cursor.offset = 0
+        goalColumn = nil
+    }
+
+    public mutating func moveToLineEnd() {
+        cursor.offset = lines[cursor.line].count
+        goalColumn = nil
+    }
+
+    // MARK: - Finding
+
+    /// The first occurrence of `needle` at or after `start` (wrapping round to the top),
+    /// ignoring case.
+    public func find(_ needle: String, from start: Position) -> Position? {
+        guard !needle.isEmpty else { return nil }
+        let count = lines.count
+        for step in 0...count {
+            let lineIndex = (start.line + step) % count
+            let line = lines[lineIndex]
+            let from = step == 0 ? min(start.offset, line.count) : 0
+            // The last step comes back to the start line, for a match before the start.
+            guard let range = line[Self.index(line, from)...].range(of: needle, options: [.caseInsensitive]) else {
+                continue
+            }
+            let offset = line.distance(from: line.startIndex, to: range.lowerBound)
+            return Position(line: lineIndex, offset: offset)
+        }
+        return nil
+    }
+
+    // MARK: - Display columns
+
+    /// The display column of `position`: the cells taken by the characters before it.
+    public func displayColumn(of position: Position) -> Int {
+        let line = lines[position.line]
+        var column = 0
+        for character in line.prefix(position.offset) { column += Self.width(of: character) }
+        return column
+    }
+
+    /// The character offset in `line` whose display column is the last at or before `column`.
+    public static func offset(forDisplayColumn column: Int, in line: String) -> Int {
+        var used = 0
+        var offset = 0
+        for character in line {
+            let width = Self.width(of: character)
+            if used + width > column { break }
+            used += width
+            offset += 1
+        }
+        return offset
+    }
+
+    /// The number of cells `character` takes: 2 for wide (CJK) characters, 0 for a lone
+    /// combining mark, ``tabWidth`` for a tab, 1 for a control character (shown as `?`).
+    public static func width(of character: Character) -> Int {
+        if character.isASCII {
+            return character == "\t" ? tabWidth : 1
+        }
+        guard let first = character.unicodeScalars.first else { return 0 }
+        return max(scalarWidth(first), character.unicodeScalars.count > 1 ? 1 : 0)
+    }
+
+    /// What to draw for `character`: itself, spaces for a tab, `?` for a control character.
+    public static func displayed(_ character: Character) -> String {
+        if character == "\t" { return String(repeating: " ", count: tabWidth) }
+        if let scalar = character.unicodeScalars.first, scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) {
+            return "?"
+        }
+        return String(character)
+    }
+
+    static func scalarWidth(_ scalar: Unicode.Scalar) -> Int {
+        let value = scalar.value
+        if value < 0x20 || (0x7F..<0xA0).contains(value) { return 1 }
+        let width = systemCharacterWidth(Int32(bitPattern: value))
+        if width >= 0 { return Int(width) }
+        // wcwidth knows nothing outside a UTF-8 locale; the wide ranges of East Asian Width then.
+        switch value {
+        case 0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF,
+            0xA000...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60,
+            0xFFE0...0xFFE6, 0x1F300...0x1F64F, 0x1F900...0x1F9FF, 0x20000...0x3FFFD:
+            return 2
+        default:
+            return scalar.properties.generalCategory == .nonspacingMark ? 0 : 1
+        }
+    }
+
+    /// The `String.Index` of character `offset` in `line`, clamped to its end.
+    static func index(_ line: String, _ offset: Int) -> String.Index {
+        line.index(line.startIndex, offsetBy: offset, limitedBy: line.endIndex) ?? line.endIndex
+    }
+}
+
+// The C library's wcwidth(3), which ncursesw also uses to place characters, so that the
+// editor's columns and the screen's agree. Glibc's Swift module does not export it.
+@_silgen_name("wcwidth")
+private func systemCharacterWidth(_ character: Int32) -> Int32

@@ -1,0 +1,93 @@
+import DocumentKit
+import Foundation
+
+/// One version of a document as the history and conflict screens show it.
+struct VersionRecord: Sendable {
+    /// Where the version's contents are.
+    var url: URL
+    var modificationDate: Date?
+    var savingComputer: String?
+    var isConflict: Bool
+    /// The `FileVersion` behind the record, for restoring and resolving.
+    var version: FileVersion?
+}
+
+/// What ste needs from the versions layer, in one place: the only file that names
+/// `FileVersion`'s listing and restoring calls, so that wiring them in is a few lines here.
+@MainActor
+protocol VersionSource {
+    /// Whether versions can be listed at all; when false the screens say so.
+    var isAvailable: Bool { get }
+    /// The earlier versions of the document at `url`, newest first.
+    func history(of url: URL) throws -> [VersionRecord]
+    /// The conflict versions of the document at `url` not yet resolved.
+    func unresolvedConflicts(of url: URL) throws -> [VersionRecord]
+    /// Puts `record`'s contents in place of the file at `url`.
+    func restore(_ record: VersionRecord, over url: URL) throws
+    /// Marks `records` resolved and removes the versions other than the current one.
+    func resolve(_ records: [VersionRecord], of url: URL) throws
+}
+
+extension VersionSource {
+    /// The text of `record`, or nil when it is not UTF-8 text.
+    func text(of record: VersionRecord) throws -> String? {
+        let data = try Data(contentsOf: record.url)
+        return String(validating: data, as: UTF8.self)
+    }
+}
+
+/// The versions layer before `FileVersion` can list versions: nothing to list, and the
+/// screens say that history is not available.
+struct UnavailableVersionSource: VersionSource {
+    var isAvailable: Bool { false }
+    func history(of url: URL) throws -> [VersionRecord] { [] }
+    func unresolvedConflicts(of url: URL) throws -> [VersionRecord] { [] }
+    func restore(_ record: VersionRecord, over url: URL) throws {
+        throw DocumentKitError(.notSupported, operation: "restore the version", url: url, detail: "version history is not available yet")
+    }
+    func resolve(_ records: [VersionRecord], of url: URL) throws {
+        throw DocumentKitError(.notSupported, operation: "resolve the conflict", url: url, detail: "versions are not available yet")
+    }
+}
+
+// Wiring FileVersion in: remove this #if and its #endif, and make `currentVersionSource`
+// below return `FileVersionSource()`.
+#if STE_FILE_VERSION_LISTING
+    /// The versions `FileVersion` keeps, with `NSFileVersion`'s calls.
+    struct FileVersionSource: VersionSource {
+        var isAvailable: Bool { true }
+
+        func history(of url: URL) throws -> [VersionRecord] {
+            (FileVersion.otherVersionsOfItem(at: url) ?? [])
+                .sorted { ($0.modificationDate ?? .distantPast) > ($1.modificationDate ?? .distantPast) }
+                .map(record)
+        }
+
+        func unresolvedConflicts(of url: URL) throws -> [VersionRecord] {
+            (FileVersion.unresolvedConflictVersionsOfItem(at: url) ?? []).map(record)
+        }
+
+        func restore(_ record: VersionRecord, over url: URL) throws {
+            guard let version = record.version else { return }
+            _ = try version.replaceItem(at: url, options: [])
+        }
+
+        func resolve(_ records: [VersionRecord], of url: URL) throws {
+            for record in records { record.version?.isResolved = true }
+            try FileVersion.removeOtherVersionsOfItem(at: url)
+        }
+
+        private func record(_ version: FileVersion) -> VersionRecord {
+            VersionRecord(
+                url: version.url, modificationDate: version.modificationDate,
+                savingComputer: version.localizedNameOfSavingComputer, isConflict: version.isConflict,
+                version: version)
+        }
+    }
+#endif
+
+/// The version source the app uses.
+@MainActor
+func currentVersionSource() -> any VersionSource {
+    UnavailableVersionSource()
+}
