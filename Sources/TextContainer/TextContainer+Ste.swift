@@ -50,62 +50,19 @@ extension TextContainer {
         }
     }
 
-    /// Where deleted documents go so that a deletion can be undone by hand:
-    /// `Deleted` in the Simple Text Editor's application data folder.
-    public static func deletedDocumentsFolder(directories: StandardDirectories = .current) -> URL {
-        directories.applicationSupport(for: "Simple Text Editor").appendingPathComponent("Deleted", isDirectory: true)
-    }
-
-    /// Moves the document at `documentURL` into ``deletedDocumentsFolder(directories:)``
-    /// under a coordinated write, rather than unlinking it; a name already taken there gets
-    /// the date and time added.
+    /// Moves the document at `documentURL` into ``deletedDocumentsFolder`` (see
+    /// ``deleteDocument(named:)``): the editor holds a URL rather than a name.
     ///
     /// - Returns: Where the document is now.
     /// - Throws: ``DocumentKitError`` naming the file.
     @discardableResult
-    public static func moveToDeleted(
-        _ documentURL: URL, directories: StandardDirectories = .current, now: Date = Date()
-    ) throws -> URL {
-        let folder = deletedDocumentsFolder(directories: directories)
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            throw DocumentKitError(
-                .ioFailure, operation: "make the folder of deleted documents", url: folder,
-                detail: "\(error.localizedDescription)")
-        }
-        var target = folder.appendingPathComponent(documentURL.lastPathComponent)
-        if FileManager.default.fileExists(atPath: target.path) {
-            let formatter = DateFormatter()
-            formatter.dateFormat = "yyyy-MM-dd HH.mm.ss"
-            let base = documentURL.deletingPathExtension().lastPathComponent
-            target = folder.appendingPathComponent("\(base) (deleted \(formatter.string(from: now))).\(documentURL.pathExtension)")
-        }
-        let destination = target
-        try FileCoordinator().coordinate(
-            writingItemAt: documentURL, options: .forMoving, writingItemAt: destination, options: .forReplacing
-        ) { from, to in
-            if rename(from.path, to.path) != 0 {
-                let code = errno
-                // Another file system: copy, then remove the original.
-                guard code == EXDEV else {
-                    throw DocumentKitError(Errno(rawValue: code), operation: "delete the document", url: from)
-                }
-                do {
-                    try FileManager.default.copyItem(at: from, to: to)
-                    try FileManager.default.removeItem(at: from)
-                } catch {
-                    throw DocumentKitError(
-                        .ioFailure, operation: "delete the document", url: from, detail: "\(error.localizedDescription)")
-                }
-            }
-        }
-        return destination
+    public static func moveToDeleted(_ documentURL: URL) throws -> URL {
+        let container = try TextContainer(path: documentURL.deletingLastPathComponent().path)
+        return try container.deleteDocument(named: documentName(forFileName: documentURL.lastPathComponent))
     }
 
-    /// Renames the document at `documentURL` to `newName` (validated as
-    /// ``validatedName(_:)`` does) under a coordinated move, so that a document presenting
-    /// the file follows it.
+    /// Renames the document at `documentURL` to `newName` (see ``renameDocument(named:to:)``);
+    /// renaming to its own name does nothing.
     ///
     /// - Returns: The new URL.
     /// - Throws: ``DocumentKitError``: an invalid name, a name already taken, or the rename's errno.
@@ -113,19 +70,6 @@ extension TextContainer {
     public func renameDocument(at documentURL: URL, to newName: String) throws -> URL {
         let target = try url(forDocumentNamed: newName)
         if target.standardizedFileURL == documentURL.standardizedFileURL { return target }
-        if FileManager.default.fileExists(atPath: target.path) {
-            throw DocumentKitError(.fileExists, operation: "rename the document", url: target, errno: .fileExists)
-        }
-        let coordinator = FileCoordinator()
-        try coordinator.coordinate(
-            writingItemAt: documentURL, options: .forMoving, writingItemAt: target, options: .forReplacing
-        ) { from, to in
-            coordinator.item(at: from, willMoveTo: to)
-            guard rename(from.path, to.path) == 0 else {
-                throw DocumentKitError(Errno(rawValue: errno), operation: "rename the document", url: from)
-            }
-            coordinator.item(at: from, didMoveTo: to)
-        }
-        return target
+        return try renameDocument(named: Self.documentName(forFileName: documentURL.lastPathComponent), to: newName)
     }
 }

@@ -36,23 +36,6 @@ extension VersionSource {
     }
 }
 
-/// The versions layer before `FileVersion` can list versions: nothing to list, and the
-/// screens say that history is not available.
-struct UnavailableVersionSource: VersionSource {
-    var isAvailable: Bool { false }
-    func history(of url: URL) throws -> [VersionRecord] { [] }
-    func unresolvedConflicts(of url: URL) throws -> [VersionRecord] { [] }
-    func restore(_ record: VersionRecord, over url: URL) throws {
-        throw DocumentKitError(.notSupported, operation: "restore the version", url: url, detail: "version history is not available yet")
-    }
-    func resolve(_ records: [VersionRecord], of url: URL) throws {
-        throw DocumentKitError(.notSupported, operation: "resolve the conflict", url: url, detail: "versions are not available yet")
-    }
-}
-
-// Wiring FileVersion in: remove this #if and its #endif, and make `currentVersionSource`
-// below return `FileVersionSource()`.
-#if STE_FILE_VERSION_LISTING
     /// The versions `FileVersion` keeps, with `NSFileVersion`'s calls.
     struct FileVersionSource: VersionSource {
         var isAvailable: Bool { true }
@@ -73,8 +56,11 @@ struct UnavailableVersionSource: VersionSource {
         }
 
         func resolve(_ records: [VersionRecord], of url: URL) throws {
-            for record in records { record.version?.isResolved = true }
-            try FileVersion.removeOtherVersionsOfItem(at: url)
+            // Only the conflict versions go: the document's history stays.
+            for record in records {
+                record.version?.isResolved = true
+                try record.version?.remove()
+            }
         }
 
         private func record(_ version: FileVersion) -> VersionRecord {
@@ -84,10 +70,9 @@ struct UnavailableVersionSource: VersionSource {
                 version: version)
         }
     }
-#endif
 
 /// The version source the app uses.
 @MainActor
 func currentVersionSource() -> any VersionSource {
-    UnavailableVersionSource()
+    FileVersionSource()
 }
