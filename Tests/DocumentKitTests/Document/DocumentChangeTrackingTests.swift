@@ -44,6 +44,8 @@ struct DocumentChangeTrackingTests {
         let tree = try TemporaryTree()
         let url = try tree.write("saved", to: "roundtrip.txt")
         let document = TextDocument(fileURL: url)
+        // On a loaded machine the real two-second autosave could save between the steps.
+        document.autosaveConfiguration.isEnabled = false
         #expect(await document.open())
         document.text = "changed"
         await endOfTurn()
