@@ -109,7 +109,7 @@ func benchmarkPresenterLatency(samples: Int) throws -> [BenchmarkRow] {
     defer { FileCoordinator.removeFilePresenter(presenter) }
     let child = try startChildWriter(url.path)
     defer {
-        child.process.terminate()
+        kill(child.process.processIdentifier, SIGKILL)
         child.process.waitUntilExit()
     }
     func measure(_ mode: String) throws -> [Double] {
@@ -133,7 +133,7 @@ func benchmarkPresenterLatency(samples: Int) throws -> [BenchmarkRow] {
     try FileManager.default.createDirectory(at: bareURL, withIntermediateDirectories: true)
     let bareChild = try startChildWriter(bareURL.appendingPathComponent("file.txt").path)
     defer {
-        bareChild.process.terminate()
+        kill(bareChild.process.processIdentifier, SIGKILL)
         bareChild.process.waitUntilExit()
     }
     let inotify = inotify_init1(Int32(IN_CLOEXEC))

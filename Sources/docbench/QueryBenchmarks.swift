@@ -93,7 +93,7 @@ func benchmarkQueryUpdateLatency(samples: Int) throws -> [BenchmarkRow] {
     defer { query.stop() }
     let child = try startChildWriter(file.path)
     defer {
-        child.process.terminate()
+        kill(child.process.processIdentifier, SIGKILL)
         child.process.waitUntilExit()
     }
     var latencies: [Double] = []
@@ -128,7 +128,7 @@ func benchmarkQueryUpdateLatency(samples: Int) throws -> [BenchmarkRow] {
     try FileManager.default.createDirectory(at: bare, withIntermediateDirectories: true)
     let bareChild = try startChildWriter(bare.appendingPathComponent("created.txt").path)
     defer {
-        bareChild.process.terminate()
+        kill(bareChild.process.processIdentifier, SIGKILL)
         bareChild.process.waitUntilExit()
     }
     let inotify = inotify_init1(Int32(IN_CLOEXEC))
