@@ -46,6 +46,13 @@ class TextDocument: Document {
         }
     }
 
+    /// Autosave runs on a clock that moves only when a test advances it, so the real two
+    /// seconds of a loaded machine never slip an autosave between a test's steps.
+    override init(fileURL url: URL) {
+        super.init(fileURL: url)
+        autosaveConfiguration.clock = AutosaveClock(ManualClock())
+    }
+
     nonisolated let log = DocumentEventLog()
     nonisolated let writeGate = WriteGate()
     /// Errors given to `handleError`, in order.
