@@ -307,9 +307,9 @@ func onBackground<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async
 }
 
 /// Polls `condition` on the main actor until it holds; false after a generous bound, which
-/// is a failure, not a wait the test relies on.
+/// is a failure, not a wait the test relies on (long: the whole suite shares one main actor).
 @MainActor
-func waitUntil(timeout: Duration = .seconds(10), _ condition: @MainActor () -> Bool) async -> Bool {
+func waitUntil(timeout: Duration = .seconds(60), _ condition: @MainActor () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         if ContinuousClock.now > deadline { return false }

@@ -57,9 +57,9 @@ final class QueryRecorder: Sendable {
     }
 }
 
-/// Waits, at most 10 s, for `condition`; the bound only keeps a broken test from hanging.
+/// Waits, at most 60 s, for `condition`; the bound only keeps a broken test from hanging.
 func queryEventually(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<1000 {
+    for _ in 0..<6000 {  // 60 s: a failure bound, long because the whole suite runs in parallel
         if condition() { return true }
         try? await Task.sleep(for: .milliseconds(10))
     }
