@@ -20,31 +20,20 @@ public struct TextContainerEntry: Sendable, Hashable {
 extension TextContainer {
     /// The container's documents, newest first: every regular `.txt` file that is not hidden.
     ///
-    /// This is a plain directory scan; a live `DocumentQuery` takes its place once it exists.
+    /// The same scan as ``documents()``; a live `DocumentQuery` is meant to take its place.
     ///
     /// - Throws: ``DocumentKitError`` naming the container when it cannot be listed.
     public func entries() throws -> [TextContainerEntry] {
-        guard let directory = opendir(url.path) else {
-            throw DocumentKitError(Errno(rawValue: errno), operation: "list the container", url: url)
+        // One listing serves both apps: ``documents()``, ordered here newest first.
+        try documents().map { entry in
+            TextContainerEntry(
+                url: url.appendingPathComponent(entry.fileName, isDirectory: false), name: entry.name,
+                size: entry.size,
+                modificationDate: Date(
+                    timeIntervalSince1970: Double(entry.modificationSeconds)
+                        + Double(entry.modificationNanoseconds) / 1e9))
         }
-        defer { closedir(directory) }
-        let suffix = "." + Self.fileExtension
-        var found: [TextContainerEntry] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            guard !name.hasPrefix("."), name.hasSuffix(suffix) else { continue }
-            var info = stat()
-            guard fstatat(dirfd(directory), name, &info, 0) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
-            let seconds = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-            found.append(
-                TextContainerEntry(
-                    url: url.appendingPathComponent(name, isDirectory: false),
-                    name: String(name.dropLast(suffix.count)), size: Int64(info.st_size),
-                    modificationDate: Date(timeIntervalSince1970: seconds)))
-        }
-        return found.sorted {
+        .sorted {
             $0.modificationDate != $1.modificationDate
                 ? $0.modificationDate > $1.modificationDate : $0.name < $1.name
         }
