@@ -47,6 +47,9 @@ extension Document: FilePresenter {
         // A rename changes the file's status-change time but not the file: without this, the
         // next save would take the moved file for another writer's and refuse to write it.
         fileRecord.withLock { record in
+            // At once, not on the main actor's next turn: a save waiting for the mover's lock
+            // must see that its file is gone elsewhere.
+            record.url = moved
             if let known = record.knownState, let now = ItemState(path: moved.path), now.isSameFileAndContents(as: known) {
                 record.knownState = now
             }

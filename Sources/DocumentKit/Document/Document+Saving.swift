@@ -120,7 +120,10 @@ extension Document {
         let result: Result<SaveWrite, any Error> = await withFileAccess { [self] in
             let coordinator = FileCoordinator(filePresenter: self)
             return try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { url in
-                let expected = self.fileRecord.withLock { $0.knownState }
+                let (expected, presentedURL) = self.fileRecord.withLock { ($0.knownState, $0.url) }
+                // The document's file moved while this save waited: writing here would bring the
+                // old name back. Failing leaves the edit unsaved for a save at the new place.
+                if checksOriginal, presentedURL != url.standardizedFileURL { return .gone }
                 if checksOriginal, let expected {
                     guard let current = ItemState(path: url.path) else { return .gone }
                     if current != expected { return .changedElsewhere }
