@@ -8,14 +8,24 @@ import Synchronization
 
 extension VersionStore {
     /// Items that have unresolved conflict versions, by identity and by the path each was last
-    /// saved at.
+    /// saved at, with what the summary was read from.
     struct ConflictSummary: Sendable {
         var ids: Set<String> = []
         var paths: Set<String> = []
-        var taken = ContinuousClock.now
+        /// The marker folder and the identity index as they were when the summary was read:
+        /// while both are unchanged, so is the summary.
+        var markers: FileStamp?
+        var index: FileStamp?
+        /// When the summary was last read or confirmed.
+        var checked = ContinuousClock.now
+
+        func isCurrent(markers: FileStamp?, index: FileStamp?) -> Bool {
+            markers == self.markers && index == self.index && !(markers?.isRecent ?? false)
+                && !(index?.isRecent ?? false)
+        }
     }
 
-    /// How long a summary serves before the store is read again: changes made in this process
+    /// How long a summary serves without a look at the store: changes made in this process
     /// clear it at once; this bounds how late another process's changes show.
     static let conflictSummaryLifetime: Duration = .seconds(1)
 
@@ -37,19 +47,35 @@ extension VersionStore {
     /// listing, nearly always empty, rather than a read of every version record.
     var conflictMarkersURL: URL { root.appendingPathComponent("conflicts", isDirectory: true) }
 
+    /// The summary: the cached one within its lifetime; after that, the cached one again if
+    /// two `stat` calls show the store unchanged; else read afresh (one listing of the marker
+    /// folder, the records of each marked item and the identity index).
     func conflictSummary() -> ConflictSummary {
-        if let cached = conflictCache.withLock({ $0 }), cached.taken.duration(to: .now) < Self.conflictSummaryLifetime {
-            return cached
+        let cached = conflictCache.withLock { $0 }
+        if let cached, cached.checked.duration(to: .now) < Self.conflictSummaryLifetime { return cached }
+        let markers = FileStamp(of: conflictMarkersURL)
+        let indexStamp = FileStamp(of: indexURL)
+        if var confirmed = cached, confirmed.isCurrent(markers: markers, index: indexStamp) {
+            confirmed.checked = .now
+            conflictCache.withLock { $0 = confirmed }
+            return confirmed
         }
-        var summary = ConflictSummary()
-        let marked = (try? FileManager.default.contentsOfDirectory(atPath: conflictMarkersURL.path)) ?? []
-        for itemID in marked where UUID(uuidString: itemID) != nil {
-            let unresolved = queue.sync { records(ofItem: itemID) }.filter { $0.isConflict && !$0.isResolved }
-            guard !unresolved.isEmpty else { continue }
-            summary.ids.insert(itemID)
-            for record in unresolved { summary.paths.insert(record.itemPath) }
-            if let current = currentURL(ofItem: itemID) { summary.paths.insert(current.standardizedFileURL.path) }
+        var summary = ConflictSummary(markers: markers, index: indexStamp)
+        let marked = ((try? FileManager.default.contentsOfDirectory(atPath: conflictMarkersURL.path)) ?? [])
+            .filter { UUID(uuidString: $0) != nil }
+        if !marked.isEmpty {
+            let index = queue.sync { loadIndex() }
+            for itemID in marked {
+                let unresolved = queue.sync { records(ofItem: itemID) }.filter { $0.isConflict && !$0.isResolved }
+                guard !unresolved.isEmpty else { continue }
+                summary.ids.insert(itemID)
+                for record in unresolved { summary.paths.insert(record.itemPath) }
+                if let current = index.items[itemID]?.path, !current.isEmpty {
+                    summary.paths.insert(URL(fileURLWithPath: current).standardizedFileURL.path)
+                }
+            }
         }
+        summary.checked = .now
         conflictCache.withLock { $0 = summary }
         return summary
     }

@@ -50,6 +50,8 @@ public final class VersionStore: Sendable {
     let queue = DispatchQueue(label: "DocumentKit.VersionStore")
     /// Which items have unresolved conflicts, as last read; see `hasUnresolvedConflicts(itemAt:)`.
     let conflictCache = Mutex<ConflictSummary?>(nil)
+    /// The identity index as last read, with the stamp of the file it was read from.
+    let indexCache = Mutex<(stamp: FileStamp, index: IdentityIndex)?>(nil)
 
     struct Reports {
         var lastError: DocumentKitError?
