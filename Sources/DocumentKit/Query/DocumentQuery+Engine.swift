@@ -23,6 +23,7 @@ extension DocumentQuery {
             var includesHiddenItems: Bool
             var includesDirectories: Bool
             var batchingInterval: TimeInterval
+            var versionStore: VersionStore?
         }
 
         let generation: Int
@@ -48,6 +49,15 @@ extension DocumentQuery {
                 } catch {
                     watcher.cancel()
                     throw error
+                }
+            }
+            // The store's conflict markers change when an item gains its first unresolved
+            // conflict or loses its last, in any process: watch them to update items' flags.
+            if let store = configuration.versionStore {
+                let markers = store.conflictMarkersURL
+                try? FileManager.default.createDirectory(at: markers, withIntermediateDirectories: true)
+                if (try? watcher.watch(markers, recursive: false)) != nil {
+                    model.withLock { $0.conflictMarkersPath = DirectoryWatcher.fileSystemPath(of: markers) }
                 }
             }
             self.watcher.withLock { $0 = watcher }
@@ -92,7 +102,18 @@ extension DocumentQuery {
             let deadline = model.withLock { model -> DispatchTime? in
                 // Events queued before gathering describe changes the gathering has seen.
                 guard model.isGathered && !model.isCancelled else { return nil }
-                for event in events { model.apply(event) }
+                var conflictsChanged = false
+                for event in events {
+                    if let markers = model.conflictMarkersPath, DirectoryWatcher.State.isSameOrInside(event.fileSystemPath, markers) {
+                        conflictsChanged = true
+                    } else {
+                        model.apply(event)
+                    }
+                }
+                if conflictsChanged {
+                    model.configuration.versionStore?.invalidateConflictSummary()
+                    model.recheckConflicts()
+                }
                 return model.schedulePublish(now: .now())
             }
             if let deadline {
@@ -140,14 +161,18 @@ extension DocumentQuery {
     struct Model {
         let configuration: Engine.Configuration
         let patternBytes: [UInt8]?
-        let conflictStatus: (@Sendable (URL) -> Bool)?
+        /// Which items have unresolved conflicts, taken at gathering and at each batch of
+        /// events; nil when none has (or the query has no version store).
+        var conflicts: VersionStore.ConflictLookup?
+        /// The version store's conflict marker folder, when watched.
+        var conflictMarkersPath: [UInt8]?
 
         var isGathered = false
         var isCancelled = false
         var isPublishScheduled = false
         var lastPublish: DispatchTime?
 
-        var items: [[UInt8]: Item] = [:]
+        var items = PathTable<Item>()
         var byID: [UInt64: Item] = [:]
         var published: [UInt64: Item] = [:]
         var sorted: [Item] = []
@@ -161,12 +186,12 @@ extension DocumentQuery {
         init(configuration: Engine.Configuration) {
             self.configuration = configuration
             self.patternBytes = configuration.fileNamePattern.map { Array($0.utf8) }
-            self.conflictStatus = DocumentQuery.conflictStatus
         }
 
         // MARK: Gathering
 
         mutating func gather() {
+            conflicts = configuration.versionStore?.conflictLookup()
             var found: [Found] = []
             for scope in configuration.scopes { scanFolder(scope, into: &found) }
             items.reserveCapacity(found.count)
@@ -293,18 +318,24 @@ extension DocumentQuery {
                 }
                 if !matches { return nil }
             }
-            var conflicts = false
-            if let conflictStatus {
-                conflicts = conflictStatus(DirectoryWatcher.url(for: found.path, isDirectory: found.status.isDirectory))
-            }
             let item = Item(
                 id: id, fileSystemPath: found.path, status: found.status, isPackage: found.isPackage,
-                hasUnresolvedConflicts: conflicts)
+                hasUnresolvedConflicts: conflicts?.contains(path: found.path, inode: found.status.inode) ?? false)
             if let predicate = configuration.predicate, !predicate(item) { return nil }
             return item
         }
 
         // MARK: Events
+
+        /// Takes the store's conflicts again and updates the items whose flag changed.
+        mutating func recheckConflicts() {
+            conflicts = configuration.versionStore?.conflictLookup()
+            for (path, item) in items {
+                let has = conflicts?.contains(path: path, inode: item.status.inode) ?? false
+                guard has != item.hasUnresolvedConflicts else { continue }
+                upsert(Found(path: path, status: item.status, isPackage: item.isPackage), reusing: nil, force: false)
+            }
+        }
 
         mutating func apply(_ event: DirectoryWatcher.Event) {
             let path = event.fileSystemPath
@@ -510,8 +541,13 @@ extension DocumentQuery {
                 let order = Self.compare(a, b, by: descriptor.key)
                 if order != 0 { return descriptor.ascending ? order < 0 : order > 0 }
             }
-            let order = Self.compareBytes(a.fileSystemPath[...], b.fileSystemPath[...])
-            return order != 0 ? order < 0 : a.id < b.id
+            let order = a.fileSystemPath.withUnsafeBufferPointer { x in
+                b.fileSystemPath.withUnsafeBufferPointer { y in
+                    memcmp(x.baseAddress!, y.baseAddress!, min(x.count, y.count))
+                }
+            }
+            if order != 0 { return order < 0 }
+            return a.fileSystemPath.count != b.fileSystemPath.count ? a.fileSystemPath.count < b.fileSystemPath.count : a.id < b.id
         }
 
         static func compare(_ a: Item, _ b: Item, by key: SortDescriptor.Key) -> Int {
@@ -556,5 +592,43 @@ extension DocumentQuery {
             }
             return compareValues(a.count, b.count)
         }
+    }
+}
+
+/// A dictionary keyed by exact path bytes that hashes each key in one pass: an array of bytes
+/// as a key feeds the hasher one byte at a time, a cost a 10,000-item gathering notices.
+struct PathTable<Value>: Sequence {
+    struct Key: Hashable {
+        let bytes: [UInt8]
+
+        func hash(into hasher: inout Hasher) {
+            bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
+    }
+
+    private var storage: [Key: Value] = [:]
+
+    subscript(path: [UInt8]) -> Value? {
+        get { storage[Key(bytes: path)] }
+        set { storage[Key(bytes: path)] = newValue }
+    }
+
+    var keys: LazyMapSequence<Dictionary<Key, Value>.Keys, [UInt8]> { storage.keys.lazy.map(\.bytes) }
+    var count: Int { storage.count }
+
+    @discardableResult
+    mutating func updateValue(_ value: Value, forKey path: [UInt8]) -> Value? {
+        storage.updateValue(value, forKey: Key(bytes: path))
+    }
+
+    @discardableResult
+    mutating func removeValue(forKey path: [UInt8]) -> Value? {
+        storage.removeValue(forKey: Key(bytes: path))
+    }
+
+    mutating func reserveCapacity(_ capacity: Int) { storage.reserveCapacity(capacity) }
+
+    func makeIterator() -> some IteratorProtocol<(path: [UInt8], value: Value)> {
+        storage.lazy.map { (path: $0.key.bytes, value: $0.value) }.makeIterator()
     }
 }

@@ -55,6 +55,7 @@ public final class DocumentQuery: Sendable {
         var fileNamePattern: String?
         var sortDescriptors: [SortDescriptor] = []
         var includesHiddenItems = false
+        var versionStore: VersionStore?? = .none
         var includesDirectories = false
         var notificationBatchingInterval: TimeInterval = 0.05
         var operationQueue: OperationQueue?
@@ -120,6 +121,14 @@ public final class DocumentQuery: Sendable {
     public var sortDescriptors: [SortDescriptor] {
         get { state.withLock { $0.sortDescriptors } }
         set { state.withLock { $0.sortDescriptors = newValue } }
+    }
+
+    /// The version store whose conflict versions set items' ``Item/hasUnresolvedConflicts``:
+    /// ``VersionStore/shared`` unless set; nil to leave every item's false and skip the work.
+    /// Items are updated when conflicts appear or are resolved, in this process or another.
+    public var versionStore: VersionStore? {
+        get { state.withLock { $0.versionStore } ?? VersionStore.shared }
+        set { state.withLock { $0.versionStore = .some(newValue) } }
     }
 
     /// Whether items whose name starts with a dot, and the contents of such folders, are
@@ -207,7 +216,8 @@ public final class DocumentQuery: Sendable {
                         fileNamePattern: state.fileNamePattern, sortDescriptors: state.sortDescriptors,
                         includesHiddenItems: state.includesHiddenItems,
                         includesDirectories: state.includesDirectories,
-                        batchingInterval: state.notificationBatchingInterval),
+                        batchingInterval: state.notificationBatchingInterval,
+                        versionStore: state.versionStore ?? VersionStore.shared),
                     state.generation
                 )
             }
@@ -308,19 +318,6 @@ public final class DocumentQuery: Sendable {
     }
 
     // MARK: Internals
-
-    /// Answers whether the item at a URL has unresolved conflict versions: by default the
-    /// shared version store's summary (one read of the store a second, then a path or
-    /// attribute lookup per item); tests replace it.
-    static var conflictStatus: @Sendable (URL) -> Bool {
-        get {
-            let hook = conflictHook.withLock { $0 }
-            return hook ?? { url in VersionStore.shared.hasUnresolvedConflicts(itemAt: url) }
-        }
-        set { conflictHook.withLock { $0 = newValue } }
-    }
-
-    static let conflictHook = Mutex<(@Sendable (URL) -> Bool)?>(nil)
 
     /// The exact path of a scope, symbolic links resolved.
     static func resolvedScope(_ url: URL) throws -> [UInt8] {

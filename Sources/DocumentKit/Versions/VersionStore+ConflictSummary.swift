@@ -12,6 +12,9 @@ extension VersionStore {
     struct ConflictSummary: Sendable {
         var ids: Set<String> = []
         var paths: Set<String> = []
+        /// The inode numbers the conflicted items were last seen with, for a lookup that
+        /// needs no system call for the many items that match none.
+        var inodes: Set<UInt64> = []
         /// The marker folder and the identity index as they were when the summary was read:
         /// while both are unchanged, so is the summary.
         var markers: FileStamp?
@@ -43,6 +46,43 @@ extension VersionStore {
         return summary.ids.contains(String(decoding: buffer[0..<length], as: UTF8.self))
     }
 
+    /// A snapshot of which items have unresolved conflict versions, for asking about every
+    /// item of a folder: an item matches by its exact path, or by its inode number confirmed
+    /// by its identity attribute (an item renamed since its last save). Only that rare
+    /// confirmation costs a system call.
+    struct ConflictLookup: Sendable {
+        let ids: Set<String>
+        /// The paths by their length: nearly every item is told apart by one integer lookup,
+        /// without hashing its path.
+        let pathsByLength: [Int: [[UInt8]]]
+        let inodes: Set<UInt64>
+
+        init(ids: Set<String>, paths: Set<String>, inodes: Set<UInt64>) {
+            self.ids = ids
+            self.pathsByLength = Dictionary(grouping: paths.map { Array($0.utf8) }, by: \.count)
+            self.inodes = inodes
+        }
+
+        /// Whether the item at the exact path `path`, with inode number `inode`, has
+        /// unresolved conflict versions.
+        func contains(path: [UInt8], inode: UInt64) -> Bool {
+            if let candidates = pathsByLength[path.count], candidates.contains(path) { return true }
+            guard inodes.contains(inode) else { return false }
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let length = Syscall.withCString(path) { cds_lgetxattr($0, VersionStore.identityAttribute, &buffer, buffer.count) }
+            guard length > 0 else { return false }
+            return ids.contains(String(decoding: buffer[0..<length], as: UTF8.self))
+        }
+    }
+
+    /// The current summary as a lookup, or nil when no item has unresolved conflicts, so
+    /// that a caller can skip asking.
+    func conflictLookup() -> ConflictLookup? {
+        let summary = conflictSummary()
+        guard !summary.ids.isEmpty else { return nil }
+        return ConflictLookup(ids: summary.ids, paths: summary.paths, inodes: summary.inodes)
+    }
+
     /// One empty file per item with unresolved conflicts, so that asking costs one folder
     /// listing, nearly always empty, rather than a read of every version record.
     var conflictMarkersURL: URL { root.appendingPathComponent("conflicts", isDirectory: true) }
@@ -69,9 +109,13 @@ extension VersionStore {
                 let unresolved = queue.sync { records(ofItem: itemID) }.filter { $0.isConflict && !$0.isResolved }
                 guard !unresolved.isEmpty else { continue }
                 summary.ids.insert(itemID)
-                for record in unresolved { summary.paths.insert(record.itemPath) }
-                if let current = index.items[itemID]?.path, !current.isEmpty {
-                    summary.paths.insert(URL(fileURLWithPath: current).standardizedFileURL.path)
+                for record in unresolved {
+                    summary.paths.insert(record.itemPath)
+                    summary.inodes.insert(record.inode)
+                }
+                if let current = index.items[itemID], !current.path.isEmpty {
+                    summary.paths.insert(URL(fileURLWithPath: current.path).standardizedFileURL.path)
+                    summary.inodes.insert(current.inode)
                 }
             }
         }
