@@ -68,6 +68,20 @@ extension TextContainer {
         return query
     }
 
+    /// The list entries for ``documentQuery()``'s results, in the query's order, newest
+    /// first.
+    public func entries(for results: [DocumentQuery.Item]) -> [TextContainerEntry] {
+        let entries = results.map(entry(for:))
+        // The query orders a link by its own date; the list shows its target's.
+        guard results.contains(where: \.isSymbolicLink) else { return entries }
+        return entries.sorted(by: Self.isNewer)
+    }
+
+    /// Whether `a` comes before `b` in the list: newer first, then by name.
+    public static func isNewer(_ a: TextContainerEntry, _ b: TextContainerEntry) -> Bool {
+        a.modificationDate != b.modificationDate ? a.modificationDate > b.modificationDate : a.name < b.name
+    }
+
     /// The list entry for one of ``documentQuery()``'s results.
     public func entry(for item: DocumentQuery.Item) -> TextContainerEntry {
         var size = Int64(item.fileSize)
@@ -106,10 +120,7 @@ extension TextContainer {
                 url: url.appendingPathComponent(entry.fileName, isDirectory: false), name: entry.name,
                 size: entry.size, modificationDate: entry.modificationDate)
         }
-        .sorted {
-            $0.modificationDate != $1.modificationDate
-                ? $0.modificationDate > $1.modificationDate : $0.name < $1.name
-        }
+        .sorted(by: Self.isNewer)
     }
 
     /// The status of what `path` names, following a symbolic link; nil when there is nothing.

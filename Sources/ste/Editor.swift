@@ -116,13 +116,14 @@ final class Editor: SimpleTextDocumentDelegate {
             Task { @MainActor [weak self] in
                 for await snapshot in snapshots {
                     guard let self else { return }
-                    self.showListing(snapshot.results.map(container.entry(for:)))
+                    self.showListing(container.entries(for: snapshot.results))
                 }
             }
         } else {
             // Without inotify (its limits reached, say) the list is one listing, brought up
             // to date by ste's own changes only.
-            show("The list does not follow other programs' changes: \(describe(query.lastError, opening: nil))", isError: true)
+            let reason = describe(query.lastError, opening: nil)
+            show("The list does not follow other programs' changes: \(reason)", isError: true)
             do {
                 showListing(try container.entries())
             } catch {
@@ -170,8 +171,8 @@ final class Editor: SimpleTextDocumentDelegate {
     private var documentStatus: DocumentStatus? {
         document.map {
             DocumentStatus(
-                url: $0.fileURL, isEdited: burstStarted || $0.hasUnsavedChanges, state: $0.documentState.rawValue,
-                saved: $0.fileModificationDate)
+                url: $0.fileURL, isEdited: burstStarted || $0.hasUnsavedChanges,
+                state: $0.documentState.rawValue, saved: $0.fileModificationDate)
         }
     }
 
@@ -208,11 +209,7 @@ final class Editor: SimpleTextDocumentDelegate {
         entries.removeAll { $0.url == newURL }
         entry.itemID = replaced?.itemID
         entry.hasUnresolvedConflicts = replaced?.hasUnresolvedConflicts ?? false
-        let index =
-            entries.firstIndex {
-                $0.modificationDate != entry.modificationDate
-                    ? $0.modificationDate < entry.modificationDate : $0.name > entry.name
-            } ?? entries.count
+        let index = entries.firstIndex { TextContainer.isNewer(entry, $0) } ?? entries.count
         entries.insert(entry, at: index)
     }
 
@@ -327,6 +324,11 @@ final class Editor: SimpleTextDocumentDelegate {
             return
         }
         // Another program changed the file and the document reloaded it.
+        if !burstStarted && changed.documentText == buffer.text {
+            // Nothing the user sees changed: a reload after ste's own restore, or after an
+            // attribute change, is not news.
+            return
+        }
         if burstStarted {
             // Typing not yet handed to the document would vanish with the old text: keep it.
             burstStarted = false

@@ -168,12 +168,38 @@ struct SteEndToEndTests {
         #expect(await ste.wait { ste.listNames() == ["Alpha", "Fresh", "Gamma"] }, "\(ste.screen)")
         #expect(ste.shell("rm Fresh.txt") == 0)
         #expect(await ste.wait { ste.listNames() == ["Alpha", "Gamma"] }, "\(ste.screen)")
-        // Files that are not documents never join the list.
+        // Files that are not documents never join the list; a link to one counts as it, with
+        // its size and date.
         #expect(ste.shell("mkdir Sub && echo x > Sub/Inner.txt && echo x > .Hidden.txt && echo x > notes.md") == 0)
+        #expect(ste.shell("mkdir Folder.txt && ln -s Nowhere.txt Broken.txt && ln -s Gamma.txt Link.txt") == 0)
         #expect(ste.shell("printf 'last' > Last.txt") == 0)
-        #expect(await ste.wait { ste.listNames() == ["Last", "Alpha", "Gamma"] }, "\(ste.screen)")
+        #expect(await ste.wait { ste.listNames() == ["Last", "Alpha", "Gamma", "Link"] }, "\(ste.screen)")
+        #expect(ste.listRow("Link")?.hasSuffix("9B  1h") == true, "\(ste.screen)")
         #expect(ste.screen.contains("alpha text and more"))
 
+        // The open, selected document renamed elsewhere: the selection follows it, so Down
+        // selects the one below it.
+        #expect(ste.shell("mv Alpha.txt Delta.txt") == 0)
+        #expect(await ste.wait { ste.listNames() == ["Last", "Delta", "Gamma", "Link"] }, "\(ste.screen)")
+        #expect(await ste.waitForScreen(containing: "Delta — saved"))
+        ste.keys("Down")
+        #expect(await ste.waitForScreen(containing: "beta text"))
+        #expect(ste.screen.contains("Gamma — saved"))
+
+        ste.keys("C-q")
+        #expect(await ste.wait { ste.exitStatus == 0 })
+    }
+
+    @Test func agesStayCurrentWithoutAKey() async throws {
+        let ste = try SteSession { container in
+            try Self.write("aging", to: container.appendingPathComponent("Aging.txt"), age: 56)
+        }
+        ste.start()
+        #expect(await ste.wait { ste.listRow("Aging")?.hasSuffix("5B now") == true }, "\(ste.screen)")
+        // A minute old within the next few seconds: the list is redrawn without a key.
+        #expect(
+            await ste.wait(timeout: .seconds(15)) { ste.listRow("Aging")?.hasSuffix("5B  1m") == true },
+            "\(ste.screen)")
         ste.keys("C-q")
         #expect(await ste.wait { ste.exitStatus == 0 })
     }
@@ -226,8 +252,8 @@ struct SteEndToEndTests {
         Resolution(key: "t", kept: "theirs\n", listAfter: ["Notes", "Other"], toOther: "Down"),
         Resolution(key: "m", kept: "mine\n", listAfter: ["Other", "Notes"], toOther: "Up"),
         Resolution(
-            key: "b", kept: "mine\n", copy: "Notes (laptop).txt", listAfter: ["Notes (laptop)", "Other", "Notes"],
-            toOther: "Up"),
+            key: "b", kept: "mine\n", copy: "Notes (laptop).txt",
+            listAfter: ["Notes (laptop)", "Other", "Notes"], toOther: "Up"),
     ])
     func resolvingAConflictOnTheConflictScreen(_ resolution: Resolution) async throws {
         let ste = try SteSession { container in
@@ -254,7 +280,7 @@ struct SteEndToEndTests {
         #expect(ste.screen.contains("Mine (this computer)"))
         #expect(ste.screen.contains("t Keep theirs"))
         ste.type(resolution.key)
-        #expect(await ste.waitForScreen(containing: "Conflict resolved"))
+        #expect(await ste.waitForScreen(containing: "Conflict resolved"), "\(ste.screen)")
         #expect(await ste.wait { ste.text(of: "Notes.txt") == resolution.kept })
         #expect(VersionStore(root: storeRoot).unresolvedConflictVersionsOfItem(at: notes).isEmpty)
         #expect(!VersionStore(root: storeRoot).hasUnresolvedConflicts(itemAt: notes))
@@ -279,7 +305,8 @@ struct SteEndToEndTests {
     /// Writes `text` to `url` and dates it `age` seconds ago.
     static func write(_ text: String, to url: URL, age: TimeInterval) throws {
         try Data(text.utf8).write(to: url)
-        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -age)], ofItemAtPath: url.path)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -age)], ofItemAtPath: url.path)
     }
 
     // MARK: - Bad input

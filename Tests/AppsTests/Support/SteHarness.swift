@@ -120,15 +120,17 @@ final class SteSession {
 
     /// The names in the document list, top to bottom.
     func listNames() -> [String] {
-        listRows().map { row in
-            // A row is a mark, the name padded to its width, and " SIZE AGE" in 11 cells.
-            String(row.dropFirst().prefix(listWidth - 12)).trimmingCharacters(in: .whitespaces)
-        }
+        listRows().map(name(inRow:))
     }
 
     /// The list row of the document called `name`.
     func listRow(_ name: String) -> String? {
-        listRows().first { String($0.dropFirst().prefix(listWidth - 12)).trimmingCharacters(in: .whitespaces) == name }
+        listRows().first { self.name(inRow: $0) == name }
+    }
+
+    /// A row is a mark, the name padded to its width, and " SIZE AGE" in 11 cells.
+    private func name(inRow row: String) -> String {
+        String(row.dropFirst().prefix(listWidth - 12)).trimmingCharacters(in: .whitespaces)
     }
 
     /// Runs a shell command in the container folder, as another program would, and returns
