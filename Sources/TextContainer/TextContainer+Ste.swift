@@ -45,7 +45,7 @@ extension TextContainer {
     /// let query = container.documentQuery()
     /// let snapshots = query.snapshots()
     /// guard query.start() else { throw query.lastError! }
-    /// for await snapshot in snapshots { show(snapshot.results.map(container.entry(for:))) }
+    /// for await snapshot in snapshots { show(container.entries(for: snapshot.results)) }
     /// ```
     public func documentQuery() -> DocumentQuery {
         let query = DocumentQuery()
