@@ -5,7 +5,7 @@ import Foundation
     import Glibc
 #endif
 
-/// One document of a ``TextContainer`` as a directory listing sees it.
+/// One document of a ``TextContainer`` as `ste`'s list shows it.
 public struct TextContainerEntry: Sendable, Hashable {
     /// The document's file.
     public var url: URL
@@ -15,12 +15,102 @@ public struct TextContainerEntry: Sendable, Hashable {
     public var size: Int64
     /// When the file was last modified.
     public var modificationDate: Date
+    /// Whether unresolved conflict versions of the document exist, as the query last saw.
+    public var hasUnresolvedConflicts: Bool
+    /// The query's identity of the document, which a rename keeps; nil when the entry did not
+    /// come from a query.
+    public var itemID: UInt64?
+
+    /// Creates an entry.
+    public init(
+        url: URL, name: String, size: Int64, modificationDate: Date, hasUnresolvedConflicts: Bool = false,
+        itemID: UInt64? = nil
+    ) {
+        self.url = url
+        self.name = name
+        self.size = size
+        self.modificationDate = modificationDate
+        self.hasUnresolvedConflicts = hasUnresolvedConflicts
+        self.itemID = itemID
+    }
 }
 
 extension TextContainer {
+    /// A live query of the container's documents, newest first: the documents that
+    /// ``documents()`` lists, kept current through inotify.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let query = container.documentQuery()
+    /// let snapshots = query.snapshots()
+    /// guard query.start() else { throw query.lastError! }
+    /// for await snapshot in snapshots { show(container.entries(for: snapshot.results)) }
+    /// ```
+    public func documentQuery() -> DocumentQuery {
+        let query = DocumentQuery()
+        query.searchScopes = [url]
+        query.fileNamePattern = "*." + Self.fileExtension
+        // The query searches subfolders and reports links as themselves; the container's
+        // documents are the regular files directly in it. The query's items are under the
+        // folder's real path.
+        let folder = url.resolvingSymlinksInPath().path
+        query.predicate = { item in
+            let name = item.fileName
+            // A name that is not UTF-8 reads with U+FFFD and cannot be typed back: skipped,
+            // as ``documents()`` skips it.
+            guard Self.isDocumentFileName(name), !name.contains("\u{FFFD}"), !item.isDirectory,
+                item.path == folder + "/" + name
+            else { return false }
+            return !item.isSymbolicLink || Self.isRegularFile(atPath: item.path)
+        }
+        query.sortDescriptors = [.init(.modificationDate, ascending: false), .init(.fileName)]
+        return query
+    }
+
+    /// The list entries for ``documentQuery()``'s results, in the query's order, newest
+    /// first.
+    public func entries(for results: [DocumentQuery.Item]) -> [TextContainerEntry] {
+        let entries = results.map(entry(for:))
+        // The query orders a link by its own date; the list shows its target's.
+        guard results.contains(where: \.isSymbolicLink) else { return entries }
+        return entries.sorted(by: Self.isNewer)
+    }
+
+    /// Whether `a` comes before `b` in the list: newer first, then by name.
+    public static func isNewer(_ a: TextContainerEntry, _ b: TextContainerEntry) -> Bool {
+        a.modificationDate != b.modificationDate ? a.modificationDate > b.modificationDate : a.name < b.name
+    }
+
+    /// The list entry for one of ``documentQuery()``'s results.
+    public func entry(for item: DocumentQuery.Item) -> TextContainerEntry {
+        var size = Int64(item.fileSize)
+        var modified = item.modificationDate
+        if item.isSymbolicLink, let target = Self.status(atPath: item.path) {
+            // A link counts as what it points to, as in ``documents()``.
+            size = Int64(target.st_size)
+            modified = Self.modificationDate(of: target)
+        }
+        return TextContainerEntry(
+            url: url.appendingPathComponent(item.fileName, isDirectory: false),
+            name: Self.documentName(forFileName: item.fileName), size: size, modificationDate: modified,
+            hasUnresolvedConflicts: item.hasUnresolvedConflicts, itemID: item.id)
+    }
+
+    /// The entry for the document at `documentURL`, from one `stat`; nil when it is not a
+    /// regular file there.
+    public func entry(at documentURL: URL) -> TextContainerEntry? {
+        guard let status = Self.status(atPath: documentURL.path), (status.st_mode & S_IFMT) == S_IFREG else {
+            return nil
+        }
+        return TextContainerEntry(
+            url: documentURL, name: Self.documentName(forFileName: documentURL.lastPathComponent),
+            size: Int64(status.st_size), modificationDate: Self.modificationDate(of: status))
+    }
+
     /// The container's documents, newest first: every regular `.txt` file that is not hidden.
     ///
-    /// The same scan as ``documents()``; a live `DocumentQuery` is meant to take its place.
+    /// One scan, as ``documents()`` makes; ``documentQuery()`` keeps the same list live.
     ///
     /// - Throws: ``DocumentKitError`` naming the container when it cannot be listed.
     public func entries() throws -> [TextContainerEntry] {
@@ -28,15 +118,24 @@ extension TextContainer {
         try documents().map { entry in
             TextContainerEntry(
                 url: url.appendingPathComponent(entry.fileName, isDirectory: false), name: entry.name,
-                size: entry.size,
-                modificationDate: Date(
-                    timeIntervalSince1970: Double(entry.modificationSeconds)
-                        + Double(entry.modificationNanoseconds) / 1e9))
+                size: entry.size, modificationDate: entry.modificationDate)
         }
-        .sorted {
-            $0.modificationDate != $1.modificationDate
-                ? $0.modificationDate > $1.modificationDate : $0.name < $1.name
-        }
+        .sorted(by: Self.isNewer)
+    }
+
+    /// The status of what `path` names, following a symbolic link; nil when there is nothing.
+    /// The corresponding C function is `stat(2)`.
+    private static func status(atPath path: String) -> stat? {
+        var status = stat()
+        return stat(path, &status) == 0 ? status : nil
+    }
+
+    private static func isRegularFile(atPath path: String) -> Bool {
+        status(atPath: path).map { ($0.st_mode & S_IFMT) == S_IFREG } ?? false
+    }
+
+    private static func modificationDate(of status: stat) -> Date {
+        Date(timeIntervalSince1970: Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9)
     }
 
     /// Moves the document at `documentURL` into ``deletedDocumentsFolder`` (see

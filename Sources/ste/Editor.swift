@@ -40,13 +40,21 @@ final class Editor: SimpleTextDocumentDelegate {
 
     /// Edits closer together than this form one undo step.
     static let burstPause: Duration = .seconds(1)
+    /// How often the list is redrawn when nothing else redraws it, so that ages stay current.
+    static let ageRedrawInterval: Duration = .seconds(5)
 
     let terminal: Terminal
     let container: TextContainer?
     let versions: any VersionSource
     private let clock = ContinuousClock()
 
+    /// The container's documents, newest first, as the live query last reported them (with
+    /// ste's own creations, renames and deletions applied at once, until the query reports them).
     private(set) var entries: [TextContainerEntry] = []
+    /// The live query behind ``entries``; nil for a single file, or when it could not start.
+    private var query: DocumentQuery?
+    /// Whether the list holds a first listing yet.
+    private var isListed = false
     private var selectedURL: URL?
     private var listTop = 0
     private var focus: Focus
@@ -67,6 +75,16 @@ final class Editor: SimpleTextDocumentDelegate {
     private var isQuitting = false
     private var quitWithoutSavingArmed = false
     private var conflictOfferedFor: URL?
+    private var lastRender: ContinuousClock.Instant?
+    private var renderedStatus: DocumentStatus?
+
+    /// What the list mark and the status line show of the open document: a change redraws.
+    struct DocumentStatus: Equatable {
+        var url: URL
+        var isEdited: Bool
+        var state: UInt
+        var saved: Date?
+    }
 
     private let timeFormatter: DateFormatter = {
         let formatter = DateFormatter()
@@ -88,11 +106,29 @@ final class Editor: SimpleTextDocumentDelegate {
 
     // MARK: - Starting
 
-    /// Lists the container and opens its newest document.
+    /// Starts the live list of the container; its newest document opens once it is listed.
     func start() {
-        rescan()
-        if let first = entries.first {
-            select(first.url)
+        guard let container else { return }
+        let query = container.documentQuery()
+        let snapshots = query.snapshots()
+        if query.start() {
+            self.query = query
+            Task { @MainActor [weak self] in
+                for await snapshot in snapshots {
+                    guard let self else { return }
+                    self.showListing(container.entries(for: snapshot.results))
+                }
+            }
+        } else {
+            // Without inotify (its limits reached, say) the list is one listing, brought up
+            // to date by ste's own changes only.
+            let reason = describe(query.lastError, opening: nil)
+            show("The list does not follow other programs' changes: \(reason)", isError: true)
+            do {
+                showListing(try container.entries())
+            } catch {
+                show(error)
+            }
         }
         render()
     }
@@ -109,8 +145,9 @@ final class Editor: SimpleTextDocumentDelegate {
 
     // MARK: - Periodic work
 
-    /// Called about ten times a second: ends a typing burst after its pause, and notices a
-    /// conflict that appeared.
+    /// Called about ten times a second: ends a typing burst after its pause, notices a
+    /// conflict that appeared, and redraws when the document's save state changed or, once in
+    /// a while, for the ages in the list.
     func tick() {
         if burstStarted, let lastEdit, clock.now - lastEdit >= Self.burstPause {
             commitBurst()
@@ -123,21 +160,66 @@ final class Editor: SimpleTextDocumentDelegate {
             showConflicts()
             render()
         }
+        if let lastRender, clock.now - lastRender >= Self.ageRedrawInterval {
+            confirmConflictMarks()
+            render()
+        } else if documentStatus != renderedStatus {
+            render()
+        }
     }
 
-    /// Called about twice a second: lists the container again (until a live query replaces
-    /// the scan) and redraws, so ages, save state and other programs' files stay current.
-    func slowTick() {
-        rescan()
+    private var documentStatus: DocumentStatus? {
+        document.map {
+            DocumentStatus(
+                url: $0.fileURL, isEdited: burstStarted || $0.hasUnsavedChanges,
+                state: $0.documentState.rawValue, saved: $0.fileModificationDate)
+        }
+    }
+
+    // MARK: - The list
+
+    /// Shows a new listing, keeping the selection on the same document: by its URL, or by
+    /// its query identity when another program renamed it.
+    private func showListing(_ listing: [TextContainerEntry]) {
+        let selectedID = entries.first { $0.url == selectedURL }?.itemID
+        entries = listing
+        confirmConflictMarks()
+        if let selected = selectedURL, !entries.contains(where: { $0.url == selected }) {
+            if let selectedID, let renamed = entries.first(where: { $0.itemID == selectedID }) {
+                selectedURL = renamed.url
+            } else if let document, entries.contains(where: { $0.url == document.fileURL }) {
+                selectedURL = document.fileURL
+            }
+        }
+        if !isListed {
+            isListed = true
+            if selectedURL == nil, let first = entries.first { select(first.url) }
+        }
         render()
     }
 
-    private func rescan() {
-        guard let container else { return }
-        do {
-            entries = try container.entries()
-        } catch {
-            show(error)
+    /// Shows ste's own change at once, rather than when the query reports it: the entry at
+    /// `oldURL` (if any) leaves the list and the document at `newURL` (if any) takes its place.
+    private func updateListing(removing oldURL: URL?, adding newURL: URL?) {
+        var replaced: TextContainerEntry?
+        if let oldURL, let index = entries.firstIndex(where: { $0.url == oldURL }) {
+            replaced = entries.remove(at: index)
+        }
+        guard let newURL, let container, var entry = container.entry(at: newURL) else { return }
+        entries.removeAll { $0.url == newURL }
+        entry.itemID = replaced?.itemID
+        entry.hasUnresolvedConflicts = replaced?.hasUnresolvedConflicts ?? false
+        let index = entries.firstIndex { TextContainer.isNewer(entry, $0) } ?? entries.count
+        entries.insert(entry, at: index)
+    }
+
+    /// Clears conflict marks the store no longer backs. The query reads an item's conflicts
+    /// when the item changes on disk, and resolving a conflict need not change the file.
+    private func confirmConflictMarks() {
+        for index in entries.indices where entries[index].hasUnresolvedConflicts {
+            if !versions.hasUnresolvedConflicts(of: entries[index].url) {
+                entries[index].hasUnresolvedConflicts = false
+            }
         }
     }
 
@@ -201,7 +283,7 @@ final class Editor: SimpleTextDocumentDelegate {
                 self.isEditable = true
                 self.selectedURL = creating.fileURL
                 self.focus = .editor
-                self.rescan()
+                self.updateListing(removing: nil, adding: creating.fileURL)
                 self.show("Created “\(creating.localizedName)”")
             } else {
                 self.document = nil
@@ -242,6 +324,11 @@ final class Editor: SimpleTextDocumentDelegate {
             return
         }
         // Another program changed the file and the document reloaded it.
+        if !burstStarted && changed.documentText == buffer.text {
+            // Nothing the user sees changed: a reload after ste's own restore, or after an
+            // attribute change, is not news.
+            return
+        }
         if burstStarted {
             // Typing not yet handed to the document would vanish with the old text: keep it.
             burstStarted = false
@@ -549,6 +636,7 @@ final class Editor: SimpleTextDocumentDelegate {
             }
             do {
                 let renamed = try container.renameDocument(at: renaming.fileURL, to: name)
+                self.updateListing(removing: renaming.fileURL, adding: renamed)
                 self.selectedURL = renamed
                 self.open(renamed)
                 self.show("Renamed to “\(renamed.deletingPathExtension().lastPathComponent)”")
@@ -557,7 +645,6 @@ final class Editor: SimpleTextDocumentDelegate {
                 self.open(renaming.fileURL)
             }
             self.buffer.move(to: cursor)
-            self.rescan()
             self.render()
         }
     }
@@ -576,11 +663,11 @@ final class Editor: SimpleTextDocumentDelegate {
             _ = await deleting.close()
             do {
                 let moved = try TextContainer.moveToDeleted(deleting.fileURL)
+                self.updateListing(removing: deleting.fileURL, adding: nil)
                 self.show("Moved “\(deleting.localizedName)” to \(moved.deletingLastPathComponent().path)")
             } catch {
                 self.show(error)
             }
-            self.rescan()
             self.focus = .list
             if !self.entries.isEmpty {
                 self.select(self.entries[min(index, self.entries.count - 1)].url)
@@ -746,6 +833,7 @@ final class Editor: SimpleTextDocumentDelegate {
                             number += 1
                         }
                         try Data(contentsOf: theirs.url).write(to: copy, options: .withoutOverwriting)
+                        self.updateListing(removing: nil, adding: copy)
                     }
                 }
                 try self.versions.resolve(screen.records, of: document.fileURL)
@@ -753,7 +841,7 @@ final class Editor: SimpleTextDocumentDelegate {
             } catch {
                 self.show(error)
             }
-            self.rescan()
+            self.confirmConflictMarks()
             self.render()
         }
     }
@@ -765,6 +853,8 @@ final class Editor: SimpleTextDocumentDelegate {
     }
 
     func render() {
+        lastRender = clock.now
+        renderedStatus = documentStatus
         let height = terminal.height
         let width = terminal.width
         guard height >= 4, width >= 20 else {
@@ -807,6 +897,10 @@ final class Editor: SimpleTextDocumentDelegate {
     }
 
     private func drawList(top: Int, height: Int, width: Int) {
+        guard isListed else {
+            terminal.draw(" Listing…", y: top, x: 0, width: width)
+            return
+        }
         guard !entries.isEmpty else {
             terminal.draw(" No documents", y: top, x: 0, width: width)
             terminal.draw(" ^N creates one", y: top + 1, x: 0, width: width)
@@ -824,12 +918,15 @@ final class Editor: SimpleTextDocumentDelegate {
             guard index < entries.count else { break }
             let entry = entries[index]
             let isCurrent = document?.fileURL == entry.url
-            var mark = " "
+            // The open document's own state is the freshest; the others' is the query's.
+            var mark = entry.hasUnresolvedConflicts ? "!" : " "
             if isCurrent, let document {
                 if document.documentState.contains(.inConflict) {
                     mark = "!"
                 } else if burstStarted || document.hasUnsavedChanges {
                     mark = "*"
+                } else {
+                    mark = " "
                 }
             }
             let details = " \(Self.size(entry.size)) \(Self.age(of: entry.modificationDate, now: now))"

@@ -115,13 +115,6 @@ fastTimer.setEventHandler {
 }
 fastTimer.resume()
 
-let slowTimer = DispatchSource.makeTimerSource(queue: .main)
-slowTimer.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
-slowTimer.setEventHandler {
-    MainActor.assumeIsolated { editor.slowTick() }
-}
-slowTimer.resume()
-
 if let fileURL {
     editor.start(file: fileURL)
 } else {

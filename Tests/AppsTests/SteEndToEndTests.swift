@@ -1,3 +1,4 @@
+import DocumentKit
 import Foundation
 import Testing
 
@@ -7,10 +8,6 @@ import Testing
 
 /// The real `ste` binary under tmux: what a person at the terminal does, checked on screen
 /// and on disk.
-///
-/// Not here yet: opening a document in conflict and resolving it. The conflict screen is
-/// built against `FileVersion`'s API behind `Sources/ste/Versions.swift`, but this branch's
-/// `FileVersion` cannot make or list conflict versions, so there is nothing to open.
 @Suite("ste end to end", .serialized)
 struct SteEndToEndTests {
     @Test func editsAutosavesUndoesReloadsAndSavesOnQuit() async throws {
@@ -138,6 +135,178 @@ struct SteEndToEndTests {
         #expect(await ste.waitForScreen(containing: "After — saved"))
         ste.keys("C-q")
         #expect(await ste.wait { ste.exitStatus == 0 })
+    }
+
+    // MARK: - The live list
+
+    @Test func listFollowsOtherProgramsWithoutAKeyAndKeepsTheSelection() async throws {
+        let ste = try SteSession { container in
+            try Self.write("alpha text", to: container.appendingPathComponent("Alpha.txt"), age: 2 * 86400)
+            try Self.write("beta text", to: container.appendingPathComponent("Beta.txt"), age: 3600)
+        }
+        ste.start()
+        #expect(await ste.waitForScreen(containing: "beta text"))
+        #expect(ste.listRow("Beta")?.hasSuffix("9B  1h") == true, "\(ste.screen)")
+        #expect(ste.listRow("Alpha")?.hasSuffix("10B  2d") == true, "\(ste.screen)")
+
+        // Another process creates a document: it appears, newest first, with no key pressed.
+        #expect(ste.shell("printf 'fresh!' > Fresh.txt") == 0)
+        #expect(await ste.wait { ste.listRow("Fresh")?.hasSuffix("6B now") == true }, "\(ste.screen)")
+        #expect(ste.listNames() == ["Fresh", "Beta", "Alpha"])
+        // The selection stayed on Beta although it moved down a row: Down selects Alpha.
+        #expect(ste.screen.contains("Beta — saved"))
+        ste.keys("Down")
+        #expect(await ste.waitForScreen(containing: "alpha text"))
+
+        // Changed elsewhere: new size and age, and it moves to the top.
+        #expect(ste.shell("printf ' and more' >> Alpha.txt") == 0)
+        #expect(await ste.wait { ste.listRow("Alpha")?.hasSuffix("19B now") == true }, "\(ste.screen)")
+        #expect(await ste.wait { ste.listNames().first == "Alpha" }, "\(ste.screen)")
+
+        // Renamed and deleted elsewhere.
+        #expect(ste.shell("mv Beta.txt Gamma.txt") == 0)
+        #expect(await ste.wait { ste.listNames() == ["Alpha", "Fresh", "Gamma"] }, "\(ste.screen)")
+        #expect(ste.shell("rm Fresh.txt") == 0)
+        #expect(await ste.wait { ste.listNames() == ["Alpha", "Gamma"] }, "\(ste.screen)")
+        // Files that are not documents never join the list; a link to one counts as it, with
+        // its size and date.
+        #expect(ste.shell("mkdir Sub && echo x > Sub/Inner.txt && echo x > .Hidden.txt && echo x > notes.md") == 0)
+        #expect(ste.shell("mkdir Folder.txt && ln -s Nowhere.txt Broken.txt && ln -s Gamma.txt Link.txt") == 0)
+        #expect(ste.shell("printf 'last' > Last.txt") == 0)
+        #expect(await ste.wait { ste.listNames() == ["Last", "Alpha", "Gamma", "Link"] }, "\(ste.screen)")
+        #expect(ste.listRow("Link")?.hasSuffix("9B  1h") == true, "\(ste.screen)")
+        #expect(ste.screen.contains("alpha text and more"))
+
+        // The open, selected document renamed elsewhere: the selection follows it, so Down
+        // selects the one below it.
+        #expect(ste.shell("mv Alpha.txt Delta.txt") == 0)
+        #expect(await ste.wait { ste.listNames() == ["Last", "Delta", "Gamma", "Link"] }, "\(ste.screen)")
+        #expect(await ste.waitForScreen(containing: "Delta — saved"))
+        ste.keys("Down")
+        #expect(await ste.waitForScreen(containing: "beta text"))
+        #expect(ste.screen.contains("Gamma — saved"))
+
+        ste.keys("C-q")
+        #expect(await ste.wait { ste.exitStatus == 0 })
+    }
+
+    @Test func agesStayCurrentWithoutAKey() async throws {
+        let ste = try SteSession { container in
+            try Self.write("aging", to: container.appendingPathComponent("Aging.txt"), age: 56)
+        }
+        ste.start()
+        #expect(await ste.wait { ste.listRow("Aging")?.hasSuffix("5B now") == true }, "\(ste.screen)")
+        // A minute old within the next few seconds: the list is redrawn without a key.
+        #expect(
+            await ste.wait(timeout: .seconds(15)) { ste.listRow("Aging")?.hasSuffix("5B  1m") == true },
+            "\(ste.screen)")
+        ste.keys("C-q")
+        #expect(await ste.wait { ste.exitStatus == 0 })
+    }
+
+    @Test func ownNewRenameAndDeleteShowInTheList() async throws {
+        let ste = try SteSession { container in
+            try Self.write("old", to: container.appendingPathComponent("Old.txt"), age: 3600)
+        }
+        ste.start()
+        #expect(await ste.waitForScreen(containing: "Old — saved"))
+        ste.keys("C-n")
+        ste.type("New")
+        ste.keys("Enter")
+        #expect(await ste.wait { ste.listNames() == ["New", "Old"] }, "\(ste.screen)")
+        ste.keys("C-r")
+        #expect(await ste.waitForScreen(containing: "Rename to: New"))
+        for _ in 0..<3 { ste.keys("BSpace") }
+        ste.type("Renamed")
+        ste.keys("Enter")
+        #expect(await ste.wait { ste.listNames() == ["Renamed", "Old"] }, "\(ste.screen)")
+        #expect(await ste.waitForScreen(containing: "Renamed — saved"))
+        ste.keys("C-d")
+        #expect(await ste.waitForScreen(containing: "(y/n)"))
+        ste.type("y")
+        #expect(await ste.wait { ste.listNames() == ["Old"] }, "\(ste.screen)")
+        #expect(await ste.waitForScreen(containing: "Old — saved"))
+        ste.keys("C-q")
+        #expect(await ste.wait { ste.exitStatus == 0 })
+    }
+
+    // MARK: - Conflicts
+
+    /// One way out of a conflict: the key pressed on the conflict screen and what follows.
+    struct Resolution: Sendable, CustomTestStringConvertible {
+        var key: String
+        var kept: String
+        /// The document "keep both" saves theirs as.
+        var copy: String?
+        /// The list once the resolution is shown, newest first.
+        var listAfter: [String]
+        /// The key that then selects "Other".
+        var toOther: String
+
+        var testDescription: String { "keep \(key)" }
+    }
+
+    /// The case: open a document in conflict, resolve it on the conflict screen, and
+    /// check the file on disk and the version store afterwards.
+    @Test(arguments: [
+        Resolution(key: "t", kept: "theirs\n", listAfter: ["Notes", "Other"], toOther: "Down"),
+        Resolution(key: "m", kept: "mine\n", listAfter: ["Other", "Notes"], toOther: "Up"),
+        Resolution(
+            key: "b", kept: "mine\n", copy: "Notes (laptop).txt",
+            listAfter: ["Notes (laptop)", "Other", "Notes"], toOther: "Up"),
+    ])
+    func resolvingAConflictOnTheConflictScreen(_ resolution: Resolution) async throws {
+        let ste = try SteSession { container in
+            try Self.write("mine\n", to: container.appendingPathComponent("Notes.txt"), age: 3600)
+            try Self.write("other text", to: container.appendingPathComponent("Other.txt"), age: 60)
+        }
+        // The store ste uses: VersionStore.shared under its XDG_DATA_HOME, never the user's.
+        let storeRoot = ste.dataHome.appendingPathComponent("DocumentKit/Versions", isDirectory: true)
+        let notes = ste.file("Notes.txt")
+        let incoming = ste.root.appendingPathComponent("theirs.txt")
+        try Data("theirs\n".utf8).write(to: incoming)
+        try VersionStore(root: storeRoot).addConflictOfItem(
+            at: notes, withContentsOf: incoming, savingComputer: "laptop", modificationDate: Date())
+        #expect(VersionStore(root: storeRoot).unresolvedConflictVersionsOfItem(at: notes).count == 1)
+
+        ste.start()
+        #expect(await ste.waitForScreen(containing: "other text"))
+        // Not open: the mark is the query's.
+        #expect(await ste.wait { ste.listRow("Notes")?.hasPrefix("!") == true }, "\(ste.screen)")
+        #expect(ste.listRow("Other")?.hasPrefix(" ") == true)
+
+        ste.keys("Down")
+        #expect(await ste.waitForScreen(containing: "Theirs (laptop"))
+        #expect(ste.screen.contains("Mine (this computer)"))
+        #expect(ste.screen.contains("t Keep theirs"))
+        ste.type(resolution.key)
+        #expect(await ste.waitForScreen(containing: "Conflict resolved"), "\(ste.screen)")
+        #expect(await ste.wait { ste.text(of: "Notes.txt") == resolution.kept })
+        #expect(VersionStore(root: storeRoot).unresolvedConflictVersionsOfItem(at: notes).isEmpty)
+        #expect(!VersionStore(root: storeRoot).hasUnresolvedConflicts(itemAt: notes))
+        if let copy = resolution.copy {
+            #expect(ste.text(of: copy) == "theirs\n")
+        }
+        #expect(await ste.wait { !ste.screen.contains("in conflict") }, "\(ste.screen)")
+        #expect(ste.screen.contains(resolution.kept.trimmingCharacters(in: .newlines)))
+        #expect(await ste.wait { ste.listNames() == resolution.listAfter }, "\(ste.screen)")
+
+        // Another document selected: the resolved one has no mark left.
+        ste.keys(resolution.toOther)
+        #expect(await ste.waitForScreen(containing: "other text"))
+        #expect(await ste.wait { ste.listRow("Notes")?.hasPrefix(" ") == true }, "\(ste.screen)")
+
+        ste.keys("C-q")
+        #expect(await ste.wait { ste.exitStatus == 0 })
+        #expect(ste.text(of: "Notes.txt") == resolution.kept)
+        #expect(VersionStore(root: storeRoot).unresolvedConflictVersionsOfItem(at: notes).isEmpty)
+    }
+
+    /// Writes `text` to `url` and dates it `age` seconds ago.
+    static func write(_ text: String, to url: URL, age: TimeInterval) throws {
+        try Data(text.utf8).write(to: url)
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -age)], ofItemAtPath: url.path)
     }
 
     // MARK: - Bad input

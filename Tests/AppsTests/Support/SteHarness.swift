@@ -13,6 +13,8 @@ final class SteSession {
     let dataHome: URL
     let exitStatusFile: URL
     private let socket: String
+    /// The width of the document list, as ste lays it out for the terminal's width.
+    private(set) var listWidth = 33
 
     /// The folder the test bundle was built into, where `ste` is too.
     static let binary: URL = {
@@ -48,6 +50,7 @@ final class SteSession {
     /// Starts `ste` in a `width` × `height` terminal. With `reportingExit`, a shell around
     /// it writes its exit status to ``exitStatusFile``; without, the pane's process is `ste`.
     func start(arguments: [String] = [], width: Int = 100, height: Int = 24, reportingExit: Bool = true) {
+        listWidth = min(36, max(18, width / 3))
         let environment = [
             "STE_CONTAINER=\(container.path)", "XDG_DATA_HOME=\(dataHome.path)", "HOME=\(root.path)",
             "TERM=xterm-256color", "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
@@ -105,6 +108,39 @@ final class SteSession {
     }
 
     func file(_ name: String) -> URL { container.appendingPathComponent(name) }
+
+    /// The document list's rows on screen, top to bottom: each the mark, the name, the size
+    /// and the age, as drawn.
+    func listRows() -> [String] {
+        screen.split(separator: "\n", omittingEmptySubsequences: false).dropFirst().map {
+            String($0.prefix(listWidth))
+        }
+        .filter { $0.wholeMatch(of: /.+ +[0-9.]+[BKMG] +(now|[0-9]+[mhd])/) != nil }
+    }
+
+    /// The names in the document list, top to bottom.
+    func listNames() -> [String] {
+        listRows().map(name(inRow:))
+    }
+
+    /// The list row of the document called `name`.
+    func listRow(_ name: String) -> String? {
+        listRows().first { self.name(inRow: $0) == name }
+    }
+
+    /// A row is a mark, the name padded to its width, and " SIZE AGE" in 11 cells.
+    private func name(inRow row: String) -> String {
+        String(row.dropFirst().prefix(listWidth - 12)).trimmingCharacters(in: .whitespaces)
+    }
+
+    /// Runs a shell command in the container folder, as another program would, and returns
+    /// its exit status.
+    @discardableResult
+    func shell(_ command: String) -> Int32 {
+        spawnAndWait(
+            ["/bin/sh", "-c", "cd \"$0\" && \(command)", container.path],
+            environment: ProcessInfo.processInfo.environment, standardOutput: "/dev/null")
+    }
 
     func text(of name: String) -> String? {
         (try? Data(contentsOf: file(name))).map { String(decoding: $0, as: UTF8.self) }
