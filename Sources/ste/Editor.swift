@@ -161,7 +161,6 @@ final class Editor: SimpleTextDocumentDelegate {
             render()
         }
         if let lastRender, clock.now - lastRender >= Self.ageRedrawInterval {
-            confirmConflictMarks()
             render()
         } else if documentStatus != renderedStatus {
             render()
@@ -183,7 +182,6 @@ final class Editor: SimpleTextDocumentDelegate {
     private func showListing(_ listing: [TextContainerEntry]) {
         let selectedID = entries.first { $0.url == selectedURL }?.itemID
         entries = listing
-        confirmConflictMarks()
         if let selected = selectedURL, !entries.contains(where: { $0.url == selected }) {
             if let selectedID, let renamed = entries.first(where: { $0.itemID == selectedID }) {
                 selectedURL = renamed.url
@@ -211,16 +209,6 @@ final class Editor: SimpleTextDocumentDelegate {
         entry.hasUnresolvedConflicts = replaced?.hasUnresolvedConflicts ?? false
         let index = entries.firstIndex { TextContainer.isNewer(entry, $0) } ?? entries.count
         entries.insert(entry, at: index)
-    }
-
-    /// Clears conflict marks the store no longer backs. The query reads an item's conflicts
-    /// when the item changes on disk, and resolving a conflict need not change the file.
-    private func confirmConflictMarks() {
-        for index in entries.indices where entries[index].hasUnresolvedConflicts {
-            if !versions.hasUnresolvedConflicts(of: entries[index].url) {
-                entries[index].hasUnresolvedConflicts = false
-            }
-        }
     }
 
     // MARK: - Documents
@@ -841,7 +829,6 @@ final class Editor: SimpleTextDocumentDelegate {
             } catch {
                 self.show(error)
             }
-            self.confirmConflictMarks()
             self.render()
         }
     }

@@ -22,9 +22,6 @@ protocol VersionSource {
     func history(of url: URL) throws -> [VersionRecord]
     /// The conflict versions of the document at `url` not yet resolved.
     func unresolvedConflicts(of url: URL) throws -> [VersionRecord]
-    /// Whether the document at `url` has unresolved conflict versions; cheap enough to ask
-    /// for each document the list marks.
-    func hasUnresolvedConflicts(of url: URL) -> Bool
     /// Puts `record`'s contents in place of the file at `url`.
     func restore(_ record: VersionRecord, over url: URL) throws
     /// Marks `records` resolved and removes the versions other than the current one.
@@ -51,10 +48,6 @@ extension VersionSource {
 
         func unresolvedConflicts(of url: URL) throws -> [VersionRecord] {
             (FileVersion.unresolvedConflictVersionsOfItem(at: url) ?? []).map(record)
-        }
-
-        func hasUnresolvedConflicts(of url: URL) -> Bool {
-            VersionStore.shared.hasUnresolvedConflicts(itemAt: url)
         }
 
         func restore(_ record: VersionRecord, over url: URL) throws {
