@@ -18,9 +18,7 @@ enum ListCommand {
         } catch let error as DocumentKitError {
             throw DocsFailure.failure("cannot list the container: \(DocsFailure.reason(for: error))")
         }
-        let conflicts = entries.map {
-            VersionsAdapter.unresolvedConflictCount(of: container.url.appendingPathComponent($0.fileName))
-        }
+        let conflicts = VersionsAdapter.unresolvedConflictCounts(of: entries, in: container)
         if json {
             try Output.write(jsonListing(entries, conflicts: conflicts, container: container).bytes)
         } else {

@@ -1,5 +1,6 @@
 import DocumentKit
 import Foundation
+import TextContainer
 
 /// A version of a document as `docs` shows and uses it.
 struct VersionSummary: Sendable, Equatable {
@@ -26,12 +27,21 @@ enum VersionsAdapter {
             (FileVersion.unresolvedConflictVersionsOfItem(at: url) ?? []).map(summary)
         }
 
-        /// How many unresolved conflict versions the document has; 0 when that cannot be known.
-        static func unresolvedConflictCount(of url: URL) -> Int {
-            // The summary check reads the store once for the whole listing; only documents
-            // that have conflicts pay for counting them.
-            guard VersionStore.shared.hasUnresolvedConflicts(itemAt: url) else { return 0 }
-            return FileVersion.unresolvedConflictVersionsOfItem(at: url)?.count ?? 0
+        /// How many unresolved conflict versions each document has; 0 when that cannot be known.
+        ///
+        /// The store's summary is read once for the whole listing and matched without a system
+        /// call per document; only documents that have conflicts pay for counting them.
+        static func unresolvedConflictCounts(of entries: [TextContainer.Entry], in container: TextContainer) -> [Int] {
+            guard let lookup = VersionStore.shared.conflictLookup() else {
+                return Array(repeating: 0, count: entries.count)
+            }
+            let folder = container.url.standardizedFileURL.path
+            let prefix = Array((folder.hasSuffix("/") ? folder : folder + "/").utf8)
+            return entries.map { entry in
+                guard lookup.contains(path: prefix + Array(entry.fileName.utf8), inode: entry.inode) else { return 0 }
+                let url = container.url.appendingPathComponent(entry.fileName)
+                return FileVersion.unresolvedConflictVersionsOfItem(at: url)?.count ?? 0
+            }
         }
 
         /// Replaces the document's contents with the version's, as a coordinated write so that

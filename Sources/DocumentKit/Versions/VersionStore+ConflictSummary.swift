@@ -50,7 +50,7 @@ extension VersionStore {
     /// item of a folder: an item matches by its exact path, or by its inode number confirmed
     /// by its identity attribute (an item renamed since its last save). Only that rare
     /// confirmation costs a system call.
-    struct ConflictLookup: Sendable {
+    package struct ConflictLookup: Sendable {
         let ids: Set<String>
         /// The paths by their length: nearly every item is told apart by one integer lookup,
         /// without hashing its path.
@@ -65,7 +65,7 @@ extension VersionStore {
 
         /// Whether the item at the exact path `path`, with inode number `inode`, has
         /// unresolved conflict versions.
-        func contains(path: [UInt8], inode: UInt64) -> Bool {
+        package func contains(path: [UInt8], inode: UInt64) -> Bool {
             if let candidates = pathsByLength[path.count], candidates.contains(path) { return true }
             guard inodes.contains(inode) else { return false }
             var buffer = [UInt8](repeating: 0, count: 64)
@@ -77,7 +77,7 @@ extension VersionStore {
 
     /// The current summary as a lookup, or nil when no item has unresolved conflicts, so
     /// that a caller can skip asking.
-    func conflictLookup() -> ConflictLookup? {
+    package func conflictLookup() -> ConflictLookup? {
         let summary = conflictSummary()
         guard !summary.ids.isEmpty else { return nil }
         return ConflictLookup(ids: summary.ids, paths: summary.paths, inodes: summary.inodes)
