@@ -120,18 +120,17 @@ extension Document: FilePresenter {
                 return
             }
         }
-        if let kept = await keepAsConflictVersion(contents) {
+        let url = fileURL
+        let store = versionStore
+        let result: Result<URL, any Error> = await withFileAccess { [self] in
+            try self.keepUnsavedChangesNow(contents, of: url, in: store)
+        }
+        switch result {
+        case .success(let kept):
             preservedUnsavedChanges.append(kept)
-            return
-        }
-        let destination = Self.unsavedChangesURL(for: fileURL)
-        let result: Result<Void, any Error> = await withFileAccess { [self] in
-            try self.writeContents(contents.value, andAttributes: nil, safelyTo: destination, for: .forCreating)
-        }
-        if case .failure(let error) = result {
+            updateConflictState()
+        case .failure(let error):
             handleError(error, userInteractionPermitted: false)
-        } else {
-            preservedUnsavedChanges.append(destination)
         }
     }
 

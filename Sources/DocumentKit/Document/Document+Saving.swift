@@ -118,36 +118,9 @@ extension Document {
         let checksOriginal = saveOperation == .forOverwriting && url == fileURL
         let versionStore = checksOriginal ? self.versionStore : nil
         let result: Result<SaveWrite, any Error> = await withFileAccess { [self] in
-            let coordinator = FileCoordinator(filePresenter: self)
-            return try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { url in
-                let (expected, presentedURL) = self.fileRecord.withLock { ($0.knownState, $0.url) }
-                // The document's file moved while this save waited: writing here would bring the
-                // old name back. Failing leaves the edit unsaved for a save at the new place.
-                if checksOriginal, presentedURL != url.standardizedFileURL { return .gone }
-                if checksOriginal, let expected {
-                    guard let current = ItemState(path: url.path) else { return .gone }
-                    if current != expected { return .changedElsewhere }
-                }
-                // The file about to be replaced becomes a history version: linked now, stored after.
-                let previous = checksOriginal ? versionStore?.capture(itemAt: url) : nil
-                do {
-                    try self.writeContents(
-                        snapshot.value, andAttributes: attributes.value, safelyTo: url, for: saveOperation)
-                } catch {
-                    versionStore?.discard(previous)
-                    if previous != nil {
-                        // Linking and stamping the identity touched the file's status-change
-                        // time: that is this document's doing, not another writer's.
-                        let untouched = ItemState(path: url.path)
-                        self.fileRecord.withLock { $0.knownState = untouched }
-                    }
-                    throw error
-                }
-                versionStore?.commit(previous, savedAt: url)
-                let written = ItemState(path: url.path)
-                self.fileRecord.withLock { $0.knownState = written }
-                return .written(Self.modificationDate(of: url))
-            }
+            try self.coordinatedWrite(
+                snapshot, attributes: attributes, to: url, for: saveOperation, checksOriginal: checksOriginal,
+                versionStore: versionStore)
         }
         switch result {
         case .success(.changedElsewhere):
@@ -253,6 +226,46 @@ extension Document {
         perform(autosave.timerFired(at: autosaveConfiguration.clock.elapsed()))
     }
 
+    /// The write at the heart of a save, on the file-access queue: coordinated with other
+    /// writers and presenters; with `checksOriginal`, refused when the document's file moved
+    /// or another program changed it since the document read it, and the contents it replaces
+    /// kept as a history version in `versionStore`.
+    nonisolated func coordinatedWrite(
+        _ snapshot: DocumentContents, attributes: SendableAttributes, to url: URL, for saveOperation: SaveOperation,
+        checksOriginal: Bool, versionStore: VersionStore?
+    ) throws -> SaveWrite {
+        let coordinator = FileCoordinator(filePresenter: self)
+        return try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { url in
+            let (expected, presentedURL) = self.fileRecord.withLock { ($0.knownState, $0.url) }
+            // The document's file moved while this save waited: writing here would bring the
+            // old name back. Failing leaves the edit unsaved for a save at the new place.
+            if checksOriginal, presentedURL != url.standardizedFileURL { return .gone }
+            if checksOriginal, let expected {
+                guard let current = ItemState(path: url.path) else { return .gone }
+                if current != expected { return .changedElsewhere }
+            }
+            // The file about to be replaced becomes a history version: linked now, stored after.
+            let previous = checksOriginal ? versionStore?.capture(itemAt: url) : nil
+            do {
+                try self.writeContents(
+                    snapshot.value, andAttributes: attributes.value, safelyTo: url, for: saveOperation)
+            } catch {
+                versionStore?.discard(previous)
+                if previous != nil {
+                    // Linking and stamping the identity touched the file's status-change
+                    // time: that is this document's doing, not another writer's.
+                    let untouched = ItemState(path: url.path)
+                    self.fileRecord.withLock { $0.knownState = untouched }
+                }
+                throw error
+            }
+            versionStore?.commit(previous, savedAt: url)
+            let written = ItemState(path: url.path)
+            self.fileRecord.withLock { $0.knownState = written }
+            return .written(Self.modificationDate(of: url))
+        }
+    }
+
     // MARK: - Saving at termination
 
     /// Saves synchronously, for the termination hook: no later turn of the main actor will come.
@@ -268,20 +281,33 @@ extension Document {
                 value: try contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
             let attributes = SendableAttributes(
                 value: try fileAttributesToWrite(to: url, for: .forOverwriting))
+            let versionStore = self.versionStore
             let done = DispatchSemaphore(value: 0)
-            nonisolated(unsafe) var outcome: Result<Void, any Error> = .failure(
+            nonisolated(unsafe) var outcome: Result<SaveWrite, any Error> = .failure(
                 DocumentKitError(.timedOut, operation: "save the document at exit", url: url))
             performAsynchronousFileAccess { [self] in
                 outcome = Result {
-                    try self.writeContents(
-                        contents.value, andAttributes: attributes.value, safelyTo: url, for: .forOverwriting)
+                    // The same write as any save: coordinated, never over another writer's
+                    // change, and the replaced contents kept as a version.
+                    let write = try self.coordinatedWrite(
+                        contents, attributes: attributes, to: url, for: .forOverwriting, checksOriginal: true,
+                        versionStore: versionStore)
+                    if case .written = write { return write }
+                    // Changed elsewhere, moved or deleted: nothing more will run to resolve it,
+                    // so the unsaved text is kept where the user can find it.
+                    let kept = try self.keepUnsavedChangesNow(contents, of: url, in: versionStore)
+                    FileHandle.standardError.write(
+                        Data(
+                            "DocumentKit: \(url.path) changed elsewhere before the process ended; the unsaved changes were kept in \(kept.path)\n"
+                                .utf8))
+                    return write
                 }
                 done.signal()
             }
             if done.wait(timeout: timeout) == .timedOut {
                 throw DocumentKitError(.timedOut, operation: "save the document at exit", url: url)
             }
-            try outcome.get()
+            _ = try outcome.get()
             updateChangeCount(withToken: token, for: .forOverwriting)
             return true
         } catch {
@@ -290,6 +316,27 @@ extension Document {
             FileHandle.standardError.write(Data("DocumentKit: \(error)\n".utf8))
             return false
         }
+    }
+}
+
+extension Document {
+    /// Keeps unsaved contents without the main actor: as a conflict version of the file when
+    /// the store takes it, else in a new file beside it.
+    ///
+    /// - Returns: Where the contents are.
+    nonisolated func keepUnsavedChangesNow(
+        _ contents: DocumentContents, of url: URL, in versionStore: VersionStore?
+    ) throws -> URL {
+        if let versionStore, FileManager.default.fileExists(atPath: url.path) {
+            do {
+                return try conflictVersion(of: url, holding: contents, in: versionStore)
+            } catch {
+                versionStore.report(error, operation: "keep unsaved changes as a conflict version")
+            }
+        }
+        let destination = Self.unsavedChangesURL(for: url)
+        try writeContents(contents.value, andAttributes: nil, safelyTo: destination, for: .forCreating)
+        return destination
     }
 }
 

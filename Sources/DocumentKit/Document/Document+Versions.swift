@@ -1,29 +1,15 @@
 import Foundation
 
 extension Document {
-    /// Stores `contents`, the document's unsaved state, as a conflict version of its file and
-    /// returns where the version's contents are, or nil if the store could not take them.
-    func keepAsConflictVersion(_ contents: DocumentContents) async -> URL? {
-        guard let store = versionStore else { return nil }
-        let url = fileURL
-        let result: Result<URL, any Error> = await withFileAccess { [self] in
-            let staging = try store.stagingURL()
-            defer { store.removeStaged(staging) }
-            try self.writeContents(contents.value, to: staging, for: .forCreating, originalContentsURL: nil)
-            let version = try store.addVersion(
-                ofItemAt: url, contentsOf: staging, isConflict: true, savingComputer: nil,
-                modificationDate: nil,
-                byMoving: true)
-            return version.url
-        }
-        switch result {
-        case .success(let kept):
-            updateConflictState()
-            return kept
-        case .failure(let error):
-            store.report(error, operation: "keep unsaved changes as a conflict version")
-            return nil
-        }
+    /// Stores `contents` as a conflict version of the file at `url`, on the calling thread.
+    nonisolated func conflictVersion(of url: URL, holding contents: DocumentContents, in store: VersionStore) throws -> URL {
+        let staging = try store.stagingURL()
+        defer { store.removeStaged(staging) }
+        try writeContents(contents.value, to: staging, for: .forCreating, originalContentsURL: nil)
+        let version = try store.addVersion(
+            ofItemAt: url, contentsOf: staging, isConflict: true, savingComputer: nil, modificationDate: nil,
+            byMoving: true)
+        return version.url
     }
 
     /// Sets or clears ``DocumentState/inConflict`` from the store: set while unresolved

@@ -70,6 +70,16 @@ public final class DocumentController {
         for document in documents {
             allSaved = document.saveForTermination(timeout: deadline) && allSaved
         }
+        // Each save keeps the contents it replaced as a version, stored in the background; the
+        // process is about to end, so wait for that too, within the same bound.
+        var stores: [ObjectIdentifier: VersionStore] = [:]
+        for document in documents {
+            if let store = document.versionStore { stores[ObjectIdentifier(store)] = store }
+        }
+        for store in stores.values where !store.waitUntilIdle(deadline: deadline) {
+            FileHandle.standardError.write(
+                Data("DocumentKit: the version store at \(store.root.path) was still busy when the process ended\n".utf8))
+        }
         return allSaved
     }
 

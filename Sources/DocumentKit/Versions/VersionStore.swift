@@ -117,6 +117,15 @@ public final class VersionStore: Sendable {
         queue.sync {}
     }
 
+    /// Waits as ``waitUntilIdle()`` does, but no later than `deadline`.
+    ///
+    /// - Returns: Whether the store became idle in time.
+    func waitUntilIdle(deadline: DispatchTime) -> Bool {
+        let idle = DispatchSemaphore(value: 0)
+        queue.async { idle.signal() }
+        return idle.wait(timeout: deadline) == .success
+    }
+
     /// The bytes the store's files take, summed over every file under ``root``.
     public func diskUsage() -> Int64 {
         waitUntilIdle()

@@ -49,6 +49,24 @@ struct DocumentTerminationTests {
         #expect(saveLeftovers(in: tree.url).isEmpty)
     }
 
+    @Test func theSavedOverContentsAreInTheHistoryWhenTheProcessEnds() throws {
+        let tree = try TemporaryTree()
+        let url = try tree.write(String(repeating: "before the signal\n", count: 20_000), to: "history.txt")
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = tree.file("data").path
+        let child = try TestChild.start(["document-wait", url.path, "after"], environment: environment)
+        let ready = waitForReady(child)
+        if ready { kill(child.processIdentifier, SIGTERM) } else { child.terminate() }
+        let outcome = TestChild.finish(child)
+        try #require(ready, "the child never got ready: \(outcome.standardError)")
+        #expect(fileText(url) == "after")
+        // The version the last save captured is stored before the process ends, not lost
+        // with the background work a signal cuts short.
+        let store = VersionStore(root: tree.file("data/DocumentKit/Versions"))
+        let texts = try store.otherVersionsOfItem(at: url).map { try String(contentsOf: $0.url, encoding: .utf8) }
+        #expect(texts == [String(repeating: "before the signal\n", count: 20_000)])
+    }
+
     @Test func aNewDocumentIsSavedOnASignalToo() throws {
         let tree = try TemporaryTree()
         let url = tree.file("created.txt")
