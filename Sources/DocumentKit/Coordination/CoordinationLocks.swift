@@ -90,11 +90,68 @@ package struct CoordinationLock: Hashable, Sendable, CustomStringConvertible {
     /// - Returns: An absolute path without `.`, `..`, repeated slashes or links above its
     ///   last component.
     package static func canonicalPath(_ path: String) -> String {
+        if let plain = plainCanonicalPath(path) { return plain }
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         let components = absolute.split(separator: "/").filter { $0 != "." }
         guard let last = components.last else { return "/" }
         if last == ".." { return resolvingExisting(components[...]) }
         return appending(last, to: resolvingExisting(components.dropLast()))
+    }
+
+    /// Whether openat2(2) works here; once it has answered ENOSYS or EPERM (an old kernel,
+    /// a seccomp filter), it is not asked again.
+    private static let openat2Works = Atomic<Bool>(true)
+
+    /// `path` itself, when it is already canonical: absolute, spelled plainly (no `.`, `..`
+    /// or empty components, no trailing slash), and its folder reached without following a
+    /// symbolic link, which one `openat2` with `RESOLVE_NO_SYMLINKS` tells. The kernel then
+    /// walked exactly the names written, so the name `/proc/self/fd` or `realpath(3)` would
+    /// give the folder is the one written, and nothing needs building. `nil` otherwise, and
+    /// the general resolution runs.
+    private static func plainCanonicalPath(_ path: String) -> String? {
+        let slash = UInt8(ascii: "/")
+        let dot = UInt8(ascii: ".")
+        var bytes = path.utf8
+        guard bytes.first == slash, bytes.count > 1 else { return nil }
+        // One pass: the offset of the last slash, and whether every component is plain.
+        var lastSlash = 0
+        var componentLength = 0
+        var componentIsDots = true
+        var offset = 0
+        for byte in bytes {
+            if byte == slash {
+                if offset > 0 {
+                    guard componentLength > 0, !(componentIsDots && componentLength <= 2) else { return nil }
+                }
+                lastSlash = offset
+                componentLength = 0
+                componentIsDots = true
+            } else {
+                componentLength += 1
+                componentIsDots = componentIsDots && byte == dot
+            }
+            offset += 1
+        }
+        guard componentLength > 0, !(componentIsDots && componentLength <= 2) else { return nil }
+        if lastSlash == 0 { return path }  // an item in the root folder
+        guard lastSlash < Int(PATH_MAX), openat2Works.load(ordering: .relaxed) else { return nil }
+        let folderIsPlain = withUnsafeTemporaryAllocation(of: CChar.self, capacity: lastSlash + 1) { folder in
+            bytes = path.utf8
+            var index = 0
+            for byte in bytes.prefix(lastSlash) {
+                folder[index] = CChar(bitPattern: byte)
+                index += 1
+            }
+            folder[lastSlash] = 0
+            let fd = cds_open_folder_without_links(folder.baseAddress!)
+            guard fd >= 0 else {
+                if errno == ENOSYS || errno == EPERM { openat2Works.store(false, ordering: .relaxed) }
+                return false
+            }
+            close(fd)
+            return true
+        }
+        return folderIsPlain ? path : nil
     }
 
     /// The real path of the longest existing prefix of `components`, with the rest
@@ -143,34 +200,37 @@ extension String {
 
 /// Locks held by one acquisition, released by ``release()`` or when the value goes away.
 ///
-/// Each lock file is open on a descriptor of this acquisition's own, so releasing closes
-/// those descriptors and nothing else: other acquisitions in the process keep theirs.
-/// A process that dies releases everything it held, because the kernel closes its files.
-/// The descriptors are close-on-exec, so a program the holder spawns does not inherit (and
-/// outlive it holding) the locks.
+/// The locks are taken through an open file description of this acquisition's own, so
+/// releasing unlocks that description and nothing else: other acquisitions in the process
+/// keep theirs. A process that dies releases everything it held, because the kernel closes
+/// its files. The descriptors are close-on-exec, so a program the holder spawns does not
+/// inherit (and outlive it holding) the locks.
 package final class HeldLocks: Sendable {
     /// The accesses held, by canonical path, each with its strongest mode.
     package let locks: [CoordinationLock]
-    /// The open lock files, or `nil` once released.
-    private let descriptors: Mutex<[CInt]?>
+    private let directory: LockDirectory
+    /// The lock file description the locks are on (none when there was nothing to lock),
+    /// or `nil` once released.
+    private let descriptions: Mutex<[LockDescription]?>
 
-    init(locks: [CoordinationLock], descriptors: [CInt]) {
+    init(locks: [CoordinationLock], descriptions: [LockDescription], directory: LockDirectory) {
         self.locks = locks
-        self.descriptors = Mutex(descriptors)
+        self.directory = directory
+        self.descriptions = Mutex(descriptions)
     }
 
     deinit { release() }
 
     /// Whether ``release()`` has not been called yet.
-    package var isHeld: Bool { descriptors.withLock { $0 != nil } }
+    package var isHeld: Bool { descriptions.withLock { $0 != nil } }
 
     /// Releases every lock of this acquisition; later calls do nothing.
     package func release() {
-        let open = descriptors.withLock { descriptors in
-            defer { descriptors = nil }
-            return descriptors ?? []
+        let taken = descriptions.withLock { descriptions in
+            defer { descriptions = nil }
+            return descriptions ?? []
         }
-        for fd in open { Syscall.close(fd) }
+        for description in taken { directory.checkIn(description) }
     }
 
     /// Whether these locks already grant `request`, so that a coordinated call nested
@@ -332,7 +392,7 @@ private struct LockAcquisition {
     let directory: LockDirectory
     private var files: [LockFilePlan] = []
     private var ranges: [LockRange] = []
-    private var descriptors: [CInt] = []
+    private var description: LockDescription?
     private var next = 0
     /// Whether the last `advance` took at least one range.
     private(set) var progressed = false
@@ -390,11 +450,11 @@ private struct LockAcquisition {
         progressed = false
         while next < ranges.count {
             let range = ranges[next]
-            if descriptors.isEmpty {
-                descriptors.append(try directory.openLockFile(for: files[range.file].path))
+            if description == nil {
+                description = try directory.checkOut(for: files[range.file].path)
             }
             let taken = Syscall.tryLockRange(
-                descriptors[0], range.strength, start: range.start, length: range.length)
+                description!.descriptor, range.strength, start: range.start, length: range.length)
             switch taken {
             case .success(true):
                 next += 1
@@ -416,14 +476,14 @@ private struct LockAcquisition {
 
     /// Releases whatever was taken.
     mutating func abandon() {
-        for fd in descriptors { Syscall.close(fd) }
-        descriptors = []
+        if let description { directory.checkIn(description) }
+        description = nil
     }
 
-    /// Hands the descriptors to the caller.
+    /// Hands the locks to the caller.
     mutating func held() -> HeldLocks {
-        defer { descriptors = [] }
-        return HeldLocks(locks: locks, descriptors: descriptors)
+        defer { description = nil }
+        return HeldLocks(locks: locks, descriptions: description.map { [$0] } ?? [], directory: directory)
     }
 }
 
