@@ -379,8 +379,8 @@ private struct LockFilePlan {
     /// The path the lock file stands for, named in errors; a slice, because ancestors'
     /// paths are rarely needed and would otherwise cost an allocation each.
     var path: Substring
-    var item: LockStrength?
-    var contents: LockStrength?
+    var item: LockStrength? = nil
+    var contents: LockStrength? = nil
 }
 
 /// The progress of one acquisition: which ranges it holds and on which descriptors.
@@ -400,24 +400,31 @@ private struct LockAcquisition {
     init(_ requests: [CoordinationLock], directory: LockDirectory, pathsAreCanonical: Bool = false) {
         locks = CoordinationLock.merged(requests, pathsAreCanonical: pathsAreCanonical)
         self.directory = directory
-        var plans: [LockKey: LockFilePlan] = [:]
-        func need(_ key: LockKey, _ path: Substring, item: LockStrength? = nil, contents: LockStrength? = nil)
-        {
-            var plan = plans[key] ?? LockFilePlan(key: key, path: path)
-            plan.item = Self.stronger(plan.item, item)
-            plan.contents = Self.stronger(plan.contents, contents)
-            plans[key] = plan
-        }
+        // Sorted, then merged where keys repeat (several items share folders), rather than
+        // gathered in a dictionary: an access to one item needs a dozen plans, and hashing
+        // them cost more than sorting.
+        var needed: [LockFilePlan] = []
         for lock in locks {
             let keys = LockKey.keys(ofItemAndAncestors: lock.path)
-            for ancestor in keys.ancestors { need(ancestor.key, ancestor.path, contents: .shared) }
+            for ancestor in keys.ancestors {
+                needed.append(LockFilePlan(key: ancestor.key, path: ancestor.path, contents: .shared))
+            }
             switch lock.mode {
-            case .read: need(keys.item, lock.path[...], item: .shared)
-            case .write: need(keys.item, lock.path[...], item: .exclusive)
-            case .writeSubtree: need(keys.item, lock.path[...], item: .exclusive, contents: .exclusive)
+            case .read: needed.append(LockFilePlan(key: keys.item, path: lock.path[...], item: .shared))
+            case .write: needed.append(LockFilePlan(key: keys.item, path: lock.path[...], item: .exclusive))
+            case .writeSubtree:
+                needed.append(LockFilePlan(key: keys.item, path: lock.path[...], item: .exclusive, contents: .exclusive))
             }
         }
-        files = plans.values.sorted { $0.key < $1.key }
+        needed.sort { $0.key < $1.key }
+        for plan in needed {
+            if let last = files.indices.last, files[last].key == plan.key {
+                files[last].item = Self.stronger(files[last].item, plan.item)
+                files[last].contents = Self.stronger(files[last].contents, plan.contents)
+            } else {
+                files.append(plan)
+            }
+        }
         for (index, plan) in files.enumerated() {
             let base = plan.key.byteOffset
             switch (plan.item, plan.contents) {

@@ -182,9 +182,13 @@ enum PresenterIndex {
         mkdir(root.path, 0o700)
         mkdir(root.appendingPathComponent("presented").path, 0o700)
         let generationPath = root.appendingPathComponent("presented/.generation").path
+        // Made now if no process has listed anything yet, so that it can be held open from
+        // the start; an empty file is as good as a missing one for telling changes apart.
+        let descriptor = open(generationPath, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         location.withLock { location in
             if let old = location?.generationDescriptor, old >= 0 { close(old) }
-            location = Location(runtime: runtime, root: root, generationPath: generationPath)
+            location = Location(
+                runtime: runtime, root: root, generationPath: generationPath, generationDescriptor: descriptor)
         }
         return root
     }
