@@ -111,7 +111,7 @@ package struct CoordinationLock: Hashable, Sendable, CustomStringConvertible {
     private static func plainCanonicalPath(_ path: String) -> String? {
         let slash = UInt8(ascii: "/")
         let dot = UInt8(ascii: ".")
-        var bytes = path.utf8
+        let bytes = path.utf8
         guard bytes.first == slash, bytes.count > 1 else { return nil }
         // One pass: the offset of the last slash, and whether every component is plain.
         var lastSlash = 0
@@ -136,7 +136,6 @@ package struct CoordinationLock: Hashable, Sendable, CustomStringConvertible {
         if lastSlash == 0 { return path }  // an item in the root folder
         guard lastSlash < Int(PATH_MAX), openat2Works.load(ordering: .relaxed) else { return nil }
         let folderIsPlain = withUnsafeTemporaryAllocation(of: CChar.self, capacity: lastSlash + 1) { folder in
-            bytes = path.utf8
             var index = 0
             for byte in bytes.prefix(lastSlash) {
                 folder[index] = CChar(bitPattern: byte)
@@ -251,11 +250,11 @@ package final class HeldLocks: Sendable {
 
 /// Takes and waits for the cross-process locks behind file coordination.
 ///
-/// Each item has a lock file in `<runtime>/documentkit/locks/`, named by ``LockKey``, and
-/// two bytes of it are locked with open-file-description (OFD) locks:
+/// Each item has two bytes in the one lock file, `<runtime>/documentkit/locks/coordination.lock`,
+/// at its ``LockKey``'s offset, locked with open-file-description (OFD) locks:
 ///
-/// - byte 0 is the item itself: shared to read it, exclusive to write it;
-/// - byte 1 says "something inside this folder is in use": every access holds it shared on
+/// - the first is the item itself: shared to read it, exclusive to write it;
+/// - the second says "something inside this folder is in use": every access holds it shared on
 ///   each folder above its item, up to `/`, and moving or deleting a folder holds it
 ///   exclusive, so each excludes the other while accesses inside share.
 ///
@@ -413,7 +412,8 @@ private struct LockAcquisition {
             case .read: needed.append(LockFilePlan(key: keys.item, path: lock.path[...], item: .shared))
             case .write: needed.append(LockFilePlan(key: keys.item, path: lock.path[...], item: .exclusive))
             case .writeSubtree:
-                needed.append(LockFilePlan(key: keys.item, path: lock.path[...], item: .exclusive, contents: .exclusive))
+                needed.append(
+                    LockFilePlan(key: keys.item, path: lock.path[...], item: .exclusive, contents: .exclusive))
             }
         }
         needed.sort { $0.key < $1.key }

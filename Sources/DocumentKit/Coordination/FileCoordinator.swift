@@ -274,7 +274,8 @@ public final class FileCoordinator: Sendable {
                 // with none, nobody reads it and the stat is skipped.
                 let told = !session.isEmpty || !remote[index].processes.isEmpty
                 let outcome = AccessOutcome(
-                    movedTo: destination, itemExists: told && ItemState(path: destination ?? event.path) != nil)
+                    movedTo: destination,
+                    itemExists: told && ItemState(path: destination ?? event.path) != nil)
                 session.finish(outcome)
                 remote[index].finish(outcome)
                 if event.kind == .write, let own = filePresenter {

@@ -217,7 +217,9 @@ final class LockDirectory: Sendable {
     /// of the fork, which shares the description, while closing only drops this process's
     /// reference.
     func checkIn(_ description: LockDescription) {
-        if description.forkGeneration == ForkGeneration.current, case .success = Syscall.unlockAll(description.descriptor) {
+        if description.forkGeneration == ForkGeneration.current,
+            case .success = Syscall.unlockAll(description.descriptor)
+        {
             let kept = idle.withLock { idle in
                 guard idle.count < Self.idleLimit else { return false }
                 idle.append(description)
@@ -268,7 +270,10 @@ struct LockDescription: Sendable {
 enum ForkGeneration {
     private static let count = Atomic<UInt32>(0)
     private static let handlersInstalled: Bool = {
-        pthread_atfork(nil, { ForkGeneration.count.add(1, ordering: .relaxed) }, { ForkGeneration.count.add(1, ordering: .relaxed) }) == 0
+        pthread_atfork(
+            nil,
+            { ForkGeneration.count.add(1, ordering: .relaxed) },
+            { ForkGeneration.count.add(1, ordering: .relaxed) }) == 0
     }()
 
     /// The number of forks so far; it changes in both processes of each.

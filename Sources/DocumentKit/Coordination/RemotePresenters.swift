@@ -188,7 +188,8 @@ enum PresenterIndex {
         location.withLock { location in
             if let old = location?.generationDescriptor, old >= 0 { close(old) }
             location = Location(
-                runtime: runtime, root: root, generationPath: generationPath, generationDescriptor: descriptor)
+                runtime: runtime, root: root, generationPath: generationPath,
+                generationDescriptor: descriptor)
         }
         return root
     }

@@ -113,7 +113,8 @@ import Testing
             try fixture.manager.acquire([CoordinationLock(first, .writeSubtree)]).release()
             let reusing = try fixture.manager.acquire([CoordinationLock(second, .read)])
             // Taken on another description, since the pooled one is checked out.
-            #expect(try fixture.manager.acquire([CoordinationLock(first, .writeSubtree)], timeout: .zero).isHeld)
+            let other = try fixture.manager.acquire([CoordinationLock(first, .writeSubtree)], timeout: .zero)
+            #expect(other.isHeld)
             reusing.release()
         }
     }

@@ -161,8 +161,8 @@ import Testing
         try FileCoordinator().coordinate(writingItemAt: file, options: .forReplacing) {
             try SafeSave.write(Data("two\n".utf8), to: $0)
         }
-        let generation = StandardDirectories.current.runtime.appendingPathComponent("documentkit/presented/.generation")
-        unlink(generation.path)
+        let runtime = StandardDirectories.current.runtime
+        unlink(runtime.appendingPathComponent("documentkit/presented/.generation").path)
         let child = try CoordinationChild(["coord-presenter", file.path, marker.path, "5", "answer"])
         #expect(child.waitForLine("ready") != nil)
 
