@@ -10,6 +10,21 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 #include <linux/fs.h>
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#endif
+
+int cds_open_folder_without_links(const char *path) {
+#if defined(SYS_openat2) && __has_include(<linux/openat2.h>)
+    struct open_how how = {0};
+    how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
+    how.resolve = RESOLVE_NO_SYMLINKS;
+    return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof how);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
 
 int cds_renameat2(int olddirfd, const char *oldpath, int newdirfd,
                   const char *newpath, unsigned int flags) {

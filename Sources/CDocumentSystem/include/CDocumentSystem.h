@@ -16,6 +16,12 @@
 #define CDS_RENAME_NOREPLACE (1 << 0)
 #define CDS_RENAME_EXCHANGE (1 << 1)
 
+/// openat2(2) of the folder at absolute `path` with O_PATH, refusing to follow any symbolic
+/// link on the way (RESOLVE_NO_SYMLINKS): success means the path names the folder exactly
+/// as the kernel would spell it. Returns -1 with errno ELOOP for a link, or ENOSYS where
+/// the kernel (before 5.6) or a seccomp filter lacks openat2.
+int cds_open_folder_without_links(const char *path);
+
 /// renameat2(2); returns -1 with errno ENOSYS or EINVAL where the kernel or
 /// file system lacks it.
 int cds_renameat2(int olddirfd, const char *oldpath, int newdirfd,

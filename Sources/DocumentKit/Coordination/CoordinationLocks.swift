@@ -90,11 +90,67 @@ package struct CoordinationLock: Hashable, Sendable, CustomStringConvertible {
     /// - Returns: An absolute path without `.`, `..`, repeated slashes or links above its
     ///   last component.
     package static func canonicalPath(_ path: String) -> String {
+        if let plain = plainCanonicalPath(path) { return plain }
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         let components = absolute.split(separator: "/").filter { $0 != "." }
         guard let last = components.last else { return "/" }
         if last == ".." { return resolvingExisting(components[...]) }
         return appending(last, to: resolvingExisting(components.dropLast()))
+    }
+
+    /// Whether openat2(2) works here; once it has answered ENOSYS or EPERM (an old kernel,
+    /// a seccomp filter), it is not asked again.
+    private static let openat2Works = Atomic<Bool>(true)
+
+    /// `path` itself, when it is already canonical: absolute, spelled plainly (no `.`, `..`
+    /// or empty components, no trailing slash), and its folder reached without following a
+    /// symbolic link, which one `openat2` with `RESOLVE_NO_SYMLINKS` tells. The kernel then
+    /// walked exactly the names written, so the name `/proc/self/fd` or `realpath(3)` would
+    /// give the folder is the one written, and nothing needs building. `nil` otherwise, and
+    /// the general resolution runs.
+    private static func plainCanonicalPath(_ path: String) -> String? {
+        let slash = UInt8(ascii: "/")
+        let dot = UInt8(ascii: ".")
+        let bytes = path.utf8
+        guard bytes.first == slash, bytes.count > 1 else { return nil }
+        // One pass: the offset of the last slash, and whether every component is plain.
+        var lastSlash = 0
+        var componentLength = 0
+        var componentIsDots = true
+        var offset = 0
+        for byte in bytes {
+            if byte == slash {
+                if offset > 0 {
+                    guard componentLength > 0, !(componentIsDots && componentLength <= 2) else { return nil }
+                }
+                lastSlash = offset
+                componentLength = 0
+                componentIsDots = true
+            } else {
+                componentLength += 1
+                componentIsDots = componentIsDots && byte == dot
+            }
+            offset += 1
+        }
+        guard componentLength > 0, !(componentIsDots && componentLength <= 2) else { return nil }
+        if lastSlash == 0 { return path }  // an item in the root folder
+        guard lastSlash < Int(PATH_MAX), openat2Works.load(ordering: .relaxed) else { return nil }
+        let folderIsPlain = withUnsafeTemporaryAllocation(of: CChar.self, capacity: lastSlash + 1) { folder in
+            var index = 0
+            for byte in bytes.prefix(lastSlash) {
+                folder[index] = CChar(bitPattern: byte)
+                index += 1
+            }
+            folder[lastSlash] = 0
+            let fd = cds_open_folder_without_links(folder.baseAddress!)
+            guard fd >= 0 else {
+                if errno == ENOSYS || errno == EPERM { openat2Works.store(false, ordering: .relaxed) }
+                return false
+            }
+            close(fd)
+            return true
+        }
+        return folderIsPlain ? path : nil
     }
 
     /// The real path of the longest existing prefix of `components`, with the rest
@@ -143,34 +199,37 @@ extension String {
 
 /// Locks held by one acquisition, released by ``release()`` or when the value goes away.
 ///
-/// Each lock file is open on a descriptor of this acquisition's own, so releasing closes
-/// those descriptors and nothing else: other acquisitions in the process keep theirs.
-/// A process that dies releases everything it held, because the kernel closes its files.
-/// The descriptors are close-on-exec, so a program the holder spawns does not inherit (and
-/// outlive it holding) the locks.
+/// The locks are taken through an open file description of this acquisition's own, so
+/// releasing unlocks that description and nothing else: other acquisitions in the process
+/// keep theirs. A process that dies releases everything it held, because the kernel closes
+/// its files. The descriptors are close-on-exec, so a program the holder spawns does not
+/// inherit (and outlive it holding) the locks.
 package final class HeldLocks: Sendable {
     /// The accesses held, by canonical path, each with its strongest mode.
     package let locks: [CoordinationLock]
-    /// The open lock files, or `nil` once released.
-    private let descriptors: Mutex<[CInt]?>
+    private let directory: LockDirectory
+    /// The lock file description the locks are on (none when there was nothing to lock),
+    /// or `nil` once released.
+    private let descriptions: Mutex<[LockDescription]?>
 
-    init(locks: [CoordinationLock], descriptors: [CInt]) {
+    init(locks: [CoordinationLock], descriptions: [LockDescription], directory: LockDirectory) {
         self.locks = locks
-        self.descriptors = Mutex(descriptors)
+        self.directory = directory
+        self.descriptions = Mutex(descriptions)
     }
 
     deinit { release() }
 
     /// Whether ``release()`` has not been called yet.
-    package var isHeld: Bool { descriptors.withLock { $0 != nil } }
+    package var isHeld: Bool { descriptions.withLock { $0 != nil } }
 
     /// Releases every lock of this acquisition; later calls do nothing.
     package func release() {
-        let open = descriptors.withLock { descriptors in
-            defer { descriptors = nil }
-            return descriptors ?? []
+        let taken = descriptions.withLock { descriptions in
+            defer { descriptions = nil }
+            return descriptions ?? []
         }
-        for fd in open { Syscall.close(fd) }
+        for description in taken { directory.checkIn(description) }
     }
 
     /// Whether these locks already grant `request`, so that a coordinated call nested
@@ -191,11 +250,11 @@ package final class HeldLocks: Sendable {
 
 /// Takes and waits for the cross-process locks behind file coordination.
 ///
-/// Each item has a lock file in `<runtime>/documentkit/locks/`, named by ``LockKey``, and
-/// two bytes of it are locked with open-file-description (OFD) locks:
+/// Each item has two bytes in the one lock file, `<runtime>/documentkit/locks/coordination.lock`,
+/// at its ``LockKey``'s offset, locked with open-file-description (OFD) locks:
 ///
-/// - byte 0 is the item itself: shared to read it, exclusive to write it;
-/// - byte 1 says "something inside this folder is in use": every access holds it shared on
+/// - the first is the item itself: shared to read it, exclusive to write it;
+/// - the second says "something inside this folder is in use": every access holds it shared on
 ///   each folder above its item, up to `/`, and moving or deleting a folder holds it
 ///   exclusive, so each excludes the other while accesses inside share.
 ///
@@ -319,8 +378,8 @@ private struct LockFilePlan {
     /// The path the lock file stands for, named in errors; a slice, because ancestors'
     /// paths are rarely needed and would otherwise cost an allocation each.
     var path: Substring
-    var item: LockStrength?
-    var contents: LockStrength?
+    var item: LockStrength? = nil
+    var contents: LockStrength? = nil
 }
 
 /// The progress of one acquisition: which ranges it holds and on which descriptors.
@@ -332,7 +391,7 @@ private struct LockAcquisition {
     let directory: LockDirectory
     private var files: [LockFilePlan] = []
     private var ranges: [LockRange] = []
-    private var descriptors: [CInt] = []
+    private var description: LockDescription?
     private var next = 0
     /// Whether the last `advance` took at least one range.
     private(set) var progressed = false
@@ -340,24 +399,32 @@ private struct LockAcquisition {
     init(_ requests: [CoordinationLock], directory: LockDirectory, pathsAreCanonical: Bool = false) {
         locks = CoordinationLock.merged(requests, pathsAreCanonical: pathsAreCanonical)
         self.directory = directory
-        var plans: [LockKey: LockFilePlan] = [:]
-        func need(_ key: LockKey, _ path: Substring, item: LockStrength? = nil, contents: LockStrength? = nil)
-        {
-            var plan = plans[key] ?? LockFilePlan(key: key, path: path)
-            plan.item = Self.stronger(plan.item, item)
-            plan.contents = Self.stronger(plan.contents, contents)
-            plans[key] = plan
-        }
+        // Sorted, then merged where keys repeat (several items share folders), rather than
+        // gathered in a dictionary: an access to one item needs a dozen plans, and hashing
+        // them cost more than sorting.
+        var needed: [LockFilePlan] = []
         for lock in locks {
             let keys = LockKey.keys(ofItemAndAncestors: lock.path)
-            for ancestor in keys.ancestors { need(ancestor.key, ancestor.path, contents: .shared) }
+            for ancestor in keys.ancestors {
+                needed.append(LockFilePlan(key: ancestor.key, path: ancestor.path, contents: .shared))
+            }
             switch lock.mode {
-            case .read: need(keys.item, lock.path[...], item: .shared)
-            case .write: need(keys.item, lock.path[...], item: .exclusive)
-            case .writeSubtree: need(keys.item, lock.path[...], item: .exclusive, contents: .exclusive)
+            case .read: needed.append(LockFilePlan(key: keys.item, path: lock.path[...], item: .shared))
+            case .write: needed.append(LockFilePlan(key: keys.item, path: lock.path[...], item: .exclusive))
+            case .writeSubtree:
+                needed.append(
+                    LockFilePlan(key: keys.item, path: lock.path[...], item: .exclusive, contents: .exclusive))
             }
         }
-        files = plans.values.sorted { $0.key < $1.key }
+        needed.sort { $0.key < $1.key }
+        for plan in needed {
+            if let last = files.indices.last, files[last].key == plan.key {
+                files[last].item = Self.stronger(files[last].item, plan.item)
+                files[last].contents = Self.stronger(files[last].contents, plan.contents)
+            } else {
+                files.append(plan)
+            }
+        }
         for (index, plan) in files.enumerated() {
             let base = plan.key.byteOffset
             switch (plan.item, plan.contents) {
@@ -390,11 +457,11 @@ private struct LockAcquisition {
         progressed = false
         while next < ranges.count {
             let range = ranges[next]
-            if descriptors.isEmpty {
-                descriptors.append(try directory.openLockFile(for: files[range.file].path))
+            if description == nil {
+                description = try directory.checkOut(for: files[range.file].path)
             }
             let taken = Syscall.tryLockRange(
-                descriptors[0], range.strength, start: range.start, length: range.length)
+                description!.descriptor, range.strength, start: range.start, length: range.length)
             switch taken {
             case .success(true):
                 next += 1
@@ -416,14 +483,14 @@ private struct LockAcquisition {
 
     /// Releases whatever was taken.
     mutating func abandon() {
-        for fd in descriptors { Syscall.close(fd) }
-        descriptors = []
+        if let description { directory.checkIn(description) }
+        description = nil
     }
 
-    /// Hands the descriptors to the caller.
+    /// Hands the locks to the caller.
     mutating func held() -> HeldLocks {
-        defer { descriptors = [] }
-        return HeldLocks(locks: locks, descriptors: descriptors)
+        defer { description = nil }
+        return HeldLocks(locks: locks, descriptions: description.map { [$0] } ?? [], directory: directory)
     }
 }
 

@@ -242,13 +242,23 @@ public final class FileCoordinator: Sendable {
         if alreadyHeld { return try body(accesses.map(\.url)) }
 
         let timeout = Self.presenterTimeout
-        // Whether an item existed only matters to presenters (an appearing subitem is not a
-        // changed one), so the stat is skipped when nobody presents anything related.
-        for index in events.indices where PresenterRegistry.shared.hasPresenters || PresenterIndex.hasOtherProcesses {
+        let others = PresenterIndex.otherProcesses()
+        let remoteProcesses = events.map {
+            others.processes(relatedTo: $0.path, includingDescendants: $0.affectsDescendants)
+        }
+        // Whether an item existed only matters to presenters of it or near it (an appearing
+        // subitem is not a changed one), so the stat is skipped when there are none.
+        for index in events.indices
+        where !remoteProcesses[index].isEmpty
+            || PresenterRegistry.shared.hasPresenters(
+                relatedTo: events[index].path, includingDescendants: events[index].affectsDescendants)
+        {
             events[index].itemExisted = ItemState(path: events[index].path) != nil
         }
         let sessions = events.map { LocalPresenterSession(event: $0, excluding: filePresenter, timeout: timeout) }
-        let remote = events.map { RemotePresenters.shared.prepare($0, timeout: timeout) }
+        let remote = events.indices.map {
+            RemotePresenters.shared.prepare(events[$0], processes: remoteProcesses[$0], timeout: timeout)
+        }
         for session in sessions { session.prepare() }
         // inotify will see these writes too; the sessions report them, once.
         for event in events where event.kind == .write { PendingWrites.shared.begin(event.path) }
@@ -260,8 +270,12 @@ public final class FileCoordinator: Sendable {
             for (index, session) in sessions.enumerated() {
                 let event = events[index]
                 let destination = moved[event.path]
+                // Whether the item is still there is news only to presenters that were asked;
+                // with none, nobody reads it and the stat is skipped.
+                let told = !session.isEmpty || !remote[index].processes.isEmpty
                 let outcome = AccessOutcome(
-                    movedTo: destination, itemExists: ItemState(path: destination ?? event.path) != nil)
+                    movedTo: destination,
+                    itemExists: told && ItemState(path: destination ?? event.path) != nil)
                 session.finish(outcome)
                 remote[index].finish(outcome)
                 if event.kind == .write, let own = filePresenter {

@@ -1,5 +1,6 @@
 import CDocumentSystem
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -119,6 +120,12 @@ final class LockDirectory: Sendable {
     /// The lock folder.
     let url: URL
     private let descriptor: CInt
+    /// Open file descriptions of the lock file that hold no lock now, kept for the next
+    /// acquisition instead of being closed; see ``checkOut(for:)``.
+    private let idle = Mutex<[LockDescription]>([])
+    /// More idle descriptions than this are closed: a process rarely holds more acquisitions
+    /// at once, and each kept one is an open file.
+    private static let idleLimit = 8
 
     /// Opens the lock folder inside `runtime`, creating it and its parent with mode 0700.
     ///
@@ -133,7 +140,10 @@ final class LockDirectory: Sendable {
         descriptor = locks.descriptor
     }
 
-    deinit { Syscall.close(descriptor) }
+    deinit {
+        for description in idle.withLock({ $0 }) { Syscall.close(description.descriptor) }
+        Syscall.close(descriptor)
+    }
 
     /// Creates (if needed) and opens one private folder, refusing a link or a non-folder.
     private static func makePrivateFolder(
@@ -166,46 +176,72 @@ final class LockDirectory: Sendable {
         return (url, fd)
     }
 
-    /// Opens a new descriptor, and with it a new open file description, on the one lock file
-    /// every item's locks live in, each at its key's ``LockKey/byteOffset``.
+    /// An open file description of the one lock file every item's locks live in (each at its
+    /// key's ``LockKey/byteOffset``) that no other acquisition in this process is using.
     ///
     /// One file rather than one per item: an acquisition locks the item and every folder
     /// above it, and one `open` with many `fcntl`s costs a fraction of as many `open`s. Two
     /// items whose 62-bit offsets collide only wait for each other.
-    func openLockFile(for item: Substring) throws -> CInt {
+    ///
+    /// OFD locks belong to the open file description, so each acquisition needs one of its
+    /// own: that is what makes two acquisitions in one process, on one thread or two,
+    /// conflict exactly as two processes do. A description is not shared while checked out;
+    /// ``checkIn(_:)`` unlocks it whole before another acquisition may take it, so reusing
+    /// it is the same as opening a new one, minus an `open` and a `close`. A description
+    /// made before a `fork` is never reused (see ``ForkGeneration``), since the other
+    /// process of the fork shares it.
+    ///
+    /// - Parameter item: The path the lock stands for, to name in errors.
+    func checkOut(for item: Substring) throws -> LockDescription {
+        let generation = ForkGeneration.current
+        while let kept = idle.withLock({ $0.popLast() }) {
+            // A lock file someone deleted still takes locks, but no other process sees them:
+            // such a description is dropped, and opening anew makes the file again (or fails,
+            // naming the item, if the folder went too), as an acquisition always did.
+            if kept.forkGeneration == generation, case .success(let info) = Syscall.fstat(kept.descriptor),
+                info.st_nlink > 0
+            {
+                return kept
+            }
+            Syscall.close(kept.descriptor)
+        }
+        return LockDescription(descriptor: try openLockFile(for: item), forkGeneration: generation)
+    }
+
+    /// Takes back a description an acquisition is done with, releasing every lock on it.
+    ///
+    /// Unlocking the whole file releases exactly what the acquisition took, since no one
+    /// else locks through this description. A description that cannot be unlocked, or is
+    /// one too many to keep, is closed, which releases its locks too. After a `fork`, closing
+    /// is the only safe release: unlocking would also drop the locks of the other process
+    /// of the fork, which shares the description, while closing only drops this process's
+    /// reference.
+    func checkIn(_ description: LockDescription) {
+        if description.forkGeneration == ForkGeneration.current,
+            case .success = Syscall.unlockAll(description.descriptor)
+        {
+            let kept = idle.withLock { idle in
+                guard idle.count < Self.idleLimit else { return false }
+                idle.append(description)
+                return true
+            }
+            if kept { return }
+        }
+        Syscall.close(description.descriptor)
+    }
+
+    /// Opens a new descriptor, and with it a new open file description, on the lock file.
+    private func openLockFile(for item: Substring) throws -> CInt {
         switch Syscall.openat(descriptor, "coordination.lock", O_RDWR | O_NOFOLLOW) {
         case .success(let fd): return fd
         case .failure(.noSuchFileOrDirectory): break
         case .failure(let error): throw Self.openError(error, item)
         }
+        // Opening without O_CREAT first skips the folder's inode lock in the common case
+        // that the lock file exists.
         switch Syscall.openat(descriptor, "coordination.lock", O_RDWR | O_NOFOLLOW | O_CREAT, 0o600) {
         case .success(let fd): return fd
         case .failure(let error): throw Self.openError(error, item)
-        }
-    }
-
-    /// Opens a new descriptor, and with it a new open file description, for `key`'s lock file.
-    ///
-    /// OFD locks belong to the open file description, so a fresh one per acquisition is what
-    /// makes two acquisitions in one process, on one thread or two, conflict exactly as two
-    /// processes do.
-    ///
-    /// - Parameters:
-    ///   - key: The lock file to open, created with mode 0600 if missing.
-    ///   - item: The path the lock stands for, to name in errors.
-    func open(_ key: LockKey, for item: Substring) throws -> CInt {
-        try key.withFileName { name in
-            // Opening without O_CREAT first skips the folder's inode lock in the common case
-            // that the lock file exists, which matters when many threads coordinate at once.
-            switch Syscall.openat(descriptor, name, O_RDWR | O_NOFOLLOW) {
-            case .success(let fd): return fd
-            case .failure(.noSuchFileOrDirectory): break
-            case .failure(let error): throw Self.openError(error, item)
-            }
-            switch Syscall.openat(descriptor, name, O_RDWR | O_NOFOLLOW | O_CREAT, 0o600) {
-            case .success(let fd): return fd
-            case .failure(let error): throw Self.openError(error, item)
-            }
         }
     }
 
@@ -216,7 +252,59 @@ final class LockDirectory: Sendable {
     }
 }
 
+/// One open file description of the lock file, checked out to one acquisition at a time.
+struct LockDescription: Sendable {
+    let descriptor: CInt
+    /// ``ForkGeneration/current`` when it was opened.
+    let forkGeneration: UInt32
+}
+
+/// Counts the `fork`s this process has been through, as parent or child.
+///
+/// After a `fork` both processes hold every open file description the parent had, and
+/// OFD locks taken through a shared description belong to both: they would not exclude
+/// each other, and would outlive the process that took them as long as the other one runs.
+/// So a description made before the count last changed is never used to lock again.
+/// Programs started with `posix_spawn` (as `Process` does) run no fork handlers and
+/// inherit nothing here, since every lock file descriptor is close-on-exec.
+enum ForkGeneration {
+    private static let count = Atomic<UInt32>(0)
+    private static let handlersInstalled: Bool = {
+        pthread_atfork(
+            nil,
+            { ForkGeneration.count.add(1, ordering: .relaxed) },
+            { ForkGeneration.count.add(1, ordering: .relaxed) }) == 0
+    }()
+
+    /// The number of forks so far; it changes in both processes of each.
+    static var current: UInt32 {
+        _ = handlersInstalled
+        return count.load(ordering: .relaxed)
+    }
+
+    private static let knownProcessID = Mutex<(generation: UInt32, pid: pid_t)?>(nil)
+
+    /// This process's id, asked of the kernel (`getpid` is a system call) once per fork.
+    static var processID: pid_t {
+        let generation = current
+        return knownProcessID.withLock { known in
+            if let known, known.generation == generation { return known.pid }
+            let pid = getpid()
+            known = (generation, pid)
+            return pid
+        }
+    }
+}
+
 extension Syscall {
+    /// Releases every lock `fd`'s open file description holds on its file.
+    ///
+    /// The corresponding C function is `fcntl(2)` with `F_OFD_SETLK` and `F_UNLCK` over the
+    /// whole file.
+    static func unlockAll(_ fd: CInt) -> Result<CInt, Errno> {
+        retrying { cds_fcntl_lock(fd, CDS_F_OFD_SETLK, CShort(F_UNLCK), 0, 0) }
+    }
+
     /// The corresponding C function is `openat(2)`, for a name already in C form.
     static func openat(
         _ directory: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t = 0

@@ -79,9 +79,6 @@ final class PresenterRegistry: Sendable {
         PresenterPublisher.shared.refresh()
     }
 
-    /// Whether any presenter is registered in this process.
-    var hasPresenters: Bool { entries.withLock { !$0.isEmpty } }
-
     var presenters: [any FilePresenter] {
         entries.withLock { entries in
             entries = entries.filter { $0.value.presenter != nil }
@@ -104,6 +101,18 @@ final class PresenterRegistry: Sendable {
     /// The presenters of `path` exactly.
     func presenters(of path: String) -> [any FilePresenter] {
         entries.withLock { entries in entries.values.filter { $0.path == path }.compactMap(\.presenter) }
+    }
+
+    /// Whether any presenter presents `path`, a folder above it, or (optionally) something
+    /// inside it.
+    func hasPresenters(relatedTo path: String, includingDescendants: Bool) -> Bool {
+        entries.withLock { entries in
+            entries.values.contains { entry in
+                guard entry.presenter != nil, let presented = entry.path else { return false }
+                return presented == path || CanonicalPath.isAncestor(presented, of: path)
+                    || (includingDescendants && CanonicalPath.isAncestor(path, of: presented))
+            }
+        }
     }
 
     /// The presenters related to `path`, except `excluded` (a coordinator's own presenter).

@@ -28,8 +28,10 @@ final class RemotePresenters: Sendable {
 
     /// Asks every other process presenting the item (or a folder of it, or, for a folder move
     /// or deletion, something inside it) to get out of the way; returns the session to finish.
-    func prepare(_ event: AccessEvent, timeout: Duration) -> RemoteSession {
-        let processes = PresenterIndex.processes(relatedTo: event.path, includingDescendants: event.affectsDescendants)
+    ///
+    /// - Parameter processes: The processes to ask: from
+    ///   ``PresenterIndex/Listings/processes(relatedTo:includingDescendants:)``.
+    func prepare(_ event: AccessEvent, processes: [pid_t], timeout: Duration) -> RemoteSession {
         guard !processes.isEmpty else { return RemoteSession(event: event, processes: [], requestID: 0) }
         let requestID = requestCounter.add(1, ordering: .relaxed).newValue
         var message = Message(
@@ -146,22 +148,49 @@ final class PendingWrites: Sendable {
 enum PresenterIndex {
     private struct Snapshot {
         var root: URL
-        var generation: (inode: UInt64, size: Int64)
-        /// Presented path by process, for every process listed.
-        var entries: [pid_t: [String]]
+        var generation: Generation
+        /// Presented paths by process, for every process listed except this one.
+        var others: Listings
+    }
+
+    /// What `.generation` looked like: a new file or a longer one means a changed index.
+    private struct Generation: Equatable {
+        var inode: UInt64
+        var size: Int64
+
+        static let missing = Generation(inode: 0, size: 0)
+    }
+
+    /// Where the index is, with `.generation` held open: ``entries()`` checks it on every
+    /// coordinated access, and `fstat` on a descriptor skips the walk down its path.
+    private struct Location {
+        var runtime: URL
+        var root: URL
+        var generationPath: String
+        /// Open on `.generation`, or -1 until it could be opened.
+        var generationDescriptor: CInt = -1
     }
 
     private static let cache = Mutex<Snapshot?>(nil)
-    private static let rootCache = Mutex<(runtime: URL, root: URL, generationPath: String)?>(nil)
+    private static let location = Mutex<Location?>(nil)
 
     static var root: URL? {
         let runtime = StandardDirectories.current.runtime
-        if let cached = rootCache.withLock({ $0 }), cached.runtime == runtime { return cached.root }
+        if let cached = location.withLock({ $0 }), cached.runtime == runtime { return cached.root }
         guard let checked = try? StandardDirectories.current.makeRuntimeDirectory() else { return nil }
         let root = checked.appendingPathComponent("documentkit", isDirectory: true)
         mkdir(root.path, 0o700)
         mkdir(root.appendingPathComponent("presented").path, 0o700)
-        rootCache.withLock { $0 = (runtime, root, root.appendingPathComponent("presented/.generation").path) }
+        let generationPath = root.appendingPathComponent("presented/.generation").path
+        // Made now if no process has listed anything yet, so that it can be held open from
+        // the start; an empty file is as good as a missing one for telling changes apart.
+        let descriptor = open(generationPath, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        location.withLock { location in
+            if let old = location?.generationDescriptor, old >= 0 { close(old) }
+            location = Location(
+                runtime: runtime, root: root, generationPath: generationPath,
+                generationDescriptor: descriptor)
+        }
         return root
     }
 
@@ -180,17 +209,37 @@ enum PresenterIndex {
         close(fd)
     }
 
-    private static func generation(in root: URL) -> (inode: UInt64, size: Int64) {
-        let path = rootCache.withLock { $0?.generationPath } ?? root.appendingPathComponent("presented/.generation").path
-        var info = stat()
-        guard stat(path, &info) == 0 else { return (0, 0) }
-        return (UInt64(info.st_ino), Int64(info.st_size))
+    /// The index's generation now.
+    ///
+    /// Read with `fstat` on the descriptor kept open. That sees every append, since appends
+    /// go to the same file; a `.generation` deleted since it was opened has no links left,
+    /// and is opened again by name (a new file is a new inode, so a new generation).
+    private static func generation(in root: URL) -> Generation {
+        location.withLock { location -> Generation in
+            guard var current = location, current.root == root else {
+                return generation(of: root.appendingPathComponent("presented/.generation").path)
+            }
+            var info = stat()
+            if current.generationDescriptor >= 0 {
+                if fstat(current.generationDescriptor, &info) == 0, info.st_nlink > 0 {
+                    return Generation(inode: UInt64(info.st_ino), size: Int64(info.st_size))
+                }
+                close(current.generationDescriptor)
+                current.generationDescriptor = -1
+            }
+            current.generationDescriptor = open(current.generationPath, O_RDONLY | O_CLOEXEC)
+            location = current
+            guard current.generationDescriptor >= 0, fstat(current.generationDescriptor, &info) == 0 else {
+                return .missing
+            }
+            return Generation(inode: UInt64(info.st_ino), size: Int64(info.st_size))
+        }
     }
 
-    /// Whether any process other than this one lists a presented path.
-    static var hasOtherProcesses: Bool {
-        let me = getpid()
-        return entries().keys.contains { $0 != me }
+    private static func generation(of path: String) -> Generation {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .missing }
+        return Generation(inode: UInt64(info.st_ino), size: Int64(info.st_size))
     }
 
     /// Lists `path` as presented by this process.
@@ -228,21 +277,23 @@ enum PresenterIndex {
         bumpGeneration(in: root)
     }
 
-    /// Every listing, read from disk only when the index changed since the last read.
-    private static func entries() -> [pid_t: [String]] {
-        guard let root else { return [:] }
+    /// What other processes present, read from disk only when the index changed since the
+    /// last read: one `fstat` otherwise.
+    static func otherProcesses() -> Listings {
+        guard let root else { return Listings(byProcess: [:]) }
         let current = generation(in: root)
         if let snapshot = cache.withLock({ $0 }), snapshot.root == root, snapshot.generation == current {
-            return snapshot.entries
+            return snapshot.others
         }
+        let me = ForkGeneration.processID
         var entries: [pid_t: [String]] = [:]
         var removedDead = false
         let presented = root.appendingPathComponent("presented").path
         for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? [] where folder != ".generation" {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: "\(presented)/\(folder)")) ?? [] {
-                guard let pid = pid_t(name) else { continue }
+                guard let pid = pid_t(name), pid != me else { continue }
                 // A process killed before it could clean up leaves its listings behind.
-                if pid != getpid(), kill(pid, 0) != 0, errno == ESRCH {
+                if kill(pid, 0) != 0, errno == ESRCH {
                     unlink("\(presented)/\(folder)/\(name)")
                     rmdir("\(presented)/\(folder)")
                     unlink(socketPath(of: pid))
@@ -256,26 +307,36 @@ enum PresenterIndex {
         if removedDead { bumpGeneration(in: root) }
         // Recorded with the generation read before the scan: a change during it shows next time.
         let recorded = removedDead ? generation(in: root) : current
-        cache.withLock { $0 = Snapshot(root: root, generation: recorded, entries: entries) }
-        return entries
+        let others = Listings(byProcess: entries)
+        cache.withLock { $0 = Snapshot(root: root, generation: recorded, others: others) }
+        return others
     }
 
-    /// Other live processes presenting `path`, a folder above it, or (optionally) something inside it.
-    static func processes(relatedTo path: String, includingDescendants: Bool) -> [pid_t] {
-        let me = getpid()
-        var found: [pid_t] = []
-        for (pid, paths) in entries() where pid != me {
-            let related = paths.contains { presented in
-                presented == path || CanonicalPath.isAncestor(presented, of: path)
-                    || (includingDescendants && CanonicalPath.isAncestor(path, of: presented))
+    /// The paths other processes present, as one coordinated access read them.
+    struct Listings: Sendable {
+        /// Presented paths by process.
+        let byProcess: [pid_t: [String]]
+
+        /// Whether no other process presents anything.
+        var isEmpty: Bool { byProcess.isEmpty }
+
+        /// Other live processes presenting `path`, a folder above it, or (optionally)
+        /// something inside it.
+        func processes(relatedTo path: String, includingDescendants: Bool) -> [pid_t] {
+            var found: [pid_t] = []
+            for (pid, paths) in byProcess {
+                let related = paths.contains { presented in
+                    presented == path || CanonicalPath.isAncestor(presented, of: path)
+                        || (includingDescendants && CanonicalPath.isAncestor(path, of: presented))
+                }
+                guard related else { continue }
+                if kill(pid, 0) != 0 && errno == ESRCH {
+                    PresenterIndex.removeEntries(of: pid)
+                    continue
+                }
+                found.append(pid)
             }
-            guard related else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH {
-                removeEntries(of: pid)
-                continue
-            }
-            found.append(pid)
+            return found.sorted()
         }
-        return found.sorted()
     }
 }

@@ -103,6 +103,40 @@ import Testing
         #expect(try fixture.manager.acquire([CoordinationLock(file, .read)], timeout: .zero).isHeld)
     }
 
+    @Test func releasedLocksDoNotTravelWithAReusedLockFileDescription() throws {
+        // A released acquisition's open file description goes back to a pool; the next
+        // acquisition takes it, so whatever it still held would belong to that one.
+        let fixture = try LockFixture()
+        let first = fixture.document("first.txt")
+        let second = fixture.document("second.txt")
+        for _ in 0..<3 {
+            try fixture.manager.acquire([CoordinationLock(first, .writeSubtree)]).release()
+            let reusing = try fixture.manager.acquire([CoordinationLock(second, .read)])
+            // Taken on another description, since the pooled one is checked out.
+            let other = try fixture.manager.acquire([CoordinationLock(first, .writeSubtree)], timeout: .zero)
+            #expect(other.isHeld)
+            reusing.release()
+        }
+    }
+
+    @Test func deletedLockFileIsMadeAgainAndLockedInPlaceOfTheKeptOne() throws {
+        let fixture = try LockFixture()
+        let file = fixture.document("notes.txt")
+        try fixture.manager.acquire([CoordinationLock(file, .write)]).release()
+        let lockFile = fixture.manager.lockDirectory.appendingPathComponent("coordination.lock").path
+        #expect(unlink(lockFile) == 0)
+
+        let held = try fixture.manager.acquire([CoordinationLock(file, .write)])
+        defer { held.release() }
+        let fd = open(lockFile, O_RDWR | O_CLOEXEC)
+        try #require(fd >= 0, "the lock file was not made again")
+        defer { close(fd) }
+        let offset = LockFixtureKeys.offset(of: CoordinationLock.canonicalPath(file.path))
+        #expect(
+            cds_fcntl_lock(fd, CDS_F_OFD_SETLK, CShort(F_RDLCK), offset, 1) != 0,
+            "the write lock went to the deleted file, where no one else looks")
+    }
+
     @Test func subtreeWriteAndAccessInsideExcludeEachOther() throws {
         let fixture = try LockFixture()
         let folder = fixture.document("Project")
@@ -352,6 +386,9 @@ import Testing
             ("file-link", "file-link"),  // the link itself, not where it points
             ("Link/", "Link"),
             ("Real/..", ""),
+            ("Link/file.txt", "Real/file.txt"),  // a link among existing folders
+            ("Real/file.txt", "Real/file.txt"),
+            ("file.txt", "file.txt"),
         ]
         for (spelling, expected) in cases {
             let want = expected.isEmpty ? base : base + "/" + expected
@@ -361,6 +398,7 @@ import Testing
         }
         #expect(CoordinationLock.canonicalPath("/") == "/")
         #expect(CoordinationLock.canonicalPath("/..") == "/")
+        #expect(CoordinationLock.canonicalPath("/item-in-root") == "/item-in-root")
         #expect(
             CoordinationLock.canonicalPath("relative.txt") == CoordinationLock.canonicalPath(
                 FileManager.default.currentDirectoryPath) + "/relative.txt")

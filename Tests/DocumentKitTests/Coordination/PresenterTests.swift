@@ -152,6 +152,29 @@ import Testing
         child.kill()
     }
 
+    @Test func presenterInAnotherProcessIsAskedAfterTheIndexWasReadWithoutIt() throws {
+        // The index is read once and kept while its generation file is unchanged; a new
+        // listing must show, even after the generation file itself was deleted.
+        let tree = try TemporaryTree()
+        let file = try tree.write("one\n", to: "notes.txt")
+        let marker = tree.file("saved-marker")
+        try FileCoordinator().coordinate(writingItemAt: file, options: .forReplacing) {
+            try SafeSave.write(Data("two\n".utf8), to: $0)
+        }
+        let runtime = StandardDirectories.current.runtime
+        unlink(runtime.appendingPathComponent("documentkit/presented/.generation").path)
+        let child = try CoordinationChild(["coord-presenter", file.path, marker.path, "5", "answer"])
+        #expect(child.waitForLine("ready") != nil)
+
+        let saved = try FileCoordinator().coordinate(writingItemAt: file, options: .forReplacing) { url in
+            defer { try? SafeSave.write(Data("three\n".utf8), to: url) }
+            return FileManager.default.fileExists(atPath: marker.path)
+        }
+        #expect(saved, "the writer did not ask the presenter in the other process: \(child.lines)")
+        #expect(child.waitForLine("didChange") != nil, "\(child.lines)")
+        child.kill()
+    }
+
     @Test func presenterInAnotherProcessThatNeverAnswersDelaysAWriterByAtMostItsBound() throws {
         let tree = try TemporaryTree()
         let file = try tree.write("one\n", to: "notes.txt")
