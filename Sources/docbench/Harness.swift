@@ -68,7 +68,7 @@ func scratchFolder(_ name: String) throws -> URL {
 
 func printTable(_ rows: [BenchmarkRow]) {
     func pad(_ text: String, _ width: Int) -> String {
-        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
     }
     func format(_ value: Double) -> String {
         value >= 1000 ? String(format: "%.0f", value) : String(format: "%.3f", value)
