@@ -67,13 +67,27 @@ final class DocsFolder {
     }
 
     /// Runs `docs` with `arguments`, feeding it `input`, and waits for it.
-    func run(_ arguments: [String], input: Data? = nil, environment extra: [String: String] = [:]) throws
-        -> DocsResult
-    {
+    ///
+    /// With `unprivileged`, a run as root runs as `nobody` instead (through `setpriv`, with a
+    /// runtime folder of its own), so that permissions mean something when tests run as root.
+    func run(
+        _ arguments: [String], input: Data? = nil, environment extra: [String: String] = [:],
+        unprivileged: Bool = false
+    ) throws -> DocsResult {
         let process = Process()
         process.executableURL = DocsBinary.url
         process.arguments = arguments
         process.environment = environment.merging(extra) { $1 }
+        if unprivileged && getuid() == 0 {
+            let runtime = root.appendingPathComponent("runtime-nobody", isDirectory: true)
+            try FileManager.default.createDirectory(
+                at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            guard chown(runtime.path, 65534, 65534) == 0 else { throw CocoaError(.fileWriteNoPermission) }
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", DocsBinary.url.path] + arguments
+            process.environment?["XDG_RUNTIME_DIR"] = runtime.path
+            process.environment?["HOME"] = root.path
+        }
         let outputURL = root.appendingPathComponent("stdout-\(UUID().uuidString)")
         let errorURL = root.appendingPathComponent("stderr-\(UUID().uuidString)")
         try Data().write(to: outputURL)

@@ -366,6 +366,30 @@ struct SteEndToEndTests {
         #expect(try Data(contentsOf: ste.file("Blob.txt")) == bytes)
     }
 
+    /// Root reads any file: as root, `ste` runs as `nobody` here.
+    @Test func unreadableDocumentIsReportedInTheStatusLineAndStaysUnchanged() async throws {
+        let ste = try SteSession { container in
+            try Data("other".utf8).write(to: container.appendingPathComponent("Other.txt"))
+            let secret = container.appendingPathComponent("Secret.txt")
+            try Data("secret".utf8).write(to: secret)
+            chmod(secret.path, 0)
+            // The newest document is selected first.
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date().addingTimeInterval(60)], ofItemAtPath: secret.path)
+        }
+        ste.start(unprivileged: true)
+        #expect(await ste.waitForScreen(containing: "Cannot open “Secret.txt”: permission denied"), "\(ste.screen)")
+        ste.keys("Tab")
+        ste.type("typed")
+        ste.keys("C-s")
+        try await Task.sleep(for: .milliseconds(300))
+        ste.keys("C-q")
+        #expect(await ste.wait { ste.exitStatus == 0 })
+        chmod(ste.file("Secret.txt").path, 0o600)
+        #expect(try String(contentsOf: ste.file("Secret.txt"), encoding: .utf8) == "secret")
+        #expect(try String(contentsOf: ste.file("Other.txt"), encoding: .utf8) == "other")
+    }
+
     @Test func resizingRedrawsTheScreen() async throws {
         let ste = try SteSession { container in
             try Data("日本語のテキスト and some longer English words on the line".utf8)

@@ -49,13 +49,28 @@ final class SteSession {
 
     /// Starts `ste` in a `width` × `height` terminal. With `reportingExit`, a shell around
     /// it writes its exit status to ``exitStatusFile``; without, the pane's process is `ste`.
-    func start(arguments: [String] = [], width: Int = 100, height: Int = 24, reportingExit: Bool = true) {
+    ///
+    /// With `unprivileged`, a run as root runs `ste` as `nobody` (through `setpriv`, with a
+    /// runtime folder of its own), so that permissions mean something when tests run as root.
+    func start(
+        arguments: [String] = [], width: Int = 100, height: Int = 24, reportingExit: Bool = true,
+        unprivileged: Bool = false
+    ) {
         listWidth = min(36, max(18, width / 3))
-        let environment = [
+        var environment = [
             "STE_CONTAINER=\(container.path)", "XDG_DATA_HOME=\(dataHome.path)", "HOME=\(root.path)",
             "TERM=xterm-256color", "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
         ]
-        var command = ["/usr/bin/env"] + environment + [Self.binary.path] + arguments
+        var command = ["/usr/bin/env"]
+        if unprivileged && getuid() == 0 {
+            let runtime = root.appendingPathComponent("runtime-nobody", isDirectory: true)
+            try? FileManager.default.createDirectory(
+                at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            for folder in [runtime, dataHome, container] { chown(folder.path, 65534, 65534) }
+            environment.append("XDG_RUNTIME_DIR=\(runtime.path)")
+            command = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + command
+        }
+        command += environment + [Self.binary.path] + arguments
         if reportingExit {
             command = ["/bin/sh", "-c", "\"$@\"; echo $? > '\(exitStatusFile.path)'", "sh"] + command
         }
