@@ -149,7 +149,9 @@ struct DocsWatchTests {
         let folder = try DocsFolder()
         let watcher = try Watcher(folder, json: true)
         #expect(try await eventually { watcher.error.contains("docs: watching") })
-        try folder.write("One.txt", "12345")
+        // Written whole and renamed into place, as editors save: one event with the final
+        // size. (A plain write is seen empty first, then changed.)
+        try Data("12345".utf8).write(to: folder.url("One.txt"), options: .atomic)
         #expect(try await eventually { watcher.lines.count == 1 })
         try FileManager.default.removeItem(at: folder.url("One.txt"))
         #expect(try await eventually { watcher.lines.count == 2 })
