@@ -292,6 +292,17 @@ struct DocumentQueryTests {
         #expect(!query.results.contains { $0.fileName == "more.txt" || $0.fileName == "secret.txt" })
     }
 
+    @Test func withoutSortDescriptorsResultsAreInPathByteOrder() async throws {
+        let tree = try TemporaryTree()
+        for name in ["b.txt", "a/c.txt", "a.txt", "A.txt", "a b.txt"] { try tree.write(name, to: name) }
+        let (query, recorder) = try await startedQuery(tree)
+        defer { query.stop() }
+        #expect(query.results.map(\.fileName) == ["A.txt", "a b.txt", "a.txt", "c.txt", "b.txt"])
+        try runElsewhere("echo x > a-z.txt", in: tree.url)
+        #expect(await queryEventually { recorder.count(\.added, named: "a-z.txt") == 1 })
+        #expect(query.results.map(\.fileName) == ["A.txt", "a b.txt", "a-z.txt", "a.txt", "c.txt", "b.txt"])
+    }
+
     @Test func gathersTenThousandOddNames() async throws {
         let tree = try TemporaryTree()
         var expected: Set<[UInt8]> = []
