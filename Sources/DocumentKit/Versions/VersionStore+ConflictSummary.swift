@@ -17,12 +17,12 @@ extension VersionStore {
         var inodes: Set<UInt64> = []
         /// The marker folder and the identity index as they were when the summary was read:
         /// while both are unchanged, so is the summary.
-        var markers: FileStamp?
-        var index: FileStamp?
+        var markers: ItemState?
+        var index: ItemState?
         /// When the summary was last read or confirmed.
         var checked = ContinuousClock.now
 
-        func isCurrent(markers: FileStamp?, index: FileStamp?) -> Bool {
+        func isCurrent(markers: ItemState?, index: ItemState?) -> Bool {
             markers == self.markers && index == self.index && !(markers?.isRecent ?? false)
                 && !(index?.isRecent ?? false)
         }
@@ -93,8 +93,8 @@ extension VersionStore {
     func conflictSummary() -> ConflictSummary {
         let cached = conflictCache.withLock { $0 }
         if let cached, cached.checked.duration(to: .now) < Self.conflictSummaryLifetime { return cached }
-        let markers = FileStamp(of: conflictMarkersURL)
-        let indexStamp = FileStamp(of: indexURL)
+        let markers = ItemState(path: conflictMarkersURL.path)
+        let indexStamp = ItemState(path: indexURL.path)
         if var confirmed = cached, confirmed.isCurrent(markers: markers, index: indexStamp) {
             confirmed.checked = .now
             conflictCache.withLock { $0 = confirmed }

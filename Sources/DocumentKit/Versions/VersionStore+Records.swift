@@ -15,7 +15,7 @@ extension VersionStore {
     /// The decoded index is kept while the file is unchanged (same inode, size and times), so
     /// identifying items and listing conflicts cost a `stat`, not a read, per call.
     func loadIndex() -> IdentityIndex {
-        let stamp = FileStamp(of: indexURL)
+        let stamp = ItemState(path: indexURL.path)
         if let stamp, let cached = indexCache.withLock({ $0 }), cached.stamp == stamp {
             return cached.index
         }
@@ -66,7 +66,7 @@ extension VersionStore {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         try SafeSave.write(try encoder.encode(index), to: indexURL)
-        if let stamp = FileStamp(of: indexURL), !stamp.isRecent { indexCache.withLock { $0 = (stamp, index) } }
+        if let stamp = ItemState(path: indexURL.path), !stamp.isRecent { indexCache.withLock { $0 = (stamp, index) } }
     }
 
     /// Records where an item is now, if that changed.
@@ -156,35 +156,13 @@ extension VersionStore {
     }
 }
 
-/// What tells one version of a file from the next without reading it: a safe save gives the
-/// file a new inode, and any write changes its size or times.
-struct FileStamp: Equatable, Sendable {
-    var inode: UInt64
-    var size: Int64
-    var modification: timespec
-    var change: timespec
-
-    init?(of url: URL) {
-        var info = stat()
-        guard stat(url.path, &info) == 0 else { return nil }
-        inode = UInt64(info.st_ino)
-        size = Int64(info.st_size)
-        modification = info.st_mtim
-        change = info.st_ctim
-    }
-
-    static func == (a: FileStamp, b: FileStamp) -> Bool {
-        a.inode == b.inode && a.size == b.size
-            && a.modification.tv_sec == b.modification.tv_sec && a.modification.tv_nsec == b.modification.tv_nsec
-            && a.change.tv_sec == b.change.tv_sec && a.change.tv_nsec == b.change.tv_nsec
-    }
-
+extension ItemState {
     /// Whether a change made now could leave the same times (file systems stamp times from a
     /// coarse clock): a cache keyed on a stamp this fresh must also expire by age.
     var isRecent: Bool {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let seconds = Double(now.tv_sec - change.tv_sec) + Double(now.tv_nsec - change.tv_nsec) / 1e9
+        let seconds = Double(now.tv_sec - changed.tv_sec) + Double(now.tv_nsec - changed.tv_nsec) / 1e9
         return seconds < 0.1
     }
 }

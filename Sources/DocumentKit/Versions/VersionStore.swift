@@ -51,7 +51,7 @@ public final class VersionStore: Sendable {
     /// Which items have unresolved conflicts, as last read; see `hasUnresolvedConflicts(itemAt:)`.
     let conflictCache = Mutex<ConflictSummary?>(nil)
     /// The identity index as last read, with the stamp of the file it was read from.
-    let indexCache = Mutex<(stamp: FileStamp, index: IdentityIndex)?>(nil)
+    let indexCache = Mutex<(stamp: ItemState, index: IdentityIndex)?>(nil)
 
     struct Reports {
         var lastError: DocumentKitError?

@@ -11,6 +11,17 @@ struct DocumentQueryConflictTests {
         Set(query.results.filter(\.hasUnresolvedConflicts).map(\.fileName))
     }
 
+    /// A tree whose `docs/notes.txt` has one unresolved conflict version in the tree's store.
+    func treeWithAConflict() throws -> (TemporaryTree, VersionStore) {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let file = try tree.write("mine", to: "docs/notes.txt")
+        let theirs = try tree.write("theirs", to: "incoming/theirs.txt")
+        _ = try store.addConflictOfItem(
+            at: file, withContentsOf: theirs, savingComputer: "elsewhere", modificationDate: Date(), options: [])
+        return (tree, store)
+    }
+
     func startedQuery(over folder: URL, store: VersionStore?) async throws -> (DocumentQuery, QueryRecorder) {
         let query = DocumentQuery(searchScopes: [folder])
         query.versionStore = store
@@ -21,13 +32,8 @@ struct DocumentQueryConflictTests {
     }
 
     @Test func gatheringFlagsOnlyTheConflictedItem() async throws {
-        let tree = try TemporaryTree()
-        let store = makeStore(in: tree)
-        let file = try tree.write("mine", to: "docs/notes.txt")
+        let (tree, store) = try treeWithAConflict()
         try tree.write("plain", to: "docs/other.txt")
-        let theirs = try tree.write("theirs", to: "incoming/theirs.txt")
-        _ = try store.addConflictOfItem(
-            at: file, withContentsOf: theirs, savingComputer: "elsewhere", modificationDate: Date(), options: [])
         let (query, _) = try await startedQuery(over: tree.file("docs"), store: store)
         defer { query.stop() }
         #expect(query.resultCount == 2)
@@ -75,12 +81,7 @@ struct DocumentQueryConflictTests {
     }
 
     @Test func aConflictedItemRenamedElsewhereKeepsItsFlag() async throws {
-        let tree = try TemporaryTree()
-        let store = makeStore(in: tree)
-        let file = try tree.write("mine", to: "docs/notes.txt")
-        let theirs = try tree.write("theirs", to: "incoming/theirs.txt")
-        _ = try store.addConflictOfItem(
-            at: file, withContentsOf: theirs, savingComputer: "elsewhere", modificationDate: Date(), options: [])
+        let (tree, store) = try treeWithAConflict()
         let (query, recorder) = try await startedQuery(over: tree.file("docs"), store: store)
         defer { query.stop() }
         try runElsewhere("mv notes.txt renamed.txt", in: tree.file("docs"))
@@ -89,12 +90,7 @@ struct DocumentQueryConflictTests {
     }
 
     @Test func withoutAVersionStoreNoItemIsFlagged() async throws {
-        let tree = try TemporaryTree()
-        let store = makeStore(in: tree)
-        let file = try tree.write("mine", to: "docs/notes.txt")
-        let theirs = try tree.write("theirs", to: "incoming/theirs.txt")
-        _ = try store.addConflictOfItem(
-            at: file, withContentsOf: theirs, savingComputer: "elsewhere", modificationDate: Date(), options: [])
+        let (tree, _) = try treeWithAConflict()
         let (query, _) = try await startedQuery(over: tree.file("docs"), store: nil)
         defer { query.stop() }
         #expect(query.versionStore == nil)
