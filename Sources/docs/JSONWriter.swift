@@ -52,8 +52,9 @@ struct JSONWriter {
         if value { raw("true") } else { raw("false") }
     }
 
-    /// A key and its colon; the caller writes the comma before every key but the first.
+    /// A key and its colon, after a comma unless it is the object's first key.
     mutating func key(_ name: StaticString) {
+        if let last = bytes.last, last != UInt8(ascii: "{") { bytes.append(UInt8(ascii: ",")) }
         bytes.append(UInt8(ascii: "\""))
         raw(name)
         raw("\":")

@@ -37,16 +37,12 @@ enum WatchCommand {
                 writer.raw("{")
                 writer.key("event")
                 writer.string(change.kind.rawValue)
-                writer.raw(",")
                 writer.key("name")
                 writer.string(TextContainer.documentName(forFileName: change.fileName))
-                writer.raw(",")
                 writer.key("file")
                 writer.string(change.fileName)
-                writer.raw(",")
                 writer.key("size")
                 if let entry = change.entry { writer.integer(entry.size) } else { writer.raw("null") }
-                writer.raw(",")
                 writer.key("modified")
                 if let entry = change.entry {
                     writer.timestamp(
