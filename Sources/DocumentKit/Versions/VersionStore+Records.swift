@@ -24,9 +24,11 @@ extension VersionStore {
             data = try Data(contentsOf: indexURL)
         } catch {
             // Missing (a new store, or a crash before the first write): rebuild it once and
-            // keep it, rather than reading every record on every lookup.
+            // keep it, rather than reading every record on every lookup. Without replacing:
+            // this runs outside the store's lock, and an index another process wrote
+            // meanwhile, under the lock, knows more.
             let rebuilt = rebuildIndex()
-            if !rebuilt.items.isEmpty { try? saveIndex(rebuilt) }
+            if !rebuilt.items.isEmpty { try? saveIndex(rebuilt, options: .withoutOverwriting) }
             return rebuilt
         }
         let decoder = JSONDecoder()
@@ -62,10 +64,10 @@ extension VersionStore {
         return index
     }
 
-    func saveIndex(_ index: IdentityIndex) throws {
+    func saveIndex(_ index: IdentityIndex, options: SafeSave.Options = []) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        try SafeSave.write(try encoder.encode(index), to: indexURL)
+        try SafeSave.write(try encoder.encode(index), to: indexURL, options: options)
         if let stamp = ItemState(path: indexURL.path), !stamp.isRecent { indexCache.withLock { $0 = (stamp, index) } }
     }
 

@@ -237,6 +237,29 @@ import Testing
     // MARK: Damage and bad places
 
     @MainActor
+    @Test func missingIndexIsRebuiltOnceAndWrittenBack() async throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let file = tree.file("notes.txt")
+        let document = versionedDocument(file, store: store)
+        document.text = "one"
+        #expect(await document.save(to: file, for: .forCreating))
+        #expect(await document.saveText("two"))
+        _ = await document.close()
+        store.waitUntilIdle()
+        let index = store.root.appendingPathComponent("index.json")
+        try FileManager.default.removeItem(at: index)
+        // Without its attribute the item is found through the index, which must be rebuilt.
+        #expect(dropIdentityAttribute(file))
+        #expect(store.otherVersionsOfItem(at: file).map(contents) == ["one"])
+        #expect(FileManager.default.fileExists(atPath: index.path), "the rebuilt index was written back")
+        let written = try Data(contentsOf: index)
+        #expect(store.otherVersionsOfItem(at: file).map(contents) == ["one"])
+        #expect(try Data(contentsOf: index) == written)
+        #expect(store.lastRecoveryError == nil, "a missing index is not damage")
+    }
+
+    @MainActor
     @Test func corruptStoreIsReportedAndRebuiltWithoutAffectingTheDocument() async throws {
         let tree = try TemporaryTree()
         let store = makeStore(in: tree)
