@@ -20,6 +20,8 @@ import Synchronization
 ///   PATH in place, in small pieces, each under a coordinated write; prints "done".
 /// - `coord-hold-write PATH`: takes a coordinated write of PATH, prints "locked", and waits
 ///   inside the accessor until killed.
+/// - `coord-move FROM TO MILLISECONDS`: takes a coordinated move of FROM to TO, prints
+///   "locked", waits, moves it, calls `item(at:didMoveTo:)` and prints "moved".
 /// - `coord-presenter PATH MARKER TIMEOUT answer|silent`: sets the presenter timeout to
 ///   TIMEOUT seconds, presents PATH and prints what it is told: "save" once it has written
 ///   MARKER (asked to save), "relinquish", "reacquire", "didChange", "didMove NEWPATH",
@@ -58,6 +60,26 @@ func runCoordinationCommand(_ name: String, _ arguments: [String]) -> Bool {
                 while true { pause() }
             }
         }
+    case "coord-move":
+        // coord-move FROM TO MILLISECONDS: takes a coordinated move of FROM to TO, prints
+        // "locked", waits, moves it and says so with item(at:didMoveTo:).
+        guard arguments.count == 3, let milliseconds = UInt32(arguments[2]) else {
+            fail("usage: coord-move FROM TO MILLISECONDS")
+        }
+        startWatchdog()
+        reportingErrors {
+            let coordinator = FileCoordinator()
+            try coordinator.coordinate(
+                writingItemAt: URL(fileURLWithPath: arguments[0]), options: .forMoving,
+                writingItemAt: URL(fileURLWithPath: arguments[1]), options: .forReplacing
+            ) { from, to in
+                printLine("locked")
+                usleep(milliseconds * 1000)
+                try FileManager.default.moveItem(at: from, to: to)
+                coordinator.item(at: from, didMoveTo: to)
+            }
+        }
+        printLine("moved")
     case "coord-presenter":
         guard arguments.count == 4, let seconds = Double(arguments[2]),
             ["answer", "silent"].contains(arguments[3])

@@ -204,7 +204,10 @@ public final class FileCoordinator: Sendable {
     /// Tells presenters, from inside a `.forMoving` accessor, that the item at `oldURL` moved
     /// to `newURL`; they follow it when the access ends.
     public func item(at oldURL: URL, didMoveTo newURL: URL) {
-        moves.withLock { $0[CanonicalPath.of(oldURL)] = CanonicalPath.of(newURL) }
+        let (old, new) = (CanonicalPath.of(oldURL), CanonicalPath.of(newURL))
+        moves.withLock { $0[old] = new }
+        // Accesses waiting for this one's locks, in any process, follow the item.
+        MoveJournal.shared?.record(from: old, to: new)
     }
 
     /// Cancels the coordinated accesses this coordinator is waiting for; they throw
@@ -228,7 +231,31 @@ public final class FileCoordinator: Sendable {
     }
 
     /// Asks presenters, takes the locks, runs `body`, releases the locks and tells presenters.
+    ///
+    /// If an item, or a folder above it, moved while the access waited for its locks, the
+    /// access starts again at the new location and `body` is given it: at most twice, so
+    /// an item moved on and on is at last read where the caller said.
     func perform<Result>(_ accesses: [Access], _ body: ([URL]) throws -> Result) throws -> Result {
+        var accesses = accesses
+        var retargets = 0
+        while true {
+            do {
+                return try performOnce(accesses, mayRetarget: retargets < 2, body)
+            } catch let moved as Retarget {
+                accesses = moved.accesses
+                retargets += 1
+            }
+        }
+    }
+
+    /// The items of an access moved while it waited; it starts again with `accesses`.
+    private struct Retarget: Error {
+        var accesses: [Access]
+    }
+
+    private func performOnce<Result>(
+        _ accesses: [Access], mayRetarget: Bool, _ body: ([URL]) throws -> Result
+    ) throws -> Result {
         if cancelled.load(ordering: .acquiring) { throw CancellationError() }
         let paths = accesses.map { CanonicalPath.of($0.url) }
         var events = zip(accesses, paths).map { access, path in
@@ -297,8 +324,26 @@ public final class FileCoordinator: Sendable {
             )
             .filter { !Self.covers(held, $0.path, $0.mode) }
         }
+        // Where the move journal ended when this access first had to wait: moves recorded
+        // after that happened while it waited. An access that never waits reads nothing.
+        var journalOffset: off_t?
         let locks = try LockManager.shared().acquire(requests, pathsAreCanonical: true) {
-            self.cancelled.load(ordering: .acquiring)
+            if journalOffset == nil { journalOffset = MoveJournal.shared?.end ?? -1 }
+            return self.cancelled.load(ordering: .acquiring)
+        }
+        if mayRetarget, let offset = journalOffset, offset >= 0, let journal = MoveJournal.shared {
+            let moves = journal.moves(since: offset)
+            let moved = zip(accesses, paths).map { access, path in
+                let location = MoveJournal.location(of: path, after: moves)
+                guard location != path else { return access }
+                var moved = access
+                moved.url = URL(fileURLWithPath: location, isDirectory: access.url.hasDirectoryPath)
+                return moved
+            }
+            if moved.map(\.url) != accesses.map(\.url) {
+                locks.release()
+                throw Retarget(accesses: moved)
+            }
         }
         let added = held.withLock { held in
             requests.filter { request in

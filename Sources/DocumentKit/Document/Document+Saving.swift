@@ -148,8 +148,10 @@ extension Document {
                     .fileNotFound, operation: "save the document", url: url,
                     detail: "the file was moved or deleted while the save waited; the changes are kept"),
                 url: url)
-        case .success(.written(let modificationDate)):
-            if url != fileURL { fileURL = url }
+        case .success(.written(let written, let modificationDate)):
+            // Where the file was written: the URL asked for, or where a coordinated move
+            // that this save waited behind took the document.
+            if written != fileURL { fileURL = written }
             fileModificationDate = modificationDate
             documentState.remove(.savingError)
             if saveOperation == .forCreating, documentState.contains(.closed) {
@@ -262,7 +264,7 @@ extension Document {
             versionStore?.commit(previous, savedAt: url)
             let written = ItemState(path: url.path)
             self.fileRecord.withLock { $0.knownState = written }
-            return .written(Self.modificationDate(of: url))
+            return .written(url.standardizedFileURL, Self.modificationDate(of: url))
         }
     }
 
@@ -348,7 +350,9 @@ struct SendableAttributes: @unchecked Sendable {
 
 /// What a coordinated save found and did.
 enum SaveWrite: Sendable {
-    case written(Date?)
+    /// Written at the URL (the one asked for, or where a coordinated move took the item
+    /// while the save waited), with the file's new modification date.
+    case written(URL, Date?)
     case changedElsewhere
     /// The file the document last read or wrote is no longer there.
     case gone

@@ -1,4 +1,4 @@
-import DocumentKit
+@testable import DocumentKit
 import Foundation
 import Synchronization
 import Testing
@@ -196,13 +196,40 @@ import Testing
             }
         }
         entered.wait()
-        let found = try FileCoordinator().coordinate(readingItemAt: tree.file("Project/a/notes.txt")) { url in
+        let (read, text) = try FileCoordinator().coordinate(readingItemAt: tree.file("Project/a/notes.txt")) { url in
             log.record("read")
-            return FileManager.default.fileExists(atPath: url.path)
+            return (url, try? String(contentsOf: url, encoding: .utf8))
         }
         try mover.join()
         #expect(log.events == ["moved", "read"])
-        #expect(!found)
+        // As Apple's coordinator does, the reader that waited is given the item where it went.
+        #expect(read.standardizedFileURL.path == tree.file("Renamed/a/notes.txt").standardizedFileURL.path)
+        #expect(text == "inside\n")
+    }
+
+    @Test func movesCarryAnItemAlongOnlyFromItselfOrAFolderAboveIt() {
+        let moves = [(from: "/a/b", to: "/a/c"), (from: "/a/c/d.txt", to: "/e/d.txt"), (from: "/x", to: "/y")]
+        #expect(MoveJournal.location(of: "/a/b/d.txt", after: moves) == "/e/d.txt")
+        #expect(MoveJournal.location(of: "/a/b/f/g.txt", after: moves) == "/a/c/f/g.txt")
+        #expect(MoveJournal.location(of: "/a/bc/d.txt", after: moves) == "/a/bc/d.txt")
+        #expect(MoveJournal.location(of: "/a/b", after: moves) == "/a/c")
+        #expect(MoveJournal.location(of: "/xy", after: moves) == "/xy")
+    }
+
+    @Test func aReaderWaitingWhileAnotherProcessMovesTheFolderIsGivenTheNewLocation() throws {
+        let tree = try TemporaryTree()
+        try tree.write("inside\n", to: "Project/notes.txt")
+        let child = try CoordinationChild(["coord-move", tree.file("Project").path, tree.file("Moved").path, "400"])
+        #expect(child.waitForLine("locked") != nil, "\(child.lines)")
+        let (read, text) = try FileCoordinator().coordinate(readingItemAt: tree.file("Project/notes.txt")) { url in
+            (url, try? String(contentsOf: url, encoding: .utf8))
+        }
+        #expect(child.waitForLine("moved") != nil)
+        #expect(read.standardizedFileURL.path == tree.file("Moved/notes.txt").standardizedFileURL.path)
+        #expect(text == "inside\n")
+        // An access that never waited is given the URL it asked for.
+        let direct = try FileCoordinator().coordinate(readingItemAt: tree.file("Moved/notes.txt")) { $0 }
+        #expect(direct == tree.file("Moved/notes.txt"))
     }
 
     @Test func cancelledCoordinatorThrowsCancellationError() throws {
