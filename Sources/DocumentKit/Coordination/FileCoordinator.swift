@@ -170,7 +170,8 @@ public final class FileCoordinator: Sendable {
             let accesses = intents.map(\.access)
             let finished = DispatchSemaphore(value: 0)
             do {
-                try perform(accesses) { _ in
+                try perform(accesses) { urls in
+                    for (intent, url) in zip(intents, urls) where url != intent.url { intent.moved(to: url) }
                     queue.addOperation {
                         accessor(nil)
                         finished.signal()
@@ -192,7 +193,13 @@ public final class FileCoordinator: Sendable {
     ) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async { [self] in
-                continuation.resume(with: Swift.Result { try perform(intents.map(\.access)) { _ in try accessor() } })
+                continuation.resume(
+                    with: Swift.Result {
+                        try perform(intents.map(\.access)) { urls in
+                            for (intent, url) in zip(intents, urls) where url != intent.url { intent.moved(to: url) }
+                            return try accessor()
+                        }
+                    })
             }
         }
     }
@@ -382,19 +389,32 @@ public final class FileCoordinator: Sendable {
     }
 }
 
-/// One item a ``FileCoordinator/coordinate(with:queue:byAccessor:)`` call accesses.
-public struct FileAccessIntent: Sendable {
-    /// The item, as the accessor should use it.
-    public let url: URL
+/// One item a ``FileCoordinator/coordinate(with:queue:byAccessor:)`` call accesses
+/// (`NSFileAccessIntent`).
+///
+/// Like Apple's, it is an object whose ``url`` is updated when the item moves while the
+/// access waits: the accessor reads ``url`` to find the item.
+public final class FileAccessIntent: Sendable {
     let access: FileCoordinator.Access
+    private let location: Mutex<URL>
+
+    private init(_ access: FileCoordinator.Access) {
+        self.access = access
+        location = Mutex(access.url)
+    }
+
+    /// The item, as the accessor should use it.
+    public var url: URL { location.withLock { $0 } }
+
+    func moved(to url: URL) { location.withLock { $0 = url } }
 
     /// An intent to read the item at `url`.
     public static func readingIntent(with url: URL, options: FileCoordinator.ReadingOptions = []) -> FileAccessIntent {
-        FileAccessIntent(url: url, access: .init(url: url, event: .read, options: options.rawValue))
+        FileAccessIntent(.init(url: url, event: .read, options: options.rawValue))
     }
 
     /// An intent to write the item at `url`.
     public static func writingIntent(with url: URL, options: FileCoordinator.WritingOptions = []) -> FileAccessIntent {
-        FileAccessIntent(url: url, access: .init(url: url, event: .write, options: options.rawValue))
+        FileAccessIntent(.init(url: url, event: .write, options: options.rawValue))
     }
 }

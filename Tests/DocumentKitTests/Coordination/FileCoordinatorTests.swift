@@ -216,7 +216,7 @@ import Testing
         #expect(MoveJournal.location(of: "/xy", after: moves) == "/xy")
     }
 
-    @Test func aReaderWaitingWhileAnotherProcessMovesTheFolderIsGivenTheNewLocation() throws {
+    @Test func aReaderWaitingWhileAnotherProcessMovesTheFolderIsGivenTheNewLocation() async throws {
         let tree = try TemporaryTree()
         try tree.write("inside\n", to: "Project/notes.txt")
         let child = try CoordinationChild(["coord-move", tree.file("Project").path, tree.file("Moved").path, "400"])
@@ -227,6 +227,14 @@ import Testing
         #expect(child.waitForLine("moved") != nil)
         #expect(read.standardizedFileURL.path == tree.file("Moved/notes.txt").standardizedFileURL.path)
         #expect(text == "inside\n")
+        // The intent form: the intent's url follows a move made while the access waited.
+        let back = try CoordinationChild(["coord-move", tree.file("Moved").path, tree.file("Back").path, "400"])
+        #expect(back.waitForLine("locked") != nil, "\(back.lines)")
+        let intent = FileAccessIntent.readingIntent(with: tree.file("Moved/notes.txt"))
+        let seen = try await FileCoordinator().coordinate(with: [intent]) { intent.url }
+        #expect(back.waitForLine("moved") != nil)
+        #expect(seen.standardizedFileURL.path == tree.file("Back/notes.txt").standardizedFileURL.path)
+        try FileManager.default.moveItem(at: tree.file("Back"), to: tree.file("Moved"))
         // An access that never waited is given the URL it asked for.
         let direct = try FileCoordinator().coordinate(readingItemAt: tree.file("Moved/notes.txt")) { $0 }
         #expect(direct == tree.file("Moved/notes.txt"))
