@@ -171,6 +171,12 @@ extension DocumentQuery {
         var isCancelled = false
         var isPublishScheduled = false
         var lastPublish: DispatchTime?
+        /// Set when an event brought a new, still empty file: most often a writer that has
+        /// created it and not yet written (`echo x > f` is three events, which can arrive in
+        /// two reads). Its publication waits one batching interval, so the item is reported
+        /// once, added with its contents, rather than added empty and then changed.
+        var sawEmptyCreation = false
+        var settleUntil: DispatchTime?
 
         var items = PathTable<Item>()
         var byID: [UInt64: Item] = [:]
@@ -396,6 +402,11 @@ extension DocumentQuery {
                         reconcile(under: item)
                     } else {
                         refresh(item, force: event.kind == .replaced && event.isDirectory)
+                        if event.kind == .created, let found = items[item], published[found.id] == nil,
+                            found.status.size == 0, !found.status.isDirectory
+                        {
+                            sawEmptyCreation = true
+                        }
                     }
                 }
             }
@@ -505,10 +516,14 @@ extension DocumentQuery {
         // MARK: Publishing
 
         mutating func schedulePublish(now: DispatchTime) -> DispatchTime? {
+            if sawEmptyCreation {
+                sawEmptyCreation = false
+                settleUntil = now + configuration.batchingInterval
+            }
             guard !dirty.isEmpty, !isPublishScheduled else { return nil }
             isPublishScheduled = true
-            guard let lastPublish else { return now }
-            let earliest = lastPublish + configuration.batchingInterval
+            var earliest = lastPublish.map { $0 + configuration.batchingInterval } ?? now
+            if let settleUntil, settleUntil > earliest { earliest = settleUntil }
             return earliest > now ? earliest : now
         }
 
@@ -566,6 +581,7 @@ extension DocumentQuery {
             self.sorted = sorted
             dirty = []
             forced = []
+            settleUntil = nil
             lastPublish = now
         }
 

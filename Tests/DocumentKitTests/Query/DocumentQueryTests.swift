@@ -292,6 +292,22 @@ struct DocumentQueryTests {
         #expect(!query.results.contains { $0.fileName == "more.txt" || $0.fileName == "secret.txt" })
     }
 
+    @Test func aFileCreatedThenWrittenIsAddedOnceWithItsContents() async throws {
+        let tree = try TemporaryTree()
+        let (query, recorder) = try await startedQuery(tree)
+        defer { query.stop() }
+        // Created, then written 20 ms later: the query sees an empty file first.
+        try runElsewhere("exec 3> f.txt; sleep 0.02; echo hello >&3", in: tree.url)
+        #expect(await queryEventually { recorder.count(\.added, named: "f.txt") == 1 })
+        try await Task.sleep(for: .milliseconds(300))
+        let added = recorder.allUpdates.flatMap(\.added).filter { $0.fileName == "f.txt" }
+        #expect(added.map(\.fileSize) == [6])
+        #expect(recorder.count(\.changed, named: "f.txt") == 0)
+        // A file that stays empty is added all the same.
+        try runElsewhere(": > empty.txt", in: tree.url)
+        #expect(await queryEventually { recorder.count(\.added, named: "empty.txt") == 1 })
+    }
+
     @Test func withoutSortDescriptorsResultsAreInPathByteOrder() async throws {
         let tree = try TemporaryTree()
         for name in ["b.txt", "a/c.txt", "a.txt", "A.txt", "a b.txt"] { try tree.write(name, to: name) }
