@@ -18,6 +18,7 @@ exit(2)
 /// Every command family the child knows; `as-nobody` dispatches through this too.
 func runChildCommand(_ command: String, _ rest: [String]) -> Bool {
     runUndoCommand(command, rest) || runSaveCommand(command, rest) || runDocumentCommand(command, rest)
-        || runChannelCommand(command, rest) || runLockCommand(command, rest) || runCoordinationCommand(command, rest)
+        || runChannelCommand(command, rest) || runLockCommand(command, rest)
+        || runCoordinationCommand(command, rest)
         || runVersionCommand(command, rest)
 }

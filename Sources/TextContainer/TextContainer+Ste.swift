@@ -158,6 +158,7 @@ extension TextContainer {
     public func renameDocument(at documentURL: URL, to newName: String) throws -> URL {
         let target = try url(forDocumentNamed: newName)
         if target.standardizedFileURL == documentURL.standardizedFileURL { return target }
-        return try renameDocument(named: Self.documentName(forFileName: documentURL.lastPathComponent), to: newName)
+        return try renameDocument(
+            named: Self.documentName(forFileName: documentURL.lastPathComponent), to: newName)
     }
 }

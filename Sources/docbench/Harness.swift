@@ -58,8 +58,10 @@ func interleavedMedians(
 
 /// A scratch folder for one benchmark on the same file system as the user's files would be.
 func scratchFolder(_ name: String) throws -> URL {
-    let base = ProcessInfo.processInfo.environment["DOCBENCH_DIR"].map { URL(fileURLWithPath: $0) }
-        ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(".build/docbench")
+    let base =
+        ProcessInfo.processInfo.environment["DOCBENCH_DIR"].map { URL(fileURLWithPath: $0) }
+        ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(
+            ".build/docbench")
     let url = base.appendingPathComponent("\(name)-\(getpid())", isDirectory: true)
     try? FileManager.default.removeItem(at: url)
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

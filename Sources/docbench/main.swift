@@ -23,9 +23,18 @@ let benchmarks: [(String, @MainActor () async throws -> [BenchmarkRow])] = [
     ("coordinate.write.4KiB", { [try benchmarkCoordinatedWrite(iterations: quick ? 50 : 300)] }),
     ("coordinate.read.uncontended", { [try benchmarkCoordinatedRead(duration: quick ? 1 : 3)] }),
     // Off the main actor: it blocks on semaphores, and presenters of open documents hop there.
-    ("presenter.notify.latency", { try await Task.detached { try benchmarkPresenterLatency(samples: quick ? 20 : 100) }.value }),
+    (
+        "presenter.notify.latency",
+        { try await Task.detached { try benchmarkPresenterLatency(samples: quick ? 20 : 100) }.value }
+    ),
     ("versions.save.1MiB.100x", { try await benchmarkVersionSaves(saves: quick ? 20 : 100) }),
-    ("query", { [try benchmarkQueryGather(items: 10_000, iterations: quick ? 3 : 15)] + (try benchmarkQueryUpdateLatency(samples: quick ? 20 : 50)) }),
+    (
+        "query",
+        {
+            [try benchmarkQueryGather(items: 10_000, iterations: quick ? 3 : 15)]
+                + (try benchmarkQueryUpdateLatency(samples: quick ? 20 : 50))
+        }
+    ),
 ]
 
 var rows: [BenchmarkRow] = []

@@ -19,57 +19,61 @@ struct VersionSummary: Sendable, Equatable {
 ///
 enum VersionsAdapter {
 
-        static func versions(of url: URL) throws -> [VersionSummary] {
-            (FileVersion.otherVersionsOfItem(at: url) ?? []).map(summary)
-        }
+    static func versions(of url: URL) throws -> [VersionSummary] {
+        (FileVersion.otherVersionsOfItem(at: url) ?? []).map(summary)
+    }
 
-        static func unresolvedConflicts(of url: URL) throws -> [VersionSummary] {
-            (FileVersion.unresolvedConflictVersionsOfItem(at: url) ?? []).map(summary)
-        }
+    static func unresolvedConflicts(of url: URL) throws -> [VersionSummary] {
+        (FileVersion.unresolvedConflictVersionsOfItem(at: url) ?? []).map(summary)
+    }
 
-        /// How many unresolved conflict versions each document has; 0 when that cannot be known.
-        ///
-        /// The store's summary is read once for the whole listing and matched without a system
-        /// call per document; only documents that have conflicts pay for counting them.
-        static func unresolvedConflictCounts(of entries: [TextContainer.Entry], in container: TextContainer) -> [Int] {
-            guard let lookup = VersionStore.shared.conflictLookup() else {
-                return Array(repeating: 0, count: entries.count)
-            }
-            let folder = container.url.standardizedFileURL.path
-            let prefix = Array((folder.hasSuffix("/") ? folder : folder + "/").utf8)
-            return entries.map { entry in
-                guard lookup.contains(path: prefix + Array(entry.fileName.utf8), inode: entry.inode) else { return 0 }
-                let url = container.url.appendingPathComponent(entry.fileName)
-                return FileVersion.unresolvedConflictVersionsOfItem(at: url)?.count ?? 0
-            }
+    /// How many unresolved conflict versions each document has; 0 when that cannot be known.
+    ///
+    /// The store's summary is read once for the whole listing and matched without a system
+    /// call per document; only documents that have conflicts pay for counting them.
+    static func unresolvedConflictCounts(of entries: [TextContainer.Entry], in container: TextContainer)
+        -> [Int]
+    {
+        guard let lookup = VersionStore.shared.conflictLookup() else {
+            return Array(repeating: 0, count: entries.count)
         }
+        let folder = container.url.standardizedFileURL.path
+        let prefix = Array((folder.hasSuffix("/") ? folder : folder + "/").utf8)
+        return entries.map { entry in
+            guard lookup.contains(path: prefix + Array(entry.fileName.utf8), inode: entry.inode) else {
+                return 0
+            }
+            let url = container.url.appendingPathComponent(entry.fileName)
+            return FileVersion.unresolvedConflictVersionsOfItem(at: url)?.count ?? 0
+        }
+    }
 
-        /// Replaces the document's contents with the version's, as a coordinated write so that
-        /// an editor showing the document reloads it.
-        static func restore(_ id: String, of url: URL) throws {
-            guard let version = FileVersion.version(itemAt: url, forPersistentIdentifier: id) else {
-                throw DocsFailure.failure("no version “\(id)”; `docs versions` lists them")
-            }
-            try FileCoordinator(filePresenter: nil).coordinate(writingItemAt: url, options: .forReplacing) {
-                url in
-                _ = try version.replaceItem(at: url, options: [])
-            }
+    /// Replaces the document's contents with the version's, as a coordinated write so that
+    /// an editor showing the document reloads it.
+    static func restore(_ id: String, of url: URL) throws {
+        guard let version = FileVersion.version(itemAt: url, forPersistentIdentifier: id) else {
+            throw DocsFailure.failure("no version “\(id)”; `docs versions` lists them")
         }
+        try FileCoordinator(filePresenter: nil).coordinate(writingItemAt: url, options: .forReplacing) {
+            url in
+            _ = try version.replaceItem(at: url, options: [])
+        }
+    }
 
-        /// Marks the conflict versions resolved and removes them.
-        static func resolve(_ conflicts: [VersionSummary], of url: URL) throws {
-            for conflict in conflicts {
-                guard let version = FileVersion.version(itemAt: url, forPersistentIdentifier: conflict.id)
-                else { continue }
-                version.isResolved = true
-                try version.remove()
-            }
+    /// Marks the conflict versions resolved and removes them.
+    static func resolve(_ conflicts: [VersionSummary], of url: URL) throws {
+        for conflict in conflicts {
+            guard let version = FileVersion.version(itemAt: url, forPersistentIdentifier: conflict.id)
+            else { continue }
+            version.isResolved = true
+            try version.remove()
         }
+    }
 
-        private static func summary(_ version: FileVersion) -> VersionSummary {
-            VersionSummary(
-                id: version.persistentIdentifier, modificationDate: version.modificationDate,
-                computer: version.localizedNameOfSavingComputer, isConflict: version.isConflict,
-                isResolved: version.isResolved, contentsURL: version.url)
-        }
+    private static func summary(_ version: FileVersion) -> VersionSummary {
+        VersionSummary(
+            id: version.persistentIdentifier, modificationDate: version.modificationDate,
+            computer: version.localizedNameOfSavingComputer, isConflict: version.isConflict,
+            isResolved: version.isResolved, contentsURL: version.url)
+    }
 }

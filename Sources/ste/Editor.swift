@@ -363,7 +363,8 @@ final class Editor: SimpleTextDocumentDelegate {
         guard let error else { return "Could not open “\(url?.lastPathComponent ?? "the document")”" }
         let underlying = (error as? DocumentKitError)?.underlying ?? error
         if let invalid = underlying as? InvalidTextError {
-            let name = url?.lastPathComponent ?? (error as? DocumentKitError)?.url?.lastPathComponent ?? "the file"
+            let name =
+                url?.lastPathComponent ?? (error as? DocumentKitError)?.url?.lastPathComponent ?? "the file"
             return "Not opened for editing: “\(name)”: \(invalid); the file is left unchanged"
         }
         if let error = error as? DocumentKitError {
@@ -404,7 +405,9 @@ final class Editor: SimpleTextDocumentDelegate {
     private func handleNormal(_ key: Key) {
         switch key {
         case .control(14):  // ^N
-            guard container != nil else { return show("New documents need the list: run ste without a file", isError: true) }
+            guard container != nil else {
+                return show("New documents need the list: run ste without a file", isError: true)
+            }
             commitBurst()
             mode = .prompt(.newDocument, "")
         case .control(18):  // ^R
@@ -485,7 +488,8 @@ final class Editor: SimpleTextDocumentDelegate {
 
     private func edit(_ change: (inout TextBuffer) -> Void) {
         guard let document, isEditable else {
-            return show(openFailure ?? (isLoading ? "Still opening…" : "No document: ^N creates one"), isError: true)
+            return show(
+                openFailure ?? (isLoading ? "Still opening…" : "No document: ^N creates one"), isError: true)
         }
         guard !document.documentState.contains(.editingDisabled) else {
             return show("The document cannot be edited right now", isError: true)
@@ -721,9 +725,15 @@ final class Editor: SimpleTextDocumentDelegate {
             return
         }
         switch key {
-        case .escape, .control(8): mode = .normal; return
-        case .up: screen.selection = max(0, screen.selection - 1); screen.preview = nil
-        case .down: screen.selection = min(max(0, screen.records.count - 1), screen.selection + 1); screen.preview = nil
+        case .escape, .control(8):
+            mode = .normal
+            return
+        case .up:
+            screen.selection = max(0, screen.selection - 1)
+            screen.preview = nil
+        case .down:
+            screen.selection = min(max(0, screen.records.count - 1), screen.selection + 1)
+            screen.preview = nil
         case .enter, .character("p"):
             guard screen.records.indices.contains(screen.selection) else { break }
             do {
@@ -747,7 +757,9 @@ final class Editor: SimpleTextDocumentDelegate {
                 try self.versions.restore(record, over: document.fileURL)
                 _ = await document.revert(toContentsOf: document.fileURL)
                 self.buffer = TextBuffer(text: document.documentText)
-                self.show("Restored the version of \(record.modificationDate.map(self.dateFormatter.string) ?? "an earlier time")")
+                self.show(
+                    "Restored the version of \(record.modificationDate.map(self.dateFormatter.string) ?? "an earlier time")"
+                )
             } catch {
                 self.show(error)
             }
@@ -760,7 +772,9 @@ final class Editor: SimpleTextDocumentDelegate {
         commitBurst()
         guard versions.isAvailable else {
             if document.documentState.contains(.inConflict) {
-                show("This document is in conflict, but versions cannot be listed in this build", isError: true)
+                show(
+                    "This document is in conflict, but versions cannot be listed in this build", isError: true
+                )
             } else {
                 show("No conflict to resolve")
             }
@@ -920,8 +934,10 @@ final class Editor: SimpleTextDocumentDelegate {
             let nameWidth = max(1, width - 1 - details.count)
             let name = Self.fit(entry.name, width: nameWidth)
             let line = mark + name + details
-            let attributes: Int32 = index == selected ? (focus == .list ? Terminal.reverse : Terminal.bold) : 0
-            terminal.draw(line, y: top + row, x: 0, width: width, attributes: attributes, pad: index == selected)
+            let attributes: Int32 =
+                index == selected ? (focus == .list ? Terminal.reverse : Terminal.bold) : 0
+            terminal.draw(
+                line, y: top + row, x: 0, width: width, attributes: attributes, pad: index == selected)
         }
     }
 
@@ -964,7 +980,8 @@ final class Editor: SimpleTextDocumentDelegate {
     /// Draws the text and returns where the cursor goes on screen.
     private func drawEditor(top: Int, height: Int, x: Int, width: Int) -> (Int, Int)? {
         guard document != nil || openFailure != nil || isLoading else {
-            terminal.draw(container == nil ? "" : "  No document selected", y: top, x: x + 1, width: width - 1)
+            terminal.draw(
+                container == nil ? "" : "  No document selected", y: top, x: x + 1, width: width - 1)
             return nil
         }
         if isLoading {
@@ -1007,7 +1024,9 @@ final class Editor: SimpleTextDocumentDelegate {
                 let to = min(highlight.to, left + textWidth)
                 if to > from {
                     let part = Self.visiblePart(of: buffer.lines[index], from: from, width: to - from)
-                    terminal.draw(part, y: top + row, x: textX + from - left, width: to - from, attributes: Terminal.reverse)
+                    terminal.draw(
+                        part, y: top + row, x: textX + from - left, width: to - from,
+                        attributes: Terminal.reverse)
                 }
             }
         }
@@ -1039,7 +1058,8 @@ final class Editor: SimpleTextDocumentDelegate {
         let name = document?.localizedName ?? ""
         terminal.draw(" Versions of “\(name)”", y: top, x: x + 1, width: width - 1, attributes: Terminal.bold)
         guard versions.isAvailable else {
-            terminal.draw(" Version history is not available in this build:", y: top + 2, x: x + 1, width: width - 1)
+            terminal.draw(
+                " Version history is not available in this build:", y: top + 2, x: x + 1, width: width - 1)
             terminal.draw(" FileVersion cannot list versions yet.", y: top + 3, x: x + 1, width: width - 1)
             return
         }
@@ -1058,14 +1078,16 @@ final class Editor: SimpleTextDocumentDelegate {
             guard index < screen.records.count else { break }
             let record = screen.records[index]
             let date = record.modificationDate.map(dateFormatter.string) ?? "unknown date"
-            let line = " \(date)  on \(record.savingComputer ?? "unknown computer")\(record.isConflict ? "  (conflict)" : "")"
+            let line =
+                " \(date)  on \(record.savingComputer ?? "unknown computer")\(record.isConflict ? "  (conflict)" : "")"
             terminal.draw(
                 line, y: top + 2 + row, x: x + 1, width: width - 1,
                 attributes: index == screen.selection ? Terminal.reverse : 0, pad: index == screen.selection)
         }
         if let preview = screen.preview {
             let previewTop = top + 3 + listHeight
-            terminal.draw(" Preview", y: previewTop - 1, x: x + 1, width: width - 1, attributes: Terminal.underline)
+            terminal.draw(
+                " Preview", y: previewTop - 1, x: x + 1, width: width - 1, attributes: Terminal.underline)
             for (row, line) in preview.prefix(max(0, top + height - previewTop)).enumerated() {
                 terminal.draw(" " + line, y: previewTop + row, x: x + 1, width: width - 1)
             }
@@ -1100,7 +1122,9 @@ final class Editor: SimpleTextDocumentDelegate {
             parts.append(document.localizedName)
             let edited = burstStarted || document.hasUnsavedChanges
             parts.append(edited ? "edited" : "saved")
-            if let date = document.fileModificationDate { parts.append("saved \(timeFormatter.string(from: date))") }
+            if let date = document.fileModificationDate {
+                parts.append("saved \(timeFormatter.string(from: date))")
+            }
             if document.documentState.contains(.inConflict) { parts.append("! in conflict: ^K resolves") }
             if document.documentState.contains(.savingError) { parts.append("saving failed") }
             let cursor = buffer.cursor
@@ -1108,7 +1132,9 @@ final class Editor: SimpleTextDocumentDelegate {
         }
         var line = " " + parts.joined(separator: " — ")
         if let message {
-            line = " " + message.text + (parts.isEmpty ? "" : "   [" + parts.prefix(2).joined(separator: " — ") + "]")
+            line =
+                " " + message.text
+                + (parts.isEmpty ? "" : "   [" + parts.prefix(2).joined(separator: " — ") + "]")
         }
         let attributes = message?.isError == true ? Terminal.reverse | Terminal.bold : Terminal.reverse
         terminal.draw(line, y: y, x: 0, width: width, attributes: attributes, pad: true)
@@ -1137,7 +1163,8 @@ final class Editor: SimpleTextDocumentDelegate {
         case .history: help = " ↑↓ Select  Enter Preview  r Restore  Esc Back"
         case .conflict: help = " m Keep mine  t Keep theirs  b Keep both  n Next  Esc Later"
         default:
-            help = container == nil
+            help =
+                container == nil
                 ? " ^Q Quit  ^Z Undo  ^Y Redo  ^F Find  ^S Save  ^H History"
                 : " ^Q Quit  ^N New  ^R Rename  ^D Delete  ^Z Undo  ^Y Redo  ^F Find  ^S Save  ^H History  Tab List/Text"
         }

@@ -40,7 +40,9 @@ while let argument = arguments.popFirst() {
         print("ste \(documentKitVersion) (DocumentKit)")
         exit(0)
     case "--container":
-        guard let path = arguments.popFirst() else { fail("--container needs a folder\n\n\(usage)", status: 2) }
+        guard let path = arguments.popFirst() else {
+            fail("--container needs a folder\n\n\(usage)", status: 2)
+        }
         containerPath = path
     case let option where option.hasPrefix("--container="):
         containerPath = String(option.dropFirst("--container=".count))
@@ -62,7 +64,9 @@ if let file {
     let url = URL(fileURLWithPath: file).standardizedFileURL
     var isDirectory: ObjCBool = false
     if FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), isDirectory.boolValue {
-        fail("“\(url.path)” is a folder; to use it as the container, run ste --container \"\(file)\"", status: 1)
+        fail(
+            "“\(url.path)” is a folder; to use it as the container, run ste --container \"\(file)\"",
+            status: 1)
     }
     fileURL = url
 } else {

@@ -84,7 +84,8 @@ final class DocsFolder {
                 at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             guard chown(runtime.path, 65534, 65534) == 0 else { throw CocoaError(.fileWriteNoPermission) }
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", DocsBinary.url.path] + arguments
+            process.arguments =
+                ["--reuid=65534", "--regid=65534", "--clear-groups", DocsBinary.url.path] + arguments
             process.environment?["XDG_RUNTIME_DIR"] = runtime.path
             process.environment?["HOME"] = root.path
         }

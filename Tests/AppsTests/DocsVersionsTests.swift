@@ -61,7 +61,8 @@ struct DocsVersionsTests {
         let incoming = folder.dataHome.appendingPathComponent("theirs.txt")
         try Data("theirs".utf8).write(to: incoming)
         try store.addConflictOfItem(
-            at: folder.url("Notes.txt"), withContentsOf: incoming, savingComputer: "laptop", modificationDate: Date())
+            at: folder.url("Notes.txt"), withContentsOf: incoming, savingComputer: "laptop",
+            modificationDate: Date())
         return folder
     }
 
@@ -70,13 +71,24 @@ struct DocsVersionsTests {
         try folder.write("Other.txt", "plain")
         let listed = try folder.run(["list"])
         #expect(listed.status == 0)
-        #expect(listed.output.split(separator: "\n").filter { $0.contains("(1 conflict)") }.map { $0.contains("Notes") } == [true], "\(listed.output)")
-        let json = try JSONDecoder().decode(DocsListing.self, from: try folder.run(["list", "--json"]).outputData)
-        #expect(Dictionary(uniqueKeysWithValues: json.documents.map { ($0.name, $0.conflicts) }) == ["Notes": 1, "Other": 0])
+        #expect(
+            listed.output.split(separator: "\n").filter { $0.contains("(1 conflict)") }.map {
+                $0.contains("Notes")
+            } == [true], "\(listed.output)")
+        let json = try JSONDecoder().decode(
+            DocsListing.self, from: try folder.run(["list", "--json"]).outputData)
+        #expect(
+            Dictionary(uniqueKeysWithValues: json.documents.map { ($0.name, $0.conflicts) }) == [
+                "Notes": 1, "Other": 0,
+            ])
         // Renamed by another program: still found by its identity.
         try FileManager.default.moveItem(at: folder.url("Notes.txt"), to: folder.url("Renamed.txt"))
-        let renamed = try JSONDecoder().decode(DocsListing.self, from: try folder.run(["list", "--json"]).outputData)
-        #expect(Dictionary(uniqueKeysWithValues: renamed.documents.map { ($0.name, $0.conflicts) }) == ["Renamed": 1, "Other": 0])
+        let renamed = try JSONDecoder().decode(
+            DocsListing.self, from: try folder.run(["list", "--json"]).outputData)
+        #expect(
+            Dictionary(uniqueKeysWithValues: renamed.documents.map { ($0.name, $0.conflicts) }) == [
+                "Renamed": 1, "Other": 0,
+            ])
         try FileManager.default.moveItem(at: folder.url("Renamed.txt"), to: folder.url("Notes.txt"))
         let versions = try folder.run(["versions", "Notes"])
         #expect(versions.output.contains("laptop"), "\(versions.output)")
@@ -86,7 +98,8 @@ struct DocsVersionsTests {
         #expect(try folder.contents("Notes.txt") == "theirs")
         let again = try folder.run(["resolve", "Notes", "--keep", "mine"])
         #expect(again.status == 1, "the conflict is gone once resolved")
-        let after = try JSONDecoder().decode(DocsListing.self, from: try folder.run(["list", "--json"]).outputData)
+        let after = try JSONDecoder().decode(
+            DocsListing.self, from: try folder.run(["list", "--json"]).outputData)
         #expect(after.documents.allSatisfy { $0.conflicts == 0 })
     }
 

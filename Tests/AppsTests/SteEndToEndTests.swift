@@ -87,7 +87,8 @@ struct SteEndToEndTests {
 
     @Test func findMovesTheCursorToTheMatch() async throws {
         let ste = try SteSession { container in
-            try Data("alpha\nbeta\ngamma delta\n".utf8).write(to: container.appendingPathComponent("Greek.txt"))
+            try Data("alpha\nbeta\ngamma delta\n".utf8).write(
+                to: container.appendingPathComponent("Greek.txt"))
         }
         ste.start()
         #expect(await ste.waitForScreen(containing: "gamma delta"))
@@ -170,8 +171,11 @@ struct SteEndToEndTests {
         #expect(await ste.wait { ste.listNames() == ["Alpha", "Gamma"] }, "\(ste.screen)")
         // Files that are not documents never join the list; a link to one counts as it, with
         // its size and date.
-        #expect(ste.shell("mkdir Sub && echo x > Sub/Inner.txt && echo x > .Hidden.txt && echo x > notes.md") == 0)
-        #expect(ste.shell("mkdir Folder.txt && ln -s Nowhere.txt Broken.txt && ln -s Gamma.txt Link.txt") == 0)
+        #expect(
+            ste.shell("mkdir Sub && echo x > Sub/Inner.txt && echo x > .Hidden.txt && echo x > notes.md") == 0
+        )
+        #expect(
+            ste.shell("mkdir Folder.txt && ln -s Nowhere.txt Broken.txt && ln -s Gamma.txt Link.txt") == 0)
         #expect(ste.shell("printf 'last' > Last.txt") == 0)
         #expect(await ste.wait { ste.listNames() == ["Last", "Alpha", "Gamma", "Link"] }, "\(ste.screen)")
         #expect(ste.listRow("Link")?.hasSuffix("9B  1h") == true, "\(ste.screen)")
@@ -312,7 +316,8 @@ struct SteEndToEndTests {
     // MARK: - Bad input
 
     @Test func containerThatIsAFileIsRefusedOnStandardError() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("ste-file-\(UUID().uuidString)")
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "ste-file-\(UUID().uuidString)")
         try Data("not a folder".utf8).write(to: root)
         defer { try? FileManager.default.removeItem(at: root) }
         let result = try runSte(["--container", root.path])
@@ -378,7 +383,9 @@ struct SteEndToEndTests {
                 [.modificationDate: Date().addingTimeInterval(60)], ofItemAtPath: secret.path)
         }
         ste.start(unprivileged: true)
-        #expect(await ste.waitForScreen(containing: "Cannot open “Secret.txt”: permission denied"), "\(ste.screen)")
+        #expect(
+            await ste.waitForScreen(containing: "Cannot open “Secret.txt”: permission denied"),
+            "\(ste.screen)")
         ste.keys("Tab")
         ste.type("typed")
         ste.keys("C-s")
@@ -398,7 +405,8 @@ struct SteEndToEndTests {
         ste.start(width: 100, height: 20)
         #expect(await ste.waitForScreen(containing: "日本語のテキスト"))
         ste.resize(width: 50, height: 12)
-        #expect(await ste.wait { ste.screen.split(separator: "\n").count <= 12 && ste.screen.contains("^N New") })
+        #expect(
+            await ste.wait { ste.screen.split(separator: "\n").count <= 12 && ste.screen.contains("^N New") })
         ste.keys("Tab", "End")
         ste.type("!")
         #expect(await ste.wait { ste.text(of: "Wide.txt")?.hasSuffix("line!") == true })

@@ -68,7 +68,9 @@ package struct CoordinationLock: Hashable, Sendable, CustomStringConvertible {
     ///
     /// - Parameter requests: The accesses of one coordinated call, in any spelling.
     /// - Returns: The accesses by canonical path, sorted by path.
-    package static func merged(_ requests: [CoordinationLock], pathsAreCanonical: Bool = false) -> [CoordinationLock] {
+    package static func merged(_ requests: [CoordinationLock], pathsAreCanonical: Bool = false)
+        -> [CoordinationLock]
+    {
         if pathsAreCanonical, requests.count == 1 { return requests }
         var strongest: [String: Mode] = [:]
         for request in requests {
@@ -178,7 +180,8 @@ package struct CoordinationLock: Hashable, Sendable, CustomStringConvertible {
         let fd = open(path, CDS_O_PATH | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(PATH_MAX) + 1) { buffer -> String? in
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(PATH_MAX) + 1) {
+            buffer -> String? in
             let length = readlink("/proc/self/fd/\(fd)", buffer.baseAddress!, Int(PATH_MAX))
             guard length > 0, buffer[0] == CChar(UInt8(ascii: "/")) else { return nil }
             let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: length)
@@ -325,7 +328,8 @@ package final class LockManager: Sendable {
         _ requests: [CoordinationLock], timeout: Duration? = nil, pathsAreCanonical: Bool = false,
         isCancelled: () -> Bool = { false }
     ) throws -> HeldLocks {
-        var acquisition = LockAcquisition(requests, directory: directory, pathsAreCanonical: pathsAreCanonical)
+        var acquisition = LockAcquisition(
+            requests, directory: directory, pathsAreCanonical: pathsAreCanonical)
         var wait = LockWait(timeout: timeout)
         do {
             while try !acquisition.advance() {
@@ -413,7 +417,8 @@ private struct LockAcquisition {
             case .write: needed.append(LockFilePlan(key: keys.item, path: lock.path[...], item: .exclusive))
             case .writeSubtree:
                 needed.append(
-                    LockFilePlan(key: keys.item, path: lock.path[...], item: .exclusive, contents: .exclusive))
+                    LockFilePlan(key: keys.item, path: lock.path[...], item: .exclusive, contents: .exclusive)
+                )
             }
         }
         needed.sort { $0.key < $1.key }

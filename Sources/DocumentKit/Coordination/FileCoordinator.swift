@@ -196,7 +196,9 @@ public final class FileCoordinator: Sendable {
                 continuation.resume(
                     with: Swift.Result {
                         try perform(intents.map(\.access)) { urls in
-                            for (intent, url) in zip(intents, urls) where url != intent.url { intent.moved(to: url) }
+                            for (intent, url) in zip(intents, urls) where url != intent.url {
+                                intent.moved(to: url)
+                            }
                             return try accessor()
                         }
                     })
@@ -289,7 +291,9 @@ public final class FileCoordinator: Sendable {
         {
             events[index].itemExisted = ItemState(path: events[index].path) != nil
         }
-        let sessions = events.map { LocalPresenterSession(event: $0, excluding: filePresenter, timeout: timeout) }
+        let sessions = events.map {
+            LocalPresenterSession(event: $0, excluding: filePresenter, timeout: timeout)
+        }
         let remote = events.indices.map {
             RemotePresenters.shared.prepare(events[$0], processes: remoteProcesses[$0], timeout: timeout)
         }
@@ -327,7 +331,8 @@ public final class FileCoordinator: Sendable {
         // Only what this coordinator does not hold already: its own locks would exclude it.
         let requests = held.withLock { held in
             CoordinationLock.merged(
-                zip(accesses, paths).map { CoordinationLock(path: $1, mode: $0.lockMode) }, pathsAreCanonical: true
+                zip(accesses, paths).map { CoordinationLock(path: $1, mode: $0.lockMode) },
+                pathsAreCanonical: true
             )
             .filter { !Self.covers(held, $0.path, $0.mode) }
         }
@@ -367,7 +372,9 @@ public final class FileCoordinator: Sendable {
 
     /// Whether locks this coordinator holds grant `mode` on `path`: its own lock on the item,
     /// as strong or stronger, or a move or deletion of a folder that contains it.
-    private static func covers(_ held: [String: CoordinationLock.Mode], _ path: String, _ mode: CoordinationLock.Mode)
+    private static func covers(
+        _ held: [String: CoordinationLock.Mode], _ path: String, _ mode: CoordinationLock.Mode
+    )
         -> Bool
     {
         if let own = held[path], own >= mode { return true }
@@ -409,12 +416,16 @@ public final class FileAccessIntent: Sendable {
     func moved(to url: URL) { location.withLock { $0 = url } }
 
     /// An intent to read the item at `url`.
-    public static func readingIntent(with url: URL, options: FileCoordinator.ReadingOptions = []) -> FileAccessIntent {
+    public static func readingIntent(with url: URL, options: FileCoordinator.ReadingOptions = [])
+        -> FileAccessIntent
+    {
         FileAccessIntent(.init(url: url, event: .read, options: options.rawValue))
     }
 
     /// An intent to write the item at `url`.
-    public static func writingIntent(with url: URL, options: FileCoordinator.WritingOptions = []) -> FileAccessIntent {
+    public static func writingIntent(with url: URL, options: FileCoordinator.WritingOptions = [])
+        -> FileAccessIntent
+    {
         FileAccessIntent(.init(url: url, event: .write, options: options.rawValue))
     }
 }

@@ -49,7 +49,8 @@ final class RemotePresenters: Sendable {
                 PresenterIndex.removeEntries(of: pid)
             } catch {
                 CoordinationLog.warning(
-                    "process \(pid), which presents \(event.path), did not answer in time; going on without it")
+                    "process \(pid), which presents \(event.path), did not answer in time; going on without it"
+                )
                 answered.append(pid)  // it may still be working; tell it how the access ended
             }
         }
@@ -64,12 +65,14 @@ final class RemotePresenters: Sendable {
         /// Tells the processes asked how the access ended.
         func finish(_ outcome: AccessOutcome) {
             guard !processes.isEmpty else { return }
-            var message = Message(kind: outcome.movedTo == nil ? .didWrite : .didMove, path: Array(event.path.utf8))
+            var message = Message(
+                kind: outcome.movedTo == nil ? .didWrite : .didMove, path: Array(event.path.utf8))
             message.destinationPath = outcome.movedTo.map { Array($0.utf8) }
             message.requestID = requestID
             message.presenterIDs = [outcome.itemExists ? "exists" : "gone"]
             for pid in processes {
-                _ = try? MessageChannelClient.send(message, to: PresenterIndex.socketPath(of: pid), timeout: .seconds(2))
+                _ = try? MessageChannelClient.send(
+                    message, to: PresenterIndex.socketPath(of: pid), timeout: .seconds(2))
             }
         }
     }
@@ -87,13 +90,16 @@ final class RemotePresenters: Sendable {
             let event = AccessEvent(
                 kind: message.kind == .willRead ? .read : .write, path: path, options: message.options,
                 itemExisted: message.presenterIDs.first != "new")
-            let session = LocalPresenterSession(event: event, excluding: nil, timeout: FileCoordinator.presenterTimeout)
+            let session = LocalPresenterSession(
+                event: event, excluding: nil, timeout: FileCoordinator.presenterTimeout)
             if event.kind == .write { PendingWrites.shared.begin(path) }
             pending.withLock { $0[key] = Pending(session: session, started: .now) }
             session.prepare()
             return message.reply()
         case .didWrite, .didMove:
-            guard let entry = pending.withLock({ $0.removeValue(forKey: key) }) else { return message.reply() }
+            guard let entry = pending.withLock({ $0.removeValue(forKey: key) }) else {
+                return message.reply()
+            }
             let outcome = AccessOutcome(
                 movedTo: message.destinationPath.map { String(decoding: $0, as: UTF8.self) },
                 itemExists: message.presenterIDs.first != "gone")
@@ -203,7 +209,9 @@ enum PresenterIndex {
     }
 
     private static func bumpGeneration(in root: URL) {
-        let fd = open(root.appendingPathComponent("presented/.generation").path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = open(
+            root.appendingPathComponent("presented/.generation").path,
+            O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return }
         _ = write(fd, "+", 1)
         close(fd)
@@ -247,7 +255,8 @@ enum PresenterIndex {
         guard let root else { return }
         let folder = entryFolder(for: path, in: root)
         mkdir(folder, 0o700)
-        _ = try? SafeSave.write(Data(path.utf8), to: URL(fileURLWithPath: folder + "/\(getpid())"), permissions: 0o600)
+        _ = try? SafeSave.write(
+            Data(path.utf8), to: URL(fileURLWithPath: folder + "/\(getpid())"), permissions: 0o600)
         bumpGeneration(in: root)
     }
 
@@ -269,7 +278,8 @@ enum PresenterIndex {
     static func removeEntries(of pid: pid_t) {
         guard let root else { return }
         let presented = root.appendingPathComponent("presented").path
-        for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? [] where folder != ".generation" {
+        for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? []
+        where folder != ".generation" {
             unlink("\(presented)/\(folder)/\(pid)")
             rmdir("\(presented)/\(folder)")
         }
@@ -289,8 +299,10 @@ enum PresenterIndex {
         var entries: [pid_t: [String]] = [:]
         var removedDead = false
         let presented = root.appendingPathComponent("presented").path
-        for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? [] where folder != ".generation" {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: "\(presented)/\(folder)")) ?? [] {
+        for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? []
+        where folder != ".generation" {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: "\(presented)/\(folder)")) ?? []
+            {
                 guard let pid = pid_t(name), pid != me else { continue }
                 // A process killed before it could clean up leaves its listings behind.
                 if kill(pid, 0) != 0, errno == ESRCH {
@@ -300,7 +312,9 @@ enum PresenterIndex {
                     removedDead = true
                     continue
                 }
-                guard let data = FileManager.default.contents(atPath: "\(presented)/\(folder)/\(name)") else { continue }
+                guard let data = FileManager.default.contents(atPath: "\(presented)/\(folder)/\(name)") else {
+                    continue
+                }
                 entries[pid, default: []].append(String(decoding: data, as: UTF8.self))
             }
         }

@@ -23,11 +23,15 @@ extension Document: FilePresenter {
         presenterQueue
     }
 
-    nonisolated public func savePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+    nonisolated public func savePresentedItemChanges(
+        completionHandler: @escaping @Sendable ((any Error)?) -> Void
+    ) {
         Task { @MainActor in
             let saved = await self.autosave()
             completionHandler(
-                saved ? nil : DocumentKitError(.ioFailure, operation: "save for another writer", url: self.fileURL))
+                saved
+                    ? nil
+                    : DocumentKitError(.ioFailure, operation: "save for another writer", url: self.fileURL))
         }
     }
 
@@ -50,7 +54,9 @@ extension Document: FilePresenter {
             // At once, not on the main actor's next turn: a save waiting for the mover's lock
             // must see that its file is gone elsewhere.
             record.url = moved
-            if let known = record.knownState, let now = ItemState(path: moved.path), now.isSameFileAndContents(as: known) {
+            if let known = record.knownState, let now = ItemState(path: moved.path),
+                now.isSameFileAndContents(as: known)
+            {
                 record.knownState = now
             }
         }
@@ -114,7 +120,8 @@ extension Document: FilePresenter {
         } else {
             do {
                 contents = DocumentContents(
-                    value: try self.contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
+                    value: try self.contents(forType: savingFileType() ?? "public.data"),
+                    modificationDate: nil)
             } catch {
                 handleError(error, userInteractionPermitted: false)
                 return
@@ -142,11 +149,13 @@ extension Document: FilePresenter {
         let base = url.deletingPathExtension().lastPathComponent
         let ext = url.pathExtension
         let stem = "\(base) (unsaved changes from \(host), \(formatter.string(from: Date())))"
-        var candidate = url.deletingLastPathComponent().appendingPathComponent(ext.isEmpty ? stem : "\(stem).\(ext)")
+        var candidate = url.deletingLastPathComponent().appendingPathComponent(
+            ext.isEmpty ? stem : "\(stem).\(ext)")
         var counter = 2
         while FileManager.default.fileExists(atPath: candidate.path) {
             let name = "\(stem) \(counter)"
-            candidate = url.deletingLastPathComponent().appendingPathComponent(ext.isEmpty ? name : "\(name).\(ext)")
+            candidate = url.deletingLastPathComponent().appendingPathComponent(
+                ext.isEmpty ? name : "\(name).\(ext)")
             counter += 1
         }
         return candidate

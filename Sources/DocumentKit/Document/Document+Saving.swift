@@ -233,7 +233,8 @@ extension Document {
     /// or another program changed it since the document read it, and the contents it replaces
     /// kept as a history version in `versionStore`.
     nonisolated func coordinatedWrite(
-        _ snapshot: DocumentContents, attributes: SendableAttributes, to url: URL, for saveOperation: SaveOperation,
+        _ snapshot: DocumentContents, attributes: SendableAttributes, to url: URL,
+        for saveOperation: SaveOperation,
         checksOriginal: Bool, versionStore: VersionStore?
     ) throws -> SaveWrite {
         let coordinator = FileCoordinator(filePresenter: self)

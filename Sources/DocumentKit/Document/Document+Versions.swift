@@ -2,7 +2,9 @@ import Foundation
 
 extension Document {
     /// Stores `contents` as a conflict version of the file at `url`, on the calling thread.
-    nonisolated func conflictVersion(of url: URL, holding contents: DocumentContents, in store: VersionStore) throws -> URL {
+    nonisolated func conflictVersion(of url: URL, holding contents: DocumentContents, in store: VersionStore)
+        throws -> URL
+    {
         let staging = try store.stagingURL()
         defer { store.removeStaged(staging) }
         try writeContents(contents.value, to: staging, for: .forCreating, originalContentsURL: nil)

@@ -78,7 +78,9 @@ public final class DocumentController {
         }
         for store in stores.values where !store.waitUntilIdle(deadline: deadline) {
             FileHandle.standardError.write(
-                Data("DocumentKit: the version store at \(store.root.path) was still busy when the process ended\n".utf8))
+                Data(
+                    "DocumentKit: the version store at \(store.root.path) was still busy when the process ended\n"
+                        .utf8))
         }
         return allSaved
     }
@@ -104,7 +106,8 @@ public final class DocumentController {
         // process runs, where SIG_IGN would be inherited and make a child editor unkillable.
         var ends: [CInt] = [0, 0]
         guard pipe(&ends) == 0 else {
-            FileHandle.standardError.write(Data("DocumentKit: cannot save documents on signals: no pipe\n".utf8))
+            FileHandle.standardError.write(
+                Data("DocumentKit: cannot save documents on signals: no pipe\n".utf8))
             return
         }
         for signalNumber in terminationSignals {

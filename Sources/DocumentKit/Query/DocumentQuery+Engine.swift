@@ -92,7 +92,9 @@ extension DocumentQuery {
                     if !committed { model.isCancelled = true }
                     return committed ? results : nil
                 }
-                if results != nil { query.post(DocumentQuery.didFinishGatheringNotification, generation: generation) }
+                if results != nil {
+                    query.post(DocumentQuery.didFinishGatheringNotification, generation: generation)
+                }
             }
         }
 
@@ -104,7 +106,9 @@ extension DocumentQuery {
                 guard model.isGathered && !model.isCancelled else { return nil }
                 var conflictsChanged = false
                 for event in events {
-                    if let markers = model.conflictMarkersPath, DirectoryWatcher.State.isSameOrInside(event.fileSystemPath, markers) {
+                    if let markers = model.conflictMarkersPath,
+                        DirectoryWatcher.State.isSameOrInside(event.fileSystemPath, markers)
+                    {
                         conflictsChanged = true
                     } else {
                         model.apply(event)
@@ -141,7 +145,8 @@ extension DocumentQuery {
                     guard state.generation == generation, state.updatesDisabled == 0 else { return false }
                     state.results = sorted
                     let snapshot = Snapshot(
-                        results: sorted, added: update.added, changed: update.changed, removed: update.removed)
+                        results: sorted, added: update.added, changed: update.changed, removed: update.removed
+                    )
                     for continuation in state.continuations.values { continuation.yield(snapshot) }
                     return true
                 }
@@ -212,7 +217,8 @@ extension DocumentQuery {
             for entry in found {
                 nextID += 1
                 // Overlapping scopes list an item twice: the first one counts.
-                if let item = makeItem(entry, id: nextID), items.updateValue(item, forKey: entry.path) == nil {
+                if let item = makeItem(entry, id: nextID), items.updateValue(item, forKey: entry.path) == nil
+                {
                     byID[item.id] = item
                     ordered.append(item)
                 }
@@ -258,7 +264,9 @@ extension DocumentQuery {
                 guard let status else { continue }  // removed since it was listed
                 let child = DirectoryWatcher.State.join(path, name)
                 if status.isDirectory && !isPackageName(name[...]) {
-                    if configuration.includesDirectories { found.append(Found(path: child, status: status, isPackage: false)) }
+                    if configuration.includesDirectories {
+                        found.append(Found(path: child, status: status, isPackage: false))
+                    }
                     subfolders.append(name)
                 } else {
                     found.append(Found(path: child, status: status, isPackage: status.isDirectory))
@@ -268,7 +276,9 @@ extension DocumentQuery {
                 let childFD = Syscall.withCString(name) {
                     openat(directory, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                 }
-                if childFD >= 0 { scanFolder(fd: childFD, path: DirectoryWatcher.State.join(path, name), into: &found) }
+                if childFD >= 0 {
+                    scanFolder(fd: childFD, path: DirectoryWatcher.State.join(path, name), into: &found)
+                }
             }
         }
 
@@ -286,7 +296,9 @@ extension DocumentQuery {
                 DispatchQueue.concurrentPerform(iterations: parts) { part in
                     let range = (names.count * part / parts)..<(names.count * (part + 1) / parts)
                     for index in range {
-                        if case .success(let status) = Syscall.withCString(names[index], { Syscall.itemStatus(directory, $0) }) {
+                        if case .success(let status) = Syscall.withCString(
+                            names[index], { Syscall.itemStatus(directory, $0) })
+                        {
                             results[index] = status
                         }
                     }
@@ -298,12 +310,15 @@ extension DocumentQuery {
         /// The item at `path` (already known to be included by its name) and, for a plain
         /// folder, everything below it.
         mutating func scanNode(_ path: [UInt8], into found: inout [Found]) {
-            guard case .success(let status) = Syscall.withCString(path, { Syscall.itemStatus(AT_FDCWD, $0) }) else {
+            guard case .success(let status) = Syscall.withCString(path, { Syscall.itemStatus(AT_FDCWD, $0) })
+            else {
                 return
             }
             let name = path[((path.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1)...]
             if status.isDirectory && !isPackageName(name) {
-                if configuration.includesDirectories { found.append(Found(path: path, status: status, isPackage: false)) }
+                if configuration.includesDirectories {
+                    found.append(Found(path: path, status: status, isPackage: false))
+                }
                 scanFolder(path, into: &found)
             } else {
                 found.append(Found(path: path, status: status, isPackage: status.isDirectory))
@@ -319,11 +334,14 @@ extension DocumentQuery {
 
         /// Whether a folder with this name is a package, by its extension's registered type.
         mutating func isPackageName(_ name: ArraySlice<UInt8>) -> Bool {
-            guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex else { return false }
+            guard let dot = name.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex else {
+                return false
+            }
             let fileExtension = name[(dot + 1)...]
             if let known = packageExtensions[fileExtension] { return known }
             let types = FileTypes.shared
-            let identifier = types.typeIdentifier(forFilenameExtension: String(decoding: fileExtension, as: UTF8.self))
+            let identifier = types.typeIdentifier(
+                forFilenameExtension: String(decoding: fileExtension, as: UTF8.self))
             let isPackage = types.type(withIdentifier: identifier)?.isPackage ?? false
             packageExtensions[fileExtension] = isPackage
             return isPackage
@@ -341,7 +359,8 @@ extension DocumentQuery {
             let roots = configuration.scopes.filter { DirectoryWatcher.State.isSameOrInside(path, $0) }
             guard let root = roots.min(by: { $0.count < $1.count }) else { return .excluded }
             if path.count == root.count { return .root(root) }
-            let components = path[(root.count + 1)...].split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+            let components = path[(root.count + 1)...].split(
+                separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
             var prefix = root
             for (index, component) in components.enumerated() {
                 if isExcludedName(component) { return .excluded }
@@ -361,7 +380,8 @@ extension DocumentQuery {
             }
             let item = Item(
                 id: id, fileSystemPath: found.path, status: found.status, isPackage: found.isPackage,
-                hasUnresolvedConflicts: conflicts?.contains(path: found.path, inode: found.status.inode) ?? false)
+                hasUnresolvedConflicts: conflicts?.contains(path: found.path, inode: found.status.inode)
+                    ?? false)
             if let predicate = configuration.predicate, !predicate(item) { return nil }
             return item
         }
@@ -374,7 +394,9 @@ extension DocumentQuery {
             for (path, item) in items {
                 let has = conflicts?.contains(path: path, inode: item.status.inode) ?? false
                 guard has != item.hasUnresolvedConflicts else { continue }
-                upsert(Found(path: path, status: item.status, isPackage: item.isPackage), reusing: nil, force: false)
+                upsert(
+                    Found(path: path, status: item.status, isPackage: item.isPackage), reusing: nil,
+                    force: false)
             }
         }
 
@@ -389,7 +411,11 @@ extension DocumentQuery {
                 case .root(let root): removeItems(under: root, includingItself: false)
                 case .insidePackage(let package): refresh(package, force: true)
                 case .item(let item):
-                    if event.isDirectory { removeItems(under: item, includingItself: true) } else { remove(item) }
+                    if event.isDirectory {
+                        removeItems(under: item, includingItself: true)
+                    } else {
+                        remove(item)
+                    }
                 }
             case .moved:
                 moved(from: event.previousFileSystemPath ?? path, to: path)
@@ -414,7 +440,8 @@ extension DocumentQuery {
 
         /// Re-reads one item: the only per-event cost is this one `statx`.
         mutating func refresh(_ path: [UInt8], force: Bool) {
-            guard case .success(let status) = Syscall.withCString(path, { Syscall.itemStatus(AT_FDCWD, $0) }) else {
+            guard case .success(let status) = Syscall.withCString(path, { Syscall.itemStatus(AT_FDCWD, $0) })
+            else {
                 remove(path)
                 return
             }
@@ -505,9 +532,14 @@ extension DocumentQuery {
         /// when a folder was swapped for another).
         mutating func reconcile(under path: [UInt8]) {
             var found: [Found] = []
-            if case .root = locate(path) { scanFolder(path, into: &found) } else { scanNode(path, into: &found) }
+            if case .root = locate(path) {
+                scanFolder(path, into: &found)
+            } else {
+                scanNode(path, into: &found)
+            }
             let seen = Set(found.map(\.path))
-            for itemPath in items.keys where DirectoryWatcher.State.isSameOrInside(itemPath, path) && !seen.contains(itemPath) {
+            for itemPath in items.keys
+            where DirectoryWatcher.State.isSameOrInside(itemPath, path) && !seen.contains(itemPath) {
                 remove(itemPath)
             }
             for entry in found { upsert(entry, reusing: nil, force: false) }
@@ -627,10 +659,14 @@ extension DocumentQuery {
 
         static func compareValues<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (a == b ? 0 : 1) }
 
-        static func compareBytes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>, foldingCase: Bool = false) -> Int {
+        static func compareBytes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>, foldingCase: Bool = false)
+            -> Int
+        {
             if !foldingCase {
                 let order = a.withUnsafeBufferPointer { x in
-                    b.withUnsafeBufferPointer { y in memcmp(x.baseAddress!, y.baseAddress!, min(x.count, y.count)) }
+                    b.withUnsafeBufferPointer { y in
+                        memcmp(x.baseAddress!, y.baseAddress!, min(x.count, y.count))
+                    }
                 }
                 return order != 0 ? (order < 0 ? -1 : 1) : compareValues(a.count, b.count)
             }

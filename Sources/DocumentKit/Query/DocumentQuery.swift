@@ -203,7 +203,8 @@ public final class DocumentQuery: Sendable {
             (configuration, generation) = try state.withLock { state in
                 guard state.phase != .gathering && state.phase != .live else {
                     throw DocumentKitError(
-                        .invalidArgument, operation: "start query", url: nil, detail: "the query already runs")
+                        .invalidArgument, operation: "start query", url: nil, detail: "the query already runs"
+                    )
                 }
                 guard !state.searchScopes.isEmpty else {
                     throw DocumentKitError(
@@ -299,7 +300,8 @@ public final class DocumentQuery: Sendable {
         let (stream, continuation) = AsyncStream.makeStream(of: Snapshot.self)
         let key = state.withLock { state -> Int? in
             if state.phase == .live || state.phase == .stopped {
-                continuation.yield(Snapshot(results: state.results, added: state.results, changed: [], removed: []))
+                continuation.yield(
+                    Snapshot(results: state.results, added: state.results, changed: [], removed: []))
             }
             guard state.phase == .live || state.phase == .gathering || state.phase == .idle else {
                 continuation.finish()
@@ -326,18 +328,26 @@ public final class DocumentQuery: Sendable {
             throw DocumentKitError(Errno.current, operation: "start query", url: url)
         }
         defer { free(resolved) }
-        let bytes = Array(UnsafeBufferPointer(start: UnsafeRawPointer(resolved).assumingMemoryBound(to: UInt8.self), count: strlen(resolved)))
+        let bytes = Array(
+            UnsafeBufferPointer(
+                start: UnsafeRawPointer(resolved).assumingMemoryBound(to: UInt8.self), count: strlen(resolved)
+            ))
         let status = Syscall.withCString(bytes) { Syscall.itemStatus(AT_FDCWD, $0) }
         switch status {
         case .failure(let error): throw DocumentKitError(error, operation: "start query", url: url)
         case .success(let status) where !status.isDirectory:
-            throw DocumentKitError(.wrongFileType, operation: "start query", url: url, detail: "the search scope is not a folder")
+            throw DocumentKitError(
+                .wrongFileType, operation: "start query", url: url, detail: "the search scope is not a folder"
+            )
         case .success: return bytes
         }
     }
 
     /// Posts a notification unless the query stopped or restarted since `generation`.
-    func post(_ name: Notification.Name, generation: Int, added: [Item] = [], changed: [Item] = [], removed: [Item] = []) {
+    func post(
+        _ name: Notification.Name, generation: Int, added: [Item] = [], changed: [Item] = [],
+        removed: [Item] = []
+    ) {
         let queue = state.withLock { $0.operationQueue }
         let send: @Sendable () -> Void = { [self] in
             guard state.withLock({ $0.generation == generation }) else { return }

@@ -190,7 +190,8 @@ extension DirectoryWatcher {
 
         /// Watches every subfolder below the folder at `path`, which is itself watched.
         mutating func watchSubfolders(of path: [UInt8], root: [UInt8], reporting: Bool) -> Errno? {
-            guard case .success(let entries) = Syscall.directoryEntries(atPath: path, onlyDirectories: true) else {
+            guard case .success(let entries) = Syscall.directoryEntries(atPath: path, onlyDirectories: true)
+            else {
                 return nil
             }
             for entry in entries where entry.isDirectory && !isDocumentKitTemporaryName(entry.name) {

@@ -63,7 +63,9 @@ extension Syscall {
                 return .success(entries)
             }
             // Skipped before its name is copied: a folder of 10,000 files has few folders.
-            if onlyDirectories && entry.pointee.d_type != UInt8(DT_DIR) && entry.pointee.d_type != UInt8(DT_UNKNOWN) {
+            if onlyDirectories && entry.pointee.d_type != UInt8(DT_DIR)
+                && entry.pointee.d_type != UInt8(DT_UNKNOWN)
+            {
                 continue
             }
             let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw in

@@ -69,7 +69,9 @@ extension VersionStore {
             if let candidates = pathsByLength[path.count], candidates.contains(path) { return true }
             guard inodes.contains(inode) else { return false }
             var buffer = [UInt8](repeating: 0, count: 64)
-            let length = Syscall.withCString(path) { cds_lgetxattr($0, VersionStore.identityAttribute, &buffer, buffer.count) }
+            let length = Syscall.withCString(path) {
+                cds_lgetxattr($0, VersionStore.identityAttribute, &buffer, buffer.count)
+            }
             guard length > 0 else { return false }
             return ids.contains(String(decoding: buffer[0..<length], as: UTF8.self))
         }
@@ -106,7 +108,9 @@ extension VersionStore {
         if !marked.isEmpty {
             let index = queue.sync { loadIndex() }
             for itemID in marked {
-                let unresolved = queue.sync { records(ofItem: itemID) }.filter { $0.isConflict && !$0.isResolved }
+                let unresolved = queue.sync { records(ofItem: itemID) }.filter {
+                    $0.isConflict && !$0.isResolved
+                }
                 guard !unresolved.isEmpty else { continue }
                 summary.ids.insert(itemID)
                 for record in unresolved {
@@ -129,7 +133,8 @@ extension VersionStore {
         let unresolved = queue.sync { records(ofItem: itemID) }.contains { $0.isConflict && !$0.isResolved }
         let marker = conflictMarkersURL.appendingPathComponent(itemID)
         if unresolved {
-            try? FileManager.default.createDirectory(at: conflictMarkersURL, withIntermediateDirectories: true)
+            try? FileManager.default.createDirectory(
+                at: conflictMarkersURL, withIntermediateDirectories: true)
             if !FileManager.default.fileExists(atPath: marker.path) {
                 _ = FileManager.default.createFile(atPath: marker.path, contents: nil)
             }

@@ -68,7 +68,9 @@ extension VersionStore {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         try SafeSave.write(try encoder.encode(index), to: indexURL, options: options)
-        if let stamp = ItemState(path: indexURL.path), !stamp.isRecent { indexCache.withLock { $0 = (stamp, index) } }
+        if let stamp = ItemState(path: indexURL.path), !stamp.isRecent {
+            indexCache.withLock { $0 = (stamp, index) }
+        }
     }
 
     /// Records where an item is now, if that changed.

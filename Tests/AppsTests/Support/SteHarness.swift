@@ -109,7 +109,9 @@ final class SteSession {
 
     /// The process id of the pane's process: `ste` itself when started without `reportingExit`.
     var panePID: pid_t? {
-        pid_t(tmux(["display-message", "-p", "#{pane_pid}"]).output.trimmingCharacters(in: .whitespacesAndNewlines))
+        pid_t(
+            tmux(["display-message", "-p", "#{pane_pid}"]).output.trimmingCharacters(
+                in: .whitespacesAndNewlines))
     }
 
     /// The exit status the shell around `ste` recorded, once it has exited.
@@ -197,7 +199,9 @@ func runSte(_ arguments: [String], environment extra: [String: String] = [:]) th
     let out = output.fileHandleForReading.readDataToEndOfFile()
     let err = error.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    return (
+        process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self)
+    )
 }
 
 /// Runs `arguments` with stdout to the file at `standardOutput` and stderr to /dev/null,

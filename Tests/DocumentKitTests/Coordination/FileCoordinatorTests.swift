@@ -1,7 +1,8 @@
-@testable import DocumentKit
 import Foundation
 import Synchronization
 import Testing
+
+@testable import DocumentKit
 
 #if canImport(Glibc)
     import Glibc
@@ -196,7 +197,8 @@ import Testing
             }
         }
         entered.wait()
-        let (read, text) = try FileCoordinator().coordinate(readingItemAt: tree.file("Project/a/notes.txt")) { url in
+        let (read, text) = try FileCoordinator().coordinate(readingItemAt: tree.file("Project/a/notes.txt")) {
+            url in
             log.record("read")
             return (url, try? String(contentsOf: url, encoding: .utf8))
         }
@@ -208,7 +210,9 @@ import Testing
     }
 
     @Test func movesCarryAnItemAlongOnlyFromItselfOrAFolderAboveIt() {
-        let moves = [(from: "/a/b", to: "/a/c"), (from: "/a/c/d.txt", to: "/e/d.txt"), (from: "/x", to: "/y")]
+        let moves = [
+            (from: "/a/b", to: "/a/c"), (from: "/a/c/d.txt", to: "/e/d.txt"), (from: "/x", to: "/y"),
+        ]
         #expect(MoveJournal.location(of: "/a/b/d.txt", after: moves) == "/e/d.txt")
         #expect(MoveJournal.location(of: "/a/b/f/g.txt", after: moves) == "/a/c/f/g.txt")
         #expect(MoveJournal.location(of: "/a/bc/d.txt", after: moves) == "/a/bc/d.txt")
@@ -219,16 +223,21 @@ import Testing
     @Test func aReaderWaitingWhileAnotherProcessMovesTheFolderIsGivenTheNewLocation() async throws {
         let tree = try TemporaryTree()
         try tree.write("inside\n", to: "Project/notes.txt")
-        let child = try CoordinationChild(["coord-move", tree.file("Project").path, tree.file("Moved").path, "400"])
+        let child = try CoordinationChild([
+            "coord-move", tree.file("Project").path, tree.file("Moved").path, "400",
+        ])
         #expect(child.waitForLine("locked") != nil, "\(child.lines)")
-        let (read, text) = try FileCoordinator().coordinate(readingItemAt: tree.file("Project/notes.txt")) { url in
+        let (read, text) = try FileCoordinator().coordinate(readingItemAt: tree.file("Project/notes.txt")) {
+            url in
             (url, try? String(contentsOf: url, encoding: .utf8))
         }
         #expect(child.waitForLine("moved") != nil)
         #expect(read.standardizedFileURL.path == tree.file("Moved/notes.txt").standardizedFileURL.path)
         #expect(text == "inside\n")
         // The intent form: the intent's url follows a move made while the access waited.
-        let back = try CoordinationChild(["coord-move", tree.file("Moved").path, tree.file("Back").path, "400"])
+        let back = try CoordinationChild([
+            "coord-move", tree.file("Moved").path, tree.file("Back").path, "400",
+        ])
         #expect(back.waitForLine("locked") != nil, "\(back.lines)")
         let intent = FileAccessIntent.readingIntent(with: tree.file("Moved/notes.txt"))
         let seen = try await FileCoordinator().coordinate(with: [intent]) { intent.url }
@@ -330,7 +339,8 @@ final class CoordinationChild: @unchecked Sendable {
     }
 
     init(_ arguments: [String], runtime: URL? = nil, dataHome: URL? = nil) throws {
-        process = try TestChild.start(arguments, environment: Self.environment(runtime: runtime, dataHome: dataHome))
+        process = try TestChild.start(
+            arguments, environment: Self.environment(runtime: runtime, dataHome: dataHome))
         let out = (process.standardOutput as! Pipe).fileHandleForReading
         let err = (process.standardError as! Pipe).fileHandleForReading
         Thread.detachNewThread { [self] in

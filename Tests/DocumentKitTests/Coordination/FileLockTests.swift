@@ -456,7 +456,8 @@ import Testing
         #expect(!exclusiveIsRefused(at: LockFixtureKeys.offset(of: item) + 1))
         for ancestor in ancestors {
             #expect(!exclusiveIsRefused(at: LockFixtureKeys.offset(of: ancestor)), "\(ancestor) item byte")
-            #expect(exclusiveIsRefused(at: LockFixtureKeys.offset(of: ancestor) + 1), "\(ancestor) contents byte")
+            #expect(
+                exclusiveIsRefused(at: LockFixtureKeys.offset(of: ancestor) + 1), "\(ancestor) contents byte")
         }
     }
 

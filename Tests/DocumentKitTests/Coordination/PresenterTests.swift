@@ -140,7 +140,10 @@ import Testing
             // The child printed "save" before it answered; this process's reader of its
             // output may lag behind, so the line is waited for, not merely looked up.
             let saidSave = child.waitForLine("save") != nil
-            let seen = (marker: FileManager.default.fileExists(atPath: marker.path), saidSave: saidSave, lines: child.lines)
+            let seen = (
+                marker: FileManager.default.fileExists(atPath: marker.path), saidSave: saidSave,
+                lines: child.lines
+            )
             try SafeSave.write(Data("two\n".utf8), to: url)
             return seen
         }

@@ -63,7 +63,9 @@ struct DocumentTerminationTests {
         // The version the last save captured is stored before the process ends, not lost
         // with the background work a signal cuts short.
         let store = VersionStore(root: tree.file("data/DocumentKit/Versions"))
-        let texts = try store.otherVersionsOfItem(at: url).map { try String(contentsOf: $0.url, encoding: .utf8) }
+        let texts = try store.otherVersionsOfItem(at: url).map {
+            try String(contentsOf: $0.url, encoding: .utf8)
+        }
         #expect(texts == [String(repeating: "before the signal\n", count: 20_000)])
     }
 

@@ -18,7 +18,8 @@ struct DocumentQueryConflictTests {
         let file = try tree.write("mine", to: "docs/notes.txt")
         let theirs = try tree.write("theirs", to: "incoming/theirs.txt")
         _ = try store.addConflictOfItem(
-            at: file, withContentsOf: theirs, savingComputer: "elsewhere", modificationDate: Date(), options: [])
+            at: file, withContentsOf: theirs, savingComputer: "elsewhere", modificationDate: Date(),
+            options: [])
         return (tree, store)
     }
 
@@ -51,9 +52,13 @@ struct DocumentQueryConflictTests {
         let before = try Data(contentsOf: file)
 
         let version = try store.addConflictOfItem(
-            at: file, withContentsOf: theirs, savingComputer: "elsewhere", modificationDate: Date(), options: [])
+            at: file, withContentsOf: theirs, savingComputer: "elsewhere", modificationDate: Date(),
+            options: [])
         #expect(await queryEventually { conflicted(query) == ["notes.txt"] })
-        #expect(recorder.allUpdates.flatMap(\.changed).contains { $0.fileName == "notes.txt" && $0.hasUnresolvedConflicts })
+        #expect(
+            recorder.allUpdates.flatMap(\.changed).contains {
+                $0.fileName == "notes.txt" && $0.hasUnresolvedConflicts
+            })
         #expect(try Data(contentsOf: file) == before)
 
         version.isResolved = true
@@ -85,7 +90,11 @@ struct DocumentQueryConflictTests {
         let (query, recorder) = try await startedQuery(over: tree.file("docs"), store: store)
         defer { query.stop() }
         try runElsewhere("mv notes.txt renamed.txt", in: tree.file("docs"))
-        #expect(await queryEventually { recorder.count(\.added, named: "renamed.txt") + recorder.count(\.changed, named: "renamed.txt") > 0 })
+        #expect(
+            await queryEventually {
+                recorder.count(\.added, named: "renamed.txt")
+                    + recorder.count(\.changed, named: "renamed.txt") > 0
+            })
         #expect(conflicted(query) == ["renamed.txt"])
     }
 

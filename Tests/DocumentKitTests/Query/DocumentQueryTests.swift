@@ -29,13 +29,16 @@ final class QueryRecorder: Sendable {
             .NSMetadataQueryDidUpdate,
         ] {
             observers.append(
-                NotificationCenter.default.addObserver(forName: name, object: query, queue: nil) { [self] note in
+                NotificationCenter.default.addObserver(forName: name, object: query, queue: nil) {
+                    [self] note in
                     if name == .NSMetadataQueryDidUpdate {
                         let info = note.userInfo ?? [:]
                         let update = Update(
                             added: info[NSMetadataQueryUpdateAddedItemsKey] as? [DocumentQuery.Item] ?? [],
-                            changed: info[NSMetadataQueryUpdateChangedItemsKey] as? [DocumentQuery.Item] ?? [],
-                            removed: info[NSMetadataQueryUpdateRemovedItemsKey] as? [DocumentQuery.Item] ?? [])
+                            changed: info[NSMetadataQueryUpdateChangedItemsKey] as? [DocumentQuery.Item]
+                                ?? [],
+                            removed: info[NSMetadataQueryUpdateRemovedItemsKey] as? [DocumentQuery.Item] ?? []
+                        )
                         updates.withLock { $0.append(update) }
                     }
                     names.withLock { $0.append(name) }
@@ -109,7 +112,10 @@ struct DocumentQueryTests {
         try tree.write("temp", to: ".a.txt.dk-tmp-1x2")
         let (query, recorder) = try await startedQuery(tree) { $0.sortDescriptors = [.init(.fileName)] }
         defer { query.stop() }
-        #expect(recorder.names.withLock { $0 } == [.NSMetadataQueryDidStartGathering, .NSMetadataQueryDidFinishGathering])
+        #expect(
+            recorder.names.withLock { $0 } == [
+                .NSMetadataQueryDidStartGathering, .NSMetadataQueryDidFinishGathering,
+            ])
         #expect(query.results.map(\.fileName) == ["a.txt", "b.txt", "C.txt", "d.md", "Notes.rtfd"])
         #expect(query.resultCount == 5)
         #expect(!query.isGathering && query.isStarted)
@@ -122,7 +128,8 @@ struct DocumentQueryTests {
         #expect(a.url.standardizedFileURL == tree.file("a.txt").standardizedFileURL)
         #expect(a.value(forAttribute: NSMetadataItemFSNameKey) as? String == "a.txt")
         #expect(a.value(forAttribute: NSMetadataItemURLKey) as? URL == a.url)
-        #expect(a.value(forAttribute: NSMetadataUbiquitousItemHasUnresolvedConflictsKey) as? NSNumber == false)
+        #expect(
+            a.value(forAttribute: NSMetadataUbiquitousItemHasUnresolvedConflictsKey) as? NSNumber == false)
     }
 
     @Test func includesHiddenItemsWhenAsked() async throws {
@@ -276,8 +283,10 @@ struct DocumentQueryTests {
         let outside = try TemporaryTree("outside")
         try outside.write("secret", to: "secret.txt")
         try tree.write("x", to: "scope/inside.txt")
-        try FileManager.default.createSymbolicLink(at: tree.file("scope/escape"), withDestinationURL: outside.url)
-        try FileManager.default.createSymbolicLink(at: tree.file("link-to-scope"), withDestinationURL: tree.file("scope"))
+        try FileManager.default.createSymbolicLink(
+            at: tree.file("scope/escape"), withDestinationURL: outside.url)
+        try FileManager.default.createSymbolicLink(
+            at: tree.file("link-to-scope"), withDestinationURL: tree.file("scope"))
         let query = DocumentQuery(searchScopes: [tree.file("link-to-scope")])
         let recorder = QueryRecorder(query)
         #expect(query.start())
