@@ -43,14 +43,18 @@ let package = Package(
             path: "Tests/AppsTests"),
 
         // The seed apps' documents, ported: Examples/README.md says which seed each comes from.
-        .target(name: "SimpleTextEditorDocument", dependencies: ["DocumentKit"], path: "Examples/SimpleTextEditor"),
+        .target(
+            name: "SimpleTextEditorDocument", dependencies: ["DocumentKit"], path: "Examples/SimpleTextEditor"
+        ),
         .target(name: "Locus", dependencies: ["DocumentKit"], path: "Examples/Locus/Locus"),
         .executableTarget(name: "locus", dependencies: ["Locus"], path: "Examples/Locus/locus"),
         .target(name: "Symmetry", dependencies: ["DocumentKit"], path: "Examples/Symmetry/Symmetry"),
         .executableTarget(name: "symmetry", dependencies: ["Symmetry"], path: "Examples/Symmetry/symmetry"),
         .testTarget(
             name: "ExamplesTests",
-            dependencies: ["SimpleTextEditorDocument", "Locus", "Symmetry", "DocumentKit", "symmetry", "locus"],
+            dependencies: [
+                "SimpleTextEditorDocument", "Locus", "Symmetry", "DocumentKit", "symmetry", "locus",
+            ],
             path: "Examples/Tests"
         ),
     ],

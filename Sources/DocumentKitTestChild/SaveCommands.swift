@@ -10,7 +10,9 @@ func runSaveCommand(_ name: String, _ arguments: [String]) -> Bool {
     switch name {
     case "save":
         // save PATH TEXT: one safe save; exit 1 with the error on stderr.
-        reportingErrors { try SafeSave.write(Data(arguments[1].utf8), to: URL(fileURLWithPath: arguments[0])) }
+        reportingErrors {
+            try SafeSave.write(Data(arguments[1].utf8), to: URL(fileURLWithPath: arguments[0]))
+        }
     case "read-wrapper":
         readWrapper(arguments[0])
     case "save-loop":

@@ -1,5 +1,5 @@
-import DocumentKit
 import Dispatch
+import DocumentKit
 import Foundation
 
 /// Runs an UndoManager child command; returns false if `name` is not one.

@@ -204,7 +204,8 @@ public struct TextBuffer: Sendable, Equatable {
             let line = lines[lineIndex]
             let from = step == 0 ? min(start.offset, line.count) : 0
             // The last step comes back to the start line, for a match before the start.
-            guard let range = line[Self.index(line, from)...].range(of: needle, options: [.caseInsensitive]) else {
+            guard let range = line[Self.index(line, from)...].range(of: needle, options: [.caseInsensitive])
+            else {
                 continue
             }
             let offset = line.distance(from: line.startIndex, to: range.lowerBound)
@@ -249,7 +250,9 @@ public struct TextBuffer: Sendable, Equatable {
     /// What to draw for `character`: itself, spaces for a tab, `?` for a control character.
     public static func displayed(_ character: Character) -> String {
         if character == "\t" { return String(repeating: " ", count: tabWidth) }
-        if let scalar = character.unicodeScalars.first, scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) {
+        if let scalar = character.unicodeScalars.first,
+            scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value)
+        {
             return "?"
         }
         return String(character)

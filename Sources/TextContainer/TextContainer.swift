@@ -48,7 +48,8 @@ public struct TextContainer: Sendable {
                 try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
             } catch {
                 throw DocumentKitError(
-                    .ioFailure, operation: "create the container", url: url, detail: "\(error.localizedDescription)")
+                    .ioFailure, operation: "create the container", url: url,
+                    detail: "\(error.localizedDescription)")
             }
         }
     }
@@ -72,7 +73,9 @@ public struct TextContainer: Sendable {
         if trimmed.isEmpty { throw refuse("is empty") }
         if trimmed.contains("/") { throw refuse("contains a slash") }
         if trimmed.hasPrefix(".") { throw refuse("starts with a dot, which would hide it") }
-        if trimmed.unicodeScalars.contains(where: { $0.value == 0 || $0.properties.generalCategory == .control }) {
+        if trimmed.unicodeScalars.contains(where: {
+            $0.value == 0 || $0.properties.generalCategory == .control
+        }) {
             throw refuse("contains a control character")
         }
         if (trimmed + "." + fileExtension).utf8.count > 255 { throw refuse("is too long for a file name") }
@@ -90,7 +93,8 @@ public struct TextContainer: Sendable {
     public func url(forNewDocumentNamed name: String) throws -> URL {
         let target = try url(forDocumentNamed: name)
         if FileManager.default.fileExists(atPath: target.path) {
-            throw DocumentKitError(.fileExists, operation: "create the document", url: target, errno: .fileExists)
+            throw DocumentKitError(
+                .fileExists, operation: "create the document", url: target, errno: .fileExists)
         }
         return target
     }

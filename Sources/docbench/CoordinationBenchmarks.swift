@@ -14,7 +14,9 @@ func benchmarkCoordinatedWrite(iterations: Int) throws -> BenchmarkRow {
     let (measured, floor) = try interleavedMedians(
         iterations,
         measured: {
-            try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { try SafeSave.write(data, to: $0) }
+            try coordinator.coordinate(writingItemAt: url, options: .forReplacing) {
+                try SafeSave.write(data, to: $0)
+            }
         },
         floor: { try SafeSave.write(data, to: floorURL) })
     return BenchmarkRow(
@@ -28,7 +30,10 @@ func benchmarkCoordinatedWrite(iterations: Int) throws -> BenchmarkRow {
 func benchmarkCoordinatedRead(duration: Double) throws -> BenchmarkRow {
     let folder = try scratchFolder("coordinate-read").appendingPathComponent("a/b/c", isDirectory: true)
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: folder.deletingLastPathComponent().deletingLastPathComponent()) }
+    defer {
+        try? FileManager.default.removeItem(
+            at: folder.deletingLastPathComponent().deletingLastPathComponent())
+    }
     let url = folder.appendingPathComponent("notes.txt")
     try SafeSave.write(Data("hello".utf8), to: url)
     let coordinator = FileCoordinator(filePresenter: nil)
@@ -42,7 +47,9 @@ func benchmarkCoordinatedRead(duration: Double) throws -> BenchmarkRow {
         return Double(count) / (now() - start)
     }
     let coordinated = try rate {
-        _ = try coordinator.coordinate(readingItemAt: url, options: .withoutChanges) { try Data(contentsOf: $0) }
+        _ = try coordinator.coordinate(readingItemAt: url, options: .withoutChanges) {
+            try Data(contentsOf: $0)
+        }
     }
     let plain = try rate { _ = try Data(contentsOf: url) }
     return BenchmarkRow(

@@ -19,7 +19,8 @@ final class BytesDocument: Document {
         _ contents: Any, to url: URL, for saveOperation: SaveOperation, originalContentsURL: URL?
     ) throws {
         writes.add(1, ordering: .relaxed)
-        try super.writeContents(contents, to: url, for: saveOperation, originalContentsURL: originalContentsURL)
+        try super.writeContents(
+            contents, to: url, for: saveOperation, originalContentsURL: originalContentsURL)
     }
 }
 

@@ -13,7 +13,8 @@ func benchmarkPackageSave(iterations: Int) throws -> BenchmarkRow {
         let bytes = Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &+ index) })
         children[String(format: "part-%04d.bin", index)] = FileWrapper(regularFileWithContents: bytes)
     }
-    try FileWrapper(directoryWithFileWrappers: children).write(to: package, options: .atomic, originalContentsURL: nil)
+    try FileWrapper(directoryWithFileWrappers: children).write(
+        to: package, options: .atomic, originalContentsURL: nil)
 
     var generation = 0
     func saveWhole() throws {

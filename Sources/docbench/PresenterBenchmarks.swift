@@ -149,7 +149,9 @@ func benchmarkPresenterLatency(samples: Int) throws -> [BenchmarkRow] {
         _ = read(inotify, &events, events.count)
         if heard >= written { floors.append(Double(heard - written) / 1e6) }
     }
-    guard !latencies.isEmpty, !uncoordinated.isEmpty, !floors.isEmpty else { throw CocoaError(.fileReadUnknown) }
+    guard !latencies.isEmpty, !uncoordinated.isEmpty, !floors.isEmpty else {
+        throw CocoaError(.fileReadUnknown)
+    }
     floors.sort()
     let median = latencies[latencies.count / 2]
     let uncoordinatedMedian = uncoordinated[uncoordinated.count / 2]
@@ -160,7 +162,8 @@ func benchmarkPresenterLatency(samples: Int) throws -> [BenchmarkRow] {
             floorDescription: "bare inotify for an uncoordinated write (\(latencies.count) samples)",
             ratio: median / max(floor, 0.001), target: "median under 50 ms", met: median < 50),
         BenchmarkRow(
-            name: "presenter.notify.latency.uncoordinated", unit: "ms", value: uncoordinatedMedian, floor: floor,
+            name: "presenter.notify.latency.uncoordinated", unit: "ms", value: uncoordinatedMedian,
+            floor: floor,
             floorDescription: "bare inotify (\(uncoordinated.count) samples)",
             ratio: uncoordinatedMedian / max(floor, 0.001), target: "median under 100 ms",
             met: uncoordinatedMedian < 100),

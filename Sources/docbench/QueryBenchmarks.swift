@@ -21,7 +21,8 @@ final class QueryTimer: Sendable {
         ) { [self] note in
             let time = monotonicNanoseconds()
             let added = (note.userInfo?[NSMetadataQueryUpdateAddedItemsKey] as? [NSMetadataItem])?.count ?? 0
-            let removed = (note.userInfo?[NSMetadataQueryUpdateRemovedItemsKey] as? [NSMetadataItem])?.count ?? 0
+            let removed =
+                (note.userInfo?[NSMetadataQueryUpdateRemovedItemsKey] as? [NSMetadataItem])?.count ?? 0
             updates.withLock { $0.append((time, added, removed)) }
             updated.signal()
         }
@@ -40,7 +41,9 @@ func benchmarkQueryGather(items: Int, iterations: Int) throws -> BenchmarkRow {
     let folder = try scratchFolder("query-gather")
     defer { try? FileManager.default.removeItem(at: folder) }
     for index in 0..<items {
-        let fd = open(folder.appendingPathComponent("document \(index).txt").path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(
+            folder.appendingPathComponent("document \(index).txt").path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644
+        )
         if fd >= 0 { close(fd) }
     }
     var failed = false
@@ -64,7 +67,9 @@ func benchmarkQueryGather(items: Int, iterations: Int) throws -> BenchmarkRow {
             var info = stat()
             while let entry = readdir(stream) {
                 let found = withUnsafeBytes(of: &entry.pointee.d_name) { raw in
-                    raw.withMemoryRebound(to: CChar.self) { fstatat(dirfd(stream), $0.baseAddress!, &info, AT_SYMLINK_NOFOLLOW) == 0 }
+                    raw.withMemoryRebound(to: CChar.self) {
+                        fstatat(dirfd(stream), $0.baseAddress!, &info, AT_SYMLINK_NOFOLLOW) == 0
+                    }
                 }
                 if found { count += 1 }
             }
@@ -73,7 +78,8 @@ func benchmarkQueryGather(items: Int, iterations: Int) throws -> BenchmarkRow {
     if failed { throw CocoaError(.fileReadUnknown) }
     let ratio = medians.measured / medians.floor
     return BenchmarkRow(
-        name: "query.gather.\(items)", unit: "ms", value: medians.measured * 1000, floor: medians.floor * 1000,
+        name: "query.gather.\(items)", unit: "ms", value: medians.measured * 1000,
+        floor: medians.floor * 1000,
         floorDescription: "readdir + fstatat of each item (\(iterations) runs)", ratio: ratio,
         target: "within 2x", met: ratio <= 2)
 }

@@ -60,7 +60,8 @@ import Foundation
     let operations = Double(registrations * 2)
     return [
         BenchmarkRow(
-            name: "undo.register", unit: "ops/s", value: operations / seconds, floor: operations / floorSeconds,
+            name: "undo.register", unit: "ops/s", value: operations / seconds,
+            floor: operations / floorSeconds,
             floorDescription: "array of closures, same grouping; op = a registration or an undone action",
             ratio: seconds / floorSeconds, target: "at least 1,000,000 ops/s",
             met: operations / seconds >= 1_000_000),

@@ -68,7 +68,8 @@ enum QueryAdapter {
                     removed.append(ContainerChange(kind: .removed, fileName: old, entry: nil))
                     added.append(ContainerChange(kind: .added, fileName: item.fileName, entry: entry(item)))
                 } else {
-                    changed.append(ContainerChange(kind: .changed, fileName: item.fileName, entry: entry(item)))
+                    changed.append(
+                        ContainerChange(kind: .changed, fileName: item.fileName, entry: entry(item)))
                 }
                 names[item.id] = item.fileName
             }

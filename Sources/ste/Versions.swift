@@ -36,40 +36,40 @@ extension VersionSource {
     }
 }
 
-    /// The versions `FileVersion` keeps, with `NSFileVersion`'s calls.
-    struct FileVersionSource: VersionSource {
-        var isAvailable: Bool { true }
+/// The versions `FileVersion` keeps, with `NSFileVersion`'s calls.
+struct FileVersionSource: VersionSource {
+    var isAvailable: Bool { true }
 
-        func history(of url: URL) throws -> [VersionRecord] {
-            (FileVersion.otherVersionsOfItem(at: url) ?? [])
-                .sorted { ($0.modificationDate ?? .distantPast) > ($1.modificationDate ?? .distantPast) }
-                .map(record)
-        }
+    func history(of url: URL) throws -> [VersionRecord] {
+        (FileVersion.otherVersionsOfItem(at: url) ?? [])
+            .sorted { ($0.modificationDate ?? .distantPast) > ($1.modificationDate ?? .distantPast) }
+            .map(record)
+    }
 
-        func unresolvedConflicts(of url: URL) throws -> [VersionRecord] {
-            (FileVersion.unresolvedConflictVersionsOfItem(at: url) ?? []).map(record)
-        }
+    func unresolvedConflicts(of url: URL) throws -> [VersionRecord] {
+        (FileVersion.unresolvedConflictVersionsOfItem(at: url) ?? []).map(record)
+    }
 
-        func restore(_ record: VersionRecord, over url: URL) throws {
-            guard let version = record.version else { return }
-            _ = try version.replaceItem(at: url, options: [])
-        }
+    func restore(_ record: VersionRecord, over url: URL) throws {
+        guard let version = record.version else { return }
+        _ = try version.replaceItem(at: url, options: [])
+    }
 
-        func resolve(_ records: [VersionRecord], of url: URL) throws {
-            // Only the conflict versions go: the document's history stays.
-            for record in records {
-                record.version?.isResolved = true
-                try record.version?.remove()
-            }
-        }
-
-        private func record(_ version: FileVersion) -> VersionRecord {
-            VersionRecord(
-                url: version.url, modificationDate: version.modificationDate,
-                savingComputer: version.localizedNameOfSavingComputer, isConflict: version.isConflict,
-                version: version)
+    func resolve(_ records: [VersionRecord], of url: URL) throws {
+        // Only the conflict versions go: the document's history stays.
+        for record in records {
+            record.version?.isResolved = true
+            try record.version?.remove()
         }
     }
+
+    private func record(_ version: FileVersion) -> VersionRecord {
+        VersionRecord(
+            url: version.url, modificationDate: version.modificationDate,
+            savingComputer: version.localizedNameOfSavingComputer, isConflict: version.isConflict,
+            version: version)
+    }
+}
 
 /// The version source the app uses.
 @MainActor

@@ -80,11 +80,15 @@ public protocol FilePresenter: AnyObject, Sendable {
 extension FilePresenter {
     public var presentedItemOperationQueue: OperationQueue { FilePresenterDefaults.queue }
 
-    public func relinquishPresentedItem(toReader reader: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
+    public func relinquishPresentedItem(
+        toReader reader: @escaping @Sendable ((@Sendable () -> Void)?) -> Void
+    ) {
         reader(nil)
     }
 
-    public func relinquishPresentedItem(toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
+    public func relinquishPresentedItem(
+        toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void
+    ) {
         writer(nil)
     }
 
@@ -92,7 +96,9 @@ extension FilePresenter {
         completionHandler(nil)
     }
 
-    public func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+    public func accommodatePresentedItemDeletion(
+        completionHandler: @escaping @Sendable ((any Error)?) -> Void
+    ) {
         completionHandler(nil)
     }
 

@@ -60,7 +60,8 @@ final class LocalPresenterSession: Sendable {
             switch (event.kind, relation) {
             case (.read, .item):
                 let options = event.readingOptions
-                if !options.contains(.withoutChanges) && !options.contains(.immediatelyAvailableMetadataOnly) {
+                if !options.contains(.withoutChanges) && !options.contains(.immediatelyAvailableMetadataOnly)
+                {
                     save(presenter)
                 }
                 relinquish(presenter, toWriter: false)
@@ -120,7 +121,9 @@ final class LocalPresenterSession: Sendable {
                     queue.addOperation { presenter.presentedSubitemDidAppear(at: url) }
                 }
             case .descendant:
-                guard let destination = outcome.movedTo, let presented = presenter.presentedItemURL else { continue }
+                guard let destination = outcome.movedTo, let presented = presenter.presentedItemURL else {
+                    continue
+                }
                 let old = CanonicalPath.of(presented)
                 let suffix = String(old.dropFirst(event.path.count))
                 let newPath = destination + suffix
@@ -138,7 +141,8 @@ final class LocalPresenterSession: Sendable {
     }
 
     private func relinquish(_ presenter: any FilePresenter, toWriter: Bool) {
-        ask(presenter, toWriter ? "relinquishPresentedItem(toWriter:)" : "relinquishPresentedItem(toReader:)") {
+        ask(presenter, toWriter ? "relinquishPresentedItem(toWriter:)" : "relinquishPresentedItem(toReader:)")
+        {
             done in
             let handOver: @Sendable ((@Sendable () -> Void)?) -> Void = { reacquirer in
                 if let reacquirer { self.reacquirers.withLock { $0.append(reacquirer) } }
@@ -165,7 +169,8 @@ final class LocalPresenterSession: Sendable {
         presenter.presentedItemOperationQueue.addOperation { body(done) }
         if answered.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .timedOut {
             CoordinationLog.warning(
-                "a file presenter of \(event.path) did not answer \(what) within \(timeout); going on without it")
+                "a file presenter of \(event.path) did not answer \(what) within \(timeout); going on without it"
+            )
         }
     }
 }

@@ -29,7 +29,9 @@ final class PresenterPublisher: Sendable {
         let paths = PresenterRegistry.shared.presentedPaths
         var folders = Set<String>()
         for path in paths {
-            folders.insert((path as NSString).deletingLastPathComponent.isEmpty ? "/" : (path as NSString).deletingLastPathComponent)
+            folders.insert(
+                (path as NSString).deletingLastPathComponent.isEmpty
+                    ? "/" : (path as NSString).deletingLastPathComponent)
             var isFolder: ObjCBool = false
             if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
                 folders.insert(path)
@@ -66,12 +68,14 @@ final class PresenterPublisher: Sendable {
         // leaves them for the next scan to find dead and remove.
         atexit { PresenterIndex.unpublishAll() }
         do {
-            let server = try MessageChannelServer(socketPath: PresenterIndex.socketPath(of: getpid())) { message in
+            let server = try MessageChannelServer(socketPath: PresenterIndex.socketPath(of: getpid())) {
+                message in
                 RemotePresenters.shared.handle(message)
             }
             state.withLock { $0.server = server }
         } catch {
-            CoordinationLog.warning("presenters of this process cannot be reached by other processes: \(error)")
+            CoordinationLog.warning(
+                "presenters of this process cannot be reached by other processes: \(error)")
         }
     }
 
@@ -113,9 +117,13 @@ final class PresenterPublisher: Sendable {
                 }
                 for presenter in registry.presenters(of: parent) {
                     if event.kind == .created {
-                        presenter.presentedItemOperationQueue.addOperation { presenter.presentedSubitemDidAppear(at: url) }
+                        presenter.presentedItemOperationQueue.addOperation {
+                            presenter.presentedSubitemDidAppear(at: url)
+                        }
                     } else {
-                        presenter.presentedItemOperationQueue.addOperation { presenter.presentedSubitemDidChange(at: url) }
+                        presenter.presentedItemOperationQueue.addOperation {
+                            presenter.presentedSubitemDidChange(at: url)
+                        }
                     }
                 }
             case .deleted:
@@ -128,14 +136,18 @@ final class PresenterPublisher: Sendable {
                     }
                 }
                 for presenter in registry.presenters(of: parent) {
-                    presenter.presentedItemOperationQueue.addOperation { presenter.presentedSubitemDidChange(at: url) }
+                    presenter.presentedItemOperationQueue.addOperation {
+                        presenter.presentedSubitemDidChange(at: url)
+                    }
                 }
             case .moved(let from, _):
                 let oldPath = CanonicalPath.of(from)
                 if PendingWrites.shared.contains(oldPath) || PendingWrites.shared.contains(path) { continue }
                 for (presenter, destination) in registry.movePaths(from: oldPath, to: path) {
                     let newURL = URL(fileURLWithPath: destination)
-                    presenter.presentedItemOperationQueue.addOperation { presenter.presentedItemDidMove(to: newURL) }
+                    presenter.presentedItemOperationQueue.addOperation {
+                        presenter.presentedItemDidMove(to: newURL)
+                    }
                 }
                 // Another file renamed onto a presented name (how many editors save) is a change.
                 let state = ItemState(path: path)
@@ -152,7 +164,9 @@ final class PresenterPublisher: Sendable {
                 for presented in registry.presentedPaths {
                     let state = ItemState(path: presented)
                     for presenter in registry.presentersSeeingChange(atPath: presented, state: state) {
-                        presenter.presentedItemOperationQueue.addOperation { presenter.presentedItemDidChange() }
+                        presenter.presentedItemOperationQueue.addOperation {
+                            presenter.presentedItemDidChange()
+                        }
                     }
                 }
             }

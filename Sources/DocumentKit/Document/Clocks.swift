@@ -48,7 +48,8 @@ public final class ManualClock: Clock, Sendable {
             return state.nextID
         }
         try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<Void, any Error>) in
                 let resumeNow = state.withLock { state -> Bool in
                     if deadline <= state.now || Task.isCancelled { return true }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
@@ -94,7 +95,8 @@ public struct AutosaveClock: Sendable {
     public init<C: Clock & Sendable>(_ clock: C) where C.Duration == Duration {
         let origin = clock.now
         elapsed = { origin.duration(to: clock.now) }
-        sleepUntil = { deadline in try await clock.sleep(until: origin.advanced(by: deadline), tolerance: nil) }
+        sleepUntil = { deadline in try await clock.sleep(until: origin.advanced(by: deadline), tolerance: nil)
+        }
     }
 
     /// The system's monotonic clock.

@@ -41,7 +41,9 @@ extension Document {
         undo.disableUndoRegistration()
         do {
             defer { undo.enableUndoRegistration() }
-            try load(fromContents: contents, ofType: FileTypes.shared.typeIdentifier(forFilenameExtension: url.pathExtension))
+            try load(
+                fromContents: contents,
+                ofType: FileTypes.shared.typeIdentifier(forFilenameExtension: url.pathExtension))
         } catch let error as DocumentKitError {
             throw error
         } catch {
@@ -78,7 +80,8 @@ extension Document {
     }
 
     /// Reverts to the file at `url` and calls `completionHandler` with the outcome.
-    public func revert(toContentsOf url: URL, completionHandler: (@MainActor @Sendable (Bool) -> Void)? = nil) {
+    public func revert(toContentsOf url: URL, completionHandler: (@MainActor @Sendable (Bool) -> Void)? = nil)
+    {
         Task { @MainActor in
             let success = await revert(toContentsOf: url)
             completionHandler?(success)
@@ -86,7 +89,8 @@ extension Document {
     }
 
     /// Runs `body` on the file-access queue and returns its outcome on the main actor.
-    func withFileAccess<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async -> Result<T, any Error> {
+    func withFileAccess<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async -> Result<T, any Error>
+    {
         await withCheckedContinuation { continuation in
             performAsynchronousFileAccess {
                 continuation.resume(returning: Result { try body() })
@@ -148,6 +152,7 @@ struct DocumentContents: @unchecked Sendable {
         let file = try FileDescriptor.open(url, O_RDONLY | O_NONBLOCK, operation: "open the document")
         let opened = try file.stat(operation: "open the document")
         let data = try file.readToEnd(sizeHint: Int(opened.st_size), operation: "read the document")
-        return DocumentContents(value: data, modificationDate: opened.modificationDate, state: ItemState(opened))
+        return DocumentContents(
+            value: data, modificationDate: opened.modificationDate, state: ItemState(opened))
     }
 }

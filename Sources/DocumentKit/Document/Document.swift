@@ -66,7 +66,8 @@ open class Document {
         fileURL = url.standardizedFileURL
         fileRecord = Mutex(DocumentFileRecord(url: url.standardizedFileURL, knownState: nil))
         autosave = AutosaveStateMachine(
-            quietDelay: AutosaveConfiguration().quietDelay, maximumDelay: AutosaveConfiguration().maximumDelay)
+            quietDelay: AutosaveConfiguration().quietDelay, maximumDelay: AutosaveConfiguration().maximumDelay
+        )
     }
 
     isolated deinit {
@@ -191,7 +192,8 @@ open class Document {
     private func observe(_ manager: UndoManager) {
         let center = NotificationCenter.default
         func on(_ name: Notification.Name, _ handler: @escaping @MainActor (Document, Notification) -> Void) {
-            let observer = center.addObserver(forName: name, object: manager, queue: nil) { [weak self] note in
+            let observer = center.addObserver(forName: name, object: manager, queue: nil) {
+                [weak self] note in
                 nonisolated(unsafe) let note = note
                 MainActor.assumeIsolated {
                     guard let self else { return }
@@ -250,10 +252,11 @@ open class Document {
 
     /// Returns the attributes to give the written file; by default none beyond those the
     /// original had.
-    open func fileAttributesToWrite(to url: URL, for saveOperation: SaveOperation) throws -> [FileAttributeKey: Any] {
+    open func fileAttributesToWrite(to url: URL, for saveOperation: SaveOperation) throws
+        -> [FileAttributeKey: Any]
+    {
         [:]
     }
-
 
     // MARK: - Reading and writing (overridable, off the main actor)
 
@@ -293,13 +296,15 @@ open class Document {
         _ contents: Any, andAttributes attributes: [FileAttributeKey: Any]?, safelyTo url: URL,
         for saveOperation: SaveOperation
     ) throws {
-        let permissions = (attributes?[.posixPermissions] as? NSNumber).map { mode_t($0.uint32Value) }
+        let permissions =
+            (attributes?[.posixPermissions] as? NSNumber).map { mode_t($0.uint32Value) }
             ?? (attributes?[.posixPermissions] as? Int).map { mode_t($0) }
         var options: SafeSave.Options = saveOperation == .forCreating ? .withoutOverwriting : []
         // Unchanged files of a package are hard-linked from the original, already on disk.
         if contents is FileWrapper { options.insert(.linkedFilesAreDurable) }
         if saveOperation == .forCreating, FileManager.default.fileExists(atPath: url.path) {
-            throw DocumentKitError(.fileExists, operation: "create the document", url: url, errno: .fileExists)
+            throw DocumentKitError(
+                .fileExists, operation: "create the document", url: url, errno: .fileExists)
         }
         var original: URL?
         if saveOperation == .forOverwriting, FileManager.default.fileExists(atPath: url.path) {
@@ -308,7 +313,8 @@ open class Document {
         try SafeSave.writeItem(at: url, options: options, permissions: permissions) { staging in
             try writeContents(contents, to: staging, for: saveOperation, originalContentsURL: original)
             if let modificationDate = attributes?[.modificationDate] as? Date {
-                try? FileManager.default.setAttributes([.modificationDate: modificationDate], ofItemAtPath: staging.path)
+                try? FileManager.default.setAttributes(
+                    [.modificationDate: modificationDate], ofItemAtPath: staging.path)
             }
         }
     }

@@ -24,7 +24,10 @@ public final class FileTypes: Sendable {
         /// Whether documents of this type are package folders.
         public var isPackage: Bool
 
-        public init(identifier: String, filenameExtensions: [String], conformsTo: [String] = [], isPackage: Bool = false) {
+        public init(
+            identifier: String, filenameExtensions: [String], conformsTo: [String] = [],
+            isPackage: Bool = false
+        ) {
             self.identifier = identifier
             self.filenameExtensions = filenameExtensions
             self.conformsTo = conformsTo
@@ -40,17 +43,27 @@ public final class FileTypes: Sendable {
     /// Creates a registry that knows the common types.
     public init() {
         for type in [
-            FileType(identifier: "public.plain-text", filenameExtensions: ["txt", "text"], conformsTo: ["public.text"]),
-            FileType(identifier: "net.daringfireball.markdown", filenameExtensions: ["md", "markdown"], conformsTo: ["public.plain-text"]),
+            FileType(
+                identifier: "public.plain-text", filenameExtensions: ["txt", "text"],
+                conformsTo: ["public.text"]),
+            FileType(
+                identifier: "net.daringfireball.markdown", filenameExtensions: ["md", "markdown"],
+                conformsTo: ["public.plain-text"]),
             FileType(identifier: "public.json", filenameExtensions: ["json"], conformsTo: ["public.text"]),
             FileType(identifier: "public.xml", filenameExtensions: ["xml"], conformsTo: ["public.text"]),
             FileType(identifier: "public.rtf", filenameExtensions: ["rtf"], conformsTo: ["public.text"]),
-            FileType(identifier: "public.html", filenameExtensions: ["html", "htm"], conformsTo: ["public.text"]),
+            FileType(
+                identifier: "public.html", filenameExtensions: ["html", "htm"], conformsTo: ["public.text"]),
             FileType(identifier: "public.png", filenameExtensions: ["png"], conformsTo: ["public.image"]),
-            FileType(identifier: "public.jpeg", filenameExtensions: ["jpg", "jpeg"], conformsTo: ["public.image"]),
+            FileType(
+                identifier: "public.jpeg", filenameExtensions: ["jpg", "jpeg"], conformsTo: ["public.image"]),
             FileType(identifier: "com.adobe.pdf", filenameExtensions: ["pdf"], conformsTo: ["public.data"]),
-            FileType(identifier: "com.apple.property-list", filenameExtensions: ["plist"], conformsTo: ["public.data"]),
-            FileType(identifier: "com.apple.rtfd", filenameExtensions: ["rtfd"], conformsTo: ["com.apple.package"], isPackage: true),
+            FileType(
+                identifier: "com.apple.property-list", filenameExtensions: ["plist"],
+                conformsTo: ["public.data"]),
+            FileType(
+                identifier: "com.apple.rtfd", filenameExtensions: ["rtfd"], conformsTo: ["com.apple.package"],
+                isPackage: true),
         ] {
             register(type)
         }

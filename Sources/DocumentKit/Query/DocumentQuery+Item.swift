@@ -32,7 +32,10 @@ extension DocumentQuery {
         // item of a 10,000-item gathering.
         private let cache = Mutex<(url: URL?, name: String?)>((nil, nil))
 
-        init(id: UInt64, fileSystemPath: [UInt8], status: FileStatus, isPackage: Bool, hasUnresolvedConflicts: Bool) {
+        init(
+            id: UInt64, fileSystemPath: [UInt8], status: FileStatus, isPackage: Bool,
+            hasUnresolvedConflicts: Bool
+        ) {
             self.id = id
             self.fileSystemPath = fileSystemPath
             self.nameStart = (fileSystemPath.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1
@@ -115,8 +118,10 @@ extension DocumentQuery {
         /// The attribute names ``value(forAttribute:)`` answers.
         public var attributes: [String] {
             [
-                NSMetadataItemFSNameKey, NSMetadataItemDisplayNameKey, NSMetadataItemURLKey, NSMetadataItemPathKey,
-                NSMetadataItemFSSizeKey, NSMetadataItemFSCreationDateKey, NSMetadataItemFSContentChangeDateKey,
+                NSMetadataItemFSNameKey, NSMetadataItemDisplayNameKey, NSMetadataItemURLKey,
+                NSMetadataItemPathKey,
+                NSMetadataItemFSSizeKey, NSMetadataItemFSCreationDateKey,
+                NSMetadataItemFSContentChangeDateKey,
                 NSMetadataItemContentTypeKey, NSMetadataItemContentTypeTreeKey,
                 NSMetadataUbiquitousItemHasUnresolvedConflictsKey,
             ]
@@ -135,7 +140,8 @@ extension DocumentQuery {
             case NSMetadataItemFSContentChangeDateKey: return modificationDate
             case NSMetadataItemContentTypeKey: return contentType
             case NSMetadataItemContentTypeTreeKey: return contentTypeTree
-            case NSMetadataUbiquitousItemHasUnresolvedConflictsKey: return NSNumber(value: hasUnresolvedConflicts)
+            case NSMetadataUbiquitousItemHasUnresolvedConflictsKey:
+                return NSNumber(value: hasUnresolvedConflicts)
             default: return nil
             }
         }
@@ -206,5 +212,6 @@ public typealias MetadataItem = DocumentQuery.Item
     /// The item's type and those it conforms to, a `[String]`.
     public let NSMetadataItemContentTypeTreeKey = "kMDItemContentTypeTree"
     /// Whether unresolved conflict versions of the item exist, an `NSNumber` holding a `Bool`.
-    public let NSMetadataUbiquitousItemHasUnresolvedConflictsKey = "NSMetadataUbiquitousItemHasUnresolvedConflictsKey"
+    public let NSMetadataUbiquitousItemHasUnresolvedConflictsKey =
+        "NSMetadataUbiquitousItemHasUnresolvedConflictsKey"
 #endif

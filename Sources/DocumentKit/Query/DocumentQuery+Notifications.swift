@@ -49,7 +49,8 @@ extension DocumentQuery {
         /// names it; nil for an attribute the query cannot sort by.
         public init?(key: String, ascending: Bool = true) {
             switch key {
-            case NSMetadataItemFSNameKey, NSMetadataItemDisplayNameKey: self.init(.fileName, ascending: ascending)
+            case NSMetadataItemFSNameKey, NSMetadataItemDisplayNameKey:
+                self.init(.fileName, ascending: ascending)
             case NSMetadataItemFSContentChangeDateKey: self.init(.modificationDate, ascending: ascending)
             case NSMetadataItemFSCreationDateKey: self.init(.creationDate, ascending: ascending)
             case NSMetadataItemFSSizeKey: self.init(.fileSize, ascending: ascending)
@@ -67,9 +68,11 @@ extension DocumentQuery {
     public static let updateRemovedItemsKey = "kMDQueryUpdateRemovedItems"
 
     /// Posted when ``start()`` begins gathering.
-    public static let didStartGatheringNotification = Notification.Name("NSMetadataQueryDidStartGatheringNotification")
+    public static let didStartGatheringNotification = Notification.Name(
+        "NSMetadataQueryDidStartGatheringNotification")
     /// Posted when the initial gathering is done and ``results`` hold what it found.
-    public static let didFinishGatheringNotification = Notification.Name("NSMetadataQueryDidFinishGatheringNotification")
+    public static let didFinishGatheringNotification = Notification.Name(
+        "NSMetadataQueryDidFinishGatheringNotification")
     /// Posted when results changed after gathering, with the added, changed and removed
     /// items in `userInfo`.
     public static let didUpdateNotification = Notification.Name("NSMetadataQueryDidUpdateNotification")

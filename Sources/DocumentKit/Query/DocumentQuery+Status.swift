@@ -53,7 +53,9 @@ extension Syscall {
     /// not following a symbolic link, with the birth time where the system records it.
     ///
     /// The corresponding C functions are `statx(2)` and, where it is missing, `fstatat(2)`.
-    static func itemStatus(_ directory: CInt, _ name: UnsafePointer<CChar>) -> Result<DocumentQuery.FileStatus, Errno> {
+    static func itemStatus(_ directory: CInt, _ name: UnsafePointer<CChar>) -> Result<
+        DocumentQuery.FileStatus, Errno
+    > {
         if let statx = StatxLookup.shared.function {
             // struct statx is 256 bytes with a fixed layout (linux/stat.h).
             var buffer = (
@@ -64,8 +66,12 @@ extension Syscall {
             )
             let basicStats: UInt32 = 0x7ff
             let birthTime: UInt32 = 0x800
-            let result = withUnsafeMutableBytes(of: &buffer) { raw -> Result<DocumentQuery.FileStatus, Errno> in
-                switch retrying(true, { statx(directory, name, AT_SYMLINK_NOFOLLOW, basicStats | birthTime, raw.baseAddress!) }) {
+            let result = withUnsafeMutableBytes(of: &buffer) {
+                raw -> Result<DocumentQuery.FileStatus, Errno> in
+                switch retrying(
+                    true,
+                    { statx(directory, name, AT_SYMLINK_NOFOLLOW, basicStats | birthTime, raw.baseAddress!) })
+                {
                 case .failure(let error): return .failure(error)
                 case .success: break
                 }
@@ -94,7 +100,8 @@ extension Syscall {
         return .success(
             DocumentQuery.FileStatus(
                 mode: UInt32(info.st_mode), inode: UInt64(info.st_ino), size: Int64(info.st_size),
-                modification: .init(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: UInt32(info.st_mtim.tv_nsec)),
+                modification: .init(
+                    seconds: Int64(info.st_mtim.tv_sec), nanoseconds: UInt32(info.st_mtim.tv_nsec)),
                 change: .init(seconds: Int64(info.st_ctim.tv_sec), nanoseconds: UInt32(info.st_ctim.tv_nsec)),
                 birth: nil))
     }

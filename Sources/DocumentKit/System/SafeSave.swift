@@ -107,7 +107,9 @@ public enum SafeSave {
             from: original, name: name, in: directory, to: temporary, target: target,
             permissions: permissions, options: options)
         try temporary.sync(operation: "flush (fsync)")
-        try place(temporaryName, as: name, in: directory, url: target, options: options, originalExists: original != nil)
+        try place(
+            temporaryName, as: name, in: directory, url: target, options: options,
+            originalExists: original != nil)
         succeeded = true
         try directory.sync(operation: "flush (fsync) the folder of")
     }
@@ -173,14 +175,17 @@ public enum SafeSave {
                 from: original, name: name, in: directory, to: file, target: target,
                 permissions: permissions, options: options)
             try file.sync(operation: "flush (fsync)")
-            try place(stagingName, as: name, in: directory, url: target, options: options, originalExists: original != nil)
+            try place(
+                stagingName, as: name, in: directory, url: target, options: options,
+                originalExists: original != nil)
             succeeded = true
             try directory.sync(operation: "flush (fsync) the folder of")
             return
         }
         guard staged.isDirectory else {
             throw DocumentKitError(
-                .unsupportedFileType, operation: "save", url: url, detail: "the writer produced neither a file nor a folder")
+                .unsupportedFileType, operation: "save", url: url,
+                detail: "the writer produced neither a file nor a folder")
         }
         try syncTree(stagingURL, skippingLinkedFiles: options.contains(.linkedFilesAreDurable))
         let staging = try FileDescriptor.openDirectory(stagingURL, operation: "open the staging folder for")
@@ -254,13 +259,15 @@ public enum SafeSave {
             switch Syscall.fstatat(AT_FDCWD, current.path, followLinks: false) {
             case .success(let info) where info.isSymbolicLink:
                 let destination = try Syscall.readlinkat(AT_FDCWD, current.path).get("read the link", current)
-                current = URL(fileURLWithPath: destination, relativeTo: current.deletingLastPathComponent())
+                current =
+                    URL(fileURLWithPath: destination, relativeTo: current.deletingLastPathComponent())
                     .standardizedFileURL
             default:
                 return current
             }
         }
-        throw DocumentKitError(.invalidSymbolicLink, operation: "save", url: url, errno: .tooManySymbolicLinkLevels)
+        throw DocumentKitError(
+            .invalidSymbolicLink, operation: "save", url: url, errno: .tooManySymbolicLinkLevels)
     }
 
     static func existingItem(_ name: String, in directory: FileDescriptor, url: URL) throws -> stat? {
@@ -298,17 +305,22 @@ public enum SafeSave {
     ) throws {
         // O_PATH descriptors cannot read attributes, and the original may be unreadable to us
         // (write-only): then it has no attributes we could carry anyway.
-        guard case .success(let fd) = Syscall.openat(directory.rawValue, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
+        guard
+            case .success(let fd) = Syscall.openat(
+                directory.rawValue, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK)
         else { return }
         let source = FileDescriptor(rawValue: fd, url: url)
         let names: [String]
         switch Syscall.listExtendedAttributes(source.rawValue) {
         case .success(let list): names = list
         case .failure(.notSupported): return
-        case .failure(let error): throw DocumentKitError(error, operation: "list extended attributes of", url: url)
+        case .failure(let error):
+            throw DocumentKitError(error, operation: "list extended attributes of", url: url)
         }
         for attribute in names {
-            guard case .success(let value) = Syscall.getExtendedAttribute(source.rawValue, attribute) else { continue }
+            guard case .success(let value) = Syscall.getExtendedAttribute(source.rawValue, attribute) else {
+                continue
+            }
             switch Syscall.setExtendedAttribute(destination.rawValue, attribute, value) {
             case .success: continue
             case .failure(let error) where !attribute.hasPrefix("user."):
@@ -334,21 +346,28 @@ public enum SafeSave {
         }
     }
 
-    static func renameWithoutReplacing(_ from: String, to name: String, in directory: FileDescriptor, url: URL)
+    static func renameWithoutReplacing(
+        _ from: String, to name: String, in directory: FileDescriptor, url: URL
+    )
         throws
     {
-        switch Syscall.renameat2(directory.rawValue, from, directory.rawValue, name, CUnsignedInt(CDS_RENAME_NOREPLACE)) {
+        switch Syscall.renameat2(
+            directory.rawValue, from, directory.rawValue, name, CUnsignedInt(CDS_RENAME_NOREPLACE))
+        {
         case .success: return
         case .failure(.fileExists):
             throw DocumentKitError(.fileExists, operation: "create", url: url, errno: .fileExists)
         case .failure(.invalidArgument), .failure(.notImplemented), .failure(.notSupported):
             // No RENAME_NOREPLACE here: a hard link fails atomically if the name exists.
             // Folders cannot be hard-linked; for them a check-then-rename is the best we have.
-            if case .success(let info) = Syscall.fstatat(directory.rawValue, from, followLinks: false), info.isDirectory {
+            if case .success(let info) = Syscall.fstatat(directory.rawValue, from, followLinks: false),
+                info.isDirectory
+            {
                 if (try existingItem(name, in: directory, url: url)) != nil {
                     throw DocumentKitError(.fileExists, operation: "create", url: url, errno: .fileExists)
                 }
-                _ = try Syscall.renameat(directory.rawValue, from, directory.rawValue, name).get("create", url)
+                _ = try Syscall.renameat(directory.rawValue, from, directory.rawValue, name).get(
+                    "create", url)
                 return
             }
             _ = try Syscall.linkat(directory.rawValue, from, directory.rawValue, name).get("create", url)
@@ -364,11 +383,13 @@ public enum SafeSave {
         let entries = try FileManager.default.contentsOfDirectory(atPath: url.path)
         for entry in entries {
             let child = url.appendingPathComponent(entry)
-            let info = try Syscall.fstatat(directory.rawValue, entry, followLinks: false).get("inspect", child)
+            let info = try Syscall.fstatat(directory.rawValue, entry, followLinks: false).get(
+                "inspect", child)
             if info.isDirectory {
                 try syncTree(child, skippingLinkedFiles: skippingLinkedFiles)
             } else if info.isRegularFile && !(skippingLinkedFiles && info.st_nlink > 1) {
-                let fd = try Syscall.openat(directory.rawValue, entry, O_RDONLY | O_NOFOLLOW).get("open", child)
+                let fd = try Syscall.openat(directory.rawValue, entry, O_RDONLY | O_NOFOLLOW).get(
+                    "open", child)
                 try FileDescriptor(rawValue: fd, url: child).sync()
             }
         }

@@ -52,7 +52,9 @@ public struct StandardDirectories: Sendable, Equatable {
 
         func base(_ variable: String, _ fallback: String) -> URL {
             // The spec says relative values are invalid and must be ignored.
-            let path = Self.absolute(environment[variable]) ?? (homePath as NSString).appendingPathComponent(fallback)
+            let path =
+                Self.absolute(environment[variable])
+                ?? (homePath as NSString).appendingPathComponent(fallback)
             return URL(fileURLWithPath: path, isDirectory: true)
         }
         configuration = base("XDG_CONFIG_HOME", ".config")

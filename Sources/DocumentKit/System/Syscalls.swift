@@ -104,7 +104,9 @@ enum Syscall {
     }
 
     /// The corresponding C function is `unlinkat(2)`.
-    static func unlinkat(_ directory: CInt, _ path: String, removeDirectory: Bool = false) -> Result<CInt, Errno> {
+    static func unlinkat(_ directory: CInt, _ path: String, removeDirectory: Bool = false) -> Result<
+        CInt, Errno
+    > {
         retrying { Glibc.unlinkat(directory, path, removeDirectory ? AT_REMOVEDIR : 0) }
     }
 

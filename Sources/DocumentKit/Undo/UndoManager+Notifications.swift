@@ -82,7 +82,8 @@
         /// Posted just before an undo manager performs an undo.
         ///
         /// The same name as `Notification.Name.NSUndoManagerWillUndoChange`.
-        nonisolated public static let willUndoChangeNotification = Notification.Name.NSUndoManagerWillUndoChange
+        nonisolated public static let willUndoChangeNotification = Notification.Name
+            .NSUndoManagerWillUndoChange
 
         /// Posted just after an undo manager performs an undo.
         ///
@@ -92,7 +93,8 @@
         /// Posted just before an undo manager performs a redo.
         ///
         /// The same name as `Notification.Name.NSUndoManagerWillRedoChange`.
-        nonisolated public static let willRedoChangeNotification = Notification.Name.NSUndoManagerWillRedoChange
+        nonisolated public static let willRedoChangeNotification = Notification.Name
+            .NSUndoManagerWillRedoChange
 
         /// Posted just after an undo manager performs a redo.
         ///

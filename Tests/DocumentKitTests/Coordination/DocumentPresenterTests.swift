@@ -90,7 +90,10 @@ final class PresentedTextDocument: Document {
         #expect(await waitUntil { document.text == "x\n" && !document.hasUnsavedChanges })
         #expect(try String(contentsOf: file, encoding: .utf8) == "x\n")
         // Nothing is written beside the user's file: the unsaved text is a conflict version.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: tree.url.path).sorted() == ["notes.txt", "store"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: tree.url.path).sorted() == [
+                "notes.txt", "store",
+            ])
         let conflict = try #require(store.unresolvedConflictVersionsOfItem(at: file).first)
         #expect(try String(contentsOf: conflict.url, encoding: .utf8) == "my unsaved words")
         #expect(await waitUntil { document.documentState.contains(.inConflict) })

@@ -403,7 +403,12 @@ import Testing
 final class InFlightCounter: Sendable {
     private let state = Mutex((current: 0, maximum: 0))
 
-    func enter() { state.withLock { $0.current += 1; $0.maximum = max($0.maximum, $0.current) } }
+    func enter() {
+        state.withLock {
+            $0.current += 1
+            $0.maximum = max($0.maximum, $0.current)
+        }
+    }
     func leave() { state.withLock { $0.current -= 1 } }
     var maximum: Int { state.withLock { $0.maximum } }
 }

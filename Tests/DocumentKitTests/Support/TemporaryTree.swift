@@ -14,7 +14,8 @@ final class TemporaryTree: @unchecked Sendable {
 
     deinit {
         // Restore write permission on anything a test locked down, so removal succeeds.
-        _ = try? Process.run(URL(fileURLWithPath: "/bin/chmod"), arguments: ["-R", "u+rwx", url.path]).waitUntilExit()
+        _ = try? Process.run(URL(fileURLWithPath: "/bin/chmod"), arguments: ["-R", "u+rwx", url.path])
+            .waitUntilExit()
         try? FileManager.default.removeItem(at: url)
     }
 
@@ -38,7 +39,9 @@ enum TestChild {
         // The test bundle sits in the build products folder, beside the executables.
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         if directory.pathExtension == "xctest" { directory.deleteLastPathComponent() }
-        for candidate in [directory, Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()] {
+        for candidate in [
+            directory, Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+        ] {
             let url = candidate.appendingPathComponent("DocumentKitTestChild")
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }

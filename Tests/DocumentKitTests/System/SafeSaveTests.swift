@@ -157,9 +157,10 @@ import Testing
             kill(process.processIdentifier, SIGKILL)
             let outcome = TestChild.finish(process)
             #expect(outcome.reason == .uncaughtSignal, "round \(round): \(outcome.standardError)")
-            let reported = outcome.standardOutput.split(separator: "\n").last.flatMap {
-                Int($0.dropFirst("saved ".count))
-            } ?? previous
+            let reported =
+                outcome.standardOutput.split(separator: "\n").last.flatMap {
+                    Int($0.dropFirst("saved ".count))
+                } ?? previous
             guard FileManager.default.fileExists(atPath: url.path) else {
                 #expect(previous == 0 && reported == 0, "round \(round): the file vanished")
                 continue

@@ -93,7 +93,9 @@ import Testing
         let runtime = tree.file("run")
         try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
         chmod(runtime.path, 0o755)
-        let directories = StandardDirectories(environment: ["HOME": tree.url.path, "XDG_RUNTIME_DIR": runtime.path])
+        let directories = StandardDirectories(environment: [
+            "HOME": tree.url.path, "XDG_RUNTIME_DIR": runtime.path,
+        ])
         try directories.makeRuntimeDirectory()
         var info = stat()
         #expect(lstat(runtime.path, &info) == 0)
@@ -103,8 +105,11 @@ import Testing
     @Test func refusesRuntimeDirectoryThatIsALink() throws {
         let tree = try TemporaryTree()
         try FileManager.default.createDirectory(at: tree.file("elsewhere"), withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: tree.file("run").path, withDestinationPath: "elsewhere")
-        let directories = StandardDirectories(environment: ["HOME": tree.url.path, "XDG_RUNTIME_DIR": tree.file("run").path])
+        try FileManager.default.createSymbolicLink(
+            atPath: tree.file("run").path, withDestinationPath: "elsewhere")
+        let directories = StandardDirectories(environment: [
+            "HOME": tree.url.path, "XDG_RUNTIME_DIR": tree.file("run").path,
+        ])
         let error = try #require(throws: DocumentKitError.self) { try directories.makeRuntimeDirectory() }
         #expect(error.code == .wrongFileType)
         #expect(error.description.contains(tree.file("run").path))
@@ -117,7 +122,9 @@ import Testing
         chmod(runtime.path, 0o700)
         chown(runtime.path, 65534, 65534)
         guard getuid() == 0 else { return }  // only root can hand a folder to someone else
-        let directories = StandardDirectories(environment: ["HOME": tree.url.path, "XDG_RUNTIME_DIR": runtime.path])
+        let directories = StandardDirectories(environment: [
+            "HOME": tree.url.path, "XDG_RUNTIME_DIR": runtime.path,
+        ])
         let error = try #require(throws: DocumentKitError.self) { try directories.makeRuntimeDirectory() }
         #expect(error.code == .permissionDenied)
     }

@@ -1,5 +1,5 @@
-import DocumentKit
 import Dispatch
+import DocumentKit
 import Foundation
 import Testing
 

@@ -12,7 +12,8 @@ import Testing
         #expect(!store.hasUnresolvedConflicts(itemAt: file))
 
         let conflict = try store.addConflictOfItem(
-            at: file, withContentsOf: theirs, savingComputer: "elsewhere", modificationDate: Date(), options: [])
+            at: file, withContentsOf: theirs, savingComputer: "elsewhere", modificationDate: Date(),
+            options: [])
         #expect(store.hasUnresolvedConflicts(itemAt: file))
         #expect(!store.hasUnresolvedConflicts(itemAt: other))
 
@@ -26,7 +27,8 @@ import Testing
         let file = try tree.write("mine", to: "docs/notes.txt")
         let theirs = try tree.write("theirs", to: "incoming/theirs.txt")
         _ = try store.addConflictOfItem(
-            at: file, withContentsOf: theirs, savingComputer: "elsewhere", modificationDate: Date(), options: [])
+            at: file, withContentsOf: theirs, savingComputer: "elsewhere", modificationDate: Date(),
+            options: [])
         let renamed = tree.file("docs/renamed.txt")
         try FileManager.default.moveItem(at: file, to: renamed)
         #expect(store.hasUnresolvedConflicts(itemAt: renamed))
