@@ -292,16 +292,26 @@ extension Document {
                 outcome = Result {
                     // The same write as any save: coordinated, never over another writer's
                     // change, and the replaced contents kept as a version.
-                    let write = try self.coordinatedWrite(
-                        contents, attributes: attributes, to: url, for: .forOverwriting, checksOriginal: true,
+                    var target = url
+                    var write = try self.coordinatedWrite(
+                        contents, attributes: attributes, to: target, for: .forOverwriting, checksOriginal: true,
                         versionStore: versionStore)
+                    // Moved while the main actor was busy here: the presenter has recorded
+                    // where, though `fileURL` cannot follow before the process ends.
+                    let presented = self.fileRecord.withLock { $0.url }
+                    if case .gone = write, presented != target.standardizedFileURL {
+                        target = presented
+                        write = try self.coordinatedWrite(
+                            contents, attributes: attributes, to: target, for: .forOverwriting,
+                            checksOriginal: true, versionStore: versionStore)
+                    }
                     if case .written = write { return write }
-                    // Changed elsewhere, moved or deleted: nothing more will run to resolve it,
-                    // so the unsaved text is kept where the user can find it.
-                    let kept = try self.keepUnsavedChangesNow(contents, of: url, in: versionStore)
+                    // Changed elsewhere or deleted: nothing more will run to resolve it, so the
+                    // unsaved text is kept where the user can find it.
+                    let kept = try self.keepUnsavedChangesNow(contents, of: target, in: versionStore)
                     FileHandle.standardError.write(
                         Data(
-                            "DocumentKit: \(url.path) changed elsewhere before the process ended; the unsaved changes were kept in \(kept.path)\n"
+                            "DocumentKit: \(target.path) changed elsewhere before the process ended; the unsaved changes were kept in \(kept.path)\n"
                                 .utf8))
                     return write
                 }

@@ -69,6 +69,27 @@ struct DocumentTerminationTests {
         #expect(texts == [String(repeating: "before the signal\n", count: 20_000)])
     }
 
+    @Test func aDocumentRenamedJustBeforeTheSignalIsSavedUnderItsNewName() throws {
+        let tree = try TemporaryTree()
+        let url = try tree.write("before", to: "old name.txt")
+        let renamed = tree.file("new name.txt")
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_DATA_HOME"] = tree.file("data").path
+        environment["XDG_RUNTIME_DIR"] = StandardDirectories.current.runtime.path
+        let child = try TestChild.start(["document-wait", url.path, "typed, then renamed"], environment: environment)
+        let ready = waitForReady(child)
+        if ready {
+            try coordinatedMove(url, to: renamed)
+            kill(child.processIdentifier, SIGTERM)
+        } else {
+            child.terminate()
+        }
+        let outcome = TestChild.finish(child)
+        try #require(ready, "the child never got ready: \(outcome.standardError)")
+        #expect(fileText(renamed) == "typed, then renamed", "stderr: \(outcome.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: url.path), "the old name came back")
+    }
+
     @Test func aNewDocumentIsSavedOnASignalToo() throws {
         let tree = try TemporaryTree()
         let url = tree.file("created.txt")
