@@ -294,7 +294,8 @@ extension Document {
                     // change, and the replaced contents kept as a version.
                     var target = url
                     var write = try self.coordinatedWrite(
-                        contents, attributes: attributes, to: target, for: .forOverwriting, checksOriginal: true,
+                        contents, attributes: attributes, to: target, for: .forOverwriting,
+                        checksOriginal: true,
                         versionStore: versionStore)
                     // Moved while the main actor was busy here: the presenter has recorded
                     // where, though `fileURL` cannot follow before the process ends.

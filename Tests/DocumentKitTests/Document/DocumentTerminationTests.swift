@@ -76,7 +76,8 @@ struct DocumentTerminationTests {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_DATA_HOME"] = tree.file("data").path
         environment["XDG_RUNTIME_DIR"] = StandardDirectories.current.runtime.path
-        let child = try TestChild.start(["document-wait", url.path, "typed, then renamed"], environment: environment)
+        let child = try TestChild.start(
+            ["document-wait", url.path, "typed, then renamed"], environment: environment)
         let ready = waitForReady(child)
         if ready {
             try coordinatedMove(url, to: renamed)

@@ -2,6 +2,7 @@ import CDocumentSystem
 import DocumentKit
 import Foundation
 import Synchronization
+import Testing
 
 #if canImport(Glibc)
     import Glibc
@@ -29,6 +30,17 @@ func makeStore(
     var now: @Sendable () -> Date = { Date() }
     if let clock { now = clock.reading }
     return VersionStore(root: tree.file("store/Versions"), thinningPolicy: policy, now: now)
+}
+
+/// A document created at `url` with the first of `texts`, then saved with each of the
+/// others in turn, keeping its versions in `store`; left open.
+@MainActor
+func documentSaved(_ texts: [String], at url: URL, store: VersionStore) async -> TextDocument {
+    let document = versionedDocument(url, store: store)
+    document.text = texts[0]
+    #expect(await document.save(to: url, for: .forCreating))
+    for text in texts.dropFirst() { #expect(await document.saveText(text)) }
+    return document
 }
 
 /// A text document on `url` that keeps its versions in `store`, with autosave off.
