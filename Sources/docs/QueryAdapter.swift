@@ -32,9 +32,8 @@ enum QueryAdapter {
         _ container: TextContainer, until shouldStop: @escaping @Sendable () -> Bool, ready: () -> Void,
         report: ([ContainerChange]) throws -> Void
     ) async throws {
-        let query = DocumentQuery()
-        query.searchScopes = [container.url]
-        query.fileNamePattern = "*.txt"
+        // The same documents as `docs list` and ste's list: `.txt` files directly in the container.
+        let query = container.documentQuery()
         let snapshots = query.snapshots()
         guard query.start() else {
             throw query.lastError

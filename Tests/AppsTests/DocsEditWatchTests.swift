@@ -140,6 +140,8 @@ struct DocsWatchTests {
 
         try folder.write(".hidden.txt", "not a document")
         try folder.write("notes.md", "not a document")
+        try FileManager.default.createDirectory(at: folder.url("sub"), withIntermediateDirectories: true)
+        try folder.write("sub/inner.txt", "not in the container itself")
         try await Task.sleep(for: .milliseconds(500))
         #expect(watcher.stop(with: SIGINT) == 0)
         #expect(watcher.lines == ["added Fresh", "changed Existing", "removed Going"])
