@@ -220,18 +220,8 @@ final class Editor: SimpleTextDocumentDelegate {
 
     private func open(_ url: URL) {
         if let document, document.fileURL == url.standardizedFileURL { return }
-        closeCurrentDocument()
-        openGeneration += 1
+        let opening = startShowing(url)
         let generation = openGeneration
-        let opening = SimpleTextDocument(fileURL: url)
-        opening.delegate = self
-        document = opening
-        buffer = TextBuffer(text: "")
-        isEditable = false
-        isLoading = true
-        openFailure = nil
-        top = 0
-        left = 0
         Task { @MainActor in
             let opened = await opening.open()
             guard generation == self.openGeneration else {
@@ -251,18 +241,25 @@ final class Editor: SimpleTextDocumentDelegate {
         }
     }
 
-    private func create(_ url: URL) {
+    /// Closes the shown document and shows the one at `url` instead, empty and read-only
+    /// until it has loaded; a newer call makes an older load's result stale.
+    private func startShowing(_ url: URL) -> SimpleTextDocument {
         closeCurrentDocument()
         openGeneration += 1
-        let creating = SimpleTextDocument(fileURL: url)
-        creating.delegate = self
-        document = creating
+        let shown = SimpleTextDocument(fileURL: url)
+        shown.delegate = self
+        document = shown
         buffer = TextBuffer(text: "")
         isEditable = false
         isLoading = true
         openFailure = nil
         top = 0
         left = 0
+        return shown
+    }
+
+    private func create(_ url: URL) {
+        let creating = startShowing(url)
         Task { @MainActor in
             let created = await creating.save(to: url, for: .forCreating)
             guard creating === self.document else { return }
