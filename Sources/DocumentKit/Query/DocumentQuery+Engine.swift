@@ -707,7 +707,6 @@ struct PathTable<Value>: Sequence {
     }
 
     var keys: LazyMapSequence<Dictionary<Key, Value>.Keys, [UInt8]> { storage.keys.lazy.map(\.bytes) }
-    var count: Int { storage.count }
 
     @discardableResult
     mutating func updateValue(_ value: Value, forKey path: [UInt8]) -> Value? {

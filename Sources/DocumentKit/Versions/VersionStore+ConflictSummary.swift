@@ -40,10 +40,14 @@ extension VersionStore {
         if summary.ids.isEmpty { return false }
         let path = url.standardizedFileURL.path
         if summary.paths.contains(path) { return true }
+        return Self.storedIdentity(atPath: Array(path.utf8)).map(summary.ids.contains) ?? false
+    }
+
+    /// The identity attribute of the item at `path` (not following a final link), or nil.
+    static func storedIdentity(atPath path: [UInt8]) -> String? {
         var buffer = [UInt8](repeating: 0, count: 64)
-        let length = cds_lgetxattr(path, Self.identityAttribute, &buffer, buffer.count)
-        guard length > 0 else { return false }
-        return summary.ids.contains(String(decoding: buffer[0..<length], as: UTF8.self))
+        let length = Syscall.withCString(path) { cds_lgetxattr($0, identityAttribute, &buffer, buffer.count) }
+        return length > 0 ? String(decoding: buffer[0..<length], as: UTF8.self) : nil
     }
 
     /// A snapshot of which items have unresolved conflict versions, for asking about every
@@ -68,12 +72,7 @@ extension VersionStore {
         package func contains(path: [UInt8], inode: UInt64) -> Bool {
             if let candidates = pathsByLength[path.count], candidates.contains(path) { return true }
             guard inodes.contains(inode) else { return false }
-            var buffer = [UInt8](repeating: 0, count: 64)
-            let length = Syscall.withCString(path) {
-                cds_lgetxattr($0, VersionStore.identityAttribute, &buffer, buffer.count)
-            }
-            guard length > 0 else { return false }
-            return ids.contains(String(decoding: buffer[0..<length], as: UTF8.self))
+            return VersionStore.storedIdentity(atPath: path).map(ids.contains) ?? false
         }
     }
 
