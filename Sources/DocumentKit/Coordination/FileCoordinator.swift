@@ -217,6 +217,8 @@ public final class FileCoordinator: Sendable {
         moves.withLock { $0[old] = new }
         // Accesses waiting for this one's locks, in any process, follow the item.
         MoveJournal.shared?.record(from: old, to: new)
+        // So does its history.
+        VersionStore.shared.itemDidMove(from: oldURL, to: newURL)
     }
 
     /// Cancels the coordinated accesses this coordinator is waiting for; they throw
@@ -276,6 +278,12 @@ public final class FileCoordinator: Sendable {
             zip(accesses, paths).allSatisfy { access, path in Self.covers(held, path, access.lockMode) }
         }
         if alreadyHeld { return try body(accesses.map(\.url)) }
+        if let own = filePresenter {
+            PresenterRegistry.shared.beginOwnAccess(of: own)
+        }
+        defer {
+            if let own = filePresenter { PresenterRegistry.shared.endOwnAccess(of: own) }
+        }
 
         let timeout = Self.presenterTimeout
         let others = PresenterIndex.otherProcesses()

@@ -135,6 +135,8 @@ final class LocalPresenterSession: Sendable {
     }
 
     private func save(_ presenter: any FilePresenter) {
+        // Its own coordinated access is under way: see `PresenterRegistry.isInOwnAccess`.
+        if PresenterRegistry.shared.isInOwnAccess(presenter) { return }
         ask(presenter, "savePresentedItemChanges") { done in
             presenter.savePresentedItemChanges { _ in done() }
         }
@@ -178,7 +180,7 @@ final class LocalPresenterSession: Sendable {
 /// Warnings from coordination, on standard error: a presenter that hangs must be visible.
 enum CoordinationLog {
     static func warning(_ message: String) {
-        FileHandle.standardError.write(Data("DocumentKit: warning: \(message)\n".utf8))
+        DocumentLog.write("warning: \(message)")
     }
 }
 

@@ -64,6 +64,9 @@ final class PresenterRegistry: Sendable {
     }
 
     private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
+    /// Presenters whose own coordinator is inside an access now (asking, waiting for locks,
+    /// or holding them), with how many such accesses each has.
+    private let accessing = Mutex<[ObjectIdentifier: Int]>([:])
 
     func add(_ presenter: any FilePresenter) {
         let path = presenter.presentedItemURL.map(CanonicalPath.of)
@@ -135,6 +138,30 @@ final class PresenterRegistry: Sendable {
             }
         }
         return result
+    }
+
+    /// Notes that a coordinator acting for `presenter` began an access.
+    func beginOwnAccess(of presenter: any FilePresenter) {
+        accessing.withLock { $0[ObjectIdentifier(presenter), default: 0] += 1 }
+    }
+
+    /// Notes that such an access ended.
+    func endOwnAccess(of presenter: any FilePresenter) {
+        accessing.withLock { accessing in
+            let key = ObjectIdentifier(presenter)
+            let count = (accessing[key] ?? 1) - 1
+            accessing[key] = count > 0 ? count : nil
+        }
+    }
+
+    /// Whether a coordinator acting for `presenter` is inside an access now.
+    ///
+    /// Such a presenter is writing (or reading) its item itself: asking it to save for another
+    /// writer would wait for that access, which may be waiting for the other writer, so it is
+    /// not asked. Its own access comes before or after the other, and a ``Document`` checks
+    /// the file before it writes, so the other writer's change is never overwritten.
+    func isInOwnAccess(_ presenter: any FilePresenter) -> Bool {
+        accessing.withLock { $0[ObjectIdentifier(presenter)] != nil }
     }
 
     /// Records the state a presenter now knows its item in, so the same state seen again

@@ -37,6 +37,12 @@ extension Document {
     }
 
     func loadLoggingNothing(_ contents: Any, from url: URL, modificationDate: Date?) throws {
+        if let kept = reloadKeptGeneration {
+            // Another writer's file replaces unsaved changes that were kept a moment ago: if
+            // the user typed since, that typing is not kept yet, and loading would lose it.
+            commitPendingEdits()
+            if editGeneration != kept { throw ReloadInterrupted() }
+        }
         let undo = undoManager!
         undo.disableUndoRegistration()
         do {
@@ -99,6 +105,9 @@ extension Document {
     }
 }
 
+/// A reload refused because the user typed after the unsaved changes were kept.
+struct ReloadInterrupted: Error {}
+
 /// Runs `body` on the main actor from any thread, synchronously, the way UIKit calls
 /// `load(fromContents:)` on the main queue from its reading queue.
 nonisolated func onMainActor<T: Sendable>(_ body: @MainActor () throws -> T) throws -> T {
@@ -133,6 +142,8 @@ struct DocumentContents: @unchecked Sendable {
     let modificationDate: Date?
     /// The file as it was when read, taken before the bytes so a change during the read shows.
     var state: ItemState? = nil
+    /// Whether the file's mode lets this user write it: see ``Document/isLocked``.
+    var isWritable = true
 
     static func read(from url: URL) throws -> DocumentContents {
         var info = stat()
@@ -142,7 +153,9 @@ struct DocumentContents: @unchecked Sendable {
         if info.isDirectory {
             let state = ItemState(path: url.path)
             let wrapper = try FileWrapper(url: url, options: .immediate)
-            return DocumentContents(value: wrapper, modificationDate: info.modificationDate, state: state)
+            return DocumentContents(
+                value: wrapper, modificationDate: info.modificationDate, state: state,
+                isWritable: isWritable(url, info))
         }
         guard info.isRegularFile else {
             throw DocumentKitError(
@@ -153,6 +166,14 @@ struct DocumentContents: @unchecked Sendable {
         let opened = try file.stat(operation: "open the document")
         let data = try file.readToEnd(sizeHint: Int(opened.st_size), operation: "read the document")
         return DocumentContents(
-            value: data, modificationDate: opened.modificationDate, state: ItemState(opened))
+            value: data, modificationDate: opened.modificationDate, state: ItemState(opened),
+            isWritable: isWritable(url, opened))
+    }
+
+    /// Whether the item's mode lets this user write it. Root may write anything, so a file
+    /// with no write permission at all counts as read-only for root too: someone made it so.
+    static func isWritable(_ url: URL, _ info: stat) -> Bool {
+        guard info.st_mode & 0o222 != 0 else { return false }
+        return geteuid() == 0 || access(url.path, W_OK) == 0
     }
 }

@@ -23,6 +23,9 @@ extension Document: FilePresenter {
         presenterQueue
     }
 
+    /// Saves for another writer or reader, at once: the document's own file access comes
+    /// after theirs otherwise. A locked document answers with its error, and its unsaved
+    /// changes become a conflict version when the other writer's change arrives.
     nonisolated public func savePresentedItemChanges(
         completionHandler: @escaping @Sendable ((any Error)?) -> Void
     ) {
@@ -65,11 +68,13 @@ extension Document: FilePresenter {
         }
     }
 
+    /// The file is deleted, or about to be: see ``itemDeletedElsewhere()`` for what happens
+    /// to unsaved changes.
     nonisolated public func accommodatePresentedItemDeletion(
         completionHandler: @escaping @Sendable ((any Error)?) -> Void
     ) {
         Task { @MainActor in
-            self.closeAfterDeletion()
+            await self.itemDeletedElsewhere()
             completionHandler(nil)
         }
     }
@@ -80,21 +85,88 @@ extension Document: FilePresenter {
     func fileChangedElsewhere() async {
         guard !documentState.contains(.closed) else { return }
         let url = fileURL
-        let current = ItemState(path: url.path)
-        guard let current else { return }  // gone: a deletion or move will be reported
+        guard let current = ItemState(path: url.path) else { return }  // gone: a deletion or move will be reported
         if current == fileRecord.withLock({ $0.knownState }) { return }
         _ = await lastSave?.value
-        if current == fileRecord.withLock({ $0.knownState }) { return }
-        if hasUnsavedChanges {
-            await preserveUnsavedChanges()
-        }
-        _ = await reloadFromDisk()
+        guard !documentState.contains(.closed), let now = ItemState(path: fileURL.path),
+            now != fileRecord.withLock({ $0.knownState })
+        else { return }
+        await takeFileFromElsewhere()
         // Another process may have added or resolved conflict versions along with the change.
         updateConflictState()
     }
 
+    /// Another writer's file replaces what the document shows. This is the rule for unsaved
+    /// changes when the file changes elsewhere: the other writer's file stays and is loaded,
+    /// and everything unsaved (an editor's pending typing included, whatever its age) is first
+    /// kept as a conflict version from this computer, "mine"; the document then enters
+    /// ``DocumentState/inConflict`` and ``handleError(_:userInteractionPermitted:)`` hears
+    /// an ``DocumentKitError/Code/editedElsewhere`` error naming where the text is. Unsaved
+    /// contents equal to the new file are no conflict. If the text cannot be kept anywhere,
+    /// nothing is loaded: the document stays as it is, dirty.
+    func takeFileFromElsewhere() async {
+        let url = fileURL
+        var kept: KeptChanges?
+        // Typing that arrives while the text is being kept is kept too: the load is refused
+        // and the round runs again. Bounded, so a flood of typing cannot hold off the reload
+        // for ever; a refused last round leaves the document dirty and unreloaded.
+        for _ in 0..<8 {
+            commitPendingEdits()
+            if hasUnsavedChanges {
+                let generation = editGeneration
+                let mine: DocumentContents
+                do {
+                    mine = DocumentContents(
+                        value: try contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
+                } catch {
+                    handleError(error, userInteractionPermitted: false)
+                    return
+                }
+                let store = versionStore
+                let result = await withFileAccess { [self] in try self.keepUnsavedChanges(mine, of: url, in: store) }
+                switch result {
+                case .success(let now):
+                    // The earlier round's version holds a text the user has since changed:
+                    // only the newest unsaved text is theirs to resolve.
+                    if case .version(let earlier, true) = kept, !(now?.isVersion(earlier) ?? false) {
+                        try? earlier.remove()
+                    }
+                    kept = now
+                case .failure(let error):
+                    handleError(error, userInteractionPermitted: false)
+                    return
+                }
+                reloadKeptGeneration = generation
+            }
+            let outcome = await reloadFromDisk()
+            reloadKeptGeneration = nil
+            if case .interrupted = outcome { continue }
+            break
+        }
+        guard let kept else { return }
+        preservedUnsavedChanges.append(kept.url)
+        updateConflictState()
+        handleError(
+            DocumentKitError(
+                .editedElsewhere, operation: "save the document", url: url,
+                detail:
+                    "another program changed the file; its version is shown, and your unsaved changes were kept "
+                    + {
+                        switch kept {
+                        case .version: "as a conflict version"
+                        case .file(let file): "in “\(file.path)”"
+                        }
+                    }()),
+            userInteractionPermitted: false)
+    }
+
+    enum ReloadOutcome {
+        case loaded, interrupted, failed
+    }
+
     /// Reloads the file's contents without the editing-disabled dance of a user's revert.
-    func reloadFromDisk() async -> Bool {
+    @discardableResult
+    func reloadFromDisk() async -> ReloadOutcome {
         let url = fileURL
         let result: Result<Void, any Error> = await withFileAccess { [self] in
             try self.read(from: url)
@@ -102,42 +174,43 @@ extension Document: FilePresenter {
         switch result {
         case .success:
             documentState.remove(.savingError)
+            return .loaded
+        case .failure(let error) where error is ReloadInterrupted:
+            return .interrupted
+        case .failure(let error):
+            handleError(error, userInteractionPermitted: false)
+            return .failed
+        }
+    }
+
+    /// Keeps the unsaved changes as a conflict version from this computer (or, failing
+    /// that, beside the file) without writing the file: for a locked document closing, and
+    /// for a user who quits without saving.
+    ///
+    /// - Returns: Whether the changes are kept somewhere.
+    public func keepUnsavedChangesAsVersion() async -> Bool {
+        commitPendingEdits()
+        guard hasUnsavedChanges else { return true }
+        let contents: DocumentContents
+        do {
+            contents = DocumentContents(
+                value: try self.contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
+        } catch {
+            handleError(error, userInteractionPermitted: false)
+            return false
+        }
+        let url = fileURL
+        let store = versionStore
+        let result = await withFileAccess { [self] in try self.keepUnsavedChanges(contents, of: url, in: store) }
+        switch result {
+        case .success(let kept):
+            if let kept { preservedUnsavedChanges.append(kept.url) }
+            updateChangeCount(.clear)
+            updateConflictState()
             return true
         case .failure(let error):
             handleError(error, userInteractionPermitted: false)
             return false
-        }
-    }
-
-    /// Keeps the document's unsaved state as a conflict version of its file, so that another
-    /// writer's change never costs the user a word; the document enters
-    /// ``DocumentState/inConflict``. Without a usable version store the state is written
-    /// beside the file under a name that says what it is.
-    func preserveUnsavedChanges(_ snapshot: DocumentContents? = nil) async {
-        let contents: DocumentContents
-        if let snapshot {
-            contents = snapshot
-        } else {
-            do {
-                contents = DocumentContents(
-                    value: try self.contents(forType: savingFileType() ?? "public.data"),
-                    modificationDate: nil)
-            } catch {
-                handleError(error, userInteractionPermitted: false)
-                return
-            }
-        }
-        let url = fileURL
-        let store = versionStore
-        let result: Result<URL, any Error> = await withFileAccess { [self] in
-            try self.keepUnsavedChangesNow(contents, of: url, in: store)
-        }
-        switch result {
-        case .success(let kept):
-            preservedUnsavedChanges.append(kept)
-            updateConflictState()
-        case .failure(let error):
-            handleError(error, userInteractionPermitted: false)
         }
     }
 
@@ -149,16 +222,92 @@ extension Document: FilePresenter {
         let base = url.deletingPathExtension().lastPathComponent
         let ext = url.pathExtension
         let stem = "\(base) (unsaved changes from \(host), \(formatter.string(from: Date())))"
-        var candidate = url.deletingLastPathComponent().appendingPathComponent(
-            ext.isEmpty ? stem : "\(stem).\(ext)")
+        // Beside the file, or, when its folder is gone too, in DocumentKit's recovery folder.
+        var folder = url.deletingLastPathComponent()
+        if !FileManager.default.fileExists(atPath: folder.path) {
+            folder = recoveryFolder
+            try? FileManager.default.createDirectory(
+                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        var candidate = folder.appendingPathComponent(ext.isEmpty ? stem : "\(stem).\(ext)")
         var counter = 2
         while FileManager.default.fileExists(atPath: candidate.path) {
             let name = "\(stem) \(counter)"
-            candidate = url.deletingLastPathComponent().appendingPathComponent(
-                ext.isEmpty ? name : "\(name).\(ext)")
+            candidate = folder.appendingPathComponent(ext.isEmpty ? name : "\(name).\(ext)")
             counter += 1
         }
         return candidate
+    }
+
+    /// Where unsaved changes go when neither the version store nor the document's folder can
+    /// take them: `applicationSupport/DocumentKit/Unsaved Changes`.
+    nonisolated static var recoveryFolder: URL {
+        StandardDirectories.current.applicationSupport(for: "DocumentKit")
+            .appendingPathComponent("Unsaved Changes", isDirectory: true)
+    }
+
+    /// The rule for unsaved changes when the file is deleted:
+    ///
+    /// - With nothing unsaved, the document closes, as Apple's does.
+    /// - Deleted by a coordinated writer (the file is still there: it is about to go), the
+    ///   unsaved changes are saved into the file first, so that the deletion takes them
+    ///   along (into the Deleted folder or trash a deleting app moves it to); then it closes.
+    /// - Deleted by a program that does not coordinate (`rm`, `git checkout`), an edit beats
+    ///   a delete: the document saves itself again at its path and stays open.
+    /// - When neither works, the unsaved changes are kept in a file beside the old one (or in
+    ///   ``recoveryFolder``) and the document closes.
+    ///
+    /// ``handleError(_:userInteractionPermitted:)`` hears a
+    /// ``DocumentKitError/Code/deletedElsewhere`` error saying which happened.
+    func itemDeletedElsewhere() async {
+        guard !documentState.contains(.closed) else { return }
+        commitPendingEdits()
+        let url = fileURL
+        guard hasUnsavedChanges else {
+            closeAfterDeletion()
+            report(deletion: "the document was closed", of: url)
+            return
+        }
+        if FileManager.default.fileExists(atPath: url.path) {
+            if isLocked ? await keepUnsavedChangesAsVersion() : await autosave() {
+                closeAfterDeletion()
+                report(deletion: "your unsaved changes were saved into it first, and the document was closed", of: url)
+                return
+            }
+        } else if FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path),
+            await save(to: url, for: .forCreating)
+        {
+            report(deletion: "your unsaved changes were saved to it again", of: url)
+            return
+        }
+        let contents: DocumentContents
+        do {
+            contents = DocumentContents(
+                value: try self.contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
+        } catch {
+            handleError(error, userInteractionPermitted: false)
+            return
+        }
+        let result = await withFileAccess { [self] in try self.keepUnsavedChanges(contents, of: url, in: nil) }
+        switch result {
+        case .success(let kept):
+            if let kept { preservedUnsavedChanges.append(kept.url) }
+            closeAfterDeletion()
+            report(
+                deletion: "your unsaved changes were kept in “\(kept?.url.path ?? url.path)”, and the document was closed",
+                of: url)
+        case .failure(let error):
+            // Kept nowhere: the document stays open and dirty, so the text is still on screen.
+            handleError(error, userInteractionPermitted: false)
+        }
+    }
+
+    private func report(deletion outcome: String, of url: URL) {
+        handleError(
+            DocumentKitError(
+                .deletedElsewhere, operation: "keep the document", url: url,
+                detail: "another program deleted it; \(outcome)"),
+            userInteractionPermitted: false)
     }
 
     func closeAfterDeletion() {

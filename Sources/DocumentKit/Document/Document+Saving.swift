@@ -39,10 +39,23 @@ extension Document {
     /// Saves the document to its file if it has unsaved changes.
     ///
     /// - Returns: Whether the document is saved now: true when there was nothing to save.
+    /// A ``isLocked`` (read-only) document is not written: the call fails with
+    /// ``DocumentKitError/Code/permissionDenied`` and the changes stay unsaved.
     public func autosave() async -> Bool {
-        closePendingUndoGroup()
+        commitPendingEdits()
         guard hasUnsavedChanges else { return true }
+        if isLocked {
+            documentState.insert(.savingError)
+            handleError(lockedError(operation: "autosave the document"), userInteractionPermitted: false)
+            return false
+        }
         return await save(to: fileURL, for: .forOverwriting)
+    }
+
+    func lockedError(operation: String) -> DocumentKitError {
+        DocumentKitError(
+            .permissionDenied, operation: operation, url: fileURL,
+            detail: "the file is read-only; only an explicit save writes it")
     }
 
     /// Autosaves and calls `completionHandler` on the main actor with the outcome.
@@ -57,13 +70,16 @@ extension Document {
     ///
     /// Unlike UIKit, a document whose save fails stays open, dirty and in
     /// ``DocumentState/savingError``, so that nothing the user typed is dropped; the app
-    /// decides what to do next.
+    /// decides what to do next. A locked (read-only) document is not written: its unsaved
+    /// changes are kept as a conflict version from this computer, which the user can restore.
     ///
-    /// - Returns: Whether the changes were saved and the document closed.
+    /// - Returns: Whether the changes were saved (or kept) and the document closed.
     public func close() async -> Bool {
         if documentState.contains(.closed) { return true }
-        closePendingUndoGroup()
-        if hasUnsavedChanges {
+        commitPendingEdits()
+        if hasUnsavedChanges && isLocked {
+            guard await keepUnsavedChangesAsVersion() else { return false }
+        } else if hasUnsavedChanges {
             guard await autosave() else { return false }
         } else {
             _ = await lastSave?.value
@@ -90,19 +106,12 @@ extension Document {
         }
     }
 
-    /// Closes the undo group an edit of this turn opened, so that the edit counts now: a save
-    /// that checks ``hasUnsavedChanges`` before the turn ends would otherwise miss it.
-    func closePendingUndoGroup() {
-        #if !canImport(ObjectiveC)
-            storedUndoManager?.closeEventGroup()
-        #endif
-    }
-
     // MARK: - The save itself
 
     /// One save, after the saves before it have finished.
     func performSave(to url: URL, for saveOperation: SaveOperation) async -> Bool {
         let url = url.standardizedFileURL
+        commitPendingEdits()
         autosave.saveStarted()
         let token = changeCountToken(for: saveOperation)
         let snapshot: DocumentContents
@@ -124,20 +133,13 @@ extension Document {
         }
         switch result {
         case .success(.changedElsewhere):
-            // Another writer replaced the file since this document read it: keep theirs, keep
-            // ours as a conflict version, never overwrite blindly.
-            await preserveUnsavedChanges(snapshot)
-            _ = await reloadFromDisk()
-            autosave.becameClean()
-            _ = autosave.saveFinished(at: autosaveConfiguration.clock.elapsed(), stillDirty: false)
-            let kept = preservedUnsavedChanges.last
-            handleError(
-                DocumentKitError(
-                    .editedElsewhere, operation: "save the document", url: url,
-                    detail:
-                        "another program changed the file; its version is shown and the unsaved changes were kept"
-                        + (kept.map { " in “\($0.lastPathComponent)”" } ?? "")),
-                userInteractionPermitted: false)
+            // Another writer replaced the file since this document read it: never overwrite
+            // blindly. Theirs stays and is shown; everything unsaved (the snapshot and any
+            // typing since) becomes a conflict version.
+            await takeFileFromElsewhere()
+            perform(
+                autosave.saveFinished(
+                    at: autosaveConfiguration.clock.elapsed(), stillDirty: hasUnsavedChanges))
             return false
         case .success(.gone):
             // Moved or deleted while this save waited for the lock: writing now would bring
@@ -198,10 +200,11 @@ extension Document {
             return
         case .save:
             Task { @MainActor in
-                self.closePendingUndoGroup()
-                guard self.hasUnsavedChanges else {
-                    // Cleaned (by an undo, say) since the timer fired: no save will run to end
-                    // the one the machine began, so end it here or autosave stops for good.
+                self.commitPendingEdits()
+                // Cleaned (by an undo, say) since the timer fired, or read-only: no save will
+                // run to end the one the machine began, so end it here or autosave stops for
+                // good. A locked document's next edit schedules (and skips) the next one.
+                guard self.hasUnsavedChanges, !self.isLocked else {
                     let now = self.autosaveConfiguration.clock.elapsed()
                     self.perform(self.autosave.saveFinished(at: now, stillDirty: false))
                     return
@@ -275,7 +278,7 @@ extension Document {
     ///
     /// Waits (bounded) for file access already queued so an older save cannot land last.
     func saveForTermination(timeout: DispatchTime) -> Bool {
-        closePendingUndoGroup()
+        commitPendingEdits()
         guard hasUnsavedChanges else { return true }
         let token = changeCountToken(for: .forOverwriting)
         let url = fileURL
@@ -288,8 +291,16 @@ extension Document {
             let done = DispatchSemaphore(value: 0)
             nonisolated(unsafe) var outcome: Result<SaveWrite, any Error> = .failure(
                 DocumentKitError(.timedOut, operation: "save the document at exit", url: url))
+            let isLocked = self.isLocked
             performAsynchronousFileAccess { [self] in
                 outcome = Result {
+                    if isLocked {
+                        // Read-only: not written, but not lost either.
+                        let kept = try self.keepUnsavedChangesNow(contents, of: url, in: versionStore)
+                        DocumentLog.write(
+                            "\(url.path) is read-only; the unsaved changes were kept in \(kept?.path ?? url.path)")
+                        return .changedElsewhere
+                    }
                     // The same write as any save: coordinated, never over another writer's
                     // change, and the replaced contents kept as a version.
                     var target = url
@@ -310,10 +321,9 @@ extension Document {
                     // Changed elsewhere or deleted: nothing more will run to resolve it, so the
                     // unsaved text is kept where the user can find it.
                     let kept = try self.keepUnsavedChangesNow(contents, of: target, in: versionStore)
-                    FileHandle.standardError.write(
-                        Data(
-                            "DocumentKit: \(target.path) changed elsewhere before the process ended; the unsaved changes were kept in \(kept.path)\n"
-                                .utf8))
+                    DocumentLog.write(
+                        "\(target.path) changed elsewhere before the process ended; the unsaved changes were kept in \(kept?.path ?? target.path)"
+                    )
                     return write
                 }
                 done.signal()
@@ -327,30 +337,64 @@ extension Document {
         } catch {
             documentState.insert(.savingError)
             userInteractionNoLongerPermitted(forError: error)
-            FileHandle.standardError.write(Data("DocumentKit: \(error)\n".utf8))
+            DocumentLog.write("\(error)")
             return false
         }
     }
 }
 
 extension Document {
-    /// Keeps unsaved contents without the main actor: as a conflict version of the file when
-    /// the store takes it, else in a new file beside it.
+    /// Keeps unsaved contents without the main actor: as a conflict version of the file from
+    /// this computer when the store takes it, else in a new file beside it (or in the
+    /// recovery folder when the file's folder is gone too).
     ///
-    /// - Returns: Where the contents are.
+    /// Contents equal to the file's are not kept (both sides made the same change), nor is
+    /// a second conflict version with the contents of one not yet resolved.
+    ///
+    /// - Returns: Where the contents are, or nil when they are the file's own.
     nonisolated func keepUnsavedChangesNow(
         _ contents: DocumentContents, of url: URL, in versionStore: VersionStore?
-    ) throws -> URL {
-        if let versionStore, FileManager.default.fileExists(atPath: url.path) {
+    ) throws -> URL? {
+        try keepUnsavedChanges(contents, of: url, in: versionStore)?.url
+    }
+
+    /// Where ``keepUnsavedChangesNow(_:of:in:)`` kept the contents.
+    enum KeptChanges {
+        /// A conflict version, and whether this call made it (not found it already there).
+        case version(FileVersion, isNew: Bool)
+        case file(URL)
+
+        var url: URL {
+            switch self {
+            case .version(let version, _): version.url
+            case .file(let url): url
+            }
+        }
+
+        func isVersion(_ other: FileVersion) -> Bool {
+            if case .version(let version, _) = self { return version.persistentIdentifier == other.persistentIdentifier }
+            return false
+        }
+    }
+
+    nonisolated func keepUnsavedChanges(
+        _ contents: DocumentContents, of url: URL, in versionStore: VersionStore?
+    ) throws -> KeptChanges? {
+        let exists = FileManager.default.fileExists(atPath: url.path)
+        if exists, let data = contents.value as? Data, let current = try? Data(contentsOf: url), current == data {
+            return nil
+        }
+        if let versionStore, exists {
             do {
-                return try conflictVersion(of: url, holding: contents, in: versionStore)
+                let (version, isNew) = try conflictVersion(of: url, holding: contents, in: versionStore)
+                return .version(version, isNew: isNew)
             } catch {
                 versionStore.report(error, operation: "keep unsaved changes as a conflict version")
             }
         }
         let destination = Self.unsavedChangesURL(for: url)
         try writeContents(contents.value, andAttributes: nil, safelyTo: destination, for: .forCreating)
-        return destination
+        return .file(destination)
     }
 }
 

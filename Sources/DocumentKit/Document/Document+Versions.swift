@@ -1,17 +1,20 @@
 import Foundation
 
 extension Document {
-    /// Stores `contents` as a conflict version of the file at `url`, on the calling thread.
+    /// Stores `contents` as a conflict version of the file at `url` from this computer and
+    /// program, on the calling thread.
+    ///
+    /// - Returns: The version, and whether it is new: contents equal to an unresolved conflict
+    ///   version of the file give that version back.
     nonisolated func conflictVersion(of url: URL, holding contents: DocumentContents, in store: VersionStore)
-        throws -> URL
+        throws -> (FileVersion, isNew: Bool)
     {
         let staging = try store.stagingURL()
         defer { store.removeStaged(staging) }
         try writeContents(contents.value, to: staging, for: .forCreating, originalContentsURL: nil)
-        let version = try store.addVersion(
-            ofItemAt: url, contentsOf: staging, isConflict: true, savingComputer: nil, modificationDate: nil,
-            byMoving: true)
-        return version.url
+        return try store.storeVersion(
+            ofItemAt: url, contentsOf: staging, isConflict: true, savingComputer: nil,
+            savingProgram: ProcessInfo.processInfo.processName, modificationDate: nil, byMoving: true)
     }
 
     /// Sets or clears ``DocumentState/inConflict`` from the store: set while unresolved

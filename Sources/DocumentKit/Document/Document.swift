@@ -131,6 +131,7 @@ open class Document {
     /// Records a change: the document becomes dirty (or clean, for ``ChangeKind/clear``) and
     /// autosave is scheduled.
     open func updateChangeCount(_ change: ChangeKind) {
+        editGeneration &+= 1
         switch change {
         case .done, .redone: changeCount += 1
         case .undone: changeCount -= 1
@@ -218,7 +219,7 @@ open class Document {
     /// Reports an error from opening, saving or reverting. The default logs it and calls
     /// ``finishedHandlingError(_:recovered:)`` with `recovered` false.
     open func handleError(_ error: any Error, userInteractionPermitted: Bool) {
-        FileHandle.standardError.write(Data("DocumentKit: \(error)\n".utf8))
+        DocumentLog.write("\(error)")
         finishedHandlingError(error, recovered: false)
     }
 
@@ -267,15 +268,20 @@ open class Document {
     /// Loading is done with undo registration disabled, and leaves the document clean.
     ///
     /// - Throws: ``DocumentKitError`` naming the file and what went wrong.
+    /// The read is coordinated: presenters of the file in other programs save first, so a
+    /// document opened while another editor holds unsaved text reads that text.
     nonisolated open func read(from url: URL) throws {
         let coordinator = FileCoordinator(filePresenter: self)
-        let contents = try coordinator.coordinate(readingItemAt: url, options: .withoutChanges) { url in
+        let contents = try coordinator.coordinate(readingItemAt: url) { url in
             try DocumentContents.read(from: url)
         }
-        fileRecord.withLock { $0.knownState = contents.state }
         let modificationDate = contents.modificationDate
+        let isWritable = contents.isWritable
         try onMainActor {
             try self.loadLoggingNothing(contents.value, from: url, modificationDate: modificationDate)
+            // Only once loaded: a refused load leaves the document as it was, file state included.
+            self.fileRecord.withLock { $0.knownState = contents.state }
+            self.isLocked = !isWritable
         }
     }
 
@@ -352,10 +358,25 @@ open class Document {
         queue.maxConcurrentOperationCount = 1
         return queue
     }()
-    /// Where this document's unsaved state went when another writer changed its file: the
-    /// conflict versions' contents in the version store, or files beside the document when
-    /// the store could not take them.
+    /// Where this document's unsaved state went when another writer changed or deleted its
+    /// file: the conflict versions' contents in the version store, or files beside the
+    /// document (or in the recovery folder) when the store could not take them.
     public internal(set) var preservedUnsavedChanges: [URL] = []
+    /// Whether the document's file is read-only (no write permission in its mode, or none for
+    /// this user), as last read (`NSDocument`'s `isLocked`).
+    ///
+    /// A locked document is never autosaved, nor saved on close or at quit: its unsaved
+    /// changes are kept as a version instead. Only an explicit ``save(to:for:)`` writes it,
+    /// keeping its mode.
+    public internal(set) var isLocked = false
+    /// Editors holding changes not yet handed over: see ``objectDidBeginEditing(_:)``.
+    var editors: [ObjectIdentifier: WeakEditor] = [:]
+    /// Moves on at every change counted and every editor that begins editing: a reload that
+    /// finds it moved since the unsaved state was kept knows the user typed meanwhile.
+    var editGeneration = 0
+    /// Set while another writer's file is being loaded over kept unsaved changes: the
+    /// generation they were kept at. The load is refused if the user typed since.
+    var reloadKeptGeneration: Int?
     /// Where the document's history and conflict versions are kept; nil keeps none.
     /// ``VersionStore/shared`` by default.
     public var versionStore: VersionStore? = VersionStore.shared

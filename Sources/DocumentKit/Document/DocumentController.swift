@@ -77,10 +77,7 @@ public final class DocumentController {
             if let store = document.versionStore { stores[ObjectIdentifier(store)] = store }
         }
         for store in stores.values where !store.waitUntilIdle(deadline: deadline) {
-            FileHandle.standardError.write(
-                Data(
-                    "DocumentKit: the version store at \(store.root.path) was still busy when the process ended\n"
-                        .utf8))
+            DocumentLog.write("the version store at \(store.root.path) was still busy when the process ended")
         }
         return allSaved
     }
@@ -106,8 +103,7 @@ public final class DocumentController {
         // process runs, where SIG_IGN would be inherited and make a child editor unkillable.
         var ends: [CInt] = [0, 0]
         guard pipe(&ends) == 0 else {
-            FileHandle.standardError.write(
-                Data("DocumentKit: cannot save documents on signals: no pipe\n".utf8))
+            DocumentLog.write("cannot save documents on signals: no pipe")
             return
         }
         for signalNumber in terminationSignals {

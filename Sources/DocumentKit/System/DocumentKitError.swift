@@ -52,6 +52,8 @@ public struct DocumentKitError: Error, Sendable, CustomStringConvertible, Locali
         public static let timedOut = Code(rawValue: "timedOut")
         /// Another program changed the file since it was read; nothing was overwritten.
         public static let editedElsewhere = Code(rawValue: "editedElsewhere")
+        /// Another program deleted the file; the detail says where unsaved changes went.
+        public static let deletedElsewhere = Code(rawValue: "deletedElsewhere")
         /// Any other input/output failure.
         public static let ioFailure = Code(rawValue: "ioFailure")
     }

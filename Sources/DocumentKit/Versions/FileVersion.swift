@@ -26,6 +26,10 @@ public final class FileVersion: Sendable, CustomStringConvertible {
     public let localizedName: String?
     /// The name of the computer that saved this version.
     public let localizedNameOfSavingComputer: String?
+    /// The program that made this version's contents, such as "ste", when the store knows it.
+    /// A DocumentKit addition: it tells a conflict version kept by one program on this
+    /// computer from another's.
+    public let savingProgram: String?
     /// When this version's contents were saved.
     public let modificationDate: Date?
     /// An identifier that finds this version again, across launches, with
@@ -51,6 +55,7 @@ public final class FileVersion: Sendable, CustomStringConvertible {
     init(record: VersionRecord, store: VersionStore) {
         localizedName = record.name
         localizedNameOfSavingComputer = record.savingComputer
+        savingProgram = record.savingProgram
         modificationDate = record.modified
         persistentIdentifier = record.id
         isConflict = record.isConflict
@@ -64,6 +69,7 @@ public final class FileVersion: Sendable, CustomStringConvertible {
     init(currentItemAt url: URL, modificationDate: Date?) {
         localizedName = url.lastPathComponent
         localizedNameOfSavingComputer = ProcessInfo.processInfo.hostName
+        savingProgram = nil
         self.modificationDate = modificationDate
         persistentIdentifier = "current"
         isConflict = false

@@ -18,6 +18,9 @@ struct VersionRecord: Codable, Sendable, Equatable {
     var device: UInt64
     var inode: UInt64
     var savingComputer: String
+    /// The program that made the contents, for a conflict version: what a person sees to tell
+    /// "ste on this computer" from another program. Nil in records from before it was kept.
+    var savingProgram: String? = nil
     /// When the contents were last modified (for history, the replaced file's modification date).
     var modified: Date
     /// When the version entered the store: thinning counts age from here.

@@ -81,3 +81,34 @@ extension VersionStore {
         return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 }
+
+extension VersionStore {
+    /// Notes that the item at `oldURL` moved to `newURL`, so that its history follows it
+    /// even where the item lost its identity attribute (a program that saves without
+    /// keeping extended attributes) and the store finds it by path.
+    ///
+    /// Called for every coordinated move (``FileCoordinator/item(at:didMoveTo:)``); costs a
+    /// lookup in the cached index when the store does not know the item.
+    func itemDidMove(from oldURL: URL, to newURL: URL) {
+        queue.sync {
+            let oldPath = oldURL.standardizedFileURL.path
+            let newPath = newURL.standardizedFileURL.path
+            var info = stat()
+            guard lstat(newPath, &info) == 0 else { return }
+            let index = loadIndex()
+            let known = (try? identity(ofItemAt: newURL, creating: false))?.id ?? index.itemID(path: oldPath)
+            // An item the store has no versions of has nothing to follow it.
+            guard let itemID = known, let entry = index.items[itemID],
+                entry.path != newPath || entry.inode != UInt64(info.st_ino)
+            else { return }
+            do {
+                try withStoreLock {
+                    try noteLocation(
+                        of: itemID, path: newPath, device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+                }
+            } catch {
+                report(error, operation: "note where a document moved")
+            }
+        }
+    }
+}

@@ -55,8 +55,14 @@ extension VersionStore {
                 try withStoreLock {
                     let manifest = try ingest(captured.staged)
                     let existing = records(ofItem: captured.identity.id)
-                    // Saving unchanged bytes again adds nothing.
+                    // Saving unchanged bytes again adds nothing, but the save made a new file:
+                    // where the item is now must still be noted, or a store that finds items by
+                    // inode and path loses the item at its next rename.
                     if let newest = existing.last(where: { !$0.isConflict }), newest.manifest == manifest {
+                        try noteLocation(
+                            of: captured.identity.id, path: url.path,
+                            device: location?.device ?? captured.identity.device,
+                            inode: location?.inode ?? captured.identity.inode)
                         return
                     }
                     let record = VersionRecord(
@@ -107,32 +113,56 @@ extension VersionStore {
     ///   - byMoving: Whether to remove `contentsURL` once stored.
     /// - Throws: ``DocumentKitError`` if the item or the contents cannot be read or the store
     ///   cannot be written.
+    ///   - savingProgram: The program that made the contents, for a conflict version.
+    /// - Returns: The new version; for a conflict version with the same contents as one of the
+    ///   item's unresolved conflict versions, that version, so the same text is never offered
+    ///   twice.
     func addVersion(
         ofItemAt itemURL: URL, contentsOf contentsURL: URL, isConflict: Bool, savingComputer: String?,
-        modificationDate: Date?, byMoving: Bool
+        savingProgram: String? = nil, modificationDate: Date?, byMoving: Bool
     ) throws -> FileVersion {
-        let version: FileVersion = try queue.sync {
+        try storeVersion(
+            ofItemAt: itemURL, contentsOf: contentsURL, isConflict: isConflict, savingComputer: savingComputer,
+            savingProgram: savingProgram, modificationDate: modificationDate, byMoving: byMoving
+        ).version
+    }
+
+    /// ``addVersion(ofItemAt:contentsOf:isConflict:savingComputer:savingProgram:modificationDate:byMoving:)``,
+    /// also saying whether the version is new or one already there with the same contents.
+    func storeVersion(
+        ofItemAt itemURL: URL, contentsOf contentsURL: URL, isConflict: Bool, savingComputer: String?,
+        savingProgram: String?, modificationDate: Date?, byMoving: Bool
+    ) throws -> (version: FileVersion, isNew: Bool) {
+        let (version, isNew): (FileVersion, Bool) = try queue.sync {
             guard let identity = try identity(ofItemAt: itemURL, creating: true) else {
                 throw DocumentKitError(.fileNotFound, operation: "add a version of", url: itemURL)
             }
             return try withStoreLock {
                 let manifest = try ingest(contentsURL)
+                if isConflict,
+                    let same = records(ofItem: identity.id).first(where: {
+                        $0.isConflict && !$0.isResolved && $0.manifest == manifest
+                    })
+                {
+                    return (FileVersion(record: same, store: self), false)
+                }
                 let date = now()
-                let record = VersionRecord(
+                var record = VersionRecord(
                     id: UUID().uuidString, itemID: identity.id, name: itemURL.lastPathComponent,
                     itemPath: identity.path, device: identity.device, inode: identity.inode,
                     savingComputer: savingComputer ?? ProcessInfo.processInfo.hostName,
                     modified: modificationDate ?? date, captured: date, isConflict: isConflict,
                     isResolved: !isConflict, isDiscardable: !isConflict, manifest: manifest)
+                record.savingProgram = savingProgram
                 try writeRecord(record)
                 try noteLocation(
                     of: identity.id, path: identity.path, device: identity.device, inode: identity.inode)
-                return FileVersion(record: record, store: self)
+                return (FileVersion(record: record, store: self), true)
             }
         }
         if byMoving { try? FileManager.default.removeItem(at: contentsURL) }
-        notify(.gained, version, itemURL: itemURL)
-        return version
+        if isNew { notify(.gained, version, itemURL: itemURL) }
+        return (version, isNew)
     }
 
     // MARK: - Listing
@@ -293,6 +323,9 @@ extension VersionStore {
             if captured == nil {
                 _ = stampIdentity(itemID, onItemAt: target)
             }
+            // The replaced contents are in the store before this returns: a tool that exits
+            // right after a restore must not lose them.
+            waitUntilIdle()
             if byMoving { try remove(version) }
         } else if let current = version.currentURL, current.standardizedFileURL != target {
             let temporary = try stagingURL()

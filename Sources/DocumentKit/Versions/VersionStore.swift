@@ -216,13 +216,13 @@ public final class VersionStore: Sendable {
             return reports.logged.insert("\(reported)").inserted
         }
         if first {
-            FileHandle.standardError.write(Data("DocumentKit: version store: \(reported)\n".utf8))
+            DocumentLog.write("version store: \(reported)")
         }
     }
 
     /// Records damage found and repaired, and logs it.
     func reportRecovery(_ error: DocumentKitError) {
         reports.withLock { $0.lastRecoveryError = error }
-        FileHandle.standardError.write(Data("DocumentKit: version store repaired: \(error)\n".utf8))
+        DocumentLog.write("version store repaired: \(error)")
     }
 }

@@ -1,0 +1,79 @@
+import Foundation
+
+/// Which contents stay at an item's path when one of its conflicts is resolved.
+public enum ConflictSide: Sendable, Equatable {
+    /// The item as it is now.
+    case currentItem
+    /// The conflict version's contents, put in the item's place.
+    case conflictVersion
+}
+
+/// The rules every conflict follows, whoever made it (another program on this computer, or
+/// sync from another device):
+///
+/// - "Mine" is what the user of this computer typed and had not saved when another writer
+///   changed the file. A ``Document`` never overwrites the other writer's file: the file keeps
+///   their contents, and the unsaved text becomes a conflict version saved by this computer
+///   (``FileVersion/isFromThisComputer``). So for a conflict version from this computer,
+///   "mine" is the version and "theirs" is the file; for one from another computer, "theirs"
+///   is the version and "mine" is the file.
+/// - Resolving acts on the one version the user chose, never on the others, and deletes
+///   nothing: the side not kept stays in the version store (the file's contents as a history
+///   version, the conflict version marked resolved), restorable until the user removes
+///   versions.
+extension FileVersion {
+    /// Whether this version holds contents made on this computer: for a conflict version, the
+    /// unsaved text a document here kept when another writer changed its file ("mine").
+    public var isFromThisComputer: Bool {
+        localizedNameOfSavingComputer == ProcessInfo.processInfo.hostName
+    }
+
+    /// The side of a conflict with this version that is the user's own: the version when it
+    /// was made on this computer, else the item.
+    public var mineSide: ConflictSide { isFromThisComputer ? .conflictVersion : .currentItem }
+
+    /// The other side: what another program or device wrote.
+    public var theirsSide: ConflictSide { isFromThisComputer ? .currentItem : .conflictVersion }
+
+    /// Resolves the conflict between the item at `url` and this conflict version.
+    ///
+    /// With ``ConflictSide/conflictVersion`` the version's contents replace the item as
+    /// ``restoreItem(at:)`` does: coordinated, and what the item held kept as a history
+    /// version first. With ``ConflictSide/currentItem`` the item is left as it is. Either way
+    /// this version is then marked resolved and stays in the store; the item's other conflict
+    /// versions are untouched.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// for version in FileVersion.unresolvedConflictVersionsOfItem(at: url) ?? [] {
+    ///     try version.resolveConflict(ofItemAt: url, keeping: version.mineSide)
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``DocumentKitError`` if the version is gone or the item cannot be written;
+    ///   the version then stays unresolved and the item as it was.
+    public func resolveConflict(ofItemAt url: URL, keeping side: ConflictSide) throws {
+        if side == .conflictVersion {
+            try restoreItem(at: url)
+        }
+        if isConflict { isResolved = true }
+    }
+
+    /// Puts this version's contents at `url` under a coordinated write, so that a document
+    /// showing the item saves first and reloads after; what the item held is kept as a
+    /// history version, in the store before this returns.
+    ///
+    /// This is ``replaceItem(at:options:)`` with the coordination Apple leaves to the caller:
+    /// the one restore path of `ste` and `docs`.
+    ///
+    /// - Throws: ``DocumentKitError`` if the version is gone or `url` cannot be written; the
+    ///   item at `url` is then untouched.
+    @discardableResult
+    public func restoreItem(at url: URL) throws -> URL {
+        try FileCoordinator(filePresenter: nil).coordinate(writingItemAt: url, options: .forReplacing) {
+            url in
+            try replaceItem(at: url, options: [])
+        }
+    }
+}
