@@ -121,14 +121,6 @@ func notText(_ source: String, _ error: InvalidTextError) -> String {
     }
 }
 
-/// A delegate that keeps `DocumentKit`'s default logging off standard error: `docs` words
-/// the error itself, from the document's `lastError`.
-@MainActor
-final class QuietDelegate: SimpleTextDocumentDelegate {
-    static let shared = QuietDelegate()
-    func documentContentsDidChange(_ document: SimpleTextDocument) {}
-}
-
 /// `docs new NAME [--from FILE|-]`.
 @MainActor
 enum NewCommand {

@@ -119,7 +119,7 @@ enum Docs {
                         ?? "--keep mine|theirs|both is required",
                     command: command)
             }
-            try await ResolveCommand.run(container, name: operands[0], keep: keep)
+            try await ResolveCommand.run(container, name: operands[0], keep: keep, versionID: invocation.versionID)
         case "watch":
             try requireOperands(operands, command: command, names: [])
             try await WatchCommand.run(container, json: invocation.json)
@@ -139,6 +139,9 @@ enum Docs {
         }
         if invocation.keep != nil && command != "resolve" {
             throw DocsFailure.usage("--keep is for resolve", command: command)
+        }
+        if invocation.versionID != nil && command != "resolve" {
+            throw DocsFailure.usage("--version-id is for resolve", command: command)
         }
     }
 

@@ -14,7 +14,7 @@ enum Help {
           delete NAME               move a document to the Deleted folder, from which it can be recovered
           versions NAME             list a document's saved and conflict versions
           restore NAME VERSION      make a saved version the current one
-          resolve NAME --keep mine|theirs|both
+          resolve NAME --keep mine|theirs|both [--version-id ID]
                                     settle a document's conflicts
           watch                     print documents added, changed and removed, until interrupted
 
@@ -119,13 +119,14 @@ enum Help {
     static let versions = """
         Usage: docs versions NAME [--json]
 
-        Lists the document's other versions, oldest first: identifier, date, the computer
-        that saved it, and whether it is a conflict (resolved or not).
+        Lists the document's other versions, oldest first: identifier, date (to the
+        second), the computer (and program) that saved it, and whether it is a conflict
+        (resolved or not).
 
         --json prints one object:
           {"document": "Notes", "path": PATH,
            "versions": [{"id": ID, "modified": DATE|null, "computer": NAME|null,
-                         "conflict": BOOL, "resolved": BOOL}, ...]}
+                         "program": NAME|null, "conflict": BOOL, "resolved": BOOL}, ...]}
 
         """
 
@@ -138,13 +139,19 @@ enum Help {
         """
 
     static let resolve = """
-        Usage: docs resolve NAME --keep mine|theirs|both
+        Usage: docs resolve NAME --keep mine|theirs|both [--version-id ID]
 
-        Settles a document in conflict:
-          mine    keep the current file; the conflict versions are marked resolved and removed
-          theirs  replace the file with the latest conflict version, then resolve
-          both    keep the current file, save each conflict version as a new document
-                  “NAME (conflict from COMPUTER DATE)”, then resolve
+        Settles one conflict of a document: the file as it is now against one unresolved
+        conflict version (an id from `docs versions`; needed only when there are several).
+        "Mine" is what was typed on this computer and not saved when another program or
+        device changed the file: a conflict version saved by this computer is mine and the
+        file is theirs; a conflict version from another computer is theirs and the file mine.
+          mine    keep my side at the document's path
+          theirs  keep their side at the document's path
+          both    keep the file, and save the conflict version as a new document
+                  “NAME (conflict from COMPUTER DATE)”; prints its path
+        Nothing is deleted: the side not kept stays in the history (`docs versions`), and
+        the version is marked resolved. Other conflict versions stay unresolved.
 
         """
 

@@ -9,6 +9,7 @@ struct Invocation: Equatable {
     var version = false
     var from: String?
     var keep: String?
+    var versionID: String?
 
     /// Parses the arguments after the program name.
     ///
@@ -49,6 +50,7 @@ struct Invocation: Equatable {
             case "--container": containerPath = try value(for: option, inline: inline)
             case "--from": from = try value(for: option, inline: inline)
             case "--keep": keep = try value(for: option, inline: inline)
+            case "--version-id": versionID = try value(for: option, inline: inline)
             case "--json", "-h", "--help", "--version":
                 guard inline == nil else {
                     throw DocsFailure.usage("\(option) takes no value", command: command)

@@ -115,17 +115,19 @@ struct JSONWriter {
 
 /// Local times for people: `2025-01-31 10:05`.
 enum LocalTime {
-    static func format(seconds: Int64) -> String {
+    /// "2026-12-01 20:54", or with `seconds` "2026-12-01 20:54:13", in local time.
+    static func format(seconds: Int64, showingSeconds: Bool = false) -> String {
         var time = time_t(seconds)
         var parts = tm()
         localtime_r(&time, &parts)
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
         return
             "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) \(two(parts.tm_hour)):\(two(parts.tm_min))"
+            + (showingSeconds ? ":\(two(parts.tm_sec))" : "")
     }
 
-    static func format(_ date: Date?) -> String {
+    static func format(_ date: Date?, seconds: Bool = false) -> String {
         guard let date else { return "(no date)" }
-        return format(seconds: Int64(date.timeIntervalSince1970.rounded(.down)))
+        return format(seconds: Int64(date.timeIntervalSince1970.rounded(.down)), showingSeconds: seconds)
     }
 }

@@ -31,6 +31,8 @@ enum VersionsCommand {
                 writer.timestamp(version.modificationDate)
                 writer.key("computer")
                 writer.string(version.computer)
+                writer.key("program")
+                writer.string(version.program)
                 writer.key("conflict")
                 writer.bool(version.isConflict)
                 writer.key("resolved")
@@ -43,7 +45,8 @@ enum VersionsCommand {
             var text = ""
             for version in versions {
                 text +=
-                    "\(version.id)  \(LocalTime.format(version.modificationDate))  \(version.computer ?? "(unknown computer)")"
+                    "\(version.id)  \(LocalTime.format(version.modificationDate, seconds: true))  \(version.computer ?? "(unknown computer)")"
+                if let program = version.program { text += " (\(program))" }
                 if version.isConflict { text += version.isResolved ? "  conflict, resolved" : "  conflict" }
                 text += "\n"
             }
@@ -64,88 +67,47 @@ enum RestoreCommand {
     }
 }
 
-/// `docs resolve NAME --keep mine|theirs|both`.
+/// `docs resolve NAME --keep mine|theirs|both [--version-id ID]`: see `Help.resolve`.
 @MainActor
 enum ResolveCommand {
     enum Keep: String {
         case mine, theirs, both
     }
 
-    static func run(_ container: TextContainer, name: String, keep: Keep) async throws {
-        let url: URL
-        let conflicts: [VersionSummary]
+    static func run(_ container: TextContainer, name: String, keep: Keep, versionID: String?) async throws {
         do {
-            url = try container.url(forExistingDocumentNamed: name)
-            conflicts = try VersionsAdapter.unresolvedConflicts(of: url).sorted {
-                ($0.modificationDate ?? .distantPast) < ($1.modificationDate ?? .distantPast)
+            let url = try container.url(forExistingDocumentNamed: name)
+            let conflicts = FileVersion.unresolvedConflictVersionsOfItem(at: url) ?? []
+            let version: FileVersion
+            if let versionID {
+                guard let chosen = conflicts.first(where: { $0.persistentIdentifier == versionID }) else {
+                    throw DocsFailure.failure(
+                        "it has no unresolved conflict version “\(versionID)”; `docs versions \(name)` lists them")
+                }
+                version = chosen
+            } else if conflicts.count == 1 {
+                version = conflicts[0]
+            } else if conflicts.isEmpty {
+                throw DocsFailure.failure("it has no unresolved conflicts")
+            } else {
+                throw DocsFailure.usage(
+                    "cannot resolve “\(name)”: it has \(conflicts.count) unresolved conflict versions; name one with --version-id ID (`docs versions \(name)` lists them)",
+                    command: "resolve")
             }
+            switch keep {
+            case .mine:
+                try version.resolveConflict(ofItemAt: url, keeping: version.mineSide)
+            case .theirs:
+                try version.resolveConflict(ofItemAt: url, keeping: version.theirsSide)
+            case .both:
+                let copy = try await container.saveConflictCopy(of: version, of: url)
+                try version.resolveConflict(ofItemAt: url, keeping: .currentItem)
+                try Output.write(copy.path + "\n")
+            }
+        } catch let failure as DocsFailure where failure.status == .usage {
+            throw failure
         } catch {
             throw DocsFailure.cannot("resolve", name, error)
         }
-        guard !conflicts.isEmpty else {
-            throw DocsFailure.failure("cannot resolve “\(name)”: it has no unresolved conflicts")
-        }
-        switch keep {
-        case .mine:
-            break
-        case .theirs:
-            // The latest conflict version wins; the current contents stay in the history.
-            do {
-                try VersionsAdapter.restore(conflicts[conflicts.count - 1].id, of: url)
-            } catch {
-                throw DocsFailure.cannot("resolve", name, error)
-            }
-        case .both:
-            for conflict in conflicts {
-                let created = try await saveAsNewDocument(conflict, of: url, in: container, name: name)
-                try Output.write(created.path + "\n")
-            }
-        }
-        do {
-            try VersionsAdapter.resolve(conflicts, of: url)
-        } catch {
-            throw DocsFailure.cannot("resolve", name, error)
-        }
-    }
-
-    /// Saves a conflict version as “NAME (conflict from COMPUTER DATE).txt”, through a
-    /// document save so that editors and history see it.
-    private static func saveAsNewDocument(
-        _ conflict: VersionSummary, of url: URL, in container: TextContainer, name: String
-    ) async throws -> URL {
-        let text: String
-        do {
-            text = try SimpleTextDocument.decodeUTF8(try Data(contentsOf: conflict.contentsURL))
-        } catch {
-            throw DocsFailure.failure(
-                "cannot resolve “\(name)”: cannot read conflict version \(conflict.id): \(error)")
-        }
-        let stem = conflictDocumentName(
-            for: TextContainer.documentName(forFileName: url.lastPathComponent), computer: conflict.computer,
-            date: conflict.modificationDate)
-        var target = container.url.appendingPathComponent(stem + "." + TextContainer.fileExtension)
-        var counter = 2
-        while FileManager.default.fileExists(atPath: target.path) {
-            target = container.url.appendingPathComponent("\(stem) \(counter).\(TextContainer.fileExtension)")
-            counter += 1
-        }
-        let document = SimpleTextDocument(fileURL: target)
-        document.delegate = QuietDelegate.shared
-        document.documentText = text
-        guard await document.save(to: target, for: .forCreating) else {
-            throw DocsFailure.cannot(
-                "resolve", name,
-                document.lastError ?? DocsFailure.failure("saving the conflict version failed"))
-        }
-        _ = await document.close()
-        return target
-    }
-
-    /// “Notes (conflict from laptop 2025-01-31 10.05)”: no slash, and no colon, which some
-    /// file systems a container syncs to refuse.
-    static func conflictDocumentName(for name: String, computer: String?, date: Date?) -> String {
-        let host = (computer ?? "another computer").replacingOccurrences(of: "/", with: "-")
-        let when = LocalTime.format(date).replacingOccurrences(of: ":", with: ".")
-        return "\(name) (conflict from \(host) \(when))"
     }
 }

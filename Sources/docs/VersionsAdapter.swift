@@ -8,6 +8,7 @@ struct VersionSummary: Sendable, Equatable {
     var id: String
     var modificationDate: Date?
     var computer: String?
+    var program: String?
     var isConflict: Bool
     var isResolved: Bool
     /// Where the version's contents are.
@@ -48,32 +49,20 @@ enum VersionsAdapter {
         }
     }
 
-    /// Replaces the document's contents with the version's, as a coordinated write so that
-    /// an editor showing the document reloads it.
+    /// Replaces the document's contents with the version's: the one restore path, which
+    /// coordinates (an editor showing the document reloads it) and keeps what it replaces.
     static func restore(_ id: String, of url: URL) throws {
         guard let version = FileVersion.version(itemAt: url, forPersistentIdentifier: id) else {
             throw DocsFailure.failure("no version “\(id)”; `docs versions` lists them")
         }
-        try FileCoordinator(filePresenter: nil).coordinate(writingItemAt: url, options: .forReplacing) {
-            url in
-            _ = try version.replaceItem(at: url, options: [])
-        }
-    }
-
-    /// Marks the conflict versions resolved and removes them.
-    static func resolve(_ conflicts: [VersionSummary], of url: URL) throws {
-        for conflict in conflicts {
-            guard let version = FileVersion.version(itemAt: url, forPersistentIdentifier: conflict.id)
-            else { continue }
-            version.isResolved = true
-            try version.remove()
-        }
+        try version.restoreItem(at: url)
     }
 
     private static func summary(_ version: FileVersion) -> VersionSummary {
         VersionSummary(
             id: version.persistentIdentifier, modificationDate: version.modificationDate,
-            computer: version.localizedNameOfSavingComputer, isConflict: version.isConflict,
+            computer: version.localizedNameOfSavingComputer, program: version.savingProgram,
+            isConflict: version.isConflict,
             isResolved: version.isResolved, contentsURL: version.url)
     }
 }

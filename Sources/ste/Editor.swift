@@ -9,8 +9,11 @@ import TextContainer
 /// Typing goes into a ``TextBuffer``; a burst of typing (edits less than
 /// ``burstPause`` apart, with no other command in between) is handed to the document as one
 /// `documentText` change, which is one undo step and what starts the document's autosave.
+/// While a burst is open the editor is one of the document's editors
+/// (`objectDidBeginEditing`): the document has it commit the burst before it saves, answers
+/// another writer or keeps the text as a conflict version, so typing of any age counts.
 @MainActor
-final class Editor: SimpleTextDocumentDelegate {
+final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
     enum Focus { case list, editor }
 
     enum PromptKind { case newDocument, rename }
@@ -23,10 +26,13 @@ final class Editor: SimpleTextDocumentDelegate {
         var error: String?
     }
 
+    /// One conflict at a time: the file against one unresolved conflict version, each side
+    /// labelled with who wrote it and when; `m`, `t` and `b` act on this version only.
     struct ConflictScreen {
         var records: [VersionRecord]
         var index = 0
-        var theirs: [String]
+        /// The conflict version's text, as lines.
+        var versionLines: [String]
     }
 
     enum Mode {
@@ -74,7 +80,11 @@ final class Editor: SimpleTextDocumentDelegate {
     private var message: (text: String, isError: Bool, shown: ContinuousClock.Instant)?
     private var isQuitting = false
     private var quitWithoutSavingArmed = false
-    private var conflictOfferedFor: URL?
+    /// The conflict versions the conflict screen has been opened for: a new one opens it again.
+    private var offeredConflicts: Set<String> = []
+    private var lastConflictCheck: ContinuousClock.Instant?
+    /// A read-only document with unsaved changes was asked to quit once: ^Q again quits.
+    private var quitKeepingChangesArmed = false
     private var lastRender: ContinuousClock.Instant?
     private var renderedStatus: DocumentStatus?
 
@@ -93,9 +103,12 @@ final class Editor: SimpleTextDocumentDelegate {
     }()
     private let dateFormatter: DateFormatter = {
         let formatter = DateFormatter()
-        formatter.dateFormat = "yyyy-MM-dd HH:mm"
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
         return formatter
     }()
+    /// How long a message stays on the status line before Ln and Col come back.
+    static let messageDuration: Duration = .seconds(4)
+    static let errorDuration: Duration = .seconds(10)
 
     init(terminal: Terminal, container: TextContainer?, versions: any VersionSource) {
         self.terminal = terminal
@@ -153,19 +166,41 @@ final class Editor: SimpleTextDocumentDelegate {
             commitBurst()
             render()
         }
-        if let document, document.documentState.contains(.inConflict), conflictOfferedFor != document.fileURL,
-            case .normal = mode
-        {
-            conflictOfferedFor = document.fileURL
-            showConflicts()
+        if let message, clock.now - message.shown >= (message.isError ? Self.errorDuration : Self.messageDuration) {
+            self.message = nil
             render()
         }
+        if let document, document.documentState.contains(.closed), !isLoading, !isQuitting {
+            // Closed by itself: another program deleted its file. Its message says where any
+            // unsaved text went.
+            self.document = nil
+            buffer = TextBuffer(text: "")
+            isEditable = false
+            render()
+        }
+        offerNewConflicts()
         if let lastRender, clock.now - lastRender >= Self.ageRedrawInterval {
             render()
         } else if documentStatus != renderedStatus {
             render()
         }
     }
+
+    /// Opens the conflict screen when the open document has a conflict version the screen
+    /// has not been opened for: a second conflict while the editor stays open is offered too,
+    /// so its keys are never typed into the text.
+    private func offerNewConflicts() {
+        guard let document, document.documentState.contains(.inConflict), isEditable, case .normal = mode,
+            lastConflictCheck.map({ clock.now - $0 >= .milliseconds(300) }) ?? true
+        else { return }
+        lastConflictCheck = clock.now
+        guard let records = try? versions.unresolvedConflicts(of: document.fileURL),
+            records.contains(where: { !offeredConflicts.contains($0.id ?? "") })
+        else { return }
+        showConflicts()
+        render()
+    }
+
 
     private var documentStatus: DocumentStatus? {
         document.map {
@@ -231,6 +266,11 @@ final class Editor: SimpleTextDocumentDelegate {
             self.isLoading = false
             if opened {
                 self.isEditable = true
+                if opening.isLocked {
+                    self.show(
+                        "“\(opening.localizedName)” is read-only: changes are not saved unless ^S saves anyway",
+                        isError: true)
+                }
             } else {
                 let reason = self.describe(opening.lastError, opening: url)
                 self.openFailure = reason
@@ -294,6 +334,7 @@ final class Editor: SimpleTextDocumentDelegate {
         burstStarted = false
         lastEdit = nil
         guard let document, let undo = document.undoManager else { return }
+        document.objectDidEndEditing(self)
         // An explicit group closes now, so the change counts at once (for a save or a quit
         // in this same turn) rather than when the main queue's turn ends.
         let grouping = undo.groupingLevel == 0
@@ -302,23 +343,30 @@ final class Editor: SimpleTextDocumentDelegate {
         if grouping { undo.endUndoGrouping() }
     }
 
+    /// The document asks for the typing burst before it saves or takes another writer's file.
+    func commitEditing() -> Bool {
+        commitBurst()
+        return true
+    }
+
     func documentContentsDidChange(_ changed: SimpleTextDocument) {
         guard changed === document else { return }
         if isLoading {
             buffer = TextBuffer(text: changed.documentText)
             return
         }
-        // Another program changed the file and the document reloaded it.
-        if !burstStarted && changed.documentText == buffer.text {
-            // Nothing the user sees changed: a reload after ste's own restore, or after an
-            // attribute change, is not news.
-            return
-        }
+        // Another program changed the file and the document reloaded it. The document had the
+        // typing burst committed first (and kept it as a conflict version if it was unsaved),
+        // so an open burst here can only be typing a revert drops on purpose.
         if burstStarted {
-            // Typing not yet handed to the document would vanish with the old text: keep it.
             burstStarted = false
-            keepRecovered(buffer.text, of: changed)
-        } else {
+            lastEdit = nil
+            changed.objectDidEndEditing(self)
+        }
+        // Nothing the user sees changed: a reload after ste's own restore, or after an
+        // attribute change, is not news.
+        if changed.documentText == buffer.text { return }
+        if !changed.documentState.contains(.inConflict) {
             show("“\(changed.localizedName)” changed on disk and was reloaded")
         }
         buffer.replaceText(changed.documentText)
@@ -331,20 +379,6 @@ final class Editor: SimpleTextDocumentDelegate {
         render()
     }
 
-    private func keepRecovered(_ text: String, of document: SimpleTextDocument) {
-        let folder = StandardDirectories.current.applicationSupport(for: "Simple Text Editor")
-            .appendingPathComponent("Recovered", isDirectory: true)
-        let stamp = timeFormatter.string(from: Date()).replacingOccurrences(of: ":", with: ".")
-        let file = folder.appendingPathComponent("\(document.localizedName) (\(stamp)).txt")
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            try Data(text.utf8).write(to: file, options: .withoutOverwriting)
-            show("Changed on disk and reloaded; your last typing is kept in \(file.path)", isError: true)
-        } catch {
-            show("Changed on disk and reloaded; your last typing could not be kept: \(error)", isError: true)
-        }
-    }
-
     // MARK: - Messages
 
     private func show(_ text: String, isError: Bool = false) {
@@ -355,9 +389,22 @@ final class Editor: SimpleTextDocumentDelegate {
         show(describe(error, opening: nil), isError: true)
     }
 
-    /// An error in words for the status line.
+    /// An error in words for the status line: short, naming the document, not its temporary
+    /// files or full path.
     func describe(_ error: (any Error)?, opening url: URL?) -> String {
         guard let error else { return "Could not open “\(url?.lastPathComponent ?? "the document")”" }
+        if let error = error as? DocumentKitError {
+            let name = error.url.map { $0.deletingPathExtension().lastPathComponent } ?? "The document"
+            switch error.code {
+            case .editedElsewhere:
+                return "“\(name)” was changed by another program: theirs is shown, your unsaved text is kept (^K)"
+            case .deletedElsewhere:
+                return "“\(name)” was deleted by another program; " + (error.detail.map(Self.outcome) ?? "")
+            case .permissionDenied where error.operation == "autosave the document":
+                return "“\(name)” is read-only: not saved; ^S saves anyway"
+            default: break
+            }
+        }
         let underlying = (error as? DocumentKitError)?.underlying ?? error
         if let invalid = underlying as? InvalidTextError {
             let name =
@@ -371,6 +418,11 @@ final class Editor: SimpleTextDocumentDelegate {
             return error.description
         }
         return "\(error)"
+    }
+
+    /// What a deletion notice says happened, after its "another program deleted it; ".
+    static func outcome(_ detail: String) -> String {
+        detail.range(of: "; ").map { String(detail[$0.upperBound...]) } ?? detail
     }
 
     // MARK: - Keys
@@ -492,6 +544,7 @@ final class Editor: SimpleTextDocumentDelegate {
             return show("The document cannot be edited right now", isError: true)
         }
         change(&buffer)
+        if !burstStarted { document.objectDidBeginEditing(self) }
         burstStarted = true
         lastEdit = clock.now
     }
@@ -545,12 +598,23 @@ final class Editor: SimpleTextDocumentDelegate {
     /// it has. A save that fails keeps the editor open and says why; ^Q again quits anyway.
     func quit() {
         if quitWithoutSavingArmed {
-            terminal.end()
-            exit(1)
+            // The user chose to discard the unsaved text: it stays recoverable as a version.
+            Task { @MainActor in
+                _ = await self.document?.keepUnsavedChangesAsVersion(asConflict: false)
+                self.terminal.end()
+                exit(1)
+            }
+            return
         }
         guard !isQuitting else { return }
-        isQuitting = true
         commitBurst()
+        if let document, document.isLocked, document.hasUnsavedChanges, !quitKeepingChangesArmed {
+            quitKeepingChangesArmed = true
+            return show(
+                "“\(document.localizedName)” is read-only: ^S saves anyway; ^Q again quits, keeping your changes as a conflict version",
+                isError: true)
+        }
+        isQuitting = true
         show("Saving before quitting…")
         render()
         let closing = document
@@ -748,9 +812,11 @@ final class Editor: SimpleTextDocumentDelegate {
 
     private func restore(_ record: VersionRecord) {
         guard let document else { return }
+        commitBurst()
         Task { @MainActor in
-            _ = await document.autosave()
             do {
+                // Coordinated: the document saves what is unsaved first, and the restore keeps
+                // the contents it replaces in the history.
                 try self.versions.restore(record, over: document.fileURL)
                 _ = await document.revert(toContentsOf: document.fileURL)
                 self.buffer = TextBuffer(text: document.documentText)
@@ -780,67 +846,83 @@ final class Editor: SimpleTextDocumentDelegate {
         do {
             let records = try versions.unresolvedConflicts(of: document.fileURL)
             guard !records.isEmpty else { return show("No conflict to resolve") }
-            mode = .conflict(ConflictScreen(records: records, theirs: try theirsLines(records[0])))
+            offeredConflicts.formUnion(records.compactMap(\.id))
+            mode = .conflict(ConflictScreen(records: records, versionLines: try lines(of: records[0])))
         } catch {
             show(error)
         }
     }
 
-    private func theirsLines(_ record: VersionRecord) throws -> [String] {
+    private func lines(of record: VersionRecord) throws -> [String] {
         try versions.text(of: record).map { TextBuffer(text: $0).lines } ?? ["(not UTF-8 text)"]
     }
 
     private func handleConflict(_ key: Key, screen: ConflictScreen) {
         var screen = screen
+        let shown = screen.records[screen.index]
         switch key {
         case .escape:
             mode = .normal
         case .character("n"):
             screen.index = (screen.index + 1) % screen.records.count
-            screen.theirs = (try? theirsLines(screen.records[screen.index])) ?? []
+            screen.versionLines = (try? lines(of: screen.records[screen.index])) ?? []
             mode = .conflict(screen)
-        case .character("m"): resolve(screen, keeping: .mine)
-        case .character("t"): resolve(screen, keeping: .theirs)
-        case .character("b"): resolve(screen, keeping: .both)
+        case .character("m"): resolve(shown, keeping: shown.isFromThisComputer ? .conflictVersion : .currentItem)
+        case .character("t"): resolve(shown, keeping: shown.isFromThisComputer ? .currentItem : .conflictVersion)
+        case .character("b"): keepBoth(shown)
         default: break
         }
     }
 
-    enum Keep { case mine, theirs, both }
-
-    private func resolve(_ screen: ConflictScreen, keeping choice: Keep) {
+    /// Resolves the one conflict shown, keeping `side`; the other side stays in the history.
+    /// The screen comes back for the conflicts that remain.
+    private func resolve(_ record: VersionRecord, keeping side: ConflictSide) {
         guard let document else { return }
         mode = .normal
-        let theirs = screen.records[screen.index]
         Task { @MainActor in
             do {
-                switch choice {
-                case .mine:
-                    _ = await document.autosave()
-                case .theirs:
-                    try self.versions.restore(theirs, over: document.fileURL)
+                try self.versions.resolve(record, of: document.fileURL, keeping: side)
+                if side == .conflictVersion {
                     _ = await document.revert(toContentsOf: document.fileURL)
                     self.buffer.replaceText(document.documentText)
-                case .both:
-                    _ = await document.autosave()
-                    if let container = self.container {
-                        let base = "\(document.localizedName) (\(theirs.savingComputer ?? "other computer"))"
-                        var copy = try container.url(forDocumentNamed: base)
-                        var number = 2
-                        while FileManager.default.fileExists(atPath: copy.path) {
-                            copy = try container.url(forDocumentNamed: "\(base) \(number)")
-                            number += 1
-                        }
-                        try Data(contentsOf: theirs.url).write(to: copy, options: .withoutOverwriting)
-                        self.updateListing(removing: nil, adding: copy)
-                    }
                 }
-                try self.versions.resolve(screen.records, of: document.fileURL)
-                self.show("Conflict resolved")
+                self.finishResolving(document)
             } catch {
                 self.show(error)
             }
             self.render()
+        }
+    }
+
+    /// Keeps the file, and the conflict version as a new document beside it.
+    private func keepBoth(_ record: VersionRecord) {
+        guard let document, let version = record.version else { return }
+        mode = .normal
+        Task { @MainActor in
+            do {
+                if let container = self.container {
+                    let copy = try await container.saveConflictCopy(of: version, of: document.fileURL)
+                    self.updateListing(removing: nil, adding: copy)
+                    try self.versions.resolve(record, of: document.fileURL, keeping: .currentItem)
+                    self.finishResolving(document, copy: copy)
+                } else {
+                    self.show("Keeping both needs the list: run ste without a file", isError: true)
+                }
+            } catch {
+                self.show(error)
+            }
+            self.render()
+        }
+    }
+
+    private func finishResolving(_ document: SimpleTextDocument, copy: URL? = nil) {
+        let remaining = (try? versions.unresolvedConflicts(of: document.fileURL)) ?? []
+        let kept = copy.map { " (the other side is “\($0.deletingPathExtension().lastPathComponent)”)" } ?? ""
+        if remaining.isEmpty {
+            show("Conflict resolved" + kept)
+        } else {
+            show("Conflict resolved\(kept); \(remaining.count) more")
+            showConflicts()
         }
     }
 
@@ -1075,8 +1157,9 @@ final class Editor: SimpleTextDocumentDelegate {
             guard index < screen.records.count else { break }
             let record = screen.records[index]
             let date = record.modificationDate.map(dateFormatter.string) ?? "unknown date"
-            let line =
-                " \(date)  on \(record.savingComputer ?? "unknown computer")\(record.isConflict ? "  (conflict)" : "")"
+            let program = record.savingProgram.map { " (\($0))" } ?? ""
+            let conflict = record.isConflict ? (record.isResolved ? "  (conflict, resolved)" : "  (conflict)") : ""
+            let line = " \(date)  on \(record.savingComputer ?? "unknown computer")\(program)\(conflict)"
             terminal.draw(
                 line, y: top + 2 + row, x: x + 1, width: width - 1,
                 attributes: index == screen.selection ? Terminal.reverse : 0, pad: index == screen.selection)
@@ -1093,17 +1176,35 @@ final class Editor: SimpleTextDocumentDelegate {
 
     private func drawConflict(_ screen: ConflictScreen, top: Int, height: Int, x: Int, width: Int) {
         let half = (width - 1) / 2
-        let theirs = screen.records[screen.index]
-        let date = theirs.modificationDate.map(dateFormatter.string) ?? "unknown date"
-        terminal.draw(" Mine (this computer)", y: top, x: x + 1, width: half - 1, attributes: Terminal.bold)
+        let record = screen.records[screen.index]
+        let versionDate = record.modificationDate.map(dateFormatter.string) ?? "unknown date"
+        let fileDate = document?.fileModificationDate.map(dateFormatter.string) ?? "unknown date"
+        let who =
+            record.isFromThisComputer
+            ? "this computer" : (record.savingComputer ?? "another computer")
+        let program = record.savingProgram.map { "\($0) on " } ?? ""
+        let versionLabel =
+            record.isFromThisComputer
+            ? "your unsaved text (\(program)\(who), \(versionDate))"
+            : "from \(program)\(who), \(versionDate)"
+        let fileLabel =
+            record.isFromThisComputer
+            ? "the file as another program left it (\(fileDate))"
+            : "the file on this computer (\(fileDate))"
+        let fileLines = buffer.lines
+        let (mine, theirs) =
+            record.isFromThisComputer ? (screen.versionLines, fileLines) : (fileLines, screen.versionLines)
+        let count = screen.records.count > 1 ? " \(screen.index + 1)/\(screen.records.count)" : ""
         terminal.draw(
-            " Theirs (\(theirs.savingComputer ?? "other computer"), \(date)) \(screen.index + 1)/\(screen.records.count)",
-            y: top, x: x + half + 1, width: width - half - 1, attributes: Terminal.bold)
+            " Mine: \(record.isFromThisComputer ? versionLabel : fileLabel)", y: top, x: x + 1, width: half - 1,
+            attributes: Terminal.bold)
+        terminal.draw(
+            " Theirs: \(record.isFromThisComputer ? fileLabel : versionLabel)\(count)", y: top, x: x + half + 1,
+            width: width - half - 1, attributes: Terminal.bold)
         terminal.verticalLine(x: x + half, top: top, count: height)
-        let mine = buffer.lines
         for row in 0..<(height - 1) {
             let a = row < mine.count ? mine[row] : ""
-            let b = row < screen.theirs.count ? screen.theirs[row] : ""
+            let b = row < theirs.count ? theirs[row] : ""
             let differs = a != b
             terminal.draw(
                 " " + a, y: top + 1 + row, x: x + 1, width: half - 1, attributes: differs ? Terminal.bold : 0)
@@ -1122,16 +1223,19 @@ final class Editor: SimpleTextDocumentDelegate {
             if let date = document.fileModificationDate {
                 parts.append("saved \(timeFormatter.string(from: date))")
             }
+            if document.isLocked { parts.append("read-only") }
             if document.documentState.contains(.inConflict) { parts.append("! in conflict: ^K resolves") }
-            if document.documentState.contains(.savingError) { parts.append("saving failed") }
+            if document.documentState.contains(.savingError) && !document.isLocked {
+                parts.append("saving failed")
+            }
             let cursor = buffer.cursor
             parts.append("Ln \(cursor.line + 1), Col \(buffer.displayColumn(of: cursor) + 1)")
         }
         var line = " " + parts.joined(separator: " — ")
         if let message {
-            line =
-                " " + message.text
-                + (parts.isEmpty ? "" : "   [" + parts.prefix(2).joined(separator: " — ") + "]")
+            // The message first, and the document's name, state and position still in sight.
+            let brief = parts.count > 3 ? Array(parts.prefix(2)) + [parts[parts.count - 1]] : parts
+            line = " " + message.text + (brief.isEmpty ? "" : "   [" + brief.joined(separator: " — ") + "]")
         }
         let attributes = message?.isError == true ? Terminal.reverse | Terminal.bold : Terminal.reverse
         terminal.draw(line, y: y, x: 0, width: width, attributes: attributes, pad: true)

@@ -3,13 +3,23 @@ import Foundation
 
 /// One version of a document as the history and conflict screens show it.
 struct VersionRecord: Sendable {
-    /// Where the version's contents are.
-    var url: URL
     var modificationDate: Date?
     var savingComputer: String?
+    /// The program that saved it, when the store knows.
+    var savingProgram: String?
     var isConflict: Bool
+    var isResolved: Bool
+    /// Whether the version was made on this computer: a conflict version from here holds the
+    /// user's own unsaved text, "mine".
+    var isFromThisComputer: Bool
     /// The `FileVersion` behind the record, for restoring and resolving.
     var version: FileVersion?
+
+    /// The version's identity in the store.
+    var id: String? { version?.persistentIdentifier }
+
+    /// Where the version's contents are, made readable on first use (not when listed).
+    var url: URL? { version?.url }
 }
 
 /// What ste needs from the versions layer, in one place: the only file that names
@@ -20,18 +30,20 @@ protocol VersionSource {
     var isAvailable: Bool { get }
     /// The earlier versions of the document at `url`, newest first.
     func history(of url: URL) throws -> [VersionRecord]
-    /// The conflict versions of the document at `url` not yet resolved.
+    /// The conflict versions of the document at `url` not yet resolved, oldest first.
     func unresolvedConflicts(of url: URL) throws -> [VersionRecord]
-    /// Puts `record`'s contents in place of the file at `url`.
+    /// Puts `record`'s contents in place of the file at `url`, keeping what it replaces.
     func restore(_ record: VersionRecord, over url: URL) throws
-    /// Marks `records` resolved and removes the versions other than the current one.
-    func resolve(_ records: [VersionRecord], of url: URL) throws
+    /// Resolves the one conflict `record` with the document at `url`, keeping `side`; the
+    /// other side stays in the history, and the other conflicts stay unresolved.
+    func resolve(_ record: VersionRecord, of url: URL, keeping side: ConflictSide) throws
 }
 
 extension VersionSource {
     /// The text of `record`, or nil when it is not UTF-8 text.
     func text(of record: VersionRecord) throws -> String? {
-        let data = try Data(contentsOf: record.url)
+        guard let url = record.url else { return nil }
+        let data = try Data(contentsOf: url)
         return String(validating: data, as: UTF8.self)
     }
 }
@@ -47,27 +59,26 @@ struct FileVersionSource: VersionSource {
     }
 
     func unresolvedConflicts(of url: URL) throws -> [VersionRecord] {
-        (FileVersion.unresolvedConflictVersionsOfItem(at: url) ?? []).map(record)
+        (FileVersion.unresolvedConflictVersionsOfItem(at: url) ?? [])
+            .sorted { ($0.modificationDate ?? .distantPast) < ($1.modificationDate ?? .distantPast) }
+            .map(record)
     }
 
     func restore(_ record: VersionRecord, over url: URL) throws {
         guard let version = record.version else { return }
-        _ = try version.replaceItem(at: url, options: [])
+        try version.restoreItem(at: url)
     }
 
-    func resolve(_ records: [VersionRecord], of url: URL) throws {
-        // Only the conflict versions go: the document's history stays.
-        for record in records {
-            record.version?.isResolved = true
-            try record.version?.remove()
-        }
+    func resolve(_ record: VersionRecord, of url: URL, keeping side: ConflictSide) throws {
+        try record.version?.resolveConflict(ofItemAt: url, keeping: side)
     }
 
     private func record(_ version: FileVersion) -> VersionRecord {
         VersionRecord(
-            url: version.url, modificationDate: version.modificationDate,
-            savingComputer: version.localizedNameOfSavingComputer, isConflict: version.isConflict,
-            version: version)
+            modificationDate: version.modificationDate,
+            savingComputer: version.localizedNameOfSavingComputer, savingProgram: version.savingProgram,
+            isConflict: version.isConflict, isResolved: version.isResolved,
+            isFromThisComputer: version.isFromThisComputer, version: version)
     }
 }
 

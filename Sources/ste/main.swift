@@ -69,7 +69,14 @@ if let file {
             status: 1)
     }
     fileURL = url
-} else {
+}
+
+// Before anything is made on disk: without a terminal there is nothing to edit with.
+guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
+    fail("needs a terminal; for scripts, use the docs command", status: 1)
+}
+
+if fileURL == nil {
     do {
         container = try TextContainer(path: containerPath)
     } catch {
@@ -77,9 +84,12 @@ if let file {
     }
 }
 
-guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
-    fail("needs a terminal; for scripts, use the docs command", status: 1)
-}
+// DocumentKit's warnings (a presenter that did not answer, a version store it had to repair)
+// would be written over the curses screen: they go to a log beside ste's other data instead.
+let logFolder = StandardDirectories.current.applicationSupport(for: "Simple Text Editor")
+try? FileManager.default.createDirectory(
+    at: logFolder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+try? DocumentLog.redirect(to: logFolder.appendingPathComponent("ste.log"))
 
 // Termination signals are caught here rather than by DocumentController's hook: the typing
 // burst in the editor's buffer must reach the document before the save.

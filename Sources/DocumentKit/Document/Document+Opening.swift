@@ -65,12 +65,18 @@ extension Document {
 
     /// Discards unsaved changes and reloads the file at `url`, with editing disabled meanwhile.
     ///
+    /// Unlike UIKit's, the discarded changes stay recoverable: they are kept as a history
+    /// version of the file first.
+    ///
     /// - Returns: Whether the document reloaded. The undo stack is emptied either way.
     public func revert(toContentsOf url: URL) async -> Bool {
-        disableEditing()
-        defer { enableEditing() }
         // A save already queued would write what the revert discards.
         _ = await lastSave?.value
+        if hasUnsavedChanges || hasEditsInProgress {
+            guard await keepUnsavedChangesAsVersion(asConflict: false) else { return false }
+        }
+        disableEditing()
+        defer { enableEditing() }
         let result: Result<Void, any Error> = await withFileAccess { [self] in
             try self.read(from: url)
         }

@@ -183,12 +183,14 @@ extension Document: FilePresenter {
         }
     }
 
-    /// Keeps the unsaved changes as a conflict version from this computer (or, failing
-    /// that, beside the file) without writing the file: for a locked document closing, and
-    /// for a user who quits without saving.
+    /// Keeps the unsaved changes in the version store (or, failing that, beside the file)
+    /// without writing the file, and leaves the document clean.
     ///
+    /// - Parameter asConflict: true (for a locked document closing) keeps them as a conflict
+    ///   version from this computer, "mine", for the user to resolve; false (for changes the
+    ///   user chose to discard, as by quitting without saving) as a history version.
     /// - Returns: Whether the changes are kept somewhere.
-    public func keepUnsavedChangesAsVersion() async -> Bool {
+    public func keepUnsavedChangesAsVersion(asConflict: Bool = true) async -> Bool {
         commitPendingEdits()
         guard hasUnsavedChanges else { return true }
         let contents: DocumentContents
@@ -201,10 +203,12 @@ extension Document: FilePresenter {
         }
         let url = fileURL
         let store = versionStore
-        let result = await withFileAccess { [self] in try self.keepUnsavedChanges(contents, of: url, in: store) }
+        let result = await withFileAccess { [self] in
+            try self.keepUnsavedChanges(contents, of: url, in: store, asConflict: asConflict)
+        }
         switch result {
         case .success(let kept):
-            if let kept { preservedUnsavedChanges.append(kept.url) }
+            if let kept, asConflict { preservedUnsavedChanges.append(kept.url) }
             updateChangeCount(.clear)
             updateConflictState()
             return true

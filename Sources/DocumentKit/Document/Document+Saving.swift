@@ -377,8 +377,10 @@ extension Document {
         }
     }
 
+    /// With `asConflict` false the contents become a history version instead: text the user
+    /// chose to discard, kept recoverable.
     nonisolated func keepUnsavedChanges(
-        _ contents: DocumentContents, of url: URL, in versionStore: VersionStore?
+        _ contents: DocumentContents, of url: URL, in versionStore: VersionStore?, asConflict: Bool = true
     ) throws -> KeptChanges? {
         let exists = FileManager.default.fileExists(atPath: url.path)
         if exists, let data = contents.value as? Data, let current = try? Data(contentsOf: url), current == data {
@@ -386,7 +388,8 @@ extension Document {
         }
         if let versionStore, exists {
             do {
-                let (version, isNew) = try conflictVersion(of: url, holding: contents, in: versionStore)
+                let (version, isNew) = try storedVersion(
+                    of: url, holding: contents, in: versionStore, isConflict: asConflict)
                 return .version(version, isNew: isNew)
             } catch {
                 versionStore.report(error, operation: "keep unsaved changes as a conflict version")

@@ -1,19 +1,19 @@
 import Foundation
 
 extension Document {
-    /// Stores `contents` as a conflict version of the file at `url` from this computer and
-    /// program, on the calling thread.
+    /// Stores `contents` as a version of the file at `url` from this computer and program, on
+    /// the calling thread: a conflict version, or a history version.
     ///
     /// - Returns: The version, and whether it is new: contents equal to an unresolved conflict
     ///   version of the file give that version back.
-    nonisolated func conflictVersion(of url: URL, holding contents: DocumentContents, in store: VersionStore)
-        throws -> (FileVersion, isNew: Bool)
-    {
+    nonisolated func storedVersion(
+        of url: URL, holding contents: DocumentContents, in store: VersionStore, isConflict: Bool
+    ) throws -> (FileVersion, isNew: Bool) {
         let staging = try store.stagingURL()
         defer { store.removeStaged(staging) }
         try writeContents(contents.value, to: staging, for: .forCreating, originalContentsURL: nil)
         return try store.storeVersion(
-            ofItemAt: url, contentsOf: staging, isConflict: true, savingComputer: nil,
+            ofItemAt: url, contentsOf: staging, isConflict: isConflict, savingComputer: nil,
             savingProgram: ProcessInfo.processInfo.processName, modificationDate: nil, byMoving: true)
     }
 

@@ -158,7 +158,13 @@ public enum SafeSave {
         defer {
             if !succeeded { try? removeTree(stagingURL) }
         }
-        try body(stagingURL)
+        do {
+            try body(stagingURL)
+        } catch var error as DocumentKitError where error.url?.standardizedFileURL.path == stagingURL.path {
+            // The temporary file is ours, not the user's: name the file being saved.
+            error.url = target
+            throw error
+        }
         let staged = try Syscall.fstatat(directory.rawValue, stagingName, followLinks: false)
             .get("find what was written for", target)
 
