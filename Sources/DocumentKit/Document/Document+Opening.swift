@@ -70,8 +70,11 @@ extension Document {
     ///
     /// - Returns: Whether the document reloaded. The undo stack is emptied either way.
     public func revert(toContentsOf url: URL) async -> Bool {
-        // A save already queued would write what the revert discards.
-        _ = await lastSave?.value
+        // After a save already queued, which would write what the revert discards.
+        await inTurn { await self.performRevert(toContentsOf: url) }
+    }
+
+    private func performRevert(toContentsOf url: URL) async -> Bool {
         if hasUnsavedChanges || hasEditsInProgress {
             guard await keepUnsavedChangesAsVersion(asConflict: false) else { return false }
         }

@@ -53,16 +53,10 @@ extension Document: FilePresenter {
         let moved = newURL.standardizedFileURL
         // A rename changes the file's status-change time but not the file: without this, the
         // next save would take the moved file for another writer's and refuse to write it.
-        fileRecord.withLock { record in
-            // At once, not on the main actor's next turn: a save waiting for the mover's lock
-            // must see that its file is gone elsewhere.
-            record.url = moved
-            if let known = record.knownState, let now = ItemState(path: moved.path),
-                now.isSameFileAndContents(as: known)
-            {
-                record.knownState = now
-            }
-        }
+        // At once, not on the main actor's next turn: a save waiting for the mover's lock
+        // must see that its file is gone elsewhere.
+        fileRecord.withLock { $0.url = moved }
+        noteMetadataChange(at: moved)
         Task { @MainActor in
             self.fileURL = moved
         }
@@ -81,17 +75,42 @@ extension Document: FilePresenter {
 
     // MARK: - Reacting
 
+    /// Takes a change of the file's status alone (a rename, a mode or an identity attribute
+    /// set, by this document's own version store or by anyone) as known: it is no content
+    /// change, and must not make the next save see another writer.
+    ///
+    /// - Returns: Whether the file is the same file with the same contents as known.
+    @discardableResult
+    nonisolated func noteMetadataChange(at url: URL) -> Bool {
+        fileRecord.withLock { record in
+            guard let known = record.knownState, let now = ItemState(path: url.path),
+                now.isSameFileAndContents(as: known)
+            else { return false }
+            record.knownState = now
+            return true
+        }
+    }
+
     /// The file changed and another writer did it: reload, keeping unsaved work safe.
     func fileChangedElsewhere() async {
         guard !documentState.contains(.closed) else { return }
         let url = fileURL
         guard let current = ItemState(path: url.path) else { return }  // gone: a deletion or move will be reported
         if current == fileRecord.withLock({ $0.knownState }) { return }
-        _ = await lastSave?.value
-        guard !documentState.contains(.closed), let now = ItemState(path: fileURL.path),
-            now != fileRecord.withLock({ $0.knownState })
-        else { return }
-        await takeFileFromElsewhere()
+        if noteMetadataChange(at: url) {
+            // Only its status changed; a chmod may have made it read-only or writable.
+            var info = stat()
+            if stat(url.path, &info) == 0 { isLocked = !DocumentContents.isWritable(url, info) }
+            return
+        }
+        _ = await inTurn {
+            // A save or revert before this one may have read the change already.
+            guard !self.documentState.contains(.closed), let now = ItemState(path: self.fileURL.path),
+                now != self.fileRecord.withLock({ $0.knownState })
+            else { return true }
+            await self.takeFileFromElsewhere()
+            return true
+        }
         // Another process may have added or resolved conflict versions along with the change.
         updateConflictState()
     }
@@ -123,7 +142,10 @@ extension Document: FilePresenter {
                     return
                 }
                 let store = versionStore
-                let result = await withFileAccess { [self] in try self.keepUnsavedChanges(mine, of: url, in: store) }
+                let result = await withFileAccess { [self] in
+                    defer { self.noteMetadataChange(at: url) }
+                    return try self.keepUnsavedChanges(mine, of: url, in: store)
+                }
                 switch result {
                 case .success(let now):
                     // The earlier round's version holds a text the user has since changed:
@@ -204,7 +226,9 @@ extension Document: FilePresenter {
         let url = fileURL
         let store = versionStore
         let result = await withFileAccess { [self] in
-            try self.keepUnsavedChanges(contents, of: url, in: store, asConflict: asConflict)
+            // Keeping a version stamps the file's identity, which is no change of its contents.
+            defer { self.noteMetadataChange(at: url) }
+            return try self.keepUnsavedChanges(contents, of: url, in: store, asConflict: asConflict)
         }
         switch result {
         case .success(let kept):

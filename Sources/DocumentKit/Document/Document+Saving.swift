@@ -16,13 +16,20 @@ extension Document {
     ///   changes, ``documentState`` gains ``DocumentState/savingError`` and
     ///   ``handleError(_:userInteractionPermitted:)`` has the reason.
     public func save(to url: URL, for saveOperation: SaveOperation) async -> Bool {
-        let previous = lastSave
-        let save = Task { @MainActor in
+        await inTurn { await self.performSave(to: url, for: saveOperation) }
+    }
+
+    /// Runs `operation` once the saves, reverts and reloads queued before it have finished:
+    /// two of them never interleave at their suspension points, so a revert never reloads in
+    /// the middle of another writer's change being taken, nor a save write between them.
+    func inTurn(_ operation: @escaping @MainActor () async -> Bool) async -> Bool {
+        let previous = lastFileOperation
+        let task = Task { @MainActor in
             _ = await previous?.value
-            return await self.performSave(to: url, for: saveOperation)
+            return await operation()
         }
-        lastSave = save
-        return await save.value
+        lastFileOperation = task
+        return await task.value
     }
 
     /// Saves the document to `url` and calls `completionHandler` on the main actor with the outcome.
@@ -82,7 +89,7 @@ extension Document {
         } else if hasUnsavedChanges {
             guard await autosave() else { return false }
         } else {
-            _ = await lastSave?.value
+            _ = await lastFileOperation?.value
         }
         autosaveTimer?.cancel()
         autosaveTimer = nil
@@ -260,8 +267,7 @@ extension Document {
                 if previous != nil {
                     // Linking and stamping the identity touched the file's status-change
                     // time: that is this document's doing, not another writer's.
-                    let untouched = ItemState(path: url.path)
-                    self.fileRecord.withLock { $0.knownState = untouched }
+                    self.noteMetadataChange(at: url)
                 }
                 throw error
             }

@@ -384,8 +384,8 @@ open class Document {
     var autosave: AutosaveStateMachine
     var autosaveTimer: Task<Void, Never>?
     var autosaveTimerDeadline: Duration?
-    /// The save running or queued last; every save waits for the one before it.
-    var lastSave: Task<Bool, Never>?
+    /// The save, revert or reload running or queued last; each waits for the one before it.
+    var lastFileOperation: Task<Bool, Never>?
     /// Serializes the file access of this document, as `performAsynchronousFileAccess` promises.
     nonisolated let fileAccessQueue = DispatchQueue(label: "DocumentKit.Document.fileAccess")
 }

@@ -227,7 +227,11 @@ struct DocumentLifecycleTests {
         #expect(document.log.count("load") == 2)
         #expect(await document.close())
         #expect(fileText(url) == "saved", "closing after a revert writes nothing back")
-        #expect(document.log.count("contents") == 0)
+        #expect(document.log.count("contents") == 1, "taken once, to keep the discarded text")
+        let history = (document.versionStore?.otherVersionsOfItem(at: url) ?? []).map {
+            try? String(contentsOf: $0.url, encoding: .utf8)
+        }
+        #expect(history.contains("unsaved"), "the text a revert discards stays recoverable: \(history)")
     }
 
     @Test func readFromCalledOnTheMainActorLoadsInsteadOfDeadlocking() async throws {
