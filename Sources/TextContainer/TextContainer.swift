@@ -22,10 +22,12 @@ public struct TextContainer: Sendable {
     public static let environmentVariable = "STE_CONTAINER"
 
     /// The container at `path`, or the one the environment or the Documents folder names,
-    /// created if missing.
+    /// created if missing (unless `creating` is false: a check that makes nothing).
     ///
     /// - Throws: ``DocumentKitError`` naming the folder when it cannot be created or is a file.
-    public init(path: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    public init(
+        path: String?, environment: [String: String] = ProcessInfo.processInfo.environment, creating: Bool = true
+    ) throws {
         let chosen: URL
         if let path, !path.isEmpty {
             chosen = URL(fileURLWithPath: path, isDirectory: true)
@@ -43,7 +45,7 @@ public struct TextContainer: Sendable {
                     .wrongFileType, operation: "use the container", url: url,
                     detail: "it is a file, not a folder")
             }
-        } else {
+        } else if creating {
             do {
                 try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
             } catch {

@@ -1179,37 +1179,36 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         let record = screen.records[screen.index]
         let versionDate = record.modificationDate.map(dateFormatter.string) ?? "unknown date"
         let fileDate = document?.fileModificationDate.map(dateFormatter.string) ?? "unknown date"
-        let who =
-            record.isFromThisComputer
-            ? "this computer" : (record.savingComputer ?? "another computer")
         let program = record.savingProgram.map { "\($0) on " } ?? ""
-        let versionLabel =
+        // Each side: who wrote it, then where and when, on two lines so a narrow pane shows both.
+        let version: (title: String, detail: String) =
             record.isFromThisComputer
-            ? "your unsaved text (\(program)\(who), \(versionDate))"
-            : "from \(program)\(who), \(versionDate)"
-        let fileLabel =
+            ? ("your unsaved text", "\(program)this computer, \(versionDate)")
+            : ("from \(record.savingComputer ?? "another computer")", "\(program)\(record.savingComputer ?? "?"), \(versionDate)")
+        let file: (title: String, detail: String) =
             record.isFromThisComputer
-            ? "the file as another program left it (\(fileDate))"
-            : "the file on this computer (\(fileDate))"
+            ? ("the file now", "as another program left it, \(fileDate)")
+            : ("the file here", "on this computer, \(fileDate)")
         let fileLines = buffer.lines
         let (mine, theirs) =
-            record.isFromThisComputer ? (screen.versionLines, fileLines) : (fileLines, screen.versionLines)
+            record.isFromThisComputer
+            ? ((version, screen.versionLines), (file, fileLines)) : ((file, fileLines), (version, screen.versionLines))
         let count = screen.records.count > 1 ? " \(screen.index + 1)/\(screen.records.count)" : ""
+        terminal.draw(" Mine: \(mine.0.title)", y: top, x: x + 1, width: half - 1, attributes: Terminal.bold)
         terminal.draw(
-            " Mine: \(record.isFromThisComputer ? versionLabel : fileLabel)", y: top, x: x + 1, width: half - 1,
+            " Theirs: \(theirs.0.title)\(count)", y: top, x: x + half + 1, width: width - half - 1,
             attributes: Terminal.bold)
-        terminal.draw(
-            " Theirs: \(record.isFromThisComputer ? fileLabel : versionLabel)\(count)", y: top, x: x + half + 1,
-            width: width - half - 1, attributes: Terminal.bold)
+        terminal.draw(" (\(mine.0.detail))", y: top + 1, x: x + 1, width: half - 1)
+        terminal.draw(" (\(theirs.0.detail))", y: top + 1, x: x + half + 1, width: width - half - 1)
         terminal.verticalLine(x: x + half, top: top, count: height)
-        for row in 0..<(height - 1) {
-            let a = row < mine.count ? mine[row] : ""
-            let b = row < theirs.count ? theirs[row] : ""
+        for row in 0..<max(0, height - 2) {
+            let a = row < mine.1.count ? mine.1[row] : ""
+            let b = row < theirs.1.count ? theirs.1[row] : ""
             let differs = a != b
             terminal.draw(
-                " " + a, y: top + 1 + row, x: x + 1, width: half - 1, attributes: differs ? Terminal.bold : 0)
+                " " + a, y: top + 2 + row, x: x + 1, width: half - 1, attributes: differs ? Terminal.bold : 0)
             terminal.draw(
-                " " + b, y: top + 1 + row, x: x + half + 1, width: width - half - 1,
+                " " + b, y: top + 2 + row, x: x + half + 1, width: width - half - 1,
                 attributes: differs ? Terminal.bold : 0)
         }
     }

@@ -69,6 +69,12 @@ if let file {
             status: 1)
     }
     fileURL = url
+} else {
+    do {
+        _ = try TextContainer(path: containerPath, creating: false)
+    } catch {
+        fail("\(error)", status: 1)
+    }
 }
 
 // Before anything is made on disk: without a terminal there is nothing to edit with.

@@ -240,7 +240,7 @@ struct SteEndToEndTests {
     struct Resolution: Sendable, CustomTestStringConvertible {
         var key: String
         var kept: String
-        /// The document "keep both" saves theirs as.
+        /// The start of the name of the document "keep both" saves theirs as.
         var copy: String?
         /// The list once the resolution is shown, newest first.
         var listAfter: [String]
@@ -256,8 +256,8 @@ struct SteEndToEndTests {
         Resolution(key: "t", kept: "theirs\n", listAfter: ["Notes", "Other"], toOther: "Down"),
         Resolution(key: "m", kept: "mine\n", listAfter: ["Other", "Notes"], toOther: "Up"),
         Resolution(
-            key: "b", kept: "mine\n", copy: "Notes (laptop).txt",
-            listAfter: ["Notes (laptop)", "Other", "Notes"], toOther: "Up"),
+            key: "b", kept: "mine\n", copy: "Notes (conflict from laptop ",
+            listAfter: ["Notes (conflict", "Other", "Notes"], toOther: "Up"),
     ])
     func resolvingAConflictOnTheConflictScreen(_ resolution: Resolution) async throws {
         let ste = try SteSession { container in
@@ -280,20 +280,32 @@ struct SteEndToEndTests {
         #expect(ste.listRow("Other")?.hasPrefix(" ") == true)
 
         ste.keys("Down")
-        #expect(await ste.waitForScreen(containing: "Theirs (laptop"))
-        #expect(ste.screen.contains("Mine (this computer)"))
+        // A version from another computer is theirs; the file here is mine.
+        #expect(await ste.waitForScreen(containing: "Theirs: from laptop"), "\(ste.screen)")
+        #expect(ste.screen.contains("Mine: the file here"))
         #expect(ste.screen.contains("t Keep theirs"))
         ste.type(resolution.key)
         #expect(await ste.waitForScreen(containing: "Conflict resolved"), "\(ste.screen)")
         #expect(await ste.wait { ste.text(of: "Notes.txt") == resolution.kept })
         #expect(VersionStore(root: storeRoot).unresolvedConflictVersionsOfItem(at: notes).isEmpty)
         #expect(!VersionStore(root: storeRoot).hasUnresolvedConflicts(itemAt: notes))
+        // Nothing was deleted: the side not kept is still in the history.
+        let kept = VersionStore(root: storeRoot).otherVersionsOfItem(at: notes).compactMap {
+            try? String(contentsOf: $0.url, encoding: .utf8)
+        }
+        #expect(kept.contains(resolution.kept == "mine\n" ? "theirs\n" : "mine\n"), "\(kept)")
         if let copy = resolution.copy {
-            #expect(ste.text(of: copy) == "theirs\n")
+            let names = try FileManager.default.contentsOfDirectory(atPath: ste.container.path)
+            let copied = try #require(names.first { $0.hasPrefix(copy) }, "\(names)")
+            #expect(ste.text(of: copied) == "theirs\n")
         }
         #expect(await ste.wait { !ste.screen.contains("in conflict") }, "\(ste.screen)")
         #expect(ste.screen.contains(resolution.kept.trimmingCharacters(in: .newlines)))
-        #expect(await ste.wait { ste.listNames() == resolution.listAfter }, "\(ste.screen)")
+        #expect(
+            await ste.wait {
+                zip(ste.listNames(), resolution.listAfter).allSatisfy { $0.hasPrefix($1) }
+                    && ste.listNames().count == resolution.listAfter.count
+            }, "\(ste.screen)")
 
         // Another document selected: the resolved one has no mark left.
         ste.keys(resolution.toOther)
