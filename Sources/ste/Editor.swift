@@ -817,7 +817,7 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
             do {
                 // Coordinated: the document saves what is unsaved first, and the restore keeps
                 // the contents it replaces in the history.
-                try self.versions.restore(record, over: document.fileURL)
+                try await self.versions.restore(record, over: document.fileURL)
                 _ = await document.revert(toContentsOf: document.fileURL)
                 self.buffer = TextBuffer(text: document.documentText)
                 self.show(
@@ -881,7 +881,7 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         mode = .normal
         Task { @MainActor in
             do {
-                try self.versions.resolve(record, of: document.fileURL, keeping: side)
+                try await self.versions.resolve(record, of: document.fileURL, keeping: side)
                 if side == .conflictVersion {
                     _ = await document.revert(toContentsOf: document.fileURL)
                     self.buffer.replaceText(document.documentText)
@@ -903,7 +903,7 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
                 if let container = self.container {
                     let copy = try await container.saveConflictCopy(of: version, of: document.fileURL)
                     self.updateListing(removing: nil, adding: copy)
-                    try self.versions.resolve(record, of: document.fileURL, keeping: .currentItem)
+                    try await self.versions.resolve(record, of: document.fileURL, keeping: .currentItem)
                     self.finishResolving(document, copy: copy)
                 } else {
                     self.show("Keeping both needs the list: run ste without a file", isError: true)

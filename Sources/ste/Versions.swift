@@ -32,11 +32,12 @@ protocol VersionSource {
     func history(of url: URL) throws -> [VersionRecord]
     /// The conflict versions of the document at `url` not yet resolved, oldest first.
     func unresolvedConflicts(of url: URL) throws -> [VersionRecord]
-    /// Puts `record`'s contents in place of the file at `url`, keeping what it replaces.
-    func restore(_ record: VersionRecord, over url: URL) throws
+    /// Puts `record`'s contents in place of the file at `url`, keeping what it replaces. Off
+    /// the main actor, which the open document needs to answer the coordinated write.
+    func restore(_ record: VersionRecord, over url: URL) async throws
     /// Resolves the one conflict `record` with the document at `url`, keeping `side`; the
     /// other side stays in the history, and the other conflicts stay unresolved.
-    func resolve(_ record: VersionRecord, of url: URL, keeping side: ConflictSide) throws
+    func resolve(_ record: VersionRecord, of url: URL, keeping side: ConflictSide) async throws
 }
 
 extension VersionSource {
@@ -64,13 +65,13 @@ struct FileVersionSource: VersionSource {
             .map(record)
     }
 
-    func restore(_ record: VersionRecord, over url: URL) throws {
+    func restore(_ record: VersionRecord, over url: URL) async throws {
         guard let version = record.version else { return }
-        try version.restoreItem(at: url)
+        try await version.restoreItem(at: url)
     }
 
-    func resolve(_ record: VersionRecord, of url: URL, keeping side: ConflictSide) throws {
-        try record.version?.resolveConflict(ofItemAt: url, keeping: side)
+    func resolve(_ record: VersionRecord, of url: URL, keeping side: ConflictSide) async throws {
+        try await record.version?.resolveConflict(ofItemAt: url, keeping: side)
     }
 
     private func record(_ version: FileVersion) -> VersionRecord {

@@ -76,4 +76,25 @@ extension FileVersion {
             try replaceItem(at: url, options: [])
         }
     }
+
+    /// ``resolveConflict(ofItemAt:keeping:)`` off the caller's executor: call this from the
+    /// main actor, where a document presenting the item must answer the coordinated write.
+    public func resolveConflict(ofItemAt url: URL, keeping side: ConflictSide) async throws {
+        try await offTheCallersExecutor { try self.resolveConflict(ofItemAt: url, keeping: side) }
+    }
+
+    /// ``restoreItem(at:)`` off the caller's executor: call this from the main actor, where
+    /// a document presenting the item must answer the coordinated write.
+    @discardableResult
+    public func restoreItem(at url: URL) async throws -> URL {
+        try await offTheCallersExecutor { try self.restoreItem(at: url) }
+    }
+}
+
+/// Runs blocking file work on a global queue, so that a coordinated access started from the
+/// main actor never waits for a presenter that needs the main actor to answer.
+func offTheCallersExecutor<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+    }
 }
