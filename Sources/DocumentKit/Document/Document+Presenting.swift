@@ -123,6 +123,10 @@ extension Document: FilePresenter {
     /// an ``DocumentKitError/Code/editedElsewhere`` error naming where the text is. Unsaved
     /// contents equal to the new file are no conflict. If the text cannot be kept anywhere,
     /// nothing is loaded: the document stays as it is, dirty.
+    ///
+    /// A document with nothing unsaved keeps what it showed (the text it last saved or
+    /// loaded, which the other program replaced) as a history version, so even an
+    /// overwrite in place by a program that keeps no history costs no word.
     func takeFileFromElsewhere() async {
         let url = fileURL
         var kept: KeptChanges?
@@ -131,35 +135,39 @@ extension Document: FilePresenter {
         // for ever; a refused last round leaves the document dirty and unreloaded.
         for _ in 0..<8 {
             commitPendingEdits()
-            if hasUnsavedChanges {
-                let generation = editGeneration
-                let mine: DocumentContents
-                do {
-                    mine = DocumentContents(
-                        value: try contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
-                } catch {
+            let generation = editGeneration
+            let isDirty = hasUnsavedChanges
+            let shown: DocumentContents
+            do {
+                shown = DocumentContents(
+                    value: try contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
+            } catch {
+                if isDirty {
                     handleError(error, userInteractionPermitted: false)
                     return
                 }
-                let store = versionStore
-                let result = await withFileAccess { [self] in
-                    defer { self.noteMetadataChange(at: url) }
-                    return try self.keepUnsavedChanges(mine, of: url, in: store)
-                }
-                switch result {
-                case .success(let now):
-                    // The earlier round's version holds a text the user has since changed:
-                    // only the newest unsaved text is theirs to resolve.
-                    if case .version(let earlier, true) = kept, !(now?.isVersion(earlier) ?? false) {
-                        try? earlier.remove()
-                    }
-                    kept = now
-                case .failure(let error):
-                    handleError(error, userInteractionPermitted: false)
-                    return
-                }
-                reloadKeptGeneration = generation
+                shown = DocumentContents(value: Data(), modificationDate: nil)
             }
+            let store = versionStore
+            let result = await withFileAccess { [self] in
+                defer { self.noteMetadataChange(at: url) }
+                if isDirty { return try self.keepUnsavedChanges(shown, of: url, in: store) }
+                if let store { self.keepAsHistory(shown, of: url, in: store) }
+                return nil
+            }
+            switch result {
+            case .success(let now):
+                // The earlier round's version holds a text the user has since changed:
+                // only the newest unsaved text is theirs to resolve.
+                if case .version(let earlier, true) = kept, !(now?.isVersion(earlier) ?? false) {
+                    try? earlier.remove()
+                }
+                if isDirty { kept = now }
+            case .failure(let error):
+                handleError(error, userInteractionPermitted: false)
+                return
+            }
+            reloadKeptGeneration = generation
             let outcome = await reloadFromDisk()
             reloadKeptGeneration = nil
             if case .interrupted = outcome { continue }
@@ -292,6 +300,11 @@ extension Document: FilePresenter {
         commitPendingEdits()
         let url = fileURL
         guard hasUnsavedChanges else {
+            // Its last text stays recoverable: a file that appears at the path again finds it.
+            if let store = versionStore, let shown = try? contents(forType: savingFileType() ?? "public.data") {
+                let contents = DocumentContents(value: shown, modificationDate: nil)
+                _ = await withFileAccess { [self] in self.keepAsHistory(contents, of: url, in: store) }
+            }
             closeAfterDeletion()
             report(deletion: "the document was closed", of: url)
             return

@@ -392,18 +392,36 @@ extension Document {
         if exists, let data = contents.value as? Data, let current = try? Data(contentsOf: url), current == data {
             return nil
         }
-        if let versionStore, exists {
+        // A file just deleted is still known to the store by its path.
+        if let versionStore {
             do {
                 let (version, isNew) = try storedVersion(
                     of: url, holding: contents, in: versionStore, isConflict: asConflict)
                 return .version(version, isNew: isNew)
             } catch {
-                versionStore.report(error, operation: "keep unsaved changes as a conflict version")
+                // A deleted file the store never knew is no store failure: kept beside it.
+                if exists { versionStore.report(error, operation: "keep unsaved changes as a conflict version") }
             }
         }
         let destination = Self.unsavedChangesURL(for: url)
         try writeContents(contents.value, andAttributes: nil, safelyTo: destination, for: .forCreating)
         return .file(destination)
+    }
+}
+
+extension Document {
+    /// Keeps `contents`, what the document showed with nothing unsaved, as a history version
+    /// of the file at `url` before another writer's change replaces or deletes it, unless
+    /// the file holds them still. Never fails the caller: a store failure is reported.
+    nonisolated func keepAsHistory(_ contents: DocumentContents, of url: URL, in store: VersionStore) {
+        if let data = contents.value as? Data, (try? Data(contentsOf: url)) == data { return }
+        do {
+            _ = try storedVersion(of: url, holding: contents, in: store, isConflict: false)
+        } catch let error as DocumentKitError where error.code == .fileNotFound {
+            // A deleted item the store never knew: it had no history to add to.
+        } catch {
+            store.report(error, operation: "keep the replaced text as a version")
+        }
     }
 }
 

@@ -134,16 +134,27 @@ extension VersionStore {
         savingProgram: String?, modificationDate: Date?, byMoving: Bool
     ) throws -> (version: FileVersion, isNew: Bool) {
         let (version, isNew): (FileVersion, Bool) = try queue.sync {
-            guard let identity = try identity(ofItemAt: itemURL, creating: true) else {
+            // An item just deleted is still known by its last path: its last text can be kept,
+            // and a file that appears there again finds it.
+            let known: ItemIdentity?
+            if FileManager.default.fileExists(atPath: itemURL.path) {
+                known = try identity(ofItemAt: itemURL, creating: true)
+            } else {
+                let path = itemURL.standardizedFileURL.path
+                known = loadIndex().items.first { $0.value.path == path }.map {
+                    ItemIdentity(id: $0.key, path: path, device: $0.value.device, inode: $0.value.inode)
+                }
+            }
+            guard let identity = known else {
                 throw DocumentKitError(.fileNotFound, operation: "add a version of", url: itemURL)
             }
             return try withStoreLock {
                 let manifest = try ingest(contentsURL)
-                if isConflict,
-                    let same = records(ofItem: identity.id).first(where: {
-                        $0.isConflict && !$0.isResolved && $0.manifest == manifest
-                    })
-                {
+                // The same contents twice is one version: an unresolved conflict version, or
+                // any history version.
+                if let same = records(ofItem: identity.id).first(where: {
+                    $0.manifest == manifest && $0.isConflict == isConflict && !(isConflict && $0.isResolved)
+                }) {
                     return (FileVersion(record: same, store: self), false)
                 }
                 let date = now()
