@@ -20,5 +20,5 @@ func runChildCommand(_ command: String, _ rest: [String]) -> Bool {
     runUndoCommand(command, rest) || runSaveCommand(command, rest) || runDocumentCommand(command, rest)
         || runChannelCommand(command, rest) || runLockCommand(command, rest)
         || runCoordinationCommand(command, rest)
-        || runVersionCommand(command, rest)
+        || runVersionCommand(command, rest) || runAdversaryCommand(command, rest)
 }

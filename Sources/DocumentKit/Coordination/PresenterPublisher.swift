@@ -132,7 +132,11 @@ final class PresenterPublisher: Sendable {
                 for presenter in registry.presenters(of: path) {
                     registry.noteKnownState(of: presenter, nil)
                     presenter.presentedItemOperationQueue.addOperation {
-                        presenter.accommodatePresentedItemDeletion { _ in }
+                        if let observer = presenter as? any UncoordinatedDeletionPresenter {
+                            observer.presentedItemWasDeletedWithoutCoordination()
+                        } else {
+                            presenter.accommodatePresentedItemDeletion { _ in }
+                        }
                     }
                 }
                 for presenter in registry.presenters(of: parent) {
@@ -172,4 +176,12 @@ final class PresenterPublisher: Sendable {
             }
         }
     }
+}
+
+/// A presenter that tells a deletion it hears of afterwards, from inotify, from one that a
+/// coordinated writer announces before it happens (`accommodatePresentedItemDeletion`): a
+/// document saves into a file about to be deleted, but saves again one already gone.
+protocol UncoordinatedDeletionPresenter: FilePresenter {
+    /// The item was deleted by a program that does not coordinate; it may be back by now.
+    func presentedItemWasDeletedWithoutCoordination()
 }

@@ -12,9 +12,11 @@ struct DocumentFileRecord: Sendable {
     /// The file as last read or written by this document; a different file there now means
     /// another writer changed it.
     var knownState: ItemState?
+    /// The file the last save wrote, as it was before it was renamed into place.
+    var writtenState: ItemState?
 }
 
-extension Document: FilePresenter {
+extension Document: FilePresenter, UncoordinatedDeletionPresenter {
     nonisolated public var presentedItemURL: URL? {
         fileRecord.withLock { $0.url }
     }
@@ -68,9 +70,13 @@ extension Document: FilePresenter {
         completionHandler: @escaping @Sendable ((any Error)?) -> Void
     ) {
         Task { @MainActor in
-            await self.itemDeletedElsewhere()
+            await self.itemDeletedElsewhere(coordinated: true)
             completionHandler(nil)
         }
+    }
+
+    nonisolated func presentedItemWasDeletedWithoutCoordination() {
+        Task { @MainActor in await self.itemDeletedElsewhere(coordinated: false) }
     }
 
     // MARK: - Reacting
@@ -159,9 +165,7 @@ extension Document: FilePresenter {
             case .success(let now):
                 // The earlier round's version holds a text the user has since changed:
                 // only the newest unsaved text is theirs to resolve.
-                if case .version(let earlier, true) = kept, !(now?.isVersion(earlier) ?? false) {
-                    try? earlier.remove()
-                }
+                if let earlier = kept, !(now.map(earlier.isSame) ?? false) { earlier.discard() }
                 if isDirty { kept = now }
             case .failure(let error):
                 handleError(error, userInteractionPermitted: false)
@@ -171,6 +175,12 @@ extension Document: FilePresenter {
             let outcome = await reloadFromDisk()
             reloadKeptGeneration = nil
             if case .interrupted = outcome { continue }
+            if case .failed = outcome, let earlier = kept {
+                // Not loaded (the file went away meanwhile): the text is still the document's,
+                // and a conflict version of it would repeat what its next save writes.
+                earlier.discard()
+                kept = nil
+            }
             break
         }
         guard let kept else { return }
@@ -295,51 +305,91 @@ extension Document: FilePresenter {
     ///
     /// ``handleError(_:userInteractionPermitted:)`` hears a
     /// ``DocumentKitError/Code/deletedElsewhere`` error saying which happened.
-    func itemDeletedElsewhere() async {
-        guard !documentState.contains(.closed) else { return }
-        commitPendingEdits()
-        let url = fileURL
-        guard hasUnsavedChanges else {
-            // Its last text stays recoverable: a file that appears at the path again finds it.
-            if let store = versionStore, let shown = try? contents(forType: savingFileType() ?? "public.data") {
-                let contents = DocumentContents(value: shown, modificationDate: nil)
-                _ = await withFileAccess { [self] in self.keepAsHistory(contents, of: url, in: store) }
-            }
-            closeAfterDeletion()
-            report(deletion: "the document was closed", of: url)
-            return
+    func itemDeletedElsewhere(coordinated: Bool) async {
+        // In turn with saves and reloads: a save already waiting must not race the decision.
+        _ = await inTurn {
+            await self.takeDeletion(coordinated: coordinated)
+            return true
         }
-        if FileManager.default.fileExists(atPath: url.path) {
-            if isLocked ? await keepUnsavedChangesAsVersion() : await autosave() {
-                closeAfterDeletion()
-                report(deletion: "your unsaved changes were saved into it first, and the document was closed", of: url)
+    }
+
+    /// The deletion rule above, inside the document's turn. `coordinated` says whether a
+    /// writer announced it (the file is still there, about to go) or inotify saw it done.
+    func takeDeletion(coordinated: Bool) async {
+        let url = fileURL
+        // Typing that arrives while the text is being saved or kept is never closed away: the
+        // round runs again with it. Bounded; a document still being typed into stays open.
+        for _ in 0..<8 {
+            guard !documentState.contains(.closed) else { return }
+            commitPendingEdits()
+            if !coordinated, let now = ItemState(path: url.path) {
+                // Seen gone, but there again by now: moved away and back (the same file), or
+                // another file in its place, which is a change like any other.
+                if noteMetadataChange(at: url) || now == fileRecord.withLock({ $0.knownState }) { return }
+                await takeFileFromElsewhere()
+                updateConflictState()
                 return
             }
-        } else if FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path),
-            await save(to: url, for: .forCreating)
-        {
-            report(deletion: "your unsaved changes were saved to it again", of: url)
+            let generation = editGeneration
+            let outcome: String
+            if !hasUnsavedChanges {
+                // Its last text stays recoverable: a file that appears at the path again finds it.
+                if let store = versionStore, let shown = try? contents(forType: savingFileType() ?? "public.data") {
+                    let contents = DocumentContents(value: shown, modificationDate: nil)
+                    _ = await withFileAccess { [self] in self.keepAsHistory(contents, of: url, in: store) }
+                }
+                outcome = "the document was closed"
+            } else if coordinated {
+                let saved = isLocked ? await keepUnsavedChangesAsVersion() : await performSave(to: url, for: .forOverwriting)
+                // Not saved because the file changed first: that change is taken; go round again.
+                if !saved && !hasUnsavedChanges { continue }
+                if saved {
+                    outcome = "your unsaved changes were saved into it first, and the document was closed"
+                } else {
+                    guard let kept = await keepUnsavedChangesOutsideTheStore(of: url) else { return }
+                    outcome = "your unsaved changes were kept in “\(kept.path)”, and the document was closed"
+                }
+            } else if FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path),
+                await performSave(to: url, for: .forCreating)
+            {
+                report(deletion: "your unsaved changes were saved to it again", of: url)
+                return
+            } else if FileManager.default.fileExists(atPath: url.path) {
+                continue  // another file appeared meanwhile: the next round takes it as a change
+            } else {
+                guard let kept = await keepUnsavedChangesOutsideTheStore(of: url) else { return }
+                outcome = "your unsaved changes were kept in “\(kept.path)”, and the document was closed"
+            }
+            commitPendingEdits()
+            if hasUnsavedChanges && editGeneration != generation { continue }
+            closeAfterDeletion()
+            report(deletion: outcome, of: url)
             return
         }
+    }
+
+    /// Writes the unsaved changes beside the file (or in ``recoveryFolder``).
+    ///
+    /// - Returns: Where they are; nil (reported) when they could be kept nowhere, and the
+    ///   document must stay open with the text on screen.
+    private func keepUnsavedChangesOutsideTheStore(of url: URL) async -> URL? {
         let contents: DocumentContents
         do {
             contents = DocumentContents(
                 value: try self.contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
         } catch {
             handleError(error, userInteractionPermitted: false)
-            return
+            return nil
         }
         let result = await withFileAccess { [self] in try self.keepUnsavedChanges(contents, of: url, in: nil) }
         switch result {
         case .success(let kept):
-            if let kept { preservedUnsavedChanges.append(kept.url) }
-            closeAfterDeletion()
-            report(
-                deletion: "your unsaved changes were kept in “\(kept?.url.path ?? url.path)”, and the document was closed",
-                of: url)
+            guard let kept else { return url }
+            preservedUnsavedChanges.append(kept.url)
+            return kept.url
         case .failure(let error):
-            // Kept nowhere: the document stays open and dirty, so the text is still on screen.
             handleError(error, userInteractionPermitted: false)
+            return nil
         }
     }
 

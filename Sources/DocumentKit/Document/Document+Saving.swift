@@ -148,10 +148,17 @@ extension Document {
                 autosave.saveFinished(
                     at: autosaveConfiguration.clock.elapsed(), stillDirty: hasUnsavedChanges))
             return false
+        case .success(.gone) where fileRecord.withLock({ $0.url }) == url
+            && !FileManager.default.fileExists(atPath: url.path):
+            // Deleted while this save waited for the lock, where inotify's news of it is not
+            // delivered (the write was pending): take the deletion now.
+            perform(autosave.saveFinished(at: autosaveConfiguration.clock.elapsed(), stillDirty: true))
+            await takeDeletion(coordinated: false)
+            return !hasUnsavedChanges && !documentState.contains(.closed)
         case .success(.gone):
-            // Moved or deleted while this save waited for the lock: writing now would bring
-            // the old name back. The changes stay unsaved; the news of the move or deletion,
-            // already on its way, decides where the next save goes, if anywhere.
+            // Moved while this save waited for the lock: writing now would bring the old
+            // name back. The changes stay unsaved; the news of the move, already on its
+            // way, decides where the next save goes.
             return finishSave(
                 failedWith: DocumentKitError(
                     .fileNotFound, operation: "save the document", url: url,
@@ -172,6 +179,16 @@ extension Document {
             perform(
                 autosave.saveFinished(
                     at: autosaveConfiguration.clock.elapsed(), stillDirty: hasUnsavedChanges))
+            // Until the coordinated write ended, inotify's news of the file was muted (it
+            // would have been this save's own): a change or deletion by another writer in
+            // that moment is found by looking once more, after this save's turn.
+            Task { @MainActor in
+                if FileManager.default.fileExists(atPath: written.path) {
+                    await self.fileChangedElsewhere()
+                } else {
+                    await self.itemDeletedElsewhere(coordinated: false)
+                }
+            }
             return true
         case .failure(let error):
             return finishSave(failedWith: error, url: url)
@@ -259,6 +276,7 @@ extension Document {
             }
             // The file about to be replaced becomes a history version: linked now, stored after.
             let previous = checksOriginal ? versionStore?.capture(itemAt: url) : nil
+            self.fileRecord.withLock { $0.writtenState = nil }
             do {
                 try self.writeContents(
                     snapshot.value, andAttributes: attributes.value, safelyTo: url, for: saveOperation)
@@ -272,8 +290,18 @@ extension Document {
                 throw error
             }
             versionStore?.commit(previous, savedAt: url)
-            let written = ItemState(path: url.path)
-            self.fileRecord.withLock { $0.knownState = written }
+            let now = ItemState(path: url.path)
+            // Another writer can replace or delete the file between the rename and this stat,
+            // where inotify's news of it is muted (the write is pending): a file that is not
+            // the one written is their change, to be taken as such once this save is done.
+            self.fileRecord.withLock { record in
+                guard let written = record.writtenState, !(now.map(written.isSameFileAndContents) ?? false)
+                else {
+                    record.knownState = now
+                    return
+                }
+                record.knownState = written
+            }
             return .written(url.standardizedFileURL, Self.modificationDate(of: url))
         }
     }
@@ -377,9 +405,22 @@ extension Document {
             }
         }
 
-        func isVersion(_ other: FileVersion) -> Bool {
-            if case .version(let version, _) = self { return version.persistentIdentifier == other.persistentIdentifier }
-            return false
+        func isSame(as other: KeptChanges) -> Bool {
+            switch (self, other) {
+            case (.version(let a, _), .version(let b, _)): a.persistentIdentifier == b.persistentIdentifier
+            case (.file(let a), .file(let b)): a == b
+            default: false
+            }
+        }
+
+        /// Removes what this call made, once newer unsaved text superseded it: a version found
+        /// already there stays.
+        func discard() {
+            switch self {
+            case .version(let version, true): try? version.remove()
+            case .version: break
+            case .file(let url): try? FileManager.default.removeItem(at: url)
+            }
         }
     }
 
@@ -411,14 +452,17 @@ extension Document {
 
 extension Document {
     /// Keeps `contents`, what the document showed with nothing unsaved, as a history version
-    /// of the file at `url` before another writer's change replaces or deletes it, unless
-    /// the file holds them still. Never fails the caller: a store failure is reported.
+    /// of the file at `url` before another writer's change replaces or deletes it. Kept even
+    /// when the file holds them still: it may not by the time the change is read. Never fails
+    /// the caller: a store failure is reported.
     nonisolated func keepAsHistory(_ contents: DocumentContents, of url: URL, in store: VersionStore) {
-        if let data = contents.value as? Data, (try? Data(contentsOf: url)) == data { return }
+        // A file deleted under a path the store never saw (it was moved there) is still known
+        // by the inode it had.
+        let former = fileRecord.withLock { $0.knownState }
         do {
-            _ = try storedVersion(of: url, holding: contents, in: store, isConflict: false)
-        } catch let error as DocumentKitError where error.code == .fileNotFound {
-            // A deleted item the store never knew: it had no history to add to.
+            _ = try storedVersion(
+                of: url, holding: contents, in: store, isConflict: false, formerState: former,
+                creatingMissingItem: true)
         } catch {
             store.report(error, operation: "keep the replaced text as a version")
         }

@@ -6,15 +6,20 @@ extension Document {
     ///
     /// - Returns: The version, and whether it is new: contents equal to an unresolved conflict
     ///   version of the file give that version back.
+    ///
+    /// - Parameter formerState: For a file just deleted, what it was: the store finds the
+    ///   item by the inode it had when the path is new to it.
     nonisolated func storedVersion(
-        of url: URL, holding contents: DocumentContents, in store: VersionStore, isConflict: Bool
+        of url: URL, holding contents: DocumentContents, in store: VersionStore, isConflict: Bool,
+        formerState: ItemState? = nil, creatingMissingItem: Bool = false
     ) throws -> (FileVersion, isNew: Bool) {
         let staging = try store.stagingURL()
         defer { store.removeStaged(staging) }
         try writeContents(contents.value, to: staging, for: .forCreating, originalContentsURL: nil)
         return try store.storeVersion(
             ofItemAt: url, contentsOf: staging, isConflict: isConflict, savingComputer: nil,
-            savingProgram: ProcessInfo.processInfo.processName, modificationDate: nil, byMoving: true)
+            savingProgram: ProcessInfo.processInfo.processName, modificationDate: nil, byMoving: true,
+            formerInode: formerState.map { ($0.device, $0.inode) }, creatingMissingItem: creatingMissingItem)
     }
 
     /// Sets or clears ``DocumentState/inConflict`` from the store: set while unresolved

@@ -322,6 +322,10 @@ open class Document {
                 try? FileManager.default.setAttributes(
                     [.modificationDate: modificationDate], ofItemAtPath: staging.path)
             }
+            // What this document wrote, before it is renamed into place: what is there after
+            // may already be another writer's.
+            let staged = ItemState(path: staging.path)
+            fileRecord.withLock { $0.writtenState = staged }
         }
     }
 

@@ -39,6 +39,7 @@ extension VersionStore {
         switch Syscall.getExtendedAttribute(fd, Self.identityAttribute) {
         case .success(let bytes):
             if let id = UUID(uuidString: String(decoding: bytes, as: UTF8.self))?.uuidString {
+                if creating { identitiesGiven.withLock { $0[path] = id } }
                 return ItemIdentity(id: id, path: path, device: device, inode: inode)
             }
         case .failure(.notSupported), .failure(.notImplemented):
@@ -50,9 +51,10 @@ extension VersionStore {
         // Inode numbers are reused once a file is deleted: where attributes work, an item
         // without one is matched by its path only (a writer that dropped the attribute).
         let known =
-            attributesSupported
-            ? index.itemID(path: path)
-            : index.itemID(device: device, inode: inode) ?? index.itemID(path: path)
+            (attributesSupported
+                ? index.itemID(path: path)
+                : index.itemID(device: device, inode: inode) ?? index.itemID(path: path))
+            ?? identitiesGiven.withLock { $0[path] }
         if let id = known {
             // Put the attribute back where it was lost, but only when about to save: a lookup
             // must not touch the file (its status-change time tells presenters of changes).
@@ -61,6 +63,7 @@ extension VersionStore {
         }
         guard creating else { return nil }
         let id = UUID().uuidString
+        identitiesGiven.withLock { $0[path] = id }
         // Unsupported or refused: the table entry written with the version is the fallback.
         _ = Syscall.setExtendedAttribute(fd, Self.identityAttribute, Array(id.utf8))
         return ItemIdentity(id: id, path: path, device: device, inode: inode)

@@ -129,9 +129,15 @@ extension VersionStore {
 
     /// ``addVersion(ofItemAt:contentsOf:isConflict:savingComputer:savingProgram:modificationDate:byMoving:)``,
     /// also saying whether the version is new or one already there with the same contents.
+    ///
+    /// - Parameter formerInode: For an item just deleted, the device and inode it had: how the
+    ///   store finds it when it was last seen under another path.
+    ///   `creatingMissingItem` gives an item deleted under a path the store never knew an
+    ///   identity of its own, so that its last text is kept all the same.
     func storeVersion(
         ofItemAt itemURL: URL, contentsOf contentsURL: URL, isConflict: Bool, savingComputer: String?,
-        savingProgram: String?, modificationDate: Date?, byMoving: Bool
+        savingProgram: String?, modificationDate: Date?, byMoving: Bool,
+        formerInode: (device: UInt64, inode: UInt64)? = nil, creatingMissingItem: Bool = false
     ) throws -> (version: FileVersion, isNew: Bool) {
         let (version, isNew): (FileVersion, Bool) = try queue.sync {
             // An item just deleted is still known by its last path: its last text can be kept,
@@ -141,8 +147,15 @@ extension VersionStore {
                 known = try identity(ofItemAt: itemURL, creating: true)
             } else {
                 let path = itemURL.standardizedFileURL.path
-                known = loadIndex().items.first { $0.value.path == path }.map {
-                    ItemIdentity(id: $0.key, path: path, device: $0.value.device, inode: $0.value.inode)
+                let index = loadIndex()
+                let id =
+                    index.itemID(path: path) ?? identitiesGiven.withLock { $0[path] }
+                    ?? formerInode.flatMap { index.itemID(device: $0.device, inode: $0.inode) }
+                    ?? (creatingMissingItem ? UUID().uuidString : nil)
+                if let id { identitiesGiven.withLock { $0[path] = id } }
+                known = id.map { id in
+                    let entry = index.items[id]
+                    return ItemIdentity(id: id, path: path, device: entry?.device ?? 0, inode: entry?.inode ?? 0)
                 }
             }
             guard let identity = known else {

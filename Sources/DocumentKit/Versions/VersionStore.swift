@@ -52,6 +52,10 @@ public final class VersionStore: Sendable {
     let conflictCache = Mutex<ConflictSummary?>(nil)
     /// The identity index as last read, with the stamp of the file it was read from.
     let indexCache = Mutex<(stamp: ItemState, index: IdentityIndex)?>(nil)
+    /// Identities this process gave or found, by path: the index learns of them only when the
+    /// version is committed, on the store's queue, and a save right after (of a file another
+    /// program replaced, without the attribute) must find the same item, not make a new one.
+    let identitiesGiven = Mutex<[String: String]>([:])
 
     struct Reports {
         var lastError: DocumentKitError?

@@ -19,17 +19,28 @@ final class PresentedTextDocument: Document {
     /// The delegate: called with the text after each load once the document is open.
     var didReload: ((String) -> Void)?
     var errorCodes: [DocumentKitError.Code] = []
+    /// Every error reported, in words, for a failure message.
+    var errorMessages: [String] = []
 
-    override func contents(forType typeName: String) throws -> Any { Data(text.utf8) }
+    /// What the document took and loaded, in order, for a failure message.
+    var history: [String] = []
+
+    override func contents(forType typeName: String) throws -> Any {
+        history.append("took \(text.debugDescription) dirty=\(hasUnsavedChanges)")
+        return Data(text.utf8)
+    }
 
     override func load(fromContents contents: Any, ofType typeName: String?) throws {
         guard let data = contents as? Data else { throw CocoaError(.fileReadCorruptFile) }
+        history.append("load \(String(decoding: data, as: UTF8.self).debugDescription) over \(text.debugDescription)")
         text = String(decoding: data, as: UTF8.self)
         didReload?(text)
     }
 
     override func handleError(_ error: any Error, userInteractionPermitted: Bool) {
         if let error = error as? DocumentKitError { errorCodes.append(error.code) }
+        errorMessages.append("\(error)")
+        history.append("error \(error)")
         finishedHandlingError(error, recovered: false)
     }
 
