@@ -27,7 +27,7 @@ extension TextContainer {
         let destination = try url(forDocumentNamed: newName)
         if FileManager.default.fileExists(atPath: destination.path) {
             throw DocumentKitError(
-                .fileExists, operation: "rename the document", url: source, errno: .fileExists,
+                .fileExists, operation: "rename the document", url: destination, errno: .fileExists,
                 detail:
                     "a document named “\(Self.documentName(forFileName: destination.lastPathComponent))” already exists"
             )
@@ -111,7 +111,9 @@ extension TextContainer {
             try copyThenRemove(source, destination, operation: operation)
             return
         }
-        throw DocumentKitError(failure, operation: operation, url: source, detail: nil)
+        // The name taken is the destination's; any other failure is about the source.
+        throw DocumentKitError(
+            failure, operation: operation, url: failure == .fileExists ? destination : source, detail: nil)
     }
 
     private static func copyThenRemove(_ source: URL, _ destination: URL, operation: String) throws {

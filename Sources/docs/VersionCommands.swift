@@ -96,12 +96,12 @@ enum ResolveCommand {
             }
             switch keep {
             case .mine:
-                try version.resolveConflict(ofItemAt: url, keeping: version.mineSide)
+                try await version.resolveConflict(ofItemAt: url, keeping: version.mineSide)
             case .theirs:
-                try version.resolveConflict(ofItemAt: url, keeping: version.theirsSide)
+                try await version.resolveConflict(ofItemAt: url, keeping: version.theirsSide)
             case .both:
                 let copy = try await container.saveConflictCopy(of: version, of: url)
-                try version.resolveConflict(ofItemAt: url, keeping: .currentItem)
+                try await version.resolveConflict(ofItemAt: url, keeping: .currentItem)
                 try Output.write(copy.path + "\n")
             }
         } catch let failure as DocsFailure where failure.status == .usage {

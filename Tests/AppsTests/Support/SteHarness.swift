@@ -40,6 +40,19 @@ final class SteSession {
         try prepare(container)
     }
 
+    /// A second session on `other`'s container and data folders: two `ste`s on the same
+    /// documents and version store, as in two terminals. Its own folder holds only its exit
+    /// status and home; `other` removes the shared folders.
+    init(sharingFoldersOf other: SteSession) throws {
+        root = FileManager.default.temporaryDirectory
+            .appendingPathComponent("ste-test-\(UUID().uuidString.prefix(8))", isDirectory: true)
+        container = other.container
+        dataHome = other.dataHome
+        exitStatusFile = root.appendingPathComponent("exit-status")
+        socket = "ste-test-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    }
+
     deinit {
         _ = tmux(["kill-server"])
         let socketFolder = ProcessInfo.processInfo.environment["TMUX_TMPDIR"] ?? "/tmp"
