@@ -2,9 +2,11 @@ import DocumentKit
 import Foundation
 import Synchronization
 
-/// The child side of `presenter.notify.latency`: on each line from standard input it writes
-/// the file ("c" under coordination, "u" without) and prints the monotonic time the write
-/// finished, which the parent compares with the time its presenter heard of it.
+/// The child side of `presenter.notify.latency` and `presenter.save.latency`: on each line
+/// from standard input it writes the file ("c" under coordination, "u" without) and prints the
+/// monotonic time the write finished, which the parent compares with the time its presenter
+/// heard of it; or ("w") writes under coordination and prints how long it waited for the
+/// presenters to save before its accessor ran.
 func runChildWriter(path: String) -> Never {
     let url = URL(fileURLWithPath: path)
     let coordinator = FileCoordinator(filePresenter: nil)
@@ -14,7 +16,13 @@ func runChildWriter(path: String) -> Never {
         let data = Data("write \(counter)\n".utf8)
         var written: UInt64 = 0
         do {
-            if line == "c" {
+            if line == "w" {
+                let asked = monotonicNanoseconds()
+                try coordinator.coordinate(writingItemAt: url, options: .forReplacing) {
+                    written = monotonicNanoseconds() - asked
+                    try SafeSave.write(data, to: $0)
+                }
+            } else if line == "c" {
                 try coordinator.coordinate(writingItemAt: url, options: .forReplacing) {
                     try SafeSave.write(data, to: $0)
                     // The write is done here; telling presenters is part of what is measured.
@@ -167,5 +175,104 @@ func benchmarkPresenterLatency(samples: Int) throws -> [BenchmarkRow] {
             floorDescription: "bare inotify (\(uncoordinated.count) samples)",
             ratio: uncoordinatedMedian / max(floor, 0.001), target: "median under 100 ms",
             met: uncoordinatedMedian < 100),
+    ]
+}
+
+/// `presenter.save.latency`: another process's coordinated write to a file that an open
+/// document holds dirty, while the main actor serves input (a key every 2 ms, each drawn for
+/// half a millisecond): how long the writer waits until the document's
+/// `savePresentedItemChanges` has saved and answered. Keys still arrive and are drawn while
+/// the writer waits, but change nothing until it is done: text typed after the save would be
+/// a conflict with the write, which is not what is measured. Beside it, the same write while
+/// the document is clean (it answers without saving): the cost of asking at all.
+@MainActor func benchmarkPresenterSaveLatency(samples: Int) async throws -> [BenchmarkRow] {
+    let folder = try scratchFolder("presenter-save")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let url = folder.appendingPathComponent("typed.txt")
+    let document = BytesDocument(fileURL: url)
+    document.versionStore = nil
+    document.autosaveConfiguration.isEnabled = false
+    document.bytes = Data("typed: ".utf8)
+    guard await document.save(to: url, for: .forCreating) else { throw CocoaError(.fileWriteUnknown) }
+    let child = try startChildWriter(url.path)
+    defer {
+        kill(child.process.processIdentifier, SIGKILL)
+        child.process.waitUntilExit()
+    }
+    // The user typing: a key every 2 ms, each drawn for half a millisecond on the main actor.
+    var typing = true
+    var writerWaiting = false
+    let keys = DispatchSource.makeTimerSource(queue: .main)
+    keys.schedule(deadline: .now(), repeating: .milliseconds(2))
+    keys.setEventHandler {
+        MainActor.assumeIsolated {
+            guard typing else { return }
+            if !writerWaiting {
+                document.bytes.append(UInt8(ascii: "x"))
+                document.updateChangeCount(.done)
+            }
+            let drawn = monotonicNanoseconds() + 500_000
+            while monotonicNanoseconds() < drawn {}
+        }
+    }
+    keys.resume()
+    defer { keys.cancel() }
+
+    // Used by one sample at a time, from a global queue: the main actor must stay free for
+    // the document to answer.
+    nonisolated(unsafe) let write = child.write
+    // The disk's part, measured beside each sample: a bare durable replace of the same bytes.
+    let floorURL = folder.appendingPathComponent("floor.txt")
+    var bareSaves: [Double] = []
+    var writes = 0
+    func waits(dirty: Bool) async throws -> [Double] {
+        var result: [Double] = []
+        for _ in 0..<samples {
+            if dirty {
+                let bytes = document.bytes
+                let began = monotonicNanoseconds()
+                try SafeSave.write(bytes, to: floorURL)
+                bareSaves.append(Double(monotonicNanoseconds() - began) / 1e6)
+            }
+            // A few keys since the last save: the document has something to save.
+            try await Task.sleep(for: .milliseconds(dirty ? 6 : 1))
+            if !dirty { _ = await document.autosave() }
+            writerWaiting = true
+            let waited: UInt64 = try await withCheckedThrowingContinuation { continuation in
+                DispatchQueue.global().async { continuation.resume(with: Result { try write("w") }) }
+            }
+            result.append(Double(waited) / 1e6)
+            // The document takes the written file (it reloads) before typing goes on.
+            writes += 1
+            let written = Data("write \(writes)\n".utf8)
+            while document.bytes != written { try await Task.sleep(for: .milliseconds(1)) }
+            writerWaiting = false
+        }
+        return result.sorted()
+    }
+    let dirtyWaits = try await waits(dirty: true)
+    typing = false
+    let cleanWaits = try await waits(dirty: false)
+    _ = await document.close()
+    guard !dirtyWaits.isEmpty, !cleanWaits.isEmpty else { throw CocoaError(.fileReadUnknown) }
+    func percentile(_ values: [Double], _ fraction: Double) -> Double {
+        values[min(values.count - 1, Int((Double(values.count) * fraction).rounded(.up)) - 1)]
+    }
+    let median = percentile(dirtyWaits, 0.5)
+    let p99 = percentile(dirtyWaits, 0.99)
+    bareSaves.sort()
+    // The floor: asking a clean document, plus saving the same bytes with nothing around it.
+    let floorMedian = percentile(cleanWaits, 0.5) + percentile(bareSaves, 0.5)
+    let floorP99 = percentile(cleanWaits, 0.99) + percentile(bareSaves, 0.99)
+    return [
+        BenchmarkRow(
+            name: "presenter.save.latency.median", unit: "ms", value: median, floor: floorMedian,
+            floorDescription:
+                "asking a clean document + a bare write+fsync+rename of the same bytes (\(dirtyWaits.count) samples)",
+            ratio: median / max(floorMedian, 0.001), target: "under 20 ms while typing", met: median < 20),
+        BenchmarkRow(
+            name: "presenter.save.latency.p99", unit: "ms", value: p99, floor: floorP99,
+            floorDescription: "the same floor, p99 of each",
+            ratio: p99 / max(floorP99, 0.001), target: "under 20 ms while typing", met: p99 < 20),
     ]
 }

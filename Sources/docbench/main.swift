@@ -27,6 +27,8 @@ let benchmarks: [(String, @MainActor () async throws -> [BenchmarkRow])] = [
         "presenter.notify.latency",
         { try await Task.detached { try benchmarkPresenterLatency(samples: quick ? 20 : 100) }.value }
     ),
+    // On the main actor: the document and the typing that keeps it busy live there.
+    ("presenter.save.latency", { try await benchmarkPresenterSaveLatency(samples: quick ? 30 : 200) }),
     ("versions.save.1MiB.100x", { try await benchmarkVersionSaves(saves: quick ? 20 : 100) }),
     (
         "query",
