@@ -1218,7 +1218,7 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         if let document {
             parts.append(document.localizedName)
             let edited = burstStarted || document.hasUnsavedChanges
-            parts.append(edited ? "edited" : "saved")
+            parts.append(isLoading ? "opening…" : edited ? "edited" : "saved")
             if let date = document.fileModificationDate {
                 parts.append("saved \(timeFormatter.string(from: date))")
             }
