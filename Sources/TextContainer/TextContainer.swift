@@ -26,7 +26,8 @@ public struct TextContainer: Sendable {
     ///
     /// - Throws: ``DocumentKitError`` naming the folder when it cannot be created or is a file.
     public init(
-        path: String?, environment: [String: String] = ProcessInfo.processInfo.environment, creating: Bool = true
+        path: String?, environment: [String: String] = ProcessInfo.processInfo.environment,
+        creating: Bool = true
     ) throws {
         let chosen: URL
         if let path, !path.isEmpty {

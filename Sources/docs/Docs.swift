@@ -119,7 +119,8 @@ enum Docs {
                         ?? "--keep mine|theirs|both is required",
                     command: command)
             }
-            try await ResolveCommand.run(container, name: operands[0], keep: keep, versionID: invocation.versionID)
+            try await ResolveCommand.run(
+                container, name: operands[0], keep: keep, versionID: invocation.versionID)
         case "watch":
             try requireOperands(operands, command: command, names: [])
             try await WatchCommand.run(container, json: invocation.json)

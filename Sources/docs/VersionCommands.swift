@@ -82,7 +82,8 @@ enum ResolveCommand {
             if let versionID {
                 guard let chosen = conflicts.first(where: { $0.persistentIdentifier == versionID }) else {
                     throw DocsFailure.failure(
-                        "it has no unresolved conflict version “\(versionID)”; `docs versions \(name)` lists them")
+                        "it has no unresolved conflict version “\(versionID)”; `docs versions \(name)` lists them"
+                    )
                 }
                 version = chosen
             } else if conflicts.count == 1 {

@@ -166,7 +166,9 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
             commitBurst()
             render()
         }
-        if let message, clock.now - message.shown >= (message.isError ? Self.errorDuration : Self.messageDuration) {
+        if let message,
+            clock.now - message.shown >= (message.isError ? Self.errorDuration : Self.messageDuration)
+        {
             self.message = nil
             render()
         }
@@ -200,7 +202,6 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         showConflicts()
         render()
     }
-
 
     private var documentStatus: DocumentStatus? {
         document.map {
@@ -397,7 +398,8 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
             let name = error.url.map { $0.deletingPathExtension().lastPathComponent } ?? "The document"
             switch error.code {
             case .editedElsewhere:
-                return "“\(name)” was changed by another program: theirs is shown, your unsaved text is kept (^K)"
+                return
+                    "“\(name)” was changed by another program: theirs is shown, your unsaved text is kept (^K)"
             case .deletedElsewhere:
                 return "“\(name)” was deleted by another program; " + (error.detail.map(Self.outcome) ?? "")
             case .permissionDenied where error.operation == "autosave the document":
@@ -867,8 +869,10 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
             screen.index = (screen.index + 1) % screen.records.count
             screen.versionLines = (try? lines(of: screen.records[screen.index])) ?? []
             mode = .conflict(screen)
-        case .character("m"): resolve(shown, keeping: shown.isFromThisComputer ? .conflictVersion : .currentItem)
-        case .character("t"): resolve(shown, keeping: shown.isFromThisComputer ? .currentItem : .conflictVersion)
+        case .character("m"):
+            resolve(shown, keeping: shown.isFromThisComputer ? .conflictVersion : .currentItem)
+        case .character("t"):
+            resolve(shown, keeping: shown.isFromThisComputer ? .currentItem : .conflictVersion)
         case .character("b"): keepBoth(shown)
         default: break
         }
@@ -1158,7 +1162,8 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
             let record = screen.records[index]
             let date = record.modificationDate.map(dateFormatter.string) ?? "unknown date"
             let program = record.savingProgram.map { " (\($0))" } ?? ""
-            let conflict = record.isConflict ? (record.isResolved ? "  (conflict, resolved)" : "  (conflict)") : ""
+            let conflict =
+                record.isConflict ? (record.isResolved ? "  (conflict, resolved)" : "  (conflict)") : ""
             let line = " \(date)  on \(record.savingComputer ?? "unknown computer")\(program)\(conflict)"
             terminal.draw(
                 line, y: top + 2 + row, x: x + 1, width: width - 1,
@@ -1184,7 +1189,10 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         let version: (title: String, detail: String) =
             record.isFromThisComputer
             ? ("your unsaved text", "\(program)this computer, \(versionDate)")
-            : ("from \(record.savingComputer ?? "another computer")", "\(program)\(record.savingComputer ?? "?"), \(versionDate)")
+            : (
+                "from \(record.savingComputer ?? "another computer")",
+                "\(program)\(record.savingComputer ?? "?"), \(versionDate)"
+            )
         let file: (title: String, detail: String) =
             record.isFromThisComputer
             ? ("the file now", "as another program left it, \(fileDate)")
@@ -1192,7 +1200,8 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         let fileLines = buffer.lines
         let (mine, theirs) =
             record.isFromThisComputer
-            ? ((version, screen.versionLines), (file, fileLines)) : ((file, fileLines), (version, screen.versionLines))
+            ? ((version, screen.versionLines), (file, fileLines))
+            : ((file, fileLines), (version, screen.versionLines))
         let count = screen.records.count > 1 ? " \(screen.index + 1)/\(screen.records.count)" : ""
         terminal.draw(" Mine: \(mine.0.title)", y: top, x: x + 1, width: half - 1, attributes: Terminal.bold)
         terminal.draw(

@@ -101,7 +101,8 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
     func fileChangedElsewhere() async {
         guard !documentState.contains(.closed) else { return }
         let url = fileURL
-        guard let current = ItemState(path: url.path) else { return }  // gone: a deletion or move will be reported
+        // Gone: a deletion or move will be reported.
+        guard let current = ItemState(path: url.path) else { return }
         if current == fileRecord.withLock({ $0.knownState }) { return }
         if noteMetadataChange(at: url) {
             // Only its status changed; a chmod may have made it read-only or writable.
@@ -334,13 +335,17 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
             let outcome: String
             if !hasUnsavedChanges {
                 // Its last text stays recoverable: a file that appears at the path again finds it.
-                if let store = versionStore, let shown = try? contents(forType: savingFileType() ?? "public.data") {
+                if let store = versionStore,
+                    let shown = try? contents(forType: savingFileType() ?? "public.data")
+                {
                     let contents = DocumentContents(value: shown, modificationDate: nil)
                     _ = await withFileAccess { [self] in self.keepAsHistory(contents, of: url, in: store) }
                 }
                 outcome = "the document was closed"
             } else if coordinated {
-                let saved = isLocked ? await keepUnsavedChangesAsVersion() : await performSave(to: url, for: .forOverwriting)
+                let saved =
+                    isLocked
+                    ? await keepUnsavedChangesAsVersion() : await performSave(to: url, for: .forOverwriting)
                 // Not saved because the file changed first: that change is taken; go round again.
                 if !saved && !hasUnsavedChanges { continue }
                 if saved {
@@ -381,7 +386,8 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
             handleError(error, userInteractionPermitted: false)
             return nil
         }
-        let result = await withFileAccess { [self] in try self.keepUnsavedChanges(contents, of: url, in: nil) }
+        let result = await withFileAccess { [self] in try self.keepUnsavedChanges(contents, of: url, in: nil)
+        }
         switch result {
         case .success(let kept):
             guard let kept else { return url }

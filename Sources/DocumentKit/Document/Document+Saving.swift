@@ -148,7 +148,8 @@ extension Document {
                 autosave.saveFinished(
                     at: autosaveConfiguration.clock.elapsed(), stillDirty: hasUnsavedChanges))
             return false
-        case .success(.gone) where fileRecord.withLock({ $0.url }) == url
+        case .success(.gone)
+        where fileRecord.withLock({ $0.url }) == url
             && !FileManager.default.fileExists(atPath: url.path):
             // Deleted while this save waited for the lock, where inotify's news of it is not
             // delivered (the write was pending): take the deletion now.
@@ -332,7 +333,8 @@ extension Document {
                         // Read-only: not written, but not lost either.
                         let kept = try self.keepUnsavedChangesNow(contents, of: url, in: versionStore)
                         DocumentLog.write(
-                            "\(url.path) is read-only; the unsaved changes were kept in \(kept?.path ?? url.path)")
+                            "\(url.path) is read-only; the unsaved changes were kept in \(kept?.path ?? url.path)"
+                        )
                         return .changedElsewhere
                     }
                     // The same write as any save: coordinated, never over another writer's
@@ -430,7 +432,9 @@ extension Document {
         _ contents: DocumentContents, of url: URL, in versionStore: VersionStore?, asConflict: Bool = true
     ) throws -> KeptChanges? {
         let exists = FileManager.default.fileExists(atPath: url.path)
-        if exists, let data = contents.value as? Data, let current = try? Data(contentsOf: url), current == data {
+        if exists, let data = contents.value as? Data, let current = try? Data(contentsOf: url),
+            current == data
+        {
             return nil
         }
         // A file just deleted is still known to the store by its path.
@@ -441,7 +445,9 @@ extension Document {
                 return .version(version, isNew: isNew)
             } catch {
                 // A deleted file the store never knew is no store failure: kept beside it.
-                if exists { versionStore.report(error, operation: "keep unsaved changes as a conflict version") }
+                if exists {
+                    versionStore.report(error, operation: "keep unsaved changes as a conflict version")
+                }
             }
         }
         let destination = Self.unsavedChangesURL(for: url)

@@ -16,6 +16,23 @@ import Synchronization
 ///
 /// Every write is a safe save: a crash at any instant leaves the old or the new file.
 ///
+/// Nothing the user typed is lost to another writer. "Mine" is what the user of this
+/// computer typed and has not saved, including typing an editor still holds
+/// (``DocumentEditor``):
+///
+/// - When another program or device changes the file, its file stays and is loaded; the
+///   unsaved text is first kept as a conflict version from this computer
+///   (``FileVersion/isFromThisComputer``), the document enters ``DocumentState/inConflict``,
+///   and ``handleError(_:userInteractionPermitted:)`` hears ``DocumentKitError/Code/editedElsewhere``.
+///   With nothing unsaved, the text the other program replaced is kept as a history version.
+/// - When the file moves, ``fileURL`` follows and unsaved text is saved at the new place.
+/// - When the file is deleted with unsaved text, the text is saved again at its path (a
+///   program that does not coordinate deleted it), or into the file first (a coordinated
+///   deletion takes it along), or kept beside it; the error says which
+///   (``DocumentKitError/Code/deletedElsewhere``).
+/// - Resolving a conflict deletes nothing: see ``FileVersion/resolveConflict(ofItemAt:keeping:)``.
+///   A revert keeps the discarded text as a history version.
+///
 /// For example:
 ///
 /// ```swift

@@ -122,7 +122,8 @@ extension VersionStore {
         savingProgram: String? = nil, modificationDate: Date?, byMoving: Bool
     ) throws -> FileVersion {
         try storeVersion(
-            ofItemAt: itemURL, contentsOf: contentsURL, isConflict: isConflict, savingComputer: savingComputer,
+            ofItemAt: itemURL, contentsOf: contentsURL, isConflict: isConflict,
+            savingComputer: savingComputer,
             savingProgram: savingProgram, modificationDate: modificationDate, byMoving: byMoving
         ).version
     }
@@ -155,7 +156,8 @@ extension VersionStore {
                 if let id { identitiesGiven.withLock { $0[path] = id } }
                 known = id.map { id in
                     let entry = index.items[id]
-                    return ItemIdentity(id: id, path: path, device: entry?.device ?? 0, inode: entry?.inode ?? 0)
+                    return ItemIdentity(
+                        id: id, path: path, device: entry?.device ?? 0, inode: entry?.inode ?? 0)
                 }
             }
             guard let identity = known else {

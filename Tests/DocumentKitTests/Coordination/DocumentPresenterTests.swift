@@ -32,7 +32,8 @@ final class PresentedTextDocument: Document {
 
     override func load(fromContents contents: Any, ofType typeName: String?) throws {
         guard let data = contents as? Data else { throw CocoaError(.fileReadCorruptFile) }
-        history.append("load \(String(decoding: data, as: UTF8.self).debugDescription) over \(text.debugDescription)")
+        history.append(
+            "load \(String(decoding: data, as: UTF8.self).debugDescription) over \(text.debugDescription)")
         text = String(decoding: data, as: UTF8.self)
         didReload?(text)
     }

@@ -1,6 +1,7 @@
-@testable import DocumentKit
 import Foundation
 import Testing
+
+@testable import DocumentKit
 
 #if canImport(Glibc)
     import Glibc
@@ -48,7 +49,8 @@ struct SeededGenerator: RandomNumberGenerator {
             if FileManager.default.fileExists(atPath: file.path), await document.open() {
                 return (document, PendingTypingEditor(document))
             }
-            #expect(await document.save(to: file, for: .forCreating) || document.errorCodes.contains(.fileExists))
+            #expect(
+                await document.save(to: file, for: .forCreating) || document.errorCodes.contains(.fileExists))
             return (document, PendingTypingEditor(document))
         }
 
@@ -128,8 +130,12 @@ struct SeededGenerator: RandomNumberGenerator {
             .filter { $0.hasPrefix(name) && $0 != file.lastPathComponent }
         places += beside.compactMap { fileText(tree.file($0)) }
         let lost = typed.filter { word in !places.contains { $0.contains(word) } }
-        if let first = lost.first, let holder = documents.first(where: { $0.history.contains { $0.contains(first) } }) {
-            print("seed \(seed) history of the document that had \(first):\n" + holder.history.joined(separator: "\n"))
+        if let first = lost.first,
+            let holder = documents.first(where: { $0.history.contains { $0.contains(first) } })
+        {
+            print(
+                "seed \(seed) history of the document that had \(first):\n"
+                    + holder.history.joined(separator: "\n"))
         }
         #expect(
             lost.isEmpty,
@@ -137,13 +143,19 @@ struct SeededGenerator: RandomNumberGenerator {
         )
 
         let conflicts = versions.filter { $0.isConflict && !$0.isResolved }.compactMap(contents(of:))
-        #expect(Set(conflicts).count == conflicts.count, "seed \(seed): a conflict version repeated: \(conflicts)")
+        #expect(
+            Set(conflicts).count == conflicts.count, "seed \(seed): a conflict version repeated: \(conflicts)"
+        )
         #expect(!conflicts.contains(finalText), "seed \(seed): a conflict version equal to the file")
         // Kept aside by a document (not what the other writer left, like a file moved away).
         let keptBeside = beside.filter { $0.contains("(unsaved changes from ") }
         if !conflicts.isEmpty || !keptBeside.isEmpty {
-            let told = documents.flatMap(\.errorCodes).contains { $0 == .editedElsewhere || $0 == .deletedElsewhere }
-            #expect(told, "seed \(seed): text was kept aside and the user never heard: \(keptBeside) \(conflicts)")
+            let told = documents.flatMap(\.errorCodes).contains {
+                $0 == .editedElsewhere || $0 == .deletedElsewhere
+            }
+            #expect(
+                told, "seed \(seed): text was kept aside and the user never heard: \(keptBeside) \(conflicts)"
+            )
         }
         child.kill()
     }
