@@ -74,49 +74,57 @@ final class DocsFolder {
         _ arguments: [String], input: Data? = nil, environment extra: [String: String] = [:],
         unprivileged: Bool = false
     ) throws -> DocsResult {
-        let process = Process()
-        process.executableURL = DocsBinary.url
-        process.arguments = arguments
-        process.environment = environment.merging(extra) { $1 }
+        var executable = DocsBinary.url
+        var arguments = arguments
+        var environment = environment.merging(extra) { $1 }
         if unprivileged && getuid() == 0 {
             let runtime = root.appendingPathComponent("runtime-nobody", isDirectory: true)
             try FileManager.default.createDirectory(
                 at: runtime, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             guard chown(runtime.path, 65534, 65534) == 0 else { throw CocoaError(.fileWriteNoPermission) }
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments =
-                ["--reuid=65534", "--regid=65534", "--clear-groups", DocsBinary.url.path] + arguments
-            process.environment?["XDG_RUNTIME_DIR"] = runtime.path
-            process.environment?["HOME"] = root.path
+            executable = URL(fileURLWithPath: "/usr/bin/setpriv")
+            arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", DocsBinary.url.path] + arguments
+            environment["XDG_RUNTIME_DIR"] = runtime.path
+            environment["HOME"] = root.path
         }
-        let outputURL = root.appendingPathComponent("stdout-\(UUID().uuidString)")
-        let errorURL = root.appendingPathComponent("stderr-\(UUID().uuidString)")
-        try Data().write(to: outputURL)
-        try Data().write(to: errorURL)
-        let output = try FileHandle(forWritingTo: outputURL)
-        let error = try FileHandle(forWritingTo: errorURL)
-        defer {
-            try? output.close()
-            try? error.close()
-            try? FileManager.default.removeItem(at: outputURL)
-            try? FileManager.default.removeItem(at: errorURL)
-        }
-        process.standardOutput = output
-        process.standardError = error
-        let inputURL = root.appendingPathComponent("stdin-\(UUID().uuidString)")
-        try (input ?? Data()).write(to: inputURL)
-        let inputHandle = try FileHandle(forReadingFrom: inputURL)
-        defer {
-            try? inputHandle.close()
-            try? FileManager.default.removeItem(at: inputURL)
-        }
-        process.standardInput = inputHandle
-        try process.run()
-        process.waitUntilExit()
-        return DocsResult(
-            status: process.terminationStatus, outputData: try Data(contentsOf: outputURL),
-            error: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
+        return try runDocs(executable, arguments, environment: environment, input: input, scratch: root)
     }
+}
+
+/// Runs `executable` (`docs`, or `setpriv` running it) and waits for it, with its output in
+/// files under `scratch`, not pipes: an editor `docs edit` starts could hold a pipe open past
+/// its end.
+func runDocs(
+    _ executable: URL, _ arguments: [String], environment: [String: String], input: Data?, scratch: URL
+) throws -> DocsResult {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.environment = environment
+    let name = UUID().uuidString
+    let outputURL = scratch.appendingPathComponent("stdout-\(name)")
+    let errorURL = scratch.appendingPathComponent("stderr-\(name)")
+    let inputURL = scratch.appendingPathComponent("stdin-\(name)")
+    try Data().write(to: outputURL)
+    try Data().write(to: errorURL)
+    try (input ?? Data()).write(to: inputURL)
+    let output = try FileHandle(forWritingTo: outputURL)
+    let error = try FileHandle(forWritingTo: errorURL)
+    let inputHandle = try FileHandle(forReadingFrom: inputURL)
+    defer {
+        try? output.close()
+        try? error.close()
+        try? inputHandle.close()
+        for url in [outputURL, errorURL, inputURL] { try? FileManager.default.removeItem(at: url) }
+    }
+    process.standardOutput = output
+    process.standardError = error
+    process.standardInput = inputHandle
+    try process.run()
+    process.waitUntilExit()
+    return DocsResult(
+        status: process.terminationStatus, outputData: try Data(contentsOf: outputURL),
+        error: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
 }
 
 /// `docs list --json`, decoded.

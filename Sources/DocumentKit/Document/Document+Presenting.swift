@@ -97,6 +97,22 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
         }
     }
 
+    /// What the document holds now, to keep: ``contents(forType:)`` of the saving type.
+    func currentContents() throws -> DocumentContents {
+        DocumentContents(
+            value: try contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
+    }
+
+    /// ``currentContents()``, with a failure handed to ``handleError(_:userInteractionPermitted:)``.
+    func currentContentsReportingFailure() -> DocumentContents? {
+        do {
+            return try currentContents()
+        } catch {
+            handleError(error, userInteractionPermitted: false)
+            return nil
+        }
+    }
+
     /// The file changed and another writer did it: reload, keeping unsaved work safe.
     func fileChangedElsewhere() async {
         guard !documentState.contains(.closed) else { return }
@@ -145,15 +161,11 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
             let generation = editGeneration
             let isDirty = hasUnsavedChanges
             let shown: DocumentContents
-            do {
-                shown = DocumentContents(
-                    value: try contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
-            } catch {
-                if isDirty {
-                    handleError(error, userInteractionPermitted: false)
-                    return
-                }
-                shown = DocumentContents(value: Data(), modificationDate: nil)
+            if isDirty {
+                guard let contents = currentContentsReportingFailure() else { return }
+                shown = contents
+            } else {
+                shown = (try? currentContents()) ?? DocumentContents(value: Data(), modificationDate: nil)
             }
             let store = versionStore
             let result = await withFileAccess { [self] in
@@ -234,14 +246,7 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
     public func keepUnsavedChangesAsVersion(asConflict: Bool = true) async -> Bool {
         commitPendingEdits()
         guard hasUnsavedChanges else { return true }
-        let contents: DocumentContents
-        do {
-            contents = DocumentContents(
-                value: try self.contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
-        } catch {
-            handleError(error, userInteractionPermitted: false)
-            return false
-        }
+        guard let contents = currentContentsReportingFailure() else { return false }
         let url = fileURL
         let store = versionStore
         let result = await withFileAccess { [self] in
@@ -335,11 +340,8 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
             let outcome: String
             if !hasUnsavedChanges {
                 // Its last text stays recoverable: a file that appears at the path again finds it.
-                if let store = versionStore,
-                    let shown = try? contents(forType: savingFileType() ?? "public.data")
-                {
-                    let contents = DocumentContents(value: shown, modificationDate: nil)
-                    _ = await withFileAccess { [self] in self.keepAsHistory(contents, of: url, in: store) }
+                if let store = versionStore, let shown = try? currentContents() {
+                    _ = await withFileAccess { [self] in self.keepAsHistory(shown, of: url, in: store) }
                 }
                 outcome = "the document was closed"
             } else if coordinated {
@@ -378,14 +380,7 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
     /// - Returns: Where they are; nil (reported) when they could be kept nowhere, and the
     ///   document must stay open with the text on screen.
     private func keepUnsavedChangesOutsideTheStore(of url: URL) async -> URL? {
-        let contents: DocumentContents
-        do {
-            contents = DocumentContents(
-                value: try self.contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
-        } catch {
-            handleError(error, userInteractionPermitted: false)
-            return nil
-        }
+        guard let contents = currentContentsReportingFailure() else { return nil }
         let result = await withFileAccess { [self] in try self.keepUnsavedChanges(contents, of: url, in: nil)
         }
         switch result {

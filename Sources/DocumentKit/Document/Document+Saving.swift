@@ -318,8 +318,7 @@ extension Document {
         let token = changeCountToken(for: .forOverwriting)
         let url = fileURL
         do {
-            let contents = DocumentContents(
-                value: try contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
+            let contents = try currentContents()
             let attributes = SendableAttributes(
                 value: try fileAttributesToWrite(to: url, for: .forOverwriting))
             let versionStore = self.versionStore

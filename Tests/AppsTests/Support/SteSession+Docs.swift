@@ -5,37 +5,14 @@ extension SteSession {
     /// Runs the real `docs` on this session's container and data folders, as the user would
     /// in another terminal while `ste` runs, and waits for it.
     func docs(_ arguments: [String], environment extra: [String: String] = [:]) throws -> DocsResult {
-        let process = Process()
-        process.executableURL = DocsBinary.url
-        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["STE_CONTAINER"] = container.path
         environment["XDG_DATA_HOME"] = dataHome.path
         environment["HOME"] = root.path
         environment["EDITOR"] = "false"
-        process.environment = environment.merging(extra) { $1 }
-        // Files, not pipes: an editor `docs edit` starts could hold a pipe open past its end.
-        let name = UUID().uuidString.prefix(8)
-        let outputURL = root.appendingPathComponent("docs-stdout-\(name)")
-        let errorURL = root.appendingPathComponent("docs-stderr-\(name)")
-        try Data().write(to: outputURL)
-        try Data().write(to: errorURL)
-        let output = try FileHandle(forWritingTo: outputURL)
-        let error = try FileHandle(forWritingTo: errorURL)
-        defer {
-            try? output.close()
-            try? error.close()
-            try? FileManager.default.removeItem(at: outputURL)
-            try? FileManager.default.removeItem(at: errorURL)
-        }
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return DocsResult(
-            status: process.terminationStatus, outputData: try Data(contentsOf: outputURL),
-            error: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
+        return try runDocs(
+            DocsBinary.url, arguments, environment: environment.merging(extra) { $1 }, input: nil,
+            scratch: root)
     }
 
     /// The version store `ste` and `docs` use here: the shared store under this session's
