@@ -11,8 +11,6 @@ struct VersionSummary: Sendable, Equatable {
     var program: String?
     var isConflict: Bool
     var isResolved: Bool
-    /// Where the version's contents are.
-    var contentsURL: URL
 }
 
 /// Everything `docs` needs from version history, in one place, so that the commands do not
@@ -63,6 +61,6 @@ enum VersionsAdapter {
             id: version.persistentIdentifier, modificationDate: version.modificationDate,
             computer: version.localizedNameOfSavingComputer, program: version.savingProgram,
             isConflict: version.isConflict,
-            isResolved: version.isResolved, contentsURL: version.url)
+            isResolved: version.isResolved)
     }
 }

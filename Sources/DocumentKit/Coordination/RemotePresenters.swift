@@ -305,7 +305,7 @@ enum PresenterIndex {
             {
                 guard let pid = pid_t(name), pid != me else { continue }
                 // A process killed before it could clean up leaves its listings behind.
-                if kill(pid, 0) != 0, errno == ESRCH {
+                if !ProcessIdentity.isAlive(pid) {
                     unlink("\(presented)/\(folder)/\(name)")
                     rmdir("\(presented)/\(folder)")
                     unlink(socketPath(of: pid))
@@ -344,7 +344,7 @@ enum PresenterIndex {
                         || (includingDescendants && CanonicalPath.isAncestor(path, of: presented))
                 }
                 guard related else { continue }
-                if kill(pid, 0) != 0 && errno == ESRCH {
+                if !ProcessIdentity.isAlive(pid) {
                     PresenterIndex.removeEntries(of: pid)
                     continue
                 }

@@ -195,8 +195,13 @@ final class DirectoryWatcher: Sendable {
         }
         var end = bytes.count - 1
         while end > 0 && isBase36Digit(bytes[end - 1]) { end -= 1 }
-        // `end` is the start of the ID; the 8 bytes before it must be ".dk-tmp-" or ".dk-old-",
-        // and the leading "." must come before them.
+        // `end` is the start of the ID. Before it may come "PID-", the process that made the
+        // name; before that the 8 bytes ".dk-tmp-" or ".dk-old-", and the leading "." before them.
+        if end >= 2, bytes[end - 1] == UInt8(ascii: "-") {
+            var start = end - 1
+            while start > 0 && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[start - 1]) { start -= 1 }
+            if start < end - 1 { end = start }
+        }
         guard end >= 9 else { return false }
         let marker = bytes[(end - 8)..<end]
         return marker.elementsEqual(".dk-tmp-".utf8) || marker.elementsEqual(".dk-old-".utf8)

@@ -1,5 +1,6 @@
 import CDocumentSystem
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -92,6 +93,7 @@ public enum SafeSave {
                 detail: "a folder is in the way of the file")
         }
 
+        sweepDebris(in: directory, path: target.deletingLastPathComponent().path)
         let temporaryName = temporaryName(for: name, kind: "tmp")
         let fd = try Syscall.openat(
             directory.rawValue, temporaryName, O_WRONLY | O_CREAT | O_EXCL, 0o600
@@ -152,6 +154,7 @@ public enum SafeSave {
         if original != nil && options.contains(.withoutOverwriting) {
             throw DocumentKitError(.fileExists, operation: "create", url: url, errno: .fileExists)
         }
+        sweepDebris(in: directory, path: parentURL.path)
         let stagingName = temporaryName(for: name, kind: "tmp")
         let stagingURL = parentURL.appendingPathComponent(stagingName)
         var succeeded = false
@@ -264,6 +267,7 @@ public enum SafeSave {
         for _ in 0..<40 {
             switch Syscall.fstatat(AT_FDCWD, current.path, followLinks: false) {
             case .success(let info) where info.isSymbolicLink:
+                try refuseUnprotectedLink(current, info)
                 let destination = try Syscall.readlinkat(AT_FDCWD, current.path).get("read the link", current)
                 current =
                     URL(fileURLWithPath: destination, relativeTo: current.deletingLastPathComponent())
@@ -276,6 +280,21 @@ public enum SafeSave {
             .invalidSymbolicLink, operation: "save", url: url, errno: .tooManySymbolicLinkLevels)
     }
 
+    /// Refuses to follow a link in a sticky folder anyone may write (such as /tmp) unless the
+    /// link belongs to this user or to the folder's owner, as the kernel's
+    /// `fs.protected_symlinks` does: otherwise another user could plant a link there that
+    /// makes this save replace a file of theirs choosing, outside the folder.
+    static func refuseUnprotectedLink(_ link: URL, _ info: stat) throws {
+        let folder = link.deletingLastPathComponent()
+        guard case .success(let parent) = Syscall.fstatat(AT_FDCWD, folder.path, followLinks: true),
+            parent.st_mode & S_ISVTX != 0, parent.st_mode & 0o002 != 0,
+            info.st_uid != geteuid(), info.st_uid != parent.st_uid
+        else { return }
+        throw DocumentKitError(
+            .permissionDenied, operation: "save", url: link, errno: .permissionDenied,
+            detail: "it is a link another user made in a folder anyone may write; it is not followed")
+    }
+
     static func existingItem(_ name: String, in directory: FileDescriptor, url: URL) throws -> stat? {
         switch Syscall.fstatat(directory.rawValue, name, followLinks: false) {
         case .success(let info): return info
@@ -284,11 +303,50 @@ public enum SafeSave {
         }
     }
 
+    /// `.NAME.dk-KIND-PID-RANDOM`: hidden, naming the process that owns it (so that what a
+    /// killed process left can be told from what a live one is writing), and within NAME_MAX
+    /// bytes whatever the name: a long name is cut, by bytes, at a Unicode scalar boundary.
     static func temporaryName(for name: String, kind: String) -> String {
-        let random = UInt64.random(in: 0...UInt64.max)
-        // Keep the whole name within NAME_MAX even for a long original name.
-        let stem = String(name.utf8.count > 200 ? String(name.prefix(60)) : name)
-        return ".\(stem).dk-\(kind)-\(String(random, radix: 36))"
+        let suffix = ".dk-\(kind)-\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 36))"
+        let room = 255 - 1 - suffix.utf8.count
+        var stem = ""
+        var used = 0
+        for scalar in name.unicodeScalars {
+            let length = UTF8.width(scalar)
+            if used + length > room { break }
+            stem.unicodeScalars.append(scalar)
+            used += length
+        }
+        return ".\(stem)\(suffix)"
+    }
+
+    /// The process that made a temporary name, if the name is one of ``temporaryName(for:kind:)``'s.
+    static func owner(ofTemporaryName name: String) -> pid_t? {
+        guard name.hasPrefix("."), let marker = name.range(of: ".dk-", options: .backwards) else { return nil }
+        let parts = name[marker.upperBound...].split(separator: "-")
+        guard parts.count == 3, ["tmp", "old"].contains(parts[0]), let pid = pid_t(parts[1]) else { return nil }
+        return pid
+    }
+
+    private static let sweptFolders = Mutex<Set<String>>([])
+
+    /// Removes the temporary files and folders that killed processes left in the folder open
+    /// as `directory`: once per folder per process, at its first save there. Only debris whose
+    /// process is gone is touched; a live process's save in progress is left alone.
+    static func sweepDebris(in directory: FileDescriptor, path: String) {
+        guard sweptFolders.withLock({ $0.insert(path).inserted }) else { return }
+        guard case .success(let names) = Syscall.directoryEntries(directory.rawValue) else { return }
+        for name in names where name.hasPrefix(".") && name.contains(".dk-") {
+            guard let pid = owner(ofTemporaryName: name), pid != getpid(), !ProcessIdentity.isAlive(pid) else {
+                continue
+            }
+            let url = URL(fileURLWithPath: path).appendingPathComponent(name)
+            switch Syscall.fstatat(directory.rawValue, name, followLinks: false) {
+            case .success(let info) where info.isDirectory: try? removeTree(url)
+            case .success: _ = Syscall.unlinkat(directory.rawValue, name)
+            case .failure: continue
+            }
+        }
     }
 
     /// Gives the temporary file the original's mode, owner and extended attributes.

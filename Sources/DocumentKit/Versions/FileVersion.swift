@@ -132,7 +132,7 @@ public final class FileVersion: Sendable, CustomStringConvertible {
     /// Whether the version's contents are on this computer: always, unless the store lost them.
     public var hasLocalContents: Bool {
         if let currentURL { return FileManager.default.fileExists(atPath: currentURL.path) }
-        return (try? store?.materializedURL(of: self)) != nil
+        return store?.hasChunks(of: self) ?? false
     }
 
     public var description: String {

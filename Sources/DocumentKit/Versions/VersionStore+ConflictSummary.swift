@@ -132,10 +132,10 @@ extension VersionStore {
         let unresolved = queue.sync { records(ofItem: itemID) }.contains { $0.isConflict && !$0.isResolved }
         let marker = conflictMarkersURL.appendingPathComponent(itemID)
         if unresolved {
-            try? FileManager.default.createDirectory(
-                at: conflictMarkersURL, withIntermediateDirectories: true)
+            try? makeFolder(conflictMarkersURL)
             if !FileManager.default.fileExists(atPath: marker.path) {
-                _ = FileManager.default.createFile(atPath: marker.path, contents: nil)
+                _ = FileManager.default.createFile(
+                    atPath: marker.path, contents: nil, attributes: [.posixPermissions: 0o600])
             }
         } else {
             try? FileManager.default.removeItem(at: marker)

@@ -80,26 +80,44 @@ extension VersionStore {
             chunks: names)
     }
 
-    /// Writes a chunk unless one of that name is already stored.
+    /// Writes a chunk unless the very same bytes are already stored under its name.
+    ///
+    /// A stored chunk of the right size is compared with the bytes, not trusted: one that was
+    /// damaged (a flipped bit) would otherwise make every later version holding these bytes
+    /// unrestorable. A damaged one is reported, set aside, and replaced by the good bytes.
     private func storeChunk(_ name: String, _ bytes: UnsafeRawBufferPointer) throws {
         let url = chunkURL(name)
         var info = stat()
-        if lstat(url.path, &info) == 0, info.isRegularFile, Int(info.st_size) == bytes.count { return }
+        if lstat(url.path, &info) == 0, info.isRegularFile {
+            if Int(info.st_size) == bytes.count, let stored = try? Data(contentsOf: url),
+                stored.elementsEqual(bytes)
+            {
+                return
+            }
+            quarantine(
+                url, reason: "a stored chunk does not hold the bytes its name says; the good bytes were stored again",
+                operation: "check a stored chunk")
+        }
         let folder = url.deletingLastPathComponent()
         if lstat(folder.path, &info) != 0 { try makeFolder(folder) }
-        try SafeSave.write(to: url) { try $0.write(bytes) }
+        try SafeSave.write(to: url, permissions: 0o600) { try $0.write(bytes) }
     }
 
     // MARK: - Rebuilding contents
 
     /// Writes the contents a manifest describes at `destination`, where nothing exists yet.
-    /// Every chunk is checked against its name.
-    func materialize(_ manifest: Manifest, at destination: URL) throws {
+    /// Every chunk is checked against its name; a damaged one is reported once and set aside,
+    /// so that the next save of the same bytes stores them again.
+    ///
+    /// - Parameter privately: Whether every file and folder is the user's alone (the store's
+    ///   own copies), rather than given the version's modes (a restore).
+    func materialize(_ manifest: Manifest, at destination: URL, privately: Bool = false) throws {
+        let modeMask: mode_t = privately ? 0o700 : 0o7777
         for entry in manifest.entries {
             let url = entry.path.isEmpty ? destination : destination.appendingPathComponent(entry.path)
             switch entry.kind {
             case .folder:
-                guard mkdir(url.path, mode_t(entry.mode & 0o7777) | 0o700) == 0 else {
+                guard mkdir(url.path, mode_t(entry.mode) & modeMask | 0o700) == 0 else {
                     throw DocumentKitError(Errno.current, operation: "rebuild a version folder", url: url)
                 }
             case .link:
@@ -117,23 +135,90 @@ extension VersionStore {
                             detail: "a chunk of the version is missing")
                     }
                     guard ContentHash(of: chunk).hex == name else {
+                        quarantine(chunkURL(name), reason: "a chunk of a version is damaged", operation: "rebuild a version")
                         throw DocumentKitError(
                             .corruptFile, operation: "rebuild a version", url: chunkURL(name),
-                            detail: "a chunk of the version is damaged")
+                            detail: "a chunk of the version is damaged; it is set aside, and the next save of the same bytes stores them again")
                     }
                     try chunk.withUnsafeBytes { try file.writeAll($0, operation: "rebuild a version") }
                 }
-                _ = fchmod(file.rawValue, mode_t(entry.mode & 0o7777))
+                _ = fchmod(file.rawValue, mode_t(entry.mode) & modeMask)
             }
         }
     }
 
     // MARK: - Staging
 
-    /// A fresh name in `incoming/` for an item on its way into the store.
+    /// A fresh name in `incoming/` for an item on its way into the store: `PID-UUID`, so that
+    /// what a killed process left there can be swept (see `sweepOnce()`).
     func stagingURL() throws -> URL {
         try makeFolder(incomingURL)
-        return incomingURL.appendingPathComponent(UUID().uuidString)
+        return incomingURL.appendingPathComponent("\(getpid())-\(UUID().uuidString)")
+    }
+
+    // MARK: - Sweeping
+
+    /// Once per store object, at its first write: removes what killed processes left in
+    /// `incoming/` (only entries whose process is gone), makes a store folder that an older
+    /// DocumentKit left readable to others private, and trims the cache of rebuilt versions.
+    func sweepOnce() {
+        guard swept.withLock({ state in
+            defer { state = true }
+            return !state
+        })
+        else { return }
+        var info = stat()
+        if lstat(root.path, &info) == 0, info.permissions & 0o077 != 0, info.st_uid == geteuid() {
+            _ = chmod(root.path, 0o700)
+        }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: incomingURL.path)) ?? [] {
+            // "PID-UUID"; a bare UUID is from a DocumentKit that did not name its process.
+            let owner = name.split(separator: "-", maxSplits: 1).first.flatMap { pid_t($0) }
+            guard let owner, owner != getpid(), !ProcessIdentity.isAlive(owner) else { continue }
+            try? FileManager.default.removeItem(at: incomingURL.appendingPathComponent(name))
+        }
+        trimRebuiltVersions(keeping: nil)
+    }
+
+    /// Removes the least recently used rebuilt versions until `contents/` is under its limit
+    /// (``RebuiltVersionsCache``), never `keeping` nor one used within the grace period.
+    func trimRebuiltVersions(keeping kept: URL?) {
+        struct Rebuilt {
+            var folder: URL
+            var bytes: Int64
+            var used: Date
+        }
+        let fileManager = FileManager.default
+        var rebuilt: [Rebuilt] = []
+        for item in (try? fileManager.contentsOfDirectory(atPath: contentsURL.path)) ?? [] {
+            let itemFolder = contentsURL.appendingPathComponent(item, isDirectory: true)
+            for version in (try? fileManager.contentsOfDirectory(atPath: itemFolder.path)) ?? [] {
+                let folder = itemFolder.appendingPathComponent(version, isDirectory: true)
+                var info = stat()
+                guard lstat(folder.path, &info) == 0 else { continue }
+                rebuilt.append(Rebuilt(folder: folder, bytes: Self.bytes(under: folder), used: info.modificationDate))
+            }
+        }
+        var total = rebuilt.reduce(0) { $0 + $1.bytes }
+        let limits = rebuiltVersionsCache.withLock { $0 }
+        let recent = Date().addingTimeInterval(-limits.grace)
+        for entry in rebuilt.sorted(by: { $0.used < $1.used }) where total > limits.bytes {
+            guard entry.used < recent, entry.folder.path != kept?.path else { continue }
+            try? fileManager.removeItem(at: entry.folder)
+            total -= entry.bytes
+        }
+    }
+
+    static func bytes(under url: URL) -> Int64 {
+        var total: Int64 = 0
+        guard let enumerator = FileManager.default.enumerator(atPath: url.path) else { return 0 }
+        while let relative = enumerator.nextObject() as? String {
+            var info = stat()
+            if lstat(url.appendingPathComponent(relative).path, &info) == 0, info.isRegularFile {
+                total += Int64(info.st_size)
+            }
+        }
+        return total
     }
 
     /// Puts a cheap copy of the item at `source` at `destination`: hard links of its files

@@ -29,10 +29,13 @@ extension VersionStore {
         // Not on the store's queue: a save must not wait for the versions of earlier saves.
         do {
             guard let identity = try identity(ofItemAt: url, creating: true) else { return nil }
+            // A document that is a link keeps the history of what it points to, which is what
+            // a safe save replaces.
+            let item = url.resolvingSymlinksInPath()
             var info = stat()
-            guard lstat(url.path, &info) == 0 else { return nil }
+            guard lstat(item.path, &info) == 0 else { return nil }
             let staged = try stagingURL()
-            try linkOrCopy(url, to: staged)
+            try linkOrCopy(item, to: staged)
             return CapturedItem(
                 staged: staged, identity: identity, name: url.lastPathComponent,
                 modified: info.modificationDate,
@@ -298,13 +301,19 @@ extension VersionStore {
         }
     }
 
-    /// The version's contents as a file or package in `contents/`, rebuilt on first use.
+    /// The version's contents as a file or package in `contents/`, rebuilt when first read:
+    /// a cache bounded by ``RebuiltVersionsCache`` (the least recently used go), never
+    /// written by listing versions.
     func materializedURL(of version: FileVersion) throws -> URL {
         guard let itemID = version.itemID else { return version.currentURL ?? root }
         let folder = contentsURL.appendingPathComponent(itemID, isDirectory: true)
             .appendingPathComponent(version.persistentIdentifier, isDirectory: true)
         let url = folder.appendingPathComponent(version.storedName)
-        if FileManager.default.fileExists(atPath: url.path) { return url }
+        if FileManager.default.fileExists(atPath: url.path) {
+            // Used now: the trim takes the least recently used first.
+            _ = utimes(folder.path, nil)
+            return url
+        }
         return try queue.sync {
             if FileManager.default.fileExists(atPath: url.path) { return url }
             guard let record = record(ofItem: itemID, id: version.persistentIdentifier) else {
@@ -314,14 +323,24 @@ extension VersionStore {
             try makeFolder(folder)
             let temporary = folder.appendingPathComponent(".\(UUID().uuidString)")
             do {
-                try materialize(record.manifest, at: temporary)
+                try materialize(record.manifest, at: temporary, privately: true)
                 _ = try Syscall.renameat(AT_FDCWD, temporary.path, AT_FDCWD, url.path).get(
                     "store a version", url)
             } catch {
                 try? FileManager.default.removeItem(at: temporary)
                 throw error
             }
+            trimRebuiltVersions(keeping: folder)
             return url
+        }
+    }
+
+    /// Whether every chunk of the version is in the store, without rebuilding it.
+    func hasChunks(of version: FileVersion) -> Bool {
+        guard let itemID = version.itemID else { return false }
+        return queue.sync {
+            guard let record = record(ofItem: itemID, id: version.persistentIdentifier) else { return false }
+            return record.manifest.chunkNames.allSatisfy { FileManager.default.fileExists(atPath: chunkURL($0).path) }
         }
     }
 

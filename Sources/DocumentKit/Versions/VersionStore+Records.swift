@@ -46,7 +46,8 @@ extension VersionStore {
         let rebuilt = rebuildIndex()
         // Keep the damaged file for a post-mortem, then put the rebuilt one in its place.
         try? makeFolder(damagedURL)
-        try? SafeSave.write(data, to: damagedURL.appendingPathComponent("index-\(UUID().uuidString).json"))
+        try? SafeSave.write(
+            data, to: damagedURL.appendingPathComponent("index-\(UUID().uuidString).json"), permissions: 0o600)
         try? saveIndex(rebuilt)
         return rebuilt
     }
@@ -67,7 +68,7 @@ extension VersionStore {
     func saveIndex(_ index: IdentityIndex, options: SafeSave.Options = []) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        try SafeSave.write(try encoder.encode(index), to: indexURL, options: options)
+        try SafeSave.write(try encoder.encode(index), to: indexURL, options: options, permissions: 0o600)
         if let stamp = ItemState(path: indexURL.path), !stamp.isRecent {
             indexCache.withLock { $0 = (stamp, index) }
         }
@@ -127,24 +128,42 @@ extension VersionStore {
 
     func writeRecord(_ record: VersionRecord) throws {
         try makeFolder(itemFolder(record.itemID))
-        try SafeSave.write(try VersionRecord.encoder.encode(record), to: recordURL(record.itemID, record.id))
+        try SafeSave.write(
+            try VersionRecord.encoder.encode(record), to: recordURL(record.itemID, record.id), permissions: 0o600)
     }
 
     /// Moves a damaged file into `damaged/` so it is reported once, not at every listing.
-    func quarantine(_ url: URL, reason: String) {
+    func quarantine(_ url: URL, reason: String, operation: String = "read a version record") {
         try? makeFolder(damagedURL)
         let aside = damagedURL.appendingPathComponent("\(UUID().uuidString)-\(url.lastPathComponent)")
         if rename(url.path, aside.path) != 0 { unlink(url.path) }
         reportRecovery(
             DocumentKitError(
-                .corruptFile, operation: "read a version record", url: url,
-                detail: "\(reason); it was set aside"))
+                .corruptFile, operation: operation, url: url, detail: "\(reason); it was set aside in \(aside.path)"))
+    }
+
+    /// Whether a version record was found damaged and set aside: the chunks it named are
+    /// unknown, so none may be collected as unused.
+    var hasDamagedRecords: Bool {
+        ((try? FileManager.default.contentsOfDirectory(atPath: damagedURL.path)) ?? []).contains {
+            $0.hasSuffix(".json") && !$0.hasPrefix("index-")
+        }
     }
 
     // MARK: - Collecting unused chunks
 
     /// Removes chunks no record refers to. Runs under the store lock, after versions are removed.
     func collectUnusedChunks() {
+        if hasDamagedRecords {
+            // A damaged record's version is not lost while its chunks are kept: they stay, to
+            // be found again, until the damaged records are dealt with.
+            report(
+                DocumentKitError(
+                    .corruptFile, operation: "collect unused version chunks", url: damagedURL,
+                    detail: "damaged version records were set aside there; their chunks are kept"),
+                operation: "collect unused version chunks")
+            return
+        }
         var used: Set<String> = []
         for itemID in itemIDs() {
             for record in records(ofItem: itemID) { used.formUnion(record.manifest.chunkNames) }

@@ -52,6 +52,19 @@ public final class VersionStore: Sendable {
     let conflictCache = Mutex<ConflictSummary?>(nil)
     /// The identity index as last read, with the stamp of the file it was read from.
     let indexCache = Mutex<(stamp: ItemState, index: IdentityIndex)?>(nil)
+    /// Whether this store object has swept what killed processes left; see `sweepOnce()`.
+    let swept = Mutex(false)
+    /// How much of rebuilt versions' contents `contents/` keeps.
+    let rebuiltVersionsCache = Mutex(RebuiltVersionsCache())
+
+    /// The bound on the copies a version's ``FileVersion/url`` is rebuilt into.
+    struct RebuiltVersionsCache {
+        /// The most bytes kept; the least recently used go first. 64 MiB.
+        var bytes: Int64 = 64 << 20
+        /// Copies used this recently stay whatever the bound: a URL just handed out must
+        /// still work for its reader. A minute.
+        var grace: TimeInterval = 60
+    }
     /// Identities this process gave or found, by path: the index learns of them only when the
     /// version is committed, on the store's queue, and a save right after (of a file another
     /// program replaced, without the attribute) must find the same item, not make a new one.
@@ -164,10 +177,24 @@ public final class VersionStore: Sendable {
             name)
     }
 
-    /// Creates `url` and its parents, naming the folder that could not be made.
+    /// Creates `url` and the parents it lacks, each private (0700) whatever the umask: the
+    /// store holds old contents of documents and the paths of the user's files. Names the
+    /// folder that could not be made.
     func makeFolder(_ url: URL) throws {
+        var missing: [URL] = []
+        var probe = url.standardizedFileURL
+        var info = stat()
+        while probe.path != "/", lstat(probe.path, &info) != 0 {
+            missing.append(probe)
+            probe.deleteLastPathComponent()
+        }
         do {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            for folder in missing.reversed() {
+                if mkdir(folder.path, 0o700) != 0 && Errno.current != .fileExists {
+                    throw Errno.current
+                }
+                _ = chmod(folder.path, 0o700)
+            }
         } catch {
             var info = stat()
             var errno = Errno.noSuchFileOrDirectory
@@ -193,6 +220,7 @@ public final class VersionStore: Sendable {
     /// and a collection of unused chunks never races a version being added.
     func withStoreLock<T>(_ body: () throws -> T) throws -> T {
         try makeFolder(root)
+        sweepOnce()
         let lockURL = root.appendingPathComponent("lock")
         let fd = open(lockURL.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
