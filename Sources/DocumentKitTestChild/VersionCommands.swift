@@ -1,5 +1,10 @@
+import Dispatch
 import DocumentKit
 import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Runs a version-store child command; returns false if `name` is not one.
 func runVersionCommand(_ name: String, _ arguments: [String]) -> Bool {
@@ -20,8 +25,46 @@ func runVersionCommand(_ name: String, _ arguments: [String]) -> Bool {
                 version.isResolved = true
             }
         }
+    case "versioned-save-loop":
+        // versioned-save-loop PATH STORE SIZE: saves a document of SIZE bytes at PATH again and
+        // again, each save keeping the previous contents as a version in the store at STORE;
+        // prints "saving" before the first save. Runs until killed.
+        guard arguments.count == 3, let size = Int(arguments[2]) else {
+            fail("usage: versioned-save-loop PATH STORE SIZE")
+        }
+        let url = URL(fileURLWithPath: arguments[0])
+        let store = VersionStore(root: URL(fileURLWithPath: arguments[1]))
+        Task { @MainActor in
+            await saveForever(url, store: store, size: size)
+        }
+        dispatchMain()
     default:
         return false
     }
     return true
+}
+
+@MainActor
+private func saveForever(_ url: URL, store: VersionStore, size: Int) async -> Never {
+    let document = LoopDocument(fileURL: url)
+    document.versionStore = store
+    document.autosaveConfiguration.isEnabled = false
+    guard await document.open() else { fail("cannot open \(url.path)") }
+    _ = "saving\n".withCString { write(1, $0, strlen($0)) }
+    var generation: UInt8 = 0
+    while true {
+        generation &+= 1
+        document.bytes = Data(repeating: generation, count: size)
+        document.updateChangeCount(.done)
+        _ = await document.save(to: url, for: .forOverwriting)
+    }
+}
+
+/// The document `versioned-save-loop` saves: its bytes as they are.
+private final class LoopDocument: Document {
+    var bytes = Data()
+    override func contents(forType typeName: String) throws -> Any { bytes }
+    override func load(fromContents contents: Any, ofType typeName: String?) throws {
+        bytes = contents as? Data ?? Data()
+    }
 }

@@ -199,7 +199,9 @@ final class DirectoryWatcher: Sendable {
         // name; before that the 8 bytes ".dk-tmp-" or ".dk-old-", and the leading "." before them.
         if end >= 2, bytes[end - 1] == UInt8(ascii: "-") {
             var start = end - 1
-            while start > 0 && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[start - 1]) { start -= 1 }
+            while start > 0 && (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[start - 1]) {
+                start -= 1
+            }
             if start < end - 1 { end = start }
         }
         guard end >= 9 else { return false }

@@ -322,9 +322,13 @@ public enum SafeSave {
 
     /// The process that made a temporary name, if the name is one of ``temporaryName(for:kind:)``'s.
     static func owner(ofTemporaryName name: String) -> pid_t? {
-        guard name.hasPrefix("."), let marker = name.range(of: ".dk-", options: .backwards) else { return nil }
+        guard name.hasPrefix("."), let marker = name.range(of: ".dk-", options: .backwards) else {
+            return nil
+        }
         let parts = name[marker.upperBound...].split(separator: "-")
-        guard parts.count == 3, ["tmp", "old"].contains(parts[0]), let pid = pid_t(parts[1]) else { return nil }
+        guard parts.count == 3, ["tmp", "old"].contains(parts[0]), let pid = pid_t(parts[1]) else {
+            return nil
+        }
         return pid
     }
 
@@ -337,7 +341,8 @@ public enum SafeSave {
         guard sweptFolders.withLock({ $0.insert(path).inserted }) else { return }
         guard case .success(let names) = Syscall.directoryEntries(directory.rawValue) else { return }
         for name in names where name.hasPrefix(".") && name.contains(".dk-") {
-            guard let pid = owner(ofTemporaryName: name), pid != getpid(), !ProcessIdentity.isAlive(pid) else {
+            guard let pid = owner(ofTemporaryName: name), pid != getpid(), !ProcessIdentity.isAlive(pid)
+            else {
                 continue
             }
             let url = URL(fileURLWithPath: path).appendingPathComponent(name)

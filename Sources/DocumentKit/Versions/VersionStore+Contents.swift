@@ -95,7 +95,9 @@ extension VersionStore {
                 return
             }
             quarantine(
-                url, reason: "a stored chunk does not hold the bytes its name says; the good bytes were stored again",
+                url,
+                reason:
+                    "a stored chunk does not hold the bytes its name says; the good bytes were stored again",
                 operation: "check a stored chunk")
         }
         let folder = url.deletingLastPathComponent()
@@ -135,10 +137,14 @@ extension VersionStore {
                             detail: "a chunk of the version is missing")
                     }
                     guard ContentHash(of: chunk).hex == name else {
-                        quarantine(chunkURL(name), reason: "a chunk of a version is damaged", operation: "rebuild a version")
+                        quarantine(
+                            chunkURL(name), reason: "a chunk of a version is damaged",
+                            operation: "rebuild a version")
                         throw DocumentKitError(
                             .corruptFile, operation: "rebuild a version", url: chunkURL(name),
-                            detail: "a chunk of the version is damaged; it is set aside, and the next save of the same bytes stores them again")
+                            detail:
+                                "a chunk of the version is damaged; it is set aside, and the next save of the same bytes stores them again"
+                        )
                     }
                     try chunk.withUnsafeBytes { try file.writeAll($0, operation: "rebuild a version") }
                 }
@@ -162,10 +168,11 @@ extension VersionStore {
     /// `incoming/` (only entries whose process is gone), makes a store folder that an older
     /// DocumentKit left readable to others private, and trims the cache of rebuilt versions.
     func sweepOnce() {
-        guard swept.withLock({ state in
-            defer { state = true }
-            return !state
-        })
+        guard
+            swept.withLock({ state in
+                defer { state = true }
+                return !state
+            })
         else { return }
         var info = stat()
         if lstat(root.path, &info) == 0, info.permissions & 0o077 != 0, info.st_uid == geteuid() {
@@ -196,7 +203,8 @@ extension VersionStore {
                 let folder = itemFolder.appendingPathComponent(version, isDirectory: true)
                 var info = stat()
                 guard lstat(folder.path, &info) == 0 else { continue }
-                rebuilt.append(Rebuilt(folder: folder, bytes: Self.bytes(under: folder), used: info.modificationDate))
+                rebuilt.append(
+                    Rebuilt(folder: folder, bytes: Self.bytes(under: folder), used: info.modificationDate))
             }
         }
         var total = rebuilt.reduce(0) { $0 + $1.bytes }

@@ -340,7 +340,9 @@ extension VersionStore {
         guard let itemID = version.itemID else { return false }
         return queue.sync {
             guard let record = record(ofItem: itemID, id: version.persistentIdentifier) else { return false }
-            return record.manifest.chunkNames.allSatisfy { FileManager.default.fileExists(atPath: chunkURL($0).path) }
+            return record.manifest.chunkNames.allSatisfy {
+                FileManager.default.fileExists(atPath: chunkURL($0).path)
+            }
         }
     }
 

@@ -47,7 +47,8 @@ extension VersionStore {
         // Keep the damaged file for a post-mortem, then put the rebuilt one in its place.
         try? makeFolder(damagedURL)
         try? SafeSave.write(
-            data, to: damagedURL.appendingPathComponent("index-\(UUID().uuidString).json"), permissions: 0o600)
+            data, to: damagedURL.appendingPathComponent("index-\(UUID().uuidString).json"), permissions: 0o600
+        )
         try? saveIndex(rebuilt)
         return rebuilt
     }
@@ -129,7 +130,8 @@ extension VersionStore {
     func writeRecord(_ record: VersionRecord) throws {
         try makeFolder(itemFolder(record.itemID))
         try SafeSave.write(
-            try VersionRecord.encoder.encode(record), to: recordURL(record.itemID, record.id), permissions: 0o600)
+            try VersionRecord.encoder.encode(record), to: recordURL(record.itemID, record.id),
+            permissions: 0o600)
     }
 
     /// Moves a damaged file into `damaged/` so it is reported once, not at every listing.
@@ -139,7 +141,8 @@ extension VersionStore {
         if rename(url.path, aside.path) != 0 { unlink(url.path) }
         reportRecovery(
             DocumentKitError(
-                .corruptFile, operation: operation, url: url, detail: "\(reason); it was set aside in \(aside.path)"))
+                .corruptFile, operation: operation, url: url,
+                detail: "\(reason); it was set aside in \(aside.path)"))
     }
 
     /// Whether a version record was found damaged and set aside: the chunks it named are
