@@ -53,6 +53,14 @@ import Foundation
     let versioned = try await run("versioned.bin", versioned: true)
     let kept = store.otherVersionsOfItem(at: folder.appendingPathComponent("versioned.bin")).count
     let used = Double(store.diskUsage())
+    // As many listings as saves, the way `docs versions` and a history screen list them.
+    for _ in 0..<saves {
+        for version in store.otherVersionsOfItem(at: folder.appendingPathComponent("versioned.bin")) {
+            _ = (version.modificationDate, version.localizedNameOfSavingComputer, version.hasLocalContents)
+        }
+    }
+    let listed = Double(store.diskUsage())
+    let chunks = Double(bytesOfFiles(under: store.root.appendingPathComponent("chunks")))
     let copies = Double(saves * size)
     let ratio = used / copies
     let mib = 1024.0 * 1024.0
@@ -62,10 +70,84 @@ import Foundation
             floorDescription: "\(saves) full copies (\(kept) versions kept)", ratio: ratio,
             target: "at most a fifth of full copies", met: ratio <= 0.2),
         BenchmarkRow(
+            name: "versions.store.after.listings", unit: "MiB", value: listed / mib, floor: chunks / mib,
+            floorDescription: "the deduplicated chunks alone, after \(saves) saves and \(saves) listings",
+            ratio: listed / chunks, target: "at most 1.1x", met: listed / chunks <= 1.1),
+        BenchmarkRow(
             name: "versions.save.1MiB.100x.time", unit: "ms", value: versioned.total / Double(saves) * 1000,
             floor: plain.total / Double(saves) * 1000,
             floorDescription:
                 "the same saves without versions (median \(String(format: "%.2f", versioned.perSave * 1000)) vs \(String(format: "%.2f", plain.perSave * 1000)) ms)",
             ratio: versioned.total / plain.total, target: "reported", met: true),
     ]
+}
+
+/// The bytes of the regular files under `url`.
+func bytesOfFiles(under url: URL) -> Int64 {
+    var total: Int64 = 0
+    guard let enumerator = FileManager.default.enumerator(atPath: url.path) else { return 0 }
+    while let relative = enumerator.nextObject() as? String {
+        var info = stat()
+        if lstat(url.appendingPathComponent(relative).path, &info) == 0, info.st_mode & S_IFMT == S_IFREG {
+            total += Int64(info.st_size)
+        }
+    }
+    return total
+}
+
+/// `versions.store.open.swept`: the first write to a store that 1,000 killed saves left
+/// staged entries in (it sweeps them), against the same first write to an empty store.
+func benchmarkStoreSweep(iterations: Int) throws -> BenchmarkRow {
+    let folder = try scratchFolder("versions-sweep")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let item = folder.appendingPathComponent("item.txt")
+    try SafeSave.write(Data("item".utf8), to: item)
+    let contents = folder.appendingPathComponent("contents.txt")
+    // A process id no live process has: the highest the kernel hands out, plus one.
+    let deadPID =
+        (try? String(contentsOfFile: "/proc/sys/kernel/pid_max", encoding: .utf8))
+        .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }.map { $0 + 1 } ?? 4_194_305
+    var swept: [Double] = []
+    var empty: [Double] = []
+    var unlinks: [Double] = []
+    for index in 0..<iterations {
+        let littered = folder.appendingPathComponent("littered-\(index)", isDirectory: true)
+        let incoming = littered.appendingPathComponent("incoming", isDirectory: true)
+        try FileManager.default.createDirectory(at: incoming, withIntermediateDirectories: true)
+        for entry in 0..<1000 {
+            let staged = incoming.appendingPathComponent("\(deadPID)-\(entry)")
+            guard FileManager.default.createFile(atPath: staged.path, contents: Data(count: 4096)) else {
+                throw CocoaError(.fileWriteUnknown)
+            }
+        }
+        let clean = folder.appendingPathComponent("clean-\(index)", isDirectory: true)
+        try FileManager.default.createDirectory(at: clean, withIntermediateDirectories: true)
+        for (root, into) in [(littered, 0), (clean, 1)] {
+            try SafeSave.write(Data("version \(index)".utf8), to: contents)
+            let began = now()
+            _ = try VersionStore(root: root).addOfItem(at: item, withContentsOf: contents)
+            let elapsed = (now() - began) * 1000
+            if into == 0 { swept.append(elapsed) } else { empty.append(elapsed) }
+        }
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: incoming.path)) ?? []
+        guard left.isEmpty else { throw CocoaError(.fileWriteUnknown) }
+        // What removing those files costs at the least: unlink(2) of each, nothing else.
+        let bare = folder.appendingPathComponent("bare-\(index)", isDirectory: true)
+        try FileManager.default.createDirectory(at: bare, withIntermediateDirectories: true)
+        let names = (0..<1000).map { bare.appendingPathComponent("\(deadPID)-\($0)").path }
+        for name in names { _ = FileManager.default.createFile(atPath: name, contents: Data(count: 4096)) }
+        let began = now()
+        for name in names { unlink(name) }
+        unlinks.append((now() - began) * 1000)
+    }
+    swept.sort()
+    empty.sort()
+    unlinks.sort()
+    let median = swept[swept.count / 2]
+    let floor = empty[empty.count / 2]
+    return BenchmarkRow(
+        name: "versions.store.open.swept", unit: "ms", value: median, floor: floor,
+        floorDescription:
+            "the same first write to an empty store (\(iterations) runs); 1,000 bare unlink(2) took \(String(format: "%.1f", unlinks[unlinks.count / 2])) ms",
+        ratio: median / max(floor, 0.001), target: "reported", met: true)
 }

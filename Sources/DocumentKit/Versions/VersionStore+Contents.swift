@@ -178,11 +178,21 @@ extension VersionStore {
         if lstat(root.path, &info) == 0, info.permissions & 0o077 != 0, info.st_uid == geteuid() {
             _ = chmod(root.path, 0o700)
         }
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: incomingURL.path)) ?? [] {
-            // "PID-UUID"; a bare UUID is from a DocumentKit that did not name its process.
-            let owner = name.split(separator: "-", maxSplits: 1).first.flatMap { pid_t($0) }
-            guard let owner, owner != getpid(), !ProcessIdentity.isAlive(owner) else { continue }
-            try? FileManager.default.removeItem(at: incomingURL.appendingPathComponent(name))
+        if let incoming = try? FileDescriptor.openDirectory(incomingURL, operation: "sweep"),
+            case .success(let names) = Syscall.directoryEntries(incoming.rawValue)
+        {
+            var alive: [pid_t: Bool] = [getpid(): true]
+            for name in names {
+                // "PID-UUID"; a bare UUID is from a DocumentKit that did not name its process.
+                guard let owner = name.split(separator: "-", maxSplits: 1).first.flatMap({ pid_t($0) }) else {
+                    continue
+                }
+                if alive[owner] == nil { alive[owner] = ProcessIdentity.isAlive(owner) }
+                guard alive[owner] == false else { continue }
+                if case .failure = Syscall.unlinkat(incoming.rawValue, name) {
+                    try? FileManager.default.removeItem(at: incomingURL.appendingPathComponent(name))
+                }
+            }
         }
         trimRebuiltVersions(keeping: nil)
     }
