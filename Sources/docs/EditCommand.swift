@@ -27,9 +27,9 @@ enum EditCommand {
         }
         let original = try await openText(of: url, name: name)
 
-        let folder = try makeTemporaryFolder(name: name)
-        let copy = folder.appendingPathComponent(url.lastPathComponent)
         let originalBytes = Data(original.utf8)
+        let folder = try makeTemporaryFolder(name: name, document: url, original: originalBytes)
+        let copy = folder.appendingPathComponent(url.lastPathComponent)
         do {
             try originalBytes.write(to: copy)
         } catch {
@@ -52,6 +52,7 @@ enum EditCommand {
         do {
             editedBytes = try Data(contentsOf: copy)
         } catch {
+            EditCopies.keep(folder)
             throw DocsFailure.failure(
                 "cannot edit “\(name)”: cannot read the edited copy \(copy.path): \(error.localizedDescription)"
             )
@@ -64,6 +65,7 @@ enum EditCommand {
         do {
             edited = try SimpleTextDocument.decodeUTF8(editedBytes)
         } catch let error as InvalidTextError {
+            EditCopies.keep(folder)
             throw DocsFailure.failure(
                 "cannot save “\(name)”: \(notText("the edited text", error)); the document is unchanged and your text is kept in \(copy.path)"
             )
@@ -72,10 +74,12 @@ enum EditCommand {
         let document = SimpleTextDocument(fileURL: url)
         document.delegate = QuietDelegate.shared
         guard await document.open() else {
+            EditCopies.keep(folder)
             throw DocsFailure.failure(
                 "cannot save “\(name)”: \(reason(document.lastError)); your text is kept in \(copy.path)")
         }
         guard document.documentText == original else {
+            EditCopies.keep(folder)
             _ = await document.close()
             throw DocsFailure.failure(
                 "cannot save “\(name)”: another program changed it while you were editing; the document keeps their text and yours is kept in \(copy.path)"
@@ -86,6 +90,7 @@ enum EditCommand {
         let error = document.lastError
         _ = await document.close()
         guard saved else {
+            EditCopies.keep(folder)
             throw DocsFailure.failure(
                 "cannot save “\(name)”: \(reason(error)); your text is kept in \(copy.path)")
         }
@@ -112,18 +117,20 @@ enum EditCommand {
         }
     }
 
-    private static func makeTemporaryFolder(name: String) throws -> URL {
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("docs-edit-XXXXXX").path
-        var template = Array(base.utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+    /// A folder for the copy, where a killed `docs edit` leaves nothing for good: see
+    /// ``EditCopies``, whose sweep of earlier runs' leftovers runs first.
+    private static func makeTemporaryFolder(name: String, document: URL, original: Data) throws -> URL {
+        EditCopies.sweep()
+        do {
+            return try EditCopies.make(for: document, original: original)
+        } catch {
             throw DocsFailure.failure(
-                "cannot edit “\(name)”: cannot make a temporary folder: \(String(cString: strerror(errno)))")
+                "cannot edit “\(name)”: cannot make a folder for the copy to edit: \(error)")
         }
-        return URL(fileURLWithPath: String(cString: made), isDirectory: true)
     }
 
     private static func removeTemporaryFolder(_ folder: URL) {
-        try? FileManager.default.removeItem(at: folder)
+        EditCopies.remove(folder)
     }
 
     /// How the editor ended.
