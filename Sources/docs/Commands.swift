@@ -62,7 +62,9 @@ enum ListCommand {
         for (index, entry) in entries.enumerated() {
             let size = String(entry.size)
             text += String(repeating: " ", count: width - size.count) + size
-            text += "  " + LocalTime.format(seconds: entry.modificationSeconds) + "  " + entry.name
+            text +=
+                "  " + LocalTime.format(seconds: entry.modificationSeconds) + "  "
+                + Output.escaped(entry.name)
             switch conflicts[index] {
             case 0: break
             case 1: text += "  (1 conflict)"
@@ -209,7 +211,7 @@ enum DeleteCommand {
     static func run(_ container: TextContainer, name: String) throws {
         do {
             let destination = try container.deleteDocument(named: name)
-            try Output.write(destination.path + "\n")
+            try Output.write(Output.escaped(destination.path) + "\n")
         } catch let error as DocumentKitError {
             throw DocsFailure.cannot("delete", name, error)
         }
