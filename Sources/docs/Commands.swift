@@ -169,14 +169,19 @@ enum NewCommand {
 @MainActor
 enum ShowCommand {
     static func run(_ container: TextContainer, name: String) throws {
+        let url: URL
+        do {
+            url = try container.url(forExistingDocumentNamed: name)
+        } catch {
+            throw DocsFailure.cannot("show", name, error)
+        }
         let bytes: [UInt8]
         do {
-            let url = try container.url(forExistingDocumentNamed: name)
             bytes = try FileCoordinator(filePresenter: nil).coordinate(readingItemAt: url) { url in
                 try FileReading.contents(ofPath: url.path)
             }
         } catch let error as ReadError {
-            throw DocsFailure.failure("cannot show “\(name)”: \(error.reason) (\(container.url.path))")
+            throw DocsFailure.failure("cannot show “\(name)”: \(error.reason) (\(url.path))")
         } catch {
             throw DocsFailure.cannot("show", name, error)
         }
