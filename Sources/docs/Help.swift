@@ -101,6 +101,9 @@ enum Help {
         When the editor exits successfully and the text changed, saves it back as a document
         save, so editors showing it reload and version history keeps the old text.
 
+        A read-only document (no write permission in its mode) is refused with exit status 1
+        before the editor starts: make it writable first (chmod u+w FILE).
+
         The document is left unchanged when the editor fails (the edit is discarded), when
         the edited text is not UTF-8, or when another program changed the document meanwhile;
         in the last two cases your text is kept and its path printed.
