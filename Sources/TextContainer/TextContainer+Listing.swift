@@ -118,12 +118,33 @@ extension TextContainer {
 
     /// The URL of the existing document called `name`.
     ///
+    /// A document is found first by its exact name, whatever characters it holds (a newline,
+    /// an escape, white space at either end): any file name but a hidden one is a name some
+    /// program may have given a document, and it must be possible to name it back. Only then
+    /// is `name` read as a name typed for a new document would be (surrounding white space
+    /// dropped), so that a name no document can have is a usage error.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let url = try container.url(forExistingDocumentNamed: "two\nlines")   // …/two\nlines.txt
+    /// ```
+    ///
     /// - Throws: ``DocumentKitError`` `.invalidArgument` for a name that cannot be a document's,
     ///   `.fileNotFound` ("no such document in …") when there is none,
     ///   `.wrongFileType` when the name is a folder.
     public func url(forExistingDocumentNamed name: String) throws -> URL {
-        let target = try url(forDocumentNamed: name)
+        let exact = Self.fileName(for: name)
         var status = stat()
+        // A file name is any bytes but "/" and NUL, at most 255 of them.
+        if Self.isDocumentFileName(exact),
+            !exact.utf8.contains(where: { $0 == 0 || $0 == UInt8(ascii: "/") }),
+            exact.utf8.count <= 255
+        {
+            let target = url.appendingPathComponent(exact)
+            if stat(target.path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG { return target }
+        }
+        let target = try url(forDocumentNamed: name)
         guard stat(target.path, &status) == 0 else {
             let error = Errno(rawValue: errno)
             if error == .noSuchFileOrDirectory {

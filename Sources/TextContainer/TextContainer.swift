@@ -60,8 +60,12 @@ public struct TextContainer: Sendable {
     /// The file extension of the container's documents.
     public static let fileExtension = "txt"
 
-    /// Checks a document name typed by a user: not empty, no slash, no leading dot, no NUL,
-    /// not too long for a file name.
+    /// Checks a name for a new document, as typed by a user: not empty, no slash, no leading
+    /// dot, no control character, and short enough that the file name, with its `.txt`, is at
+    /// most 255 bytes.
+    ///
+    /// Existing documents can have any name their file has: see
+    /// ``url(forExistingDocumentNamed:)``.
     ///
     /// - Returns: The name without surrounding white space.
     /// - Throws: ``DocumentKitError`` with code `.invalidArgument` saying what is wrong.
@@ -81,15 +85,18 @@ public struct TextContainer: Sendable {
         }) {
             throw refuse("contains a control character")
         }
-        if (trimmed + "." + fileExtension).utf8.count > 255 { throw refuse("is too long for a file name") }
+        if fileName(for: trimmed).utf8.count > 255 { throw refuse("is too long for a file name") }
         return trimmed
+    }
+
+    /// The file name of the document called `name`: `name` if it ends in `.txt`, else `name.txt`.
+    static func fileName(for name: String) -> String {
+        name.hasSuffix("." + fileExtension) ? name : name + "." + fileExtension
     }
 
     /// The URL of the document called `name` (with or without its `.txt` extension).
     public func url(forDocumentNamed name: String) throws -> URL {
-        let valid = try Self.validatedName(name)
-        let file = valid.hasSuffix("." + Self.fileExtension) ? valid : valid + "." + Self.fileExtension
-        return url.appendingPathComponent(file)
+        url.appendingPathComponent(Self.fileName(for: try Self.validatedName(name)))
     }
 
     /// The URL for a new document called `name`; fails if one exists already.

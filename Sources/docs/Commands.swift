@@ -62,7 +62,9 @@ enum ListCommand {
         for (index, entry) in entries.enumerated() {
             let size = String(entry.size)
             text += String(repeating: " ", count: width - size.count) + size
-            text += "  " + LocalTime.format(seconds: entry.modificationSeconds) + "  " + entry.name
+            text +=
+                "  " + LocalTime.format(seconds: entry.modificationSeconds) + "  "
+                + Output.escaped(entry.name)
             switch conflicts[index] {
             case 0: break
             case 1: text += "  (1 conflict)"
@@ -167,14 +169,19 @@ enum NewCommand {
 @MainActor
 enum ShowCommand {
     static func run(_ container: TextContainer, name: String) throws {
+        let url: URL
+        do {
+            url = try container.url(forExistingDocumentNamed: name)
+        } catch {
+            throw DocsFailure.cannot("show", name, error)
+        }
         let bytes: [UInt8]
         do {
-            let url = try container.url(forExistingDocumentNamed: name)
             bytes = try FileCoordinator(filePresenter: nil).coordinate(readingItemAt: url) { url in
                 try FileReading.contents(ofPath: url.path)
             }
         } catch let error as ReadError {
-            throw DocsFailure.failure("cannot show “\(name)”: \(error.reason) (\(container.url.path))")
+            throw DocsFailure.failure("cannot show “\(name)”: \(error.reason) (\(url.path))")
         } catch {
             throw DocsFailure.cannot("show", name, error)
         }
@@ -209,7 +216,7 @@ enum DeleteCommand {
     static func run(_ container: TextContainer, name: String) throws {
         do {
             let destination = try container.deleteDocument(named: name)
-            try Output.write(destination.path + "\n")
+            try Output.write(Output.escaped(destination.path) + "\n")
         } catch let error as DocumentKitError {
             throw DocsFailure.cannot("delete", name, error)
         }

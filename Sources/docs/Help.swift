@@ -25,8 +25,10 @@ enum Help {
           -h, --help        this help, or a command's with `docs COMMAND --help`
           --version         the version, and which parts of DocumentKit this build has
 
-        NAME is a document's name, with or without “.txt”. A name with a slash, a leading dot
-        or a control character is a usage error.
+        NAME is a document's name, with or without “.txt”. An existing document is found by
+        its exact name, whatever it holds; a new name with a slash, a leading dot or a control
+        character is a usage error. Listings show control characters in names escaped (see
+        `docs list --help`); bash's $'…' gives them back: docs show $'two\\nlines'.
 
         Exit status: 0 success, 1 failure (the message on standard error names the document
         and the reason), 2 bad usage.
@@ -55,6 +57,12 @@ enum Help {
         Lists the documents (the container's “.txt” files, not hidden ones) sorted by name:
         size in bytes, modification time, name, and “(N conflicts)” when a document has
         unresolved conflict versions. No document is opened, so this is as fast as `ls -l`.
+
+        Names are escaped as `ls -b` does, except that spaces stay spaces, so that a name
+        can neither act on the terminal nor break the listing's lines: a backslash is \\\\,
+        a tab, newline or carriage return \\t, \\n or \\r (also \\a \\b \\v \\f), and any
+        other control character is written as its bytes in octal (escape is \\033). In bash,
+        $'…' turns a listed name back into the name: docs show $'ctl\\033[31mred'.
 
         --json prints one object:
           {"container": PATH,
@@ -92,6 +100,9 @@ enum Help {
         this terminal. $EDITOR may hold arguments: it runs as `sh -c "$EDITOR \\"\\$@\\"" FILE`.
         When the editor exits successfully and the text changed, saves it back as a document
         save, so editors showing it reload and version history keeps the old text.
+
+        A read-only document (no write permission in its mode) is refused with exit status 1
+        before the editor starts: make it writable first (chmod u+w FILE).
 
         The document is left unchanged when the editor fails (the edit is discarded), when
         the edited text is not UTF-8, or when another program changed the document meanwhile;
@@ -163,7 +174,8 @@ enum Help {
           added NAME
           changed NAME
           removed NAME
-        A rename is a removal and an addition. Once watching, says so on standard error.
+        A rename is a removal and an addition. Names are escaped as in `docs list`. Once
+        watching, says so on standard error.
 
         --json prints one object per line:
           {"event": "added"|"changed"|"removed", "name": "Notes", "file": "Notes.txt",

@@ -20,24 +20,37 @@ struct JSONWriter {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    /// A JSON string, escaping quotes, backslashes and control characters.
+    /// A JSON string, escaping quotes, backslashes and control characters: C0 as JSON
+    /// requires, and DEL and C1 too (U+009B acts as ESC [ on some terminals), so that nothing
+    /// in the output can act on a terminal it is printed to.
     mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
+        let utf8 = text.utf8
+        var index = utf8.startIndex
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            utf8.formIndex(after: &index)
             switch byte {
             case UInt8(ascii: "\""): raw("\\\"")
             case UInt8(ascii: "\\"): raw("\\\\")
             case UInt8(ascii: "\n"): raw("\\n")
             case UInt8(ascii: "\r"): raw("\\r")
             case UInt8(ascii: "\t"): raw("\\t")
-            case 0..<0x20:
-                raw("\\u00")
-                bytes.append(Self.hexDigit(byte >> 4))
-                bytes.append(Self.hexDigit(byte & 0xF))
+            case 0..<0x20, 0x7F: unicodeEscape(byte)
+            case 0xC2 where index != utf8.endIndex && (0x80...0x9F).contains(utf8[index]):
+                unicodeEscape(utf8[index])
+                utf8.formIndex(after: &index)
             default: bytes.append(byte)
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `\u00XX` for a character below U+0100.
+    private mutating func unicodeEscape(_ value: UInt8) {
+        raw("\\u00")
+        bytes.append(Self.hexDigit(value >> 4))
+        bytes.append(Self.hexDigit(value & 0xF))
     }
 
     mutating func string(_ text: String?) {

@@ -54,7 +54,7 @@ enum WatchCommand {
             } else {
                 writer.bytes.append(
                     contentsOf:
-                        "\(change.kind.rawValue) \(TextContainer.documentName(forFileName: change.fileName))"
+                        "\(change.kind.rawValue) \(Output.escaped(TextContainer.documentName(forFileName: change.fileName)))"
                         .utf8)
             }
             writer.newline()

@@ -232,6 +232,8 @@ struct DocsCommandTests {
         let result = try folder.run(["show", "Secret"], unprivileged: true)
         #expect(result.status == 1)
         #expect(result.error.contains("cannot show “Secret”: Permission denied"), "\(result.error)")
+        // It names the file that cannot be read, not the container it is in.
+        #expect(result.error.hasSuffix("(\(folder.url("Secret.txt").path))\n"), "\(result.error)")
         #expect(try folder.contents("Secret.txt") == "s")
     }
 

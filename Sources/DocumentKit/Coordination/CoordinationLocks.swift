@@ -293,7 +293,9 @@ package final class LockManager: Sendable {
         directory = try LockDirectory(runtime: runtime)
     }
 
-    private static let cached = Mutex<LockManager?>(nil)
+    /// The manager made for a runtime folder as the environment names it: the private folder
+    /// it found may be another (one inside or beside it).
+    private static let cached = Mutex<(named: URL, manager: LockManager)?>(nil)
 
     /// The lock manager for ``StandardDirectories/current``, made once and remade only if
     /// the runtime folder changes (as tests do).
@@ -302,9 +304,9 @@ package final class LockManager: Sendable {
     package static func shared() throws -> LockManager {
         let directories = StandardDirectories.current
         return try cached.withLock { cached in
-            if let manager = cached, manager.runtime == directories.runtime { return manager }
+            if let cached, cached.named == directories.runtime { return cached.manager }
             let manager = try LockManager(directories: directories)
-            cached = manager
+            cached = (directories.runtime, manager)
             return manager
         }
     }

@@ -347,7 +347,17 @@ public final class FileCoordinator: Sendable {
         // Where the move journal ended when this access first had to wait: moves recorded
         // after that happened while it waited. An access that never waits reads nothing.
         var journalOffset: off_t?
-        let locks = try LockManager.shared().acquire(requests, pathsAreCanonical: true) {
+        let manager: LockManager
+        do {
+            manager = try LockManager.shared()
+        } catch let error as DocumentKitError where requests.allSatisfy({ $0.mode == .read }) {
+            // With no private runtime folder, no process of this user can take locks. A read
+            // then goes ahead as any program that does not coordinate reads, rather than
+            // failing; a write still fails, since it could undo another writer's change.
+            UncoordinatedReads.warnOnce(error)
+            return try body(accesses.map(\.url))
+        }
+        let locks = try manager.acquire(requests, pathsAreCanonical: true) {
             if journalOffset == nil { journalOffset = MoveJournal.shared?.end ?? -1 }
             return self.cancelled.load(ordering: .acquiring)
         }
@@ -401,6 +411,18 @@ public final class FileCoordinator: Sendable {
             throw DocumentKitError(.ioFailure, operation: "copy for uploading", url: url, detail: "\(error)")
         }
         return try body(copy)
+    }
+}
+
+/// Says once per process that reads go on without coordination, and why.
+enum UncoordinatedReads {
+    private static let warned = OnceFlag()
+
+    static func warnOnce(_ error: DocumentKitError) {
+        guard warned.claim() else { return }
+        CoordinationLog.warning(
+            "reading without file coordination (reads do not wait for writers; coordinated writes fail): \(error); set XDG_RUNTIME_DIR to a private folder of yours"
+        )
     }
 }
 

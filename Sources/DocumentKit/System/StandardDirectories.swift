@@ -34,10 +34,17 @@ public struct StandardDirectories: Sendable, Equatable {
     public var caches: URL
     /// Per-user configuration (`$XDG_CONFIG_HOME`, `~/.config`).
     public var configuration: URL
-    /// The private runtime folder for sockets and locks (`$XDG_RUNTIME_DIR`, or a mode-0700
-    /// folder of this user's under the temporary folder). Call ``makeRuntimeDirectory()``
-    /// before use: it may not exist yet.
-    public var runtime: URL
+    /// The runtime folder for sockets and locks, as the environment names it:
+    /// `$XDG_RUNTIME_DIR`, or `documentkit-runtime-UID` in the temporary folder.
+    ///
+    /// Use what ``makeRuntimeDirectory()`` returns, not this: the folder may not exist yet,
+    /// and when it is shared or another user's, the private folder is one inside or beside it.
+    public var runtime: URL {
+        didSet { runtimeIsFallback = false }
+    }
+    /// Whether ``runtime`` is DocumentKit's own fallback name rather than one the environment
+    /// (or a caller) chose: the fallback's alternatives sit beside it, not inside it.
+    private var runtimeIsFallback = false
 
     /// Resolves the folders from an environment, by default the process's own.
     ///
@@ -78,6 +85,7 @@ public struct StandardDirectories: Sendable, Equatable {
             let temporary = Self.absolute(environment["TMPDIR"]) ?? "/tmp"
             runtime = URL(fileURLWithPath: temporary, isDirectory: true)
                 .appendingPathComponent("documentkit-runtime-\(userID)", isDirectory: true)
+            runtimeIsFallback = true
         }
     }
 
@@ -103,45 +111,140 @@ public struct StandardDirectories: Sendable, Equatable {
         applicationSupport.appendingPathComponent(applicationName, isDirectory: true)
     }
 
-    /// Creates the private runtime folder if needed and checks that only this user can use it.
+    /// Finds or creates the private folder for sockets and locks: a real folder, owned by this
+    /// user, that no one else can read, write or replace.
     ///
-    /// The folder must be a real folder (not a link), owned by this user, with mode 0700;
-    /// a fallback folder that another user planted is refused rather than used.
+    /// The mode of a folder DocumentKit did not create is never changed (as root with
+    /// `XDG_RUNTIME_DIR=/tmp`, tightening it would lock everyone else out of `/tmp`):
     ///
-    /// - Returns: ``runtime``.
-    /// - Throws: ``DocumentKitError`` naming the folder.
+    /// - A private `$XDG_RUNTIME_DIR` (the usual `/run/user/UID`) is used as it is; a missing
+    ///   one is created with mode 0700.
+    /// - A shared or loose one (such as a 1777 `/tmp`, or a 0755 folder) gets a private folder
+    ///   inside it, `documentkit-runtime-UID`, made with mode 0700. That needs a folder whose
+    ///   entries only this user or root can replace: one owned by this user or by root that
+    ///   others cannot write in, unless it is sticky.
+    /// - Without `XDG_RUNTIME_DIR`, the folder is `documentkit-runtime-UID` in `$TMPDIR` or
+    ///   `/tmp`, which must be a folder of that kind too.
+    ///
+    /// Where that name is taken by something that is not this user's private folder (another
+    /// user planted it, or it is a link, a file or not private), the names `NAME.1` to
+    /// `NAME.7` beside it are tried in order: the first that is this user's private folder is
+    /// used, or else the first free one is created. Every process of the user finds the same
+    /// folder this way, so they still coordinate with each other.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// let runtime = try StandardDirectories.current.makeRuntimeDirectory()
+    /// let locks = runtime.appendingPathComponent("documentkit/locks", isDirectory: true)
+    /// ```
+    ///
+    /// - Returns: The private folder: ``runtime`` itself, or one inside or beside it.
+    /// - Throws: ``DocumentKitError`` naming the folder when there is no private folder to be
+    ///   had: `.wrongFileType` for an `XDG_RUNTIME_DIR` that is a link or not a folder,
+    ///   `.permissionDenied` when it belongs to another user or every name is taken.
     @discardableResult
     public func makeRuntimeDirectory() throws -> URL {
-        let path = runtime.path
+        if runtimeIsFallback {
+            let base = runtime.deletingLastPathComponent()
+            try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+            var info = stat()
+            guard stat(base.path, &info) == 0 else {
+                throw DocumentKitError(Errno.current, operation: "inspect the temporary folder", url: base)
+            }
+            try Self.checkCanHoldPrivateFolders(info, base, role: "the temporary folder")
+            return try Self.privateFolder(named: runtime.lastPathComponent, in: base, for: runtime)
+        }
         var info = stat()
-        if lstat(path, &info) != 0 {
+        if lstat(runtime.path, &info) != 0 {
             let error = Errno.current
             guard error == .noSuchFileOrDirectory else {
                 throw DocumentKitError(error, operation: "inspect the runtime folder", url: runtime)
             }
             try FileManager.default.createDirectory(
                 at: runtime.deletingLastPathComponent(), withIntermediateDirectories: true)
-            if mkdir(path, 0o700) != 0 && Errno.current != .fileExists {
-                throw DocumentKitError(Errno.current, operation: "create the runtime folder", url: runtime)
-            }
-            guard lstat(path, &info) == 0 else {
+            try Self.makeFolder(runtime)
+            guard lstat(runtime.path, &info) == 0 else {
                 throw DocumentKitError(Errno.current, operation: "inspect the runtime folder", url: runtime)
             }
         }
         guard info.isDirectory else {
             throw DocumentKitError(
                 .wrongFileType, operation: "use the runtime folder", url: runtime,
-                detail: "it is not a folder")
+                detail: "the runtime folder is not a folder")
         }
-        guard info.st_uid == getuid() else {
+        if Self.isPrivateFolder(info) { return runtime }
+        try Self.checkCanHoldPrivateFolders(info, runtime, role: "the runtime folder")
+        return try Self.privateFolder(named: "documentkit-runtime-\(getuid())", in: runtime, for: runtime)
+    }
+
+    /// How many names ``makeRuntimeDirectory()`` tries for a private folder: NAME, then
+    /// NAME.1 to NAME.7.
+    static let privateFolderNameCount = 8
+
+    /// Whether what `lstat` said is a folder of this user's that no one else may enter.
+    private static func isPrivateFolder(_ info: stat) -> Bool {
+        info.isDirectory && info.st_uid == getuid() && info.permissions & 0o077 == 0
+    }
+
+    /// Refuses a folder in which someone other than this user or root could delete or
+    /// replace the private folder made there.
+    private static func checkCanHoldPrivateFolders(_ info: stat, _ url: URL, role: String) throws {
+        guard info.st_uid == getuid() || info.st_uid == 0 else {
             throw DocumentKitError(
-                .permissionDenied, operation: "use the runtime folder", url: runtime,
-                detail: "it belongs to another user")
+                .permissionDenied, operation: "use \(role)", url: url,
+                detail: "\(role) belongs to another user")
         }
-        if info.permissions & 0o077 != 0 && chmod(path, 0o700) != 0 {
-            throw DocumentKitError(Errno.current, operation: "make the runtime folder private", url: runtime)
+        let sticky: mode_t = 0o1000
+        guard info.permissions & 0o022 == 0 || info.permissions & sticky != 0 else {
+            throw DocumentKitError(
+                .permissionDenied, operation: "use \(role)", url: url,
+                detail:
+                    "others can write in \(role) and it is not sticky, so they could replace a private folder in it"
+            )
         }
-        return runtime
+    }
+
+    /// The first of `name`, `name.1` … in `folder` that is this user's private folder, or else
+    /// the first free one, created.
+    private static func privateFolder(named name: String, in folder: URL, for runtime: URL) throws -> URL {
+        let candidates = [name] + (1..<privateFolderNameCount).map { "\(name).\($0)" }
+        // Twice: a name another process takes between the scan and mkdir is looked at again.
+        for _ in 0..<2 {
+            var free: URL?
+            for candidate in candidates {
+                let url = folder.appendingPathComponent(candidate, isDirectory: true)
+                var info = stat()
+                if lstat(url.path, &info) == 0 {
+                    // Anything else there is not ours to use or to change.
+                    if isPrivateFolder(info) { return url }
+                } else if Errno.current == .noSuchFileOrDirectory, free == nil {
+                    free = url
+                }
+            }
+            guard let free else { break }
+            if try makeFolder(free) { return free }
+        }
+        throw DocumentKitError(
+            .permissionDenied, operation: "make a private runtime folder", url: runtime,
+            detail:
+                "\(name) and the \(privateFolderNameCount - 1) names after it in \(folder.path) belong to another user or are not private"
+        )
+    }
+
+    /// Creates a folder with mode 0700 whatever the umask; false if something is there already.
+    @discardableResult
+    private static func makeFolder(_ url: URL) throws -> Bool {
+        guard mkdir(url.path, 0o700) == 0 else {
+            let error = Errno.current
+            if error == .fileExists { return false }
+            throw DocumentKitError(error, operation: "create the runtime folder", url: url)
+        }
+        // Ours, just made: a umask that took the owner's bits must not leave it unusable.
+        if chmod(url.path, 0o700) != 0 {
+            throw DocumentKitError(Errno.current, operation: "make the runtime folder private", url: url)
+        }
+        return true
     }
 
     /// Parses the contents of a `user-dirs.dirs` file into absolute paths by variable name.

@@ -101,6 +101,36 @@ import Testing
         #expect(try String(contentsOf: file, encoding: .utf8) == "next\n")
     }
 
+    @Test func processesSharingA1777RuntimeFolderCoordinateAndLeaveItsMode() throws {
+        let tree = try TemporaryTree()
+        let shared = tree.file("shared-run")
+        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
+        chmod(shared.path, 0o1777)
+        let file = tree.file("notes.txt")
+        _ = FileManager.default.createFile(atPath: tree.file("start").path, contents: nil)
+
+        let holder = try CoordinationChild(["coord-hold-write", file.path], runtime: shared)
+        #expect(holder.waitForLine("locked") != nil, "\(holder.standardError)")
+        let writer = try TestChild.start(
+            ["coord-append", file.path, "1", "B", tree.file("start").path],
+            environment: CoordinationChild.environment(runtime: shared))
+        // The holder's lock must keep the other process's write back until it dies.
+        usleep(300_000)
+        #expect(writer.isRunning)
+        holder.kill(SIGKILL)
+        let outcome = TestChild.finish(writer)
+        #expect(outcome.status == 0, "\(outcome.standardError)")
+        #expect(try String(contentsOf: file, encoding: .utf8) == "held\nB 0\n")
+
+        var info = stat()
+        #expect(lstat(shared.path, &info) == 0)
+        #expect(info.st_mode & 0o7777 == 0o1777)
+        let own = shared.appendingPathComponent("documentkit-runtime-\(getuid())")
+        #expect(lstat(own.path, &info) == 0)
+        #expect(info.st_mode & 0o7777 == 0o700)
+        #expect(FileManager.default.fileExists(atPath: own.appendingPathComponent("documentkit/locks").path))
+    }
+
     // MARK: The rules, between threads
 
     @Test func readersShare() throws {

@@ -88,18 +88,99 @@ import Testing
         #expect(info.st_uid == getuid())
     }
 
-    @Test func tightensLooseRuntimeDirectoryMode() throws {
+    /// As root with `XDG_RUNTIME_DIR=/tmp`, tightening the folder would lock everyone else
+    /// out of `/tmp`.
+    @Test(arguments: [0o1777, 0o755] as [mode_t])
+    func sharedOrLooseRuntimeFolderKeepsItsModeAndGetsAPrivateFolderInside(mode: mode_t) throws {
+        let tree = try TemporaryTree()
+        let shared = tree.file("run")
+        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: true)
+        chmod(shared.path, mode)
+        let directories = StandardDirectories(environment: [
+            "HOME": tree.url.path, "XDG_RUNTIME_DIR": shared.path,
+        ])
+        let runtime = try directories.makeRuntimeDirectory()
+        #expect(runtime.path == shared.appendingPathComponent("documentkit-runtime-\(getuid())").path)
+        #expect(try directories.makeRuntimeDirectory().path == runtime.path)
+        var info = stat()
+        #expect(lstat(shared.path, &info) == 0)
+        #expect(info.st_mode & 0o7777 == mode)
+        #expect(lstat(runtime.path, &info) == 0)
+        #expect(info.st_mode & 0o7777 == 0o700)
+        #expect(info.st_uid == getuid())
+    }
+
+    @Test func privateRuntimeFolderIsUsedAsItIs() throws {
         let tree = try TemporaryTree()
         let runtime = tree.file("run")
         try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
-        chmod(runtime.path, 0o755)
+        chmod(runtime.path, 0o700)
         let directories = StandardDirectories(environment: [
             "HOME": tree.url.path, "XDG_RUNTIME_DIR": runtime.path,
         ])
-        try directories.makeRuntimeDirectory()
+        #expect(try directories.makeRuntimeDirectory().path == runtime.path)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: runtime.path).isEmpty)
+    }
+
+    @Test func runtimeFolderOthersCanWriteInWithoutTheStickyBitIsRefused() throws {
+        let tree = try TemporaryTree()
+        let runtime = tree.file("run")
+        try FileManager.default.createDirectory(at: runtime, withIntermediateDirectories: true)
+        chmod(runtime.path, 0o777)
+        let directories = StandardDirectories(environment: [
+            "HOME": tree.url.path, "XDG_RUNTIME_DIR": runtime.path,
+        ])
+        let error = try #require(throws: DocumentKitError.self) { try directories.makeRuntimeDirectory() }
+        #expect(error.code == .permissionDenied)
+        #expect(error.description.contains(runtime.path))
         var info = stat()
         #expect(lstat(runtime.path, &info) == 0)
-        #expect(info.st_mode & 0o777 == 0o700)
+        #expect(info.st_mode & 0o7777 == 0o777)
+    }
+
+    @Test func fallbackPlantedByAnotherUserGivesWayToTheNextName() throws {
+        guard getuid() == 0 else { return }  // only root can hand a folder to someone else
+        let tree = try TemporaryTree()
+        chmod(tree.url.path, 0o1777)
+        let planted = tree.file("documentkit-runtime-0")
+        try FileManager.default.createDirectory(at: planted, withIntermediateDirectories: true)
+        chmod(planted.path, 0o700)
+        chown(planted.path, 65534, 65534)
+        // A link where the next name would be is passed over too, not followed.
+        try FileManager.default.createDirectory(at: tree.file("elsewhere"), withIntermediateDirectories: true)
+        chmod(tree.file("elsewhere").path, 0o700)
+        try FileManager.default.createSymbolicLink(
+            atPath: tree.file("documentkit-runtime-0.1").path, withDestinationPath: "elsewhere")
+        let environment = ["HOME": tree.url.path, "TMPDIR": tree.url.path]
+
+        let runtime = try StandardDirectories(environment: environment, userID: 0).makeRuntimeDirectory()
+        #expect(runtime.path == tree.file("documentkit-runtime-0.2").path)
+        // Every process of the user finds the same one.
+        #expect(
+            try StandardDirectories(environment: environment, userID: 0).makeRuntimeDirectory().path
+                == runtime.path)
+        var info = stat()
+        #expect(lstat(runtime.path, &info) == 0 && info.st_mode & 0o7777 == 0o700 && info.st_uid == 0)
+        #expect(lstat(planted.path, &info) == 0 && info.st_mode & 0o7777 == 0o700 && info.st_uid == 65534)
+        // The plant removed, the folder already made stays the one every process uses.
+        try FileManager.default.removeItem(at: planted)
+        #expect(
+            try StandardDirectories(environment: environment, userID: 0).makeRuntimeDirectory().path
+                == runtime.path)
+    }
+
+    @Test func everyFallbackNameTakenIsRefusedNamingTheFolder() throws {
+        guard getuid() == 0 else { return }
+        let tree = try TemporaryTree()
+        for name in ["documentkit-runtime-0"] + (1..<8).map({ "documentkit-runtime-0.\($0)" }) {
+            try FileManager.default.createDirectory(at: tree.file(name), withIntermediateDirectories: true)
+            chown(tree.file(name).path, 65534, 65534)
+        }
+        let directories = StandardDirectories(
+            environment: ["HOME": tree.url.path, "TMPDIR": tree.url.path], userID: 0)
+        let error = try #require(throws: DocumentKitError.self) { try directories.makeRuntimeDirectory() }
+        #expect(error.code == .permissionDenied)
+        #expect(error.description.contains(tree.file("documentkit-runtime-0").path), "\(error)")
     }
 
     @Test func refusesRuntimeDirectoryThatIsALink() throws {
