@@ -98,7 +98,6 @@ enum Docs {
             try ShowCommand.run(container, name: operands[0])
         case "edit":
             try requireOperands(operands, command: command, names: ["NAME"])
-            try await EditCommand.refuseLockedDocument(container, name: operands[0])
             try await EditCommand.run(container, name: operands[0])
         case "rename":
             try requireOperands(operands, command: command, names: ["OLD", "NEW"])

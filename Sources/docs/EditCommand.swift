@@ -97,6 +97,9 @@ enum EditCommand {
         removeTemporaryFolder(folder)
     }
 
+    /// The document's text, to copy out; a read-only document is refused here, before the
+    /// editor runs: saving the edit back would replace a file whose mode says it is not to be
+    /// written, without a word. The rule is the document's own (``Document/isLocked``).
     private static func openText(of url: URL, name: String) async throws -> String {
         let document = SimpleTextDocument(fileURL: url)
         document.delegate = QuietDelegate.shared
@@ -104,7 +107,15 @@ enum EditCommand {
             throw DocsFailure.failure("cannot edit “\(name)”: \(reason(document.lastError))")
         }
         let text = document.documentText
+        let locked = document.isLocked
         _ = await document.close()
+        if locked {
+            var info = stat()
+            let mode = stat(url.path, &info) == 0 ? ", mode " + String(info.st_mode & 0o7777, radix: 8) : ""
+            throw DocsFailure.failure(
+                "cannot edit “\(name)”: \(url.path) is read-only (no write permission\(mode)); the editor was not started and the document is unchanged"
+            )
+        }
         return text
     }
 

@@ -148,14 +148,16 @@ extension Document {
                 autosave.saveFinished(
                     at: autosaveConfiguration.clock.elapsed(), stillDirty: hasUnsavedChanges))
             return false
-        case .success(.gone)
-        where fileRecord.withLock({ $0.url }) == url
-            && !FileManager.default.fileExists(atPath: url.path):
-            // Deleted while this save waited for the lock, where inotify's news of it is not
-            // delivered (the write was pending): take the deletion now.
-            perform(autosave.saveFinished(at: autosaveConfiguration.clock.elapsed(), stillDirty: true))
-            await takeDeletion(coordinated: false)
-            return !hasUnsavedChanges && !documentState.contains(.closed)
+        case .success(.missing):
+            // Gone from where the access was granted, with no coordinated move of it: deleted,
+            // or moved by a program that does not coordinate, in a moment when inotify's news
+            // of it is muted (this write was pending). Which it was shows shortly.
+            confirmDeletion()
+            return finishSave(
+                failedWith: DocumentKitError(
+                    .fileNotFound, operation: "save the document", url: url,
+                    detail: "the file was moved or deleted while the save waited; the changes are kept"),
+                url: url)
         case .success(.gone):
             // Moved while this save waited for the lock: writing now would bring the old
             // name back. The changes stay unsaved; the news of the move, already on its
@@ -187,12 +189,26 @@ extension Document {
                 if FileManager.default.fileExists(atPath: written.path) {
                     await self.fileChangedElsewhere()
                 } else {
-                    await self.itemDeletedElsewhere(coordinated: false)
+                    self.confirmDeletion()
                 }
             }
             return true
         case .failure(let error):
             return finishSave(failedWith: error, url: url)
+        }
+    }
+
+    /// The file was found missing where no news of a deletion could come: takes it as
+    /// deleted by a program that does not coordinate, unless the news of a move arrives
+    /// meanwhile (a coordinated mover tells its presenters only once its access ends) or the
+    /// file is back.
+    func confirmDeletion() {
+        Task { @MainActor in
+            try? await Task.sleep(for: .milliseconds(200))
+            guard !self.documentState.contains(.closed),
+                !FileManager.default.fileExists(atPath: self.fileRecord.withLock({ $0.url }).path)
+            else { return }
+            await self.itemDeletedElsewhere(coordinated: false)
         }
     }
 
@@ -272,7 +288,7 @@ extension Document {
             // old name back. Failing leaves the edit unsaved for a save at the new place.
             if checksOriginal, presentedURL != url.standardizedFileURL { return .gone }
             if checksOriginal, let expected {
-                guard let current = ItemState(path: url.path) else { return .gone }
+                guard let current = ItemState(path: url.path) else { return .missing }
                 if current != expected { return .changedElsewhere }
             }
             // The file about to be replaced becomes a history version: linked now, stored after.
@@ -486,6 +502,8 @@ enum SaveWrite: Sendable {
     /// while the save waited), with the file's new modification date.
     case written(URL, Date?)
     case changedElsewhere
-    /// The file the document last read or wrote is no longer there.
+    /// The document's file moved: the presenter knows where.
     case gone
+    /// No file is where the document's file was, and no move of it is known.
+    case missing
 }
