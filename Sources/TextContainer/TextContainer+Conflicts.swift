@@ -6,13 +6,32 @@ extension TextContainer {
     /// The name of the copy that "keep both" makes of a conflict version, the one rule `ste`
     /// and `docs` share: “Notes (conflict from laptop 2026-12-01 20.54.13)”. No slash, and no
     /// colon, which some file systems a container syncs to refuse.
+    ///
+    /// A long name is shortened (whole characters) so that the copy's file name, with a number
+    /// and `.txt`, still fits in the 255 bytes a file name may have.
     public static func conflictCopyName(for name: String, computer: String?, date: Date?) -> String {
         let host = (computer ?? "another computer").replacingOccurrences(of: "/", with: "-")
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.dateFormat = "yyyy-MM-dd HH.mm.ss"
         let when = date.map(formatter.string) ?? "unknown date"
-        return "\(name) (conflict from \(host) \(when))"
+        let suffix = " (conflict from \(host) \(when))"
+        return shortened(name, leaving: suffix.utf8.count + numberedSuffixRoom) + suffix
+    }
+
+    /// Room for " 999" and ".txt" after a name that may be numbered when taken.
+    static let numberedSuffixRoom = 4 + 1 + fileExtension.utf8.count
+
+    /// `name` cut to whole characters so that `reserved` more bytes fit in a file name.
+    static func shortened(_ name: String, leaving reserved: Int) -> String {
+        let room = max(0, 255 - reserved)
+        guard name.utf8.count > room else { return name }
+        var result = ""
+        for character in name {
+            if result.utf8.count + String(character).utf8.count > room { break }
+            result.append(character)
+        }
+        return result
     }
 
     /// Keeps both sides of a conflict: saves `version`'s text as a new document named by

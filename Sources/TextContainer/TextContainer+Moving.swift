@@ -73,7 +73,9 @@ extension TextContainer {
         for attempt in 1...1000 {
             let stem = source.deletingPathExtension().lastPathComponent
             let fileName =
-                attempt == 1 ? source.lastPathComponent : "\(stem) \(attempt).\(Self.fileExtension)"
+                attempt == 1
+                ? source.lastPathComponent
+                : "\(Self.shortened(stem, leaving: Self.numberedSuffixRoom)) \(attempt).\(Self.fileExtension)"
             let destination = folder.appendingPathComponent(fileName)
             if FileManager.default.fileExists(atPath: destination.path) { continue }
             do {
