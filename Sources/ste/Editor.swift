@@ -106,9 +106,9 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
         return formatter
     }()
-    /// How long a message stays on the status line before Ln and Col come back.
-    static let messageDuration: Duration = .seconds(4)
-    static let errorDuration: Duration = .seconds(10)
+    /// How long a message stays on the status line with no key pressed, before Ln and Col
+    /// come back. (A key pressed a second after a message that is not an error clears it.)
+    static let messageDuration: Duration = .seconds(10)
 
     init(terminal: Terminal, container: TextContainer?, versions: any VersionSource) {
         self.terminal = terminal
@@ -167,7 +167,7 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
             render()
         }
         if let message,
-            clock.now - message.shown >= (message.isError ? Self.errorDuration : Self.messageDuration)
+            clock.now - message.shown >= Self.messageDuration
         {
             self.message = nil
             render()

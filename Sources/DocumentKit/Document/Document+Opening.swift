@@ -11,6 +11,10 @@ extension Document {
     /// - Returns: Whether the document opened. On failure ``handleError(_:userInteractionPermitted:)``
     ///   has the reason, a ``DocumentKitError`` naming the file, and the file is untouched.
     public func open() async -> Bool {
+        await withCheckedContinuation { done in self.open { done.resume(returning: $0) } }
+    }
+
+    func performOpen() async -> Bool {
         if !documentState.contains(.closed) { return true }
         let url = fileURL
         let result: Result<Void, any Error> = await withFileAccess { [self] in
@@ -25,14 +29,6 @@ extension Document {
         case .failure(let error):
             handleError(error, userInteractionPermitted: true)
             return false
-        }
-    }
-
-    /// Opens the document and calls `completionHandler` on the main actor with the outcome.
-    public func open(completionHandler: (@MainActor @Sendable (Bool) -> Void)? = nil) {
-        Task { @MainActor in
-            let success = await open()
-            completionHandler?(success)
         }
     }
 
@@ -70,11 +66,12 @@ extension Document {
     ///
     /// - Returns: Whether the document reloaded. The undo stack is emptied either way.
     public func revert(toContentsOf url: URL) async -> Bool {
-        // After a save already queued, which would write what the revert discards.
-        await inTurn { await self.performRevert(toContentsOf: url) }
+        await withCheckedContinuation { done in
+            self.revert(toContentsOf: url) { done.resume(returning: $0) }
+        }
     }
 
-    private func performRevert(toContentsOf url: URL) async -> Bool {
+    func performRevert(toContentsOf url: URL) async -> Bool {
         if hasUnsavedChanges || hasEditsInProgress {
             guard await keepUnsavedChangesAsVersion(asConflict: false) else { return false }
         }
@@ -91,15 +88,6 @@ extension Document {
         case .failure(let error):
             handleError(error, userInteractionPermitted: true)
             return false
-        }
-    }
-
-    /// Reverts to the file at `url` and calls `completionHandler` with the outcome.
-    public func revert(toContentsOf url: URL, completionHandler: (@MainActor @Sendable (Bool) -> Void)? = nil)
-    {
-        Task { @MainActor in
-            let success = await revert(toContentsOf: url)
-            completionHandler?(success)
         }
     }
 

@@ -17,64 +17,6 @@ struct DocumentFileRecord: Sendable {
 }
 
 extension Document: FilePresenter, UncoordinatedDeletionPresenter {
-    nonisolated public var presentedItemURL: URL? {
-        fileRecord.withLock { $0.url }
-    }
-
-    nonisolated public var presentedItemOperationQueue: OperationQueue {
-        presenterQueue
-    }
-
-    /// Saves for another writer or reader, at once: the document's own file access comes
-    /// after theirs otherwise. A locked document answers with its error, and its unsaved
-    /// changes become a conflict version when the other writer's change arrives.
-    nonisolated public func savePresentedItemChanges(
-        completionHandler: @escaping @Sendable ((any Error)?) -> Void
-    ) {
-        Task { @MainActor in
-            let saved = await self.autosave()
-            completionHandler(
-                saved
-                    ? nil
-                    : DocumentKitError(.ioFailure, operation: "save for another writer", url: self.fileURL))
-        }
-    }
-
-    nonisolated public func relinquishPresentedItem(
-        toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void
-    ) {
-        // Saves wait behind the writer's lock and then check the file, so nothing more is needed.
-        writer(nil)
-    }
-
-    nonisolated public func presentedItemDidChange() {
-        Task { @MainActor in await self.fileChangedElsewhere() }
-    }
-
-    nonisolated public func presentedItemDidMove(to newURL: URL) {
-        let moved = newURL.standardizedFileURL
-        // A rename changes the file's status-change time but not the file: without this, the
-        // next save would take the moved file for another writer's and refuse to write it.
-        // At once, not on the main actor's next turn: a save waiting for the mover's lock
-        // must see that its file is gone elsewhere.
-        fileRecord.withLock { $0.url = moved }
-        noteMetadataChange(at: moved)
-        Task { @MainActor in
-            self.fileURL = moved
-        }
-    }
-
-    /// The file is deleted, or about to be: see ``itemDeletedElsewhere()`` for what happens
-    /// to unsaved changes.
-    nonisolated public func accommodatePresentedItemDeletion(
-        completionHandler: @escaping @Sendable ((any Error)?) -> Void
-    ) {
-        Task { @MainActor in
-            await self.itemDeletedElsewhere(coordinated: true)
-            completionHandler(nil)
-        }
-    }
-
     nonisolated func presentedItemWasDeletedWithoutCoordination() {
         Task { @MainActor in await self.itemDeletedElsewhere(coordinated: false) }
     }

@@ -16,7 +16,9 @@ extension Document {
     ///   changes, ``documentState`` gains ``DocumentState/savingError`` and
     ///   ``handleError(_:userInteractionPermitted:)`` has the reason.
     public func save(to url: URL, for saveOperation: SaveOperation) async -> Bool {
-        await inTurn { await self.performSave(to: url, for: saveOperation) }
+        await withCheckedContinuation { done in
+            self.save(to: url, for: saveOperation) { done.resume(returning: $0) }
+        }
     }
 
     /// Runs `operation` once the saves, reverts and reloads queued before it have finished:
@@ -32,23 +34,16 @@ extension Document {
         return await task.value
     }
 
-    /// Saves the document to `url` and calls `completionHandler` on the main actor with the outcome.
-    public func save(
-        to url: URL, for saveOperation: SaveOperation,
-        completionHandler: (@MainActor @Sendable (Bool) -> Void)? = nil
-    ) {
-        Task { @MainActor in
-            let success = await save(to: url, for: saveOperation)
-            completionHandler?(success)
-        }
-    }
-
     /// Saves the document to its file if it has unsaved changes.
     ///
     /// - Returns: Whether the document is saved now: true when there was nothing to save.
     /// A ``isLocked`` (read-only) document is not written: the call fails with
     /// ``DocumentKitError/Code/permissionDenied`` and the changes stay unsaved.
     public func autosave() async -> Bool {
+        await withCheckedContinuation { done in self.autosave { done.resume(returning: $0) } }
+    }
+
+    func performAutosave() async -> Bool {
         commitPendingEdits()
         guard hasUnsavedChanges else { return true }
         if isLocked {
@@ -65,14 +60,6 @@ extension Document {
             detail: "the file is read-only; only an explicit save writes it")
     }
 
-    /// Autosaves and calls `completionHandler` on the main actor with the outcome.
-    public func autosave(completionHandler: (@MainActor @Sendable (Bool) -> Void)? = nil) {
-        Task { @MainActor in
-            let success = await autosave()
-            completionHandler?(success)
-        }
-    }
-
     /// Saves unsaved changes, then closes the document.
     ///
     /// Unlike UIKit, a document whose save fails stays open, dirty and in
@@ -82,6 +69,10 @@ extension Document {
     ///
     /// - Returns: Whether the changes were saved (or kept) and the document closed.
     public func close() async -> Bool {
+        await withCheckedContinuation { done in self.close { done.resume(returning: $0) } }
+    }
+
+    func performClose() async -> Bool {
         if documentState.contains(.closed) { return true }
         commitPendingEdits()
         if hasUnsavedChanges && isLocked {
@@ -103,14 +94,6 @@ extension Document {
         DocumentController.shared.remove(self)
         stopPresenting()
         return true
-    }
-
-    /// Closes the document and calls `completionHandler` on the main actor with the outcome.
-    public func close(completionHandler: (@MainActor @Sendable (Bool) -> Void)? = nil) {
-        Task { @MainActor in
-            let success = await close()
-            completionHandler?(success)
-        }
     }
 
     // MARK: - The save itself

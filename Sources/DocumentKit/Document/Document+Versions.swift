@@ -36,15 +36,4 @@ extension Document {
         }
     }
 
-    nonisolated public func presentedItemDidGain(_ version: FileVersion) {
-        Task { @MainActor in self.updateConflictState() }
-    }
-
-    nonisolated public func presentedItemDidLose(_ version: FileVersion) {
-        Task { @MainActor in self.updateConflictState() }
-    }
-
-    nonisolated public func presentedItemDidResolveConflict(_ version: FileVersion) {
-        Task { @MainActor in self.updateConflictState() }
-    }
 }

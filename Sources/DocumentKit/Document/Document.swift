@@ -56,7 +56,7 @@ import Synchronization
 ///     document.text += "more"     // saved by itself two seconds later
 /// }
 /// ```
-@MainActor
+@preconcurrency @MainActor
 open class Document {
     /// The document's file. It follows the file when a save moves the document elsewhere.
     public internal(set) var fileURL: URL {
@@ -366,6 +366,136 @@ open class Document {
                 .invalidArgument, operation: "write the document", url: url,
                 detail: "contents(forType:) returned \(type(of: contents)), not Data or FileWrapper")
         }
+    }
+
+    // MARK: - Opening, saving, closing: the forms apps override
+
+    /// Opens the document (see ``open()``) and calls `completionHandler` on the main actor
+    /// with whether it opened.
+    open func open(completionHandler: (@Sendable (Bool) -> Void)? = nil) {
+        Task { @MainActor in
+            let opened = await self.performOpen()
+            completionHandler?(opened)
+        }
+    }
+
+    /// Saves the document to `url` (see ``save(to:for:)``) and calls `completionHandler` on
+    /// the main actor with the outcome. Every save of the document, autosave included, comes
+    /// through here, so an override sees them all.
+    open func save(
+        to url: URL, for saveOperation: SaveOperation, completionHandler: (@Sendable (Bool) -> Void)? = nil
+    ) {
+        Task { @MainActor in
+            let saved = await self.inTurn { await self.performSave(to: url, for: saveOperation) }
+            completionHandler?(saved)
+        }
+    }
+
+    /// Saves unsaved changes (see ``autosave()``) and calls `completionHandler` on the main
+    /// actor with the outcome.
+    open func autosave(completionHandler: (@Sendable (Bool) -> Void)? = nil) {
+        Task { @MainActor in
+            let saved = await self.performAutosave()
+            completionHandler?(saved)
+        }
+    }
+
+    /// Saves unsaved changes and closes the document (see ``close()``), then calls
+    /// `completionHandler` on the main actor with the outcome.
+    open func close(completionHandler: (@Sendable (Bool) -> Void)? = nil) {
+        Task { @MainActor in
+            let closed = await self.performClose()
+            completionHandler?(closed)
+        }
+    }
+
+    /// Reverts to the file at `url` (see ``revert(toContentsOf:)``) and calls
+    /// `completionHandler` on the main actor with the outcome.
+    open func revert(toContentsOf url: URL, completionHandler: (@Sendable (Bool) -> Void)? = nil) {
+        Task { @MainActor in
+            // After a save already queued, which would write what the revert discards.
+            let reverted = await self.inTurn { await self.performRevert(toContentsOf: url) }
+            completionHandler?(reverted)
+        }
+    }
+
+    // MARK: - Presenting the file (overridable, called off the main actor)
+
+    nonisolated open var presentedItemURL: URL? {
+        fileRecord.withLock { $0.url }
+    }
+
+    nonisolated open var presentedItemOperationQueue: OperationQueue {
+        presenterQueue
+    }
+
+    /// Saves for another writer or reader, at once: the document's own file access comes
+    /// after theirs otherwise. A locked document answers with its error, and its unsaved
+    /// changes become a conflict version when the other writer's change arrives.
+    nonisolated open func savePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        Task { @MainActor in
+            let saved = await self.autosave()
+            completionHandler(
+                saved
+                    ? nil
+                    : DocumentKitError(.ioFailure, operation: "save for another writer", url: self.fileURL))
+        }
+    }
+
+    nonisolated open func relinquishPresentedItem(
+        toReader reader: @escaping @Sendable ((@Sendable () -> Void)?) -> Void
+    ) {
+        reader(nil)
+    }
+
+    nonisolated open func relinquishPresentedItem(
+        toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void
+    ) {
+        // Saves wait behind the writer's lock and then check the file, so nothing more is needed.
+        writer(nil)
+    }
+
+    /// Another writer changed the file: the document reloads it, keeping unsaved text safe
+    /// (see the rules in the type's summary).
+    nonisolated open func presentedItemDidChange() {
+        Task { @MainActor in await self.fileChangedElsewhere() }
+    }
+
+    /// The file moved: ``fileURL`` follows it.
+    nonisolated open func presentedItemDidMove(to newURL: URL) {
+        let moved = newURL.standardizedFileURL
+        // A rename changes the file's status-change time but not the file: without this, the
+        // next save would take the moved file for another writer's and refuse to write it.
+        // At once, not on the main actor's next turn: a save waiting for the mover's lock
+        // must see that its file is gone elsewhere.
+        fileRecord.withLock { $0.url = moved }
+        noteMetadataChange(at: moved)
+        Task { @MainActor in
+            self.fileURL = moved
+        }
+    }
+
+    /// The file is about to be deleted by a coordinated writer: see the rules in the type's
+    /// summary for what happens to unsaved changes.
+    nonisolated open func accommodatePresentedItemDeletion(
+        completionHandler: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        Task { @MainActor in
+            await self.itemDeletedElsewhere(coordinated: true)
+            completionHandler(nil)
+        }
+    }
+
+    nonisolated open func presentedItemDidGain(_ version: FileVersion) {
+        Task { @MainActor in self.updateConflictState() }
+    }
+
+    nonisolated open func presentedItemDidLose(_ version: FileVersion) {
+        Task { @MainActor in self.updateConflictState() }
+    }
+
+    nonisolated open func presentedItemDidResolveConflict(_ version: FileVersion) {
+        Task { @MainActor in self.updateConflictState() }
     }
 
     // MARK: - Internals

@@ -113,7 +113,7 @@ struct DocumentLifecycleTests {
         let mainQueueKey = DispatchSpecificKey<Bool>()
         DispatchQueue.main.setSpecific(key: mainQueueKey, value: true)
         defer { DispatchQueue.main.setSpecific(key: mainQueueKey, value: nil) }
-        func outcome(_ start: (@escaping @MainActor @Sendable (Bool) -> Void) -> Void) async -> (Bool, Bool) {
+        func outcome(_ start: (@escaping @Sendable (Bool) -> Void) -> Void) async -> (Bool, Bool) {
             await withCheckedContinuation { continuation in
                 start { success in
                     continuation.resume(
