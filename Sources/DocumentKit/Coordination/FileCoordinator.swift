@@ -83,6 +83,15 @@ public final class FileCoordinator: Sendable {
         self.filePresenter = filePresenter
     }
 
+    /// A string naming what this coordinator's accesses are for, as Apple's is: coordinators
+    /// with the same one do not block each other there. Here it is kept and read back only:
+    /// every coordinator excludes the others, so setting it changes nothing.
+    public var purposeIdentifier: String {
+        get { purpose.withLock { $0 } }
+        set { purpose.withLock { $0 = newValue } }
+    }
+    private let purpose = Mutex(UUID().uuidString)
+
     // MARK: - Presenters
 
     /// Registers a presenter: from now on coordinated accesses in every process, and writes

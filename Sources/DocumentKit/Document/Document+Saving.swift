@@ -25,13 +25,19 @@ extension Document {
     /// two of them never interleave at their suspension points, so a revert never reloads in
     /// the middle of another writer's change being taken, nor a save write between them.
     func inTurn(_ operation: @escaping @MainActor () async -> Bool) async -> Bool {
+        await enqueueFileOperation(operation).value
+    }
+
+    /// Queues `operation` behind the file operations queued before it, now: its place in the
+    /// line is taken when this is called, not when a task gets round to it.
+    func enqueueFileOperation(_ operation: @escaping @MainActor () async -> Bool) -> Task<Bool, Never> {
         let previous = lastFileOperation
         let task = Task { @MainActor in
             _ = await previous?.value
             return await operation()
         }
         lastFileOperation = task
-        return await task.value
+        return task
     }
 
     /// Saves the document to its file if it has unsaved changes.

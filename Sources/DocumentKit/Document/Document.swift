@@ -385,10 +385,8 @@ open class Document {
     open func save(
         to url: URL, for saveOperation: SaveOperation, completionHandler: (@Sendable (Bool) -> Void)? = nil
     ) {
-        Task { @MainActor in
-            let saved = await self.inTurn { await self.performSave(to: url, for: saveOperation) }
-            completionHandler?(saved)
-        }
+        let save = enqueueFileOperation { await self.performSave(to: url, for: saveOperation) }
+        Task { @MainActor in completionHandler?(await save.value) }
     }
 
     /// Saves unsaved changes (see ``autosave()``) and calls `completionHandler` on the main
@@ -412,11 +410,9 @@ open class Document {
     /// Reverts to the file at `url` (see ``revert(toContentsOf:)``) and calls
     /// `completionHandler` on the main actor with the outcome.
     open func revert(toContentsOf url: URL, completionHandler: (@Sendable (Bool) -> Void)? = nil) {
-        Task { @MainActor in
-            // After a save already queued, which would write what the revert discards.
-            let reverted = await self.inTurn { await self.performRevert(toContentsOf: url) }
-            completionHandler?(reverted)
-        }
+        // After a save already queued, which would write what the revert discards.
+        let revert = enqueueFileOperation { await self.performRevert(toContentsOf: url) }
+        Task { @MainActor in completionHandler?(await revert.value) }
     }
 
     // MARK: - Presenting the file (overridable, called off the main actor)
@@ -432,7 +428,9 @@ open class Document {
     /// Saves for another writer or reader, at once: the document's own file access comes
     /// after theirs otherwise. A locked document answers with its error, and its unsaved
     /// changes become a conflict version when the other writer's change arrives.
-    nonisolated open func savePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+    nonisolated open func savePresentedItemChanges(
+        completionHandler: @escaping @Sendable ((any Error)?) -> Void
+    ) {
         Task { @MainActor in
             let saved = await self.autosave()
             completionHandler(

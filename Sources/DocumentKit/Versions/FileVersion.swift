@@ -287,3 +287,20 @@ extension VersionStore {
             modificationDate: modificationDate, byMoving: options.contains(.byMoving))
     }
 }
+
+/// Two version objects are equal when they stand for the same version of the same item (the
+/// current version of an item equals another current version of it), as code that compares
+/// `NSFileVersion`s expects: `if version == NSFileVersion.currentVersionOfItem(at: url)`.
+extension FileVersion: Hashable {
+    public static func == (lhs: FileVersion, rhs: FileVersion) -> Bool {
+        lhs === rhs
+            || (lhs.persistentIdentifier == rhs.persistentIdentifier && lhs.itemID == rhs.itemID
+                && lhs.currentURL?.standardizedFileURL == rhs.currentURL?.standardizedFileURL)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(persistentIdentifier)
+        hasher.combine(itemID)
+        hasher.combine(currentURL?.standardizedFileURL)
+    }
+}
