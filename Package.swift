@@ -42,6 +42,17 @@ let package = Package(
             name: "AppsTests", dependencies: ["TextContainer", "DocumentKit", "ste", "docs"],
             path: "Tests/AppsTests"),
 
+        // Model-layer code written as iOS and macOS developers write it, differing from what
+        // compiles against Apple's SDKs only in its imports: in Swift 5 mode and Swift 6 mode,
+        // as such code exists. PortingTests runs a scenario with each.
+        .target(
+            name: "PortingSwift5", dependencies: ["DocumentKit"], path: "Tests/Porting/Swift5",
+            swiftSettings: [.swiftLanguageMode(.v5)]),
+        .target(name: "PortingSwift6", dependencies: ["DocumentKit"], path: "Tests/Porting/Swift6"),
+        .testTarget(
+            name: "PortingTests", dependencies: ["PortingSwift5", "PortingSwift6", "DocumentKit"],
+            path: "Tests/PortingTests"),
+
         // The seed apps' documents, ported: Examples/README.md says which seed each comes from.
         .target(
             name: "SimpleTextEditorDocument", dependencies: ["DocumentKit"], path: "Examples/SimpleTextEditor"

@@ -87,9 +87,11 @@ open class Document {
         )
     }
 
-    isolated deinit {
-        autosaveTimer?.cancel()
-        for observer in undoObservers { NotificationCenter.default.removeObserver(observer) }
+    // Not isolated, as UIDocument's is not: a subclass's own `deinit` must be able to override it.
+    // The timer holds the document weakly and ends by itself; the undo observers are removed
+    // here, which needs no actor.
+    deinit {
+        for observer in undoObservers.withLock({ $0.tokens }) { NotificationCenter.default.removeObserver(observer) }
     }
 
     // MARK: - Names and types
@@ -197,15 +199,27 @@ open class Document {
             return manager
         }
         set {
-            for observer in undoObservers { NotificationCenter.default.removeObserver(observer) }
-            undoObservers = []
+            for observer in undoObservers.withLock({ $0.take() }) {
+                NotificationCenter.default.removeObserver(observer)
+            }
             storedUndoManager = newValue
             if let newValue { observe(newValue) }
         }
     }
 
     var storedUndoManager: UndoManager?
-    var undoObservers: [any NSObjectProtocol] = []
+    /// The undo manager's observers, in a box the nonisolated `deinit` may reach.
+    nonisolated let undoObservers = Mutex(ObserverTokens())
+
+    /// Notification observer tokens: only added, removed and handed to `removeObserver`.
+    struct ObserverTokens: @unchecked Sendable {
+        var tokens: [any NSObjectProtocol] = []
+
+        mutating func take() -> [any NSObjectProtocol] {
+            defer { tokens = [] }
+            return tokens
+        }
+    }
 
     private func observe(_ manager: UndoManager) {
         let center = NotificationCenter.default
@@ -218,7 +232,7 @@ open class Document {
                     handler(self, note)
                 }
             }
-            undoObservers.append(observer)
+            undoObservers.withLock { $0.tokens.append(observer) }
         }
         on(.NSUndoManagerDidCloseUndoGroup) { document, note in
             guard let manager = document.storedUndoManager, manager.groupingLevel == 0,

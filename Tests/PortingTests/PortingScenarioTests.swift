@@ -1,0 +1,118 @@
+import DocumentKit
+import Foundation
+import PortingSwift5
+import PortingSwift6
+import Testing
+
+/// Each ported file, run through a short life: create, edit, save, reopen, conflict, resolve.
+@MainActor
+@Suite struct PortingScenarioTests {
+    static func folder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "porting-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    static func waitUntil(_ condition: () -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while !condition() {
+            if ContinuousClock.now > deadline { return false }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return true
+    }
+
+    @Test func journalPackageWithConflictHandling() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("Trip.journal")
+        let journal = JournalDocument(fileURL: url)
+        #expect(await journal.save(to: url, for: .forCreating))
+        journal.add("Day 1")
+        journal.add("Day 2")
+        #expect(await journal.autosave())
+        #expect(await journal.close())
+
+        let reopened = JournalDocument(fileURL: url)
+        #expect(await reopened.open())
+        #expect(reopened.entries == ["Day 1", "Day 2"])
+        // Another device's version arrives as a conflict: the app keeps the current one.
+        let incoming = folder.appendingPathComponent("incoming.txt")
+        try Data("from the laptop".utf8).write(to: incoming)
+        try NSFileVersion.addConflictOfItem(at: url, withContentsOf: incoming, savingComputer: "laptop")
+        #expect(await Self.waitUntil { reopened.conflictsResolved == 1 })
+        #expect(NSFileVersion.unresolvedConflictVersionsOfItem(at: url)?.isEmpty == true)
+        #expect(await Self.waitUntil { !reopened.documentState.contains(.inConflict) })
+        #expect(await reopened.close())
+    }
+
+    @Test func folderWatcherHearsAppearancesAndChanges() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let watcher = FolderWatcher(folder: folder)
+        defer { watcher.stop() }
+        let file = folder.appendingPathComponent("note.txt")
+        var error: NSError?
+        NSFileCoordinator(filePresenter: nil).coordinate(writingItemAt: file, options: [], error: &error) { url in
+            try? Data("one".utf8).write(to: url)
+        }
+        #expect(error == nil)
+        #expect(await Self.waitUntil { watcher.events.contains("appeared note.txt") }, "\(watcher.events)")
+        try Data("two".utf8).write(to: file)
+        #expect(await Self.waitUntil { watcher.events.contains("changed note.txt") }, "\(watcher.events)")
+    }
+
+    @Test func coordinatedMoveAndDeleteThroughFileManager() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("a.journal")
+        let journal = JournalDocument(fileURL: url)
+        #expect(await journal.save(to: url, for: .forCreating))
+        let moved = folder.appendingPathComponent("b.journal")
+        try FileManager.default.coordinatedMoveItem(at: url, to: moved)
+        #expect(await Self.waitUntil { journal.fileURL.lastPathComponent == "b.journal" })
+        try FileManager.default.coordinatedRemoveItem(at: moved)
+        #expect(!FileManager.default.fileExists(atPath: moved.path))
+        #expect(await Self.waitUntil { journal.documentState.contains(.closed) })
+        #expect(throws: (any Error).self) { try FileManager.default.coordinatedRemoveItem(at: moved) }
+    }
+
+    @Test func packageReaderReadsAndAdds() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let package = folder.appendingPathComponent("Notes.pkg", isDirectory: true)
+        try FileManager.default.createDirectory(at: package, withIntermediateDirectories: true)
+        try Data("hello".utf8).write(to: package.appendingPathComponent("notes.txt"))
+        try PackageReader.add(Data("png".utf8), named: "image.png", toPackageAt: package)
+        let summary = try PackageReader.summary(of: package)
+        #expect(summary.names == ["image.png", "notes.txt"])
+        #expect(summary.totalBytes == 8)
+        #expect(summary.notes == "hello")
+        #expect(throws: (any Error).self) { try PackageReader.summary(of: package.appendingPathComponent("notes.txt")) }
+    }
+
+    @Test func sketchDocumentWithUndoInItsModel() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("Sketch.sketch")
+        let sketch = SketchDocument()
+        sketch.addShape(named: "circle", at: 1)
+        let created: (any Error)? = await withCheckedContinuation { done in
+            sketch.save(to: url, ofType: "com.example.sketch", for: .saveAsOperation) { done.resume(returning: $0) }
+        }
+        #expect(created == nil)
+        sketch.shapes[0].move(to: 5)
+        #expect(await Self.waitUntil { sketch.isDocumentEdited })
+        sketch.undoManager?.undo()
+        #expect(sketch.shapes[0].x == 1)
+        sketch.undoManager?.redo()
+        #expect(sketch.shapes[0].x == 5)
+        #expect(await sketch.close())
+
+        let reopened = try SketchDocument(contentsOf: url, ofType: "com.example.sketch")
+        #expect(reopened.shapes.map(\.name) == ["circle"])
+        #expect(reopened.shapes.first?.x == 5)
+        #expect(await reopened.close())
+    }
+}
