@@ -46,7 +46,8 @@ import Synchronization
 ///
 /// A scope that does not exist or is not a folder makes ``start()`` return false, with the
 /// reason in ``lastError``. Configuration is read when ``start()`` is called; changes made
-/// while the query runs apply from the next ``start()``.
+/// while the query runs apply from the next ``start()``, except that a new ``predicate`` or
+/// new ``sortDescriptors`` start the query again at once, as Apple's do.
 public final class DocumentQuery: Sendable {
     /// The query's configuration and everything its users read, under one lock.
     struct PublicState {
@@ -366,7 +367,17 @@ public final class DocumentQuery: Sendable {
         }
         guard let engine else { return }
         engine?.cancel()
-        start()
+        if !start() {
+            // As if stopped, with the reason in `lastError`: the streams end.
+            let continuations = state.withLock { state in
+                defer {
+                    state.continuations = [:]
+                    state.phase = .stopped
+                }
+                return state.continuations
+            }
+            for continuation in continuations.values { continuation.finish() }
+        }
     }
 
     /// Holds ``results`` as they are, for example while iterating them. Changes are gathered

@@ -301,14 +301,22 @@ enum MetadataValue: Sendable {
             default: self = .integer(number.int64Value)
             }
         case let array as [Any]:
-            var values: [MetadataValue] = []
-            for element in array {
-                guard let value = MetadataValue(element) else { return nil }
-                values.append(value)
-            }
+            guard let values = Self.values(of: array) else { return nil }
+            self = .array(values)
+        case let set as Set<AnyHashable>:
+            guard let values = Self.values(of: set.map(\.base)) else { return nil }
             self = .array(values)
         default: return nil
         }
+    }
+
+    private static func values(of elements: [Any]) -> [MetadataValue]? {
+        var values: [MetadataValue] = []
+        for element in elements {
+            guard let value = MetadataValue(element) else { return nil }
+            values.append(value)
+        }
+        return values
     }
 
     /// `object` with any levels of `Optional` removed; nil for an empty one.

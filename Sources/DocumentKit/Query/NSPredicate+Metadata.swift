@@ -20,7 +20,7 @@ extension NSPredicate {
     ///   `%K`, optionally followed by `.pathExtension`, `.lastPathComponent`,
     ///   `.deletingPathExtension`, `.stringByDeletingPathExtension`, `.path`, `.length` or
     ///   `.@count` (`%K.pathExtension == 'txt'` with `NSMetadataItemURLKey`).
-    /// - Values: `%@` (a string, number, `Bool`, `Date`, `URL`, array or nil), `%d`, `%i`,
+    /// - Values: `%@` (a string, number, `Bool`, `Date`, `URL`, array, set or nil), `%d`, `%i`,
     ///   `%ld` and the other integer specifiers, `%f`, quoted strings, numbers (`12`, `-1.5`,
     ///   `1e6`, `0x1F`), `TRUE`/`YES`, `FALSE`/`NO`, `NULL`/`NIL`, lists `{1, 2}`, and
     ///   `CAST(seconds since 2001, 'NSDate')`.

@@ -213,6 +213,19 @@ struct DocumentQueryPortingTests {
         #expect(finishedGatherings(recorder) == 3)
     }
 
+    @Test func aRestartThatCannotStartEndsTheStreamsWithTheReason() async throws {
+        let folder = try TemporaryTree()
+        let scope = try folder.write("x", to: "scope/a.txt").deletingLastPathComponent()
+        let (query, _) = try await MetadataFixture.gatheredQuery(of: [scope])
+        let snapshots = query.snapshots()
+        let reader = Task { for await _ in snapshots {} }
+        try FileManager.default.removeItem(at: scope)
+        query.predicate = NSPredicate { _ in true }
+        await reader.value
+        #expect(query.isStopped)
+        #expect(query.lastError?.code == .fileNotFound)
+    }
+
     @Test func resultsEnumerateAndAnswerAttributesByIndex() async throws {
         let folder = try TemporaryTree()
         try MetadataFixture.populate(folder)

@@ -11,6 +11,7 @@ enum FormatArgument: Sendable, CustomStringConvertible {
     case bool(Bool)
     case date(Date)
     case strings([String])
+    case stringSet(Set<String>)
     case ints([Int])
     case dates([Date])
     case number(Int)
@@ -23,6 +24,7 @@ enum FormatArgument: Sendable, CustomStringConvertible {
         case .bool(let value): return value
         case .date(let value): return value
         case .strings(let value): return value
+        case .stringSet(let value): return value
         case .ints(let value): return value
         case .dates(let value): return value
         case .number(let value): return NSNumber(value: value)
@@ -120,6 +122,7 @@ struct MetadataPredicateTests {
         // IN.
         .init(
             "%K IN %@", name, .strings(["notes.txt", "report.pdf"]), matches: ["notes.txt", "report.pdf"]),
+        .init("%K IN %@", name, .stringSet(["café.md", "missing"]), matches: ["café.md"]),
         .init("%K IN {'notes.txt', 'missing'}", name, matches: ["notes.txt"]),
         .init("%K IN[c] {'NOTES.TXT'}", name, matches: ["notes.txt"]),
         .init("'deep' IN %K", name, matches: ["deep.txt"]),
