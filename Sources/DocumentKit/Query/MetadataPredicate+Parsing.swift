@@ -164,7 +164,7 @@ extension MetadataPredicate {
 
         private mutating func parseOperator() throws -> Operator {
             let token = current
-            let op: Operator?
+            let op: Operator
             switch token {
             case .symbol("=="), .symbol("="): op = .equal
             case .symbol("!="), .symbol("<>"): op = .notEqual
@@ -193,7 +193,7 @@ extension MetadataPredicate {
                 )
             }
             advance()
-            return op!
+            return op
         }
 
         // MARK: Expressions
