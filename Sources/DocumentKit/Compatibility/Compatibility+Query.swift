@@ -15,7 +15,8 @@ import Foundation
     ///   `enumerateResults(options:using:)`, `disableUpdates()`, `enableUpdates()`.
     /// - `NSMetadataItem`: `init?(url:)`, `attributes`, `value(forAttribute:)`,
     ///   `values(forAttributes:)`, `isEqual(_:)`, `hash`.
-    /// - Notifications: `NSMetadataQueryDidStartGathering`, `NSMetadataQueryDidFinishGathering`,
+    /// - Notifications: `NSMetadataQueryDidStartGathering`, `NSMetadataQueryGatheringProgress`
+    ///   (never posted: gathering is one pass), `NSMetadataQueryDidFinishGathering`,
     ///   `NSMetadataQueryDidUpdate`; their `userInfo` keys `NSMetadataQueryUpdateAddedItemsKey`,
     ///   `NSMetadataQueryUpdateChangedItemsKey`, `NSMetadataQueryUpdateRemovedItemsKey`.
     /// - Search scopes: `NSMetadataQueryUserHomeScope`, `NSMetadataQueryLocalComputerScope`,
@@ -27,7 +28,17 @@ import Foundation
     ///   `NSMetadataItemURLKey`, `NSMetadataItemPathKey`, `NSMetadataItemFSSizeKey`,
     ///   `NSMetadataItemFSCreationDateKey`, `NSMetadataItemFSContentChangeDateKey`,
     ///   `NSMetadataItemContentTypeKey`, `NSMetadataItemContentTypeTreeKey`,
-    ///   `NSMetadataUbiquitousItemHasUnresolvedConflictsKey`.
+    ///   `NSMetadataUbiquitousItemHasUnresolvedConflictsKey`, `NSMetadataItemIsUbiquitousKey`
+    ///   (false: no item is ubiquitous until sync), and the ubiquitous item attributes, which
+    ///   items have no value for until sync: `NSMetadataUbiquitousItemDownloadingStatusKey`
+    ///   (with `NSMetadataUbiquitousItemDownloadingStatusCurrent`, `...Downloaded`,
+    ///   `...NotDownloaded`), `NSMetadataUbiquitousItemIsDownloadingKey`,
+    ///   `NSMetadataUbiquitousItemIsUploadedKey`, `NSMetadataUbiquitousItemIsUploadingKey`,
+    ///   `NSMetadataUbiquitousItemPercentDownloadedKey`,
+    ///   `NSMetadataUbiquitousItemPercentUploadedKey`, `NSMetadataUbiquitousItemDownloadingErrorKey`,
+    ///   `NSMetadataUbiquitousItemUploadingErrorKey`, `NSMetadataUbiquitousItemDownloadRequestedKey`,
+    ///   `NSMetadataUbiquitousItemIsExternalDocumentKey`,
+    ///   `NSMetadataUbiquitousItemContainerDisplayNameKey`.
     ///
     /// Where Linux's Foundation forbids Apple's form, one word changes:
     /// `NSPredicate(format:)` becomes `NSPredicate(metadataFormat:)` (the same grammar over
@@ -36,8 +47,8 @@ import Foundation
     /// `NSSortDescriptor(keyPath:ascending:)` descriptors over `NSMetadataItem` work as they are.
     ///
     /// Not provided: the query's `delegate`, value lists and grouping (`valueListAttributes`,
-    /// `groupingAttributes`, `groupedResults`), `searchItems`, the gathering-progress
-    /// notification, and `NSPredicate(fromMetadataQueryString:)`.
+    /// `groupingAttributes`, `groupedResults`), `searchItems`, and
+    /// `NSPredicate(fromMetadataQueryString:)`.
     public typealias NSMetadataQuery = DocumentQuery
 
     /// Foundation's name for a query result, so that code written for Apple platforms ports
@@ -47,6 +58,10 @@ import Foundation
     extension Notification.Name {
         /// Posted when a ``DocumentQuery`` begins gathering; the object is the query.
         public static let NSMetadataQueryDidStartGathering = DocumentQuery.didStartGatheringNotification
+        /// Apple's notification of progress during the initial gathering. A ``DocumentQuery``
+        /// gathers in one pass and never posts it: did-finish-gathering follows.
+        public static let NSMetadataQueryGatheringProgress = Notification.Name(
+            "NSMetadataQueryGatheringProgressNotification")
         /// Posted when a ``DocumentQuery`` finished its initial gathering; the object is the query.
         public static let NSMetadataQueryDidFinishGathering = DocumentQuery.didFinishGatheringNotification
         /// Posted when a ``DocumentQuery``'s results changed; the object is the query.
@@ -107,4 +122,43 @@ import Foundation
     /// Whether unresolved conflict versions of the item exist, an `NSNumber` holding a `Bool`.
     public let NSMetadataUbiquitousItemHasUnresolvedConflictsKey =
         "NSMetadataUbiquitousItemHasUnresolvedConflictsKey"
+    /// Whether the item is in a ubiquity container, an `NSNumber` holding a `Bool`: false for
+    /// every item until sync provides ubiquity containers.
+    public let NSMetadataItemIsUbiquitousKey = "NSMetadataItemIsUbiquitousKey"
+
+    // The ubiquitous item attributes: items have no value for them until sync provides
+    // ubiquity containers, as Apple's items outside iCloud have none.
+
+    /// Whether the item's contents are downloaded, a `String`: one of the three values below.
+    public let NSMetadataUbiquitousItemDownloadingStatusKey = "NSMetadataUbiquitousItemDownloadingStatusKey"
+    /// The downloading status of an item whose local copy is the latest.
+    public let NSMetadataUbiquitousItemDownloadingStatusCurrent =
+        "NSMetadataUbiquitousItemDownloadingStatusCurrent"
+    /// The downloading status of an item with a local copy that may not be the latest.
+    public let NSMetadataUbiquitousItemDownloadingStatusDownloaded =
+        "NSMetadataUbiquitousItemDownloadingStatusDownloaded"
+    /// The downloading status of an item with no local copy.
+    public let NSMetadataUbiquitousItemDownloadingStatusNotDownloaded =
+        "NSMetadataUbiquitousItemDownloadingStatusNotDownloaded"
+    /// Whether the item is being downloaded, an `NSNumber` holding a `Bool`.
+    public let NSMetadataUbiquitousItemIsDownloadingKey = "NSMetadataUbiquitousItemIsDownloadingKey"
+    /// Whether the item's contents are uploaded, an `NSNumber` holding a `Bool`.
+    public let NSMetadataUbiquitousItemIsUploadedKey = "NSMetadataUbiquitousItemIsUploadedKey"
+    /// Whether the item is being uploaded, an `NSNumber` holding a `Bool`.
+    public let NSMetadataUbiquitousItemIsUploadingKey = "NSMetadataUbiquitousItemIsUploadingKey"
+    /// How much of the item is downloaded, an `NSNumber` from 0 to 100.
+    public let NSMetadataUbiquitousItemPercentDownloadedKey = "NSMetadataUbiquitousItemPercentDownloadedKey"
+    /// How much of the item is uploaded, an `NSNumber` from 0 to 100.
+    public let NSMetadataUbiquitousItemPercentUploadedKey = "NSMetadataUbiquitousItemPercentUploadedKey"
+    /// Why the last download failed, an `NSError`.
+    public let NSMetadataUbiquitousItemDownloadingErrorKey = "NSMetadataUbiquitousItemDownloadingErrorKey"
+    /// Why the last upload failed, an `NSError`.
+    public let NSMetadataUbiquitousItemUploadingErrorKey = "NSMetadataUbiquitousItemUploadingErrorKey"
+    /// Whether a download of the item was asked for, an `NSNumber` holding a `Bool`.
+    public let NSMetadataUbiquitousItemDownloadRequestedKey = "NSMetadataUbiquitousItemDownloadRequestedKey"
+    /// Whether the item is outside the app's container, an `NSNumber` holding a `Bool`.
+    public let NSMetadataUbiquitousItemIsExternalDocumentKey = "NSMetadataUbiquitousItemIsExternalDocumentKey"
+    /// The name of the container the item is in, a `String`.
+    public let NSMetadataUbiquitousItemContainerDisplayNameKey =
+        "NSMetadataUbiquitousItemContainerDisplayNameKey"
 #endif

@@ -210,6 +210,7 @@ extension DocumentQuery {
             names += [
                 NSMetadataItemFSContentChangeDateKey, NSMetadataItemContentTypeKey,
                 NSMetadataItemContentTypeTreeKey, NSMetadataUbiquitousItemHasUnresolvedConflictsKey,
+                NSMetadataItemIsUbiquitousKey,
             ]
             return names
         }
@@ -232,6 +233,8 @@ extension DocumentQuery {
             case NSMetadataItemContentTypeTreeKey: return contentTypeTree
             case NSMetadataUbiquitousItemHasUnresolvedConflictsKey:
                 return NSNumber(value: hasUnresolvedConflicts)
+            // No item is in a ubiquity container until sync provides them.
+            case NSMetadataItemIsUbiquitousKey: return NSNumber(value: false)
             default: return nil
             }
         }

@@ -96,6 +96,8 @@ struct DocumentQueryPortingTests {
         #expect(notes.attributes.contains(NSMetadataItemFSCreationDateKey) == (notes.creationDate != nil))
         for key in notes.attributes { #expect(notes.value(forAttribute: key) != nil, "\(key)") }
         #expect(notes.value(forAttribute: "kMDItemAuthors") == nil)
+        #expect(notes.value(forAttribute: NSMetadataItemIsUbiquitousKey) as? NSNumber == false)
+        #expect(notes.value(forAttribute: NSMetadataUbiquitousItemDownloadingStatusKey) == nil)
         #expect(notes.value(forAttribute: NSMetadataItemDisplayNameKey) as? String == "notes")
         #expect(
             notes.value(forAttribute: NSMetadataItemContentTypeTreeKey) as? [String] == [

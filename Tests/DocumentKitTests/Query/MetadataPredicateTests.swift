@@ -131,6 +131,8 @@ struct MetadataPredicateTests {
         .init("kMDItemFSSize > 50 && kMDItemFSSize < 1000", matches: ["café.md"]),
         .init("NSMetadataUbiquitousItemHasUnresolvedConflictsKey == NO", matches: all),
         .init("NSMetadataUbiquitousItemHasUnresolvedConflictsKey == %@", .bool(true), matches: []),
+        .init("%K == NO", .string(NSMetadataItemIsUbiquitousKey), matches: all),
+        .init("%K == nil", .string(NSMetadataUbiquitousItemDownloadingStatusKey), matches: all),
         .init("kMDItemAuthors == nil", matches: all),
         .init("kMDItemAuthors != NULL", matches: []),
         .init("kMDItemAuthors CONTAINS 'x'", matches: []),
