@@ -55,7 +55,7 @@ extension TextContainer {
         // documents are the regular files directly in it. The query's items are under the
         // folder's real path.
         let folder = url.resolvingSymlinksInPath().path
-        query.predicate = { item in
+        query.predicate = NSPredicate { item in
             let name = item.fileName
             // A name that is not UTF-8 reads with U+FFFD and cannot be typed back: skipped,
             // as ``documents()`` skips it.

@@ -17,9 +17,9 @@ extension DocumentQuery {
     final class Engine: Sendable {
         struct Configuration: Sendable {
             var scopes: [[UInt8]]
-            var predicate: (@Sendable (Item) -> Bool)?
+            var predicate: Unchecked<NSPredicate>?
             var fileNamePattern: String?
-            var sortDescriptors: [SortDescriptor]
+            var orderings: [Ordering]
             var includesHiddenItems: Bool
             var includesDirectories: Bool
             var batchingInterval: TimeInterval
@@ -191,7 +191,6 @@ extension DocumentQuery {
         /// Items reported changed even if their attributes are equal: a package whose
         /// contents were written.
         var forced: Set<UInt64> = []
-        var nextID: UInt64 = 0
         var packageExtensions: [ArraySlice<UInt8>: Bool] = [:]
 
         init(configuration: Engine.Configuration) {
@@ -206,19 +205,21 @@ extension DocumentQuery {
             var found: [Found] = []
             for scope in configuration.scopes { scanFolder(scope, into: &found) }
             // In path order, the order of results without sort descriptors, paths sort faster
-            // here than items later; identities then rise with the path, as ``precedes``
-            // breaks ties.
-            let inPathOrder = configuration.sortDescriptors.isEmpty
+            // here than items later.
+            let inPathOrder = configuration.orderings.isEmpty
             if inPathOrder { found.sort { Self.comparePaths($0.path, $1.path) < 0 } }
+            if patternBytes != nil { found.removeAll { !matchesPattern($0.path) } }
+            // One lock for the whole gathering, and none held while the predicate runs.
+            let ids = Identities.shared.withLock { identities in
+                found.map { identities.identity(forPath: $0.path) }
+            }
             items.reserveCapacity(found.count)
             byID.reserveCapacity(found.count)
             var ordered: [Item] = []
             ordered.reserveCapacity(found.count)
-            for entry in found {
-                nextID += 1
+            for (entry, id) in zip(found, ids) {
                 // Overlapping scopes list an item twice: the first one counts.
-                if let item = makeItem(entry, id: nextID), items.updateValue(item, forKey: entry.path) == nil
-                {
+                if let item = makeItem(entry, id: id), items.updateValue(item, forKey: entry.path) == nil {
                     byID[item.id] = item
                     ordered.append(item)
                 }
@@ -370,19 +371,22 @@ extension DocumentQuery {
             return .item(path)
         }
 
-        func makeItem(_ found: Found, id: UInt64) -> Item? {
-            let nameStart = (found.path.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1
-            if let patternBytes {
-                let matches = Syscall.withCString(patternBytes) { pattern in
-                    Syscall.withCString(Array(found.path[nameStart...])) { fnmatch(pattern, $0, 0) == 0 }
-                }
-                if !matches { return nil }
+        /// Whether the name at the end of `path` matches ``DocumentQuery/fileNamePattern``.
+        func matchesPattern(_ path: [UInt8]) -> Bool {
+            guard let patternBytes else { return true }
+            let nameStart = (path.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1
+            return Syscall.withCString(patternBytes) { pattern in
+                Syscall.withCString(Array(path[nameStart...])) { fnmatch(pattern, $0, 0) == 0 }
             }
+        }
+
+        /// The item for `found`, whose name matches the pattern, if the predicate takes it.
+        func makeItem(_ found: Found, id: UInt64) -> Item? {
             let item = Item(
                 id: id, fileSystemPath: found.path, status: found.status, isPackage: found.isPackage,
                 hasUnresolvedConflicts: conflicts?.contains(path: found.path, inode: found.status.inode)
                     ?? false)
-            if let predicate = configuration.predicate, !predicate(item) { return nil }
+            if let predicate = configuration.predicate, !predicate.value.evaluate(with: item) { return nil }
             return item
         }
 
@@ -457,32 +461,40 @@ extension DocumentQuery {
 
         mutating func upsert(_ found: Found, reusing id: UInt64?, force: Bool) {
             let existing = items[found.path]
-            if let existing, let id, existing.id != id { remove(found.path) }
+            if let existing, let id, existing.id != id { remove(found.path, isGone: false) }
+            guard matchesPattern(found.path) else {
+                remove(found.path, isGone: false)
+                return
+            }
             let current = items[found.path]
             let itemID: UInt64
             if let current {
                 itemID = current.id
             } else if let id {
                 itemID = id
+                Identities.shared.withLock { $0.assign(id, toPath: found.path) }
             } else {
-                nextID += 1
-                itemID = nextID
+                itemID = Identities.shared.withLock { $0.identity(forPath: found.path) }
             }
             guard let item = makeItem(found, id: itemID) else {
-                remove(found.path)
+                remove(found.path, isGone: false)
                 return
             }
-            if let current, current == item, !force { return }
+            if let current, current.hasSameAttributes(as: item), !force { return }
             items[found.path] = item
             byID[itemID] = item
             dirty.insert(itemID)
             if force { forced.insert(itemID) }
         }
 
-        mutating func remove(_ path: [UInt8]) {
+        /// Removes the item at `path` from the results. `isGone` says that the file is no
+        /// longer there (deleted, moved, replaced by a folder), so its identity is released;
+        /// an item that only stopped passing the filter keeps it.
+        mutating func remove(_ path: [UInt8], isGone: Bool = true) {
             guard let item = items.removeValue(forKey: path) else { return }
             byID[item.id] = nil
             dirty.insert(item.id)
+            if isGone { Identities.shared.withLock { $0.release(item.id, atPath: path) } }
         }
 
         /// Removes the items below `path`; returns their identities by path relative to it.
@@ -567,7 +579,8 @@ extension DocumentQuery {
                 switch (published[id], byID[id]) {
                 case (nil, let new?): added.append(new)
                 case (let old?, nil): removed.append(old)
-                case (let old?, let new?): if old != new || forced.contains(id) { changed.append(new) }
+                case (let old?, let new?):
+                    if !old.hasSameAttributes(as: new) || forced.contains(id) { changed.append(new) }
                 case (nil, nil): break
                 }
             }
@@ -620,9 +633,18 @@ extension DocumentQuery {
         // MARK: Order
 
         func precedes(_ a: Item, _ b: Item) -> Bool {
-            for descriptor in configuration.sortDescriptors {
-                let order = Self.compare(a, b, by: descriptor.key)
-                if order != 0 { return descriptor.ascending ? order < 0 : order > 0 }
+            for ordering in configuration.orderings {
+                switch ordering {
+                case .attribute(let key, let ascending):
+                    let order = Self.compare(a, b, by: key)
+                    if order != 0 { return ascending ? order < 0 : order > 0 }
+                case .descriptor(let descriptor):
+                    switch descriptor.value.compare(a, to: b) {
+                    case .orderedAscending: return true
+                    case .orderedDescending: return false
+                    case .orderedSame: continue
+                    }
+                }
             }
             let order = Self.comparePaths(a.fileSystemPath, b.fileSystemPath)
             return order != 0 ? order < 0 : a.id < b.id
@@ -719,6 +741,8 @@ struct PathTable<Value>: Sequence {
     }
 
     mutating func reserveCapacity(_ capacity: Int) { storage.reserveCapacity(capacity) }
+
+    var count: Int { storage.count }
 
     func makeIterator() -> some IteratorProtocol<(path: [UInt8], value: Value)> {
         storage.lazy.map { (path: $0.key.bytes, value: $0.value) }.makeIterator()

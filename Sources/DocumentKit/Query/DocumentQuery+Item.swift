@@ -1,12 +1,24 @@
 import Foundation
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
 extension DocumentQuery {
     /// One result of a query: a file, package or symbolic link with its attributes, as
     /// `NSMetadataItem` gives them.
     ///
-    /// An item is an immutable snapshot. When the file changes, the query's results hold a
-    /// new item with the same ``id``; a renamed file keeps its ``id`` and gets a new ``url``.
+    /// An item is an immutable snapshot of the file's attributes. Equality is identity, as
+    /// for `NSMetadataItem`: two items are equal (`==`, `isEqual(_:)`, the same `hash` and
+    /// ``id``) when they are the same item. That holds across the file's changes and saves
+    /// (a safe save replaces the file; it stays the same item), across a rename that a
+    /// running query sees, and across gatherings: a query started again, another query of
+    /// the same folder, and ``init(url:)`` all give an item equal to the one found before.
+    /// A file deleted and created again while a query watches is a new item. To learn
+    /// whether an item changed, compare its attributes.
     ///
     /// For example:
     ///
@@ -14,9 +26,15 @@ extension DocumentQuery {
     /// for item in query.results {
     ///     print(item.fileName, item.fileSize, item.value(forAttribute: NSMetadataItemFSContentChangeDateKey) ?? "")
     /// }
+    /// let changed = note.userInfo?[NSMetadataQueryUpdateChangedItemsKey] as? [NSMetadataItem] ?? []
+    /// for item in changed { rows[rows.firstIndex(of: item)!] = item }
     /// ```
-    public final class Item: Sendable, Identifiable, Hashable, CustomStringConvertible {
-        /// Identifies the item across its changes and renames for as long as the query runs.
+    public final class Item: NSObject, Identifiable, @unchecked Sendable {
+        // Unchecked: every stored property is immutable or behind a Mutex; NSObject, which
+        // Foundation does not mark Sendable, adds no state.
+
+        /// The item's identity, which ``==`` compares: the same for the same item in every
+        /// query of the process, across its changes, saves and renames.
         public let id: UInt64
         /// Whether the item is a package folder (its type is registered with `isPackage`):
         /// one item, never searched inside.
@@ -42,13 +60,61 @@ extension DocumentQuery {
             self.status = status
             self.isPackage = isPackage
             self.hasUnresolvedConflicts = hasUnresolvedConflicts
+            super.init()
         }
 
-        /// The item with a new identity and everything else the same.
-        func with(id: UInt64) -> Item {
-            Item(
-                id: id, fileSystemPath: fileSystemPath, status: status, isPackage: isPackage,
-                hasUnresolvedConflicts: hasUnresolvedConflicts)
+        /// The item at `url`, with the attributes a query would report for it; nil when
+        /// nothing is there or `url` is not a file URL.
+        ///
+        /// The item equals the one a query finds at the same place. A symbolic link is
+        /// the link itself, never what it points to.
+        public convenience init?(url: URL) {
+            guard url.isFileURL, let path = Self.canonicalPath(of: url),
+                case .success(let status) = Syscall.withCString(path, { Syscall.itemStatus(AT_FDCWD, $0) })
+            else { return nil }
+            let name = path[((path.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1)...]
+            var isPackage = false
+            if status.isDirectory, let dot = name.lastIndex(of: UInt8(ascii: ".")), dot != name.startIndex {
+                let types = FileTypes.shared
+                let identifier = types.typeIdentifier(
+                    forFilenameExtension: String(decoding: name[(dot + 1)...], as: UTF8.self))
+                isPackage = types.type(withIdentifier: identifier)?.isPackage ?? false
+            }
+            let hasConflicts =
+                VersionStore.shared.conflictLookup()?.contains(path: path, inode: status.inode) ?? false
+            let id = Identities.shared.withLock { $0.identity(forPath: path) }
+            self.init(
+                id: id, fileSystemPath: path, status: status, isPackage: isPackage,
+                hasUnresolvedConflicts: hasConflicts)
+        }
+
+        /// The path a query reports for `url`: its folder with symbolic links resolved, as
+        /// a query resolves its scopes, and its own name as it is.
+        static func canonicalPath(of url: URL) -> [UInt8]? {
+            let path = DirectoryWatcher.fileSystemPath(of: url)
+            guard let slash = path.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+            let name = Array(path[(slash + 1)...])
+            if name.isEmpty || name == [0x2E] || name == [0x2E, 0x2E] { return realPath(path) }
+            guard let folder = realPath(slash == 0 ? [UInt8(ascii: "/")] : Array(path[..<slash])) else {
+                return nil
+            }
+            return DirectoryWatcher.State.join(folder, name)
+        }
+
+        private static func realPath(_ path: [UInt8]) -> [UInt8]? {
+            guard let resolved = Syscall.withCString(path, { realpath($0, nil) }) else { return nil }
+            defer { free(resolved) }
+            return Array(
+                UnsafeBufferPointer(
+                    start: UnsafeRawPointer(resolved).assumingMemoryBound(to: UInt8.self),
+                    count: strlen(resolved)))
+        }
+
+        /// Whether `other` holds the same attributes: what tells a changed item from an
+        /// unchanged one, since ``==`` compares identity only.
+        func hasSameAttributes(as other: Item) -> Bool {
+            id == other.id && fileSystemPath == other.fileSystemPath && status == other.status
+                && isPackage == other.isPackage && hasUnresolvedConflicts == other.hasUnresolvedConflicts
         }
 
         var nameBytes: ArraySlice<UInt8> { fileSystemPath[nameStart...] }
@@ -115,20 +181,45 @@ extension DocumentQuery {
             return FileTypes.shared.typeIdentifier(forFilenameExtension: filenameExtension)
         }
 
-        /// The attribute names ``value(forAttribute:)`` answers.
+        /// The item's type and every type it conforms to (`NSMetadataItemContentTypeTreeKey`),
+        /// the item's own first.
+        public var contentTypeTree: [String] { Self.typeTree(of: contentType) }
+
+        /// `identifier` and every type it conforms to, through ``FileTypes/shared``.
+        static func typeTree(of identifier: String) -> [String] {
+            var tree = [identifier]
+            var index = 0
+            while index < tree.count {
+                for parent in FileTypes.shared.type(withIdentifier: tree[index])?.conformsTo ?? []
+                where !tree.contains(parent) {
+                    tree.append(parent)
+                }
+                index += 1
+            }
+            return tree
+        }
+
+        /// The names of the attributes the item has a value for, the keys
+        /// ``value(forAttribute:)`` answers.
         public var attributes: [String] {
-            [
+            var names = [
                 NSMetadataItemFSNameKey, NSMetadataItemDisplayNameKey, NSMetadataItemURLKey,
-                NSMetadataItemPathKey,
-                NSMetadataItemFSSizeKey, NSMetadataItemFSCreationDateKey,
-                NSMetadataItemFSContentChangeDateKey,
-                NSMetadataItemContentTypeKey, NSMetadataItemContentTypeTreeKey,
-                NSMetadataUbiquitousItemHasUnresolvedConflictsKey,
+                NSMetadataItemPathKey, NSMetadataItemFSSizeKey,
             ]
+            if status.birth != nil { names.append(NSMetadataItemFSCreationDateKey) }
+            names += [
+                NSMetadataItemFSContentChangeDateKey, NSMetadataItemContentTypeKey,
+                NSMetadataItemContentTypeTreeKey, NSMetadataUbiquitousItemHasUnresolvedConflictsKey,
+                NSMetadataItemIsUbiquitousKey,
+            ]
+            return names
         }
 
         /// The value of one of Apple's metadata attributes, such as ``NSMetadataItemFSNameKey``,
         /// or nil for an attribute the item does not have.
+        ///
+        /// Values have Apple's types: `String` for names, paths and types, `URL`, `NSNumber`
+        /// for the size and for flags, `Date`, and `[String]` for the content type tree.
         public func value(forAttribute key: String) -> Any? {
             switch key {
             case NSMetadataItemFSNameKey: return fileName
@@ -142,76 +233,34 @@ extension DocumentQuery {
             case NSMetadataItemContentTypeTreeKey: return contentTypeTree
             case NSMetadataUbiquitousItemHasUnresolvedConflictsKey:
                 return NSNumber(value: hasUnresolvedConflicts)
+            // No item is in a ubiquity container until sync provides them.
+            case NSMetadataItemIsUbiquitousKey: return NSNumber(value: false)
             default: return nil
             }
         }
 
-        /// The values of several attributes, leaving out those the item does not have.
-        public func values(forAttributes keys: [String]) -> [String: Any] {
+        /// The values of several attributes by name, leaving out those the item has no
+        /// value for. Never nil; optional as Apple's is.
+        public func values(forAttributes keys: [String]) -> [String: Any]? {
             var values: [String: Any] = [:]
             for key in keys { values[key] = value(forAttribute: key) }
             return values
         }
 
-        private var contentTypeTree: [String] {
-            var tree = [contentType]
-            var index = 0
-            while index < tree.count {
-                for parent in FileTypes.shared.type(withIdentifier: tree[index])?.conformsTo ?? []
-                where !tree.contains(parent) {
-                    tree.append(parent)
-                }
-                index += 1
-            }
-            return tree
+        /// Whether `object` is the same item; see ``Item`` for what that means.
+        public override func isEqual(_ object: Any?) -> Bool {
+            guard let other = object as? Item else { return false }
+            return other.id == id
         }
 
-        public static func == (a: Item, b: Item) -> Bool {
-            a.id == b.id && a.fileSystemPath == b.fileSystemPath && a.status == b.status
-                && a.isPackage == b.isPackage && a.hasUnresolvedConflicts == b.hasUnresolvedConflicts
-        }
+        /// The hash of the item's identity: equal items have equal hashes.
+        public override var hash: Int { Int(truncatingIfNeeded: id) }
 
-        public func hash(into hasher: inout Hasher) {
-            hasher.combine(id)
-            hasher.combine(fileSystemPath)
-            hasher.combine(status)
-        }
-
-        public var description: String {
+        public override var description: String {
             "DocumentQuery.Item(\(id), \(path), \(fileSize) bytes\(isPackage ? ", package" : ""))"
         }
     }
 }
 
-#if !canImport(Darwin)
-    /// Foundation's name for a query result, so that code written for Apple platforms ports unchanged.
-    public typealias NSMetadataItem = DocumentQuery.Item
-#endif
 /// The Swift-native name for a query result.
 public typealias MetadataItem = DocumentQuery.Item
-
-#if !canImport(Darwin)
-    // Apple's attribute names, with Apple's values, for `value(forAttribute:)`.
-
-    /// The item's name on disk, a `String`.
-    public let NSMetadataItemFSNameKey = "kMDItemFSName"
-    /// The item's name without its extension, a `String`.
-    public let NSMetadataItemDisplayNameKey = "kMDItemDisplayName"
-    /// The item's location, a `URL`.
-    public let NSMetadataItemURLKey = "kMDItemURL"
-    /// The item's path, a `String`.
-    public let NSMetadataItemPathKey = "kMDItemPath"
-    /// The item's size in bytes, an `NSNumber`.
-    public let NSMetadataItemFSSizeKey = "kMDItemFSSize"
-    /// When the item was created, a `Date`, where the file system records it.
-    public let NSMetadataItemFSCreationDateKey = "kMDItemFSCreationDate"
-    /// When the item's contents last changed, a `Date`.
-    public let NSMetadataItemFSContentChangeDateKey = "kMDItemFSContentChangeDate"
-    /// The item's uniform type identifier, a `String`.
-    public let NSMetadataItemContentTypeKey = "kMDItemContentType"
-    /// The item's type and those it conforms to, a `[String]`.
-    public let NSMetadataItemContentTypeTreeKey = "kMDItemContentTypeTree"
-    /// Whether unresolved conflict versions of the item exist, an `NSNumber` holding a `Bool`.
-    public let NSMetadataUbiquitousItemHasUnresolvedConflictsKey =
-        "NSMetadataUbiquitousItemHasUnresolvedConflictsKey"
-#endif

@@ -46,14 +46,15 @@ import Synchronization
 ///
 /// A scope that does not exist or is not a folder makes ``start()`` return false, with the
 /// reason in ``lastError``. Configuration is read when ``start()`` is called; changes made
-/// while the query runs apply from the next ``start()``.
+/// while the query runs apply from the next ``start()``, except that a new ``predicate`` or
+/// new ``sortDescriptors`` start the query again at once, as Apple's do.
 public final class DocumentQuery: Sendable {
     /// The query's configuration and everything its users read, under one lock.
     struct PublicState {
-        var searchScopes: [URL] = []
-        var predicate: (@Sendable (Item) -> Bool)?
+        var searchScopes: [Scope] = []
+        var predicate: Unchecked<NSPredicate>?
         var fileNamePattern: String?
-        var sortDescriptors: [SortDescriptor] = []
+        var sortDescriptors: [Unchecked<NSSortDescriptor>] = []
         var includesHiddenItems = false
         var versionStore: VersionStore?? = .none
         var includesDirectories = false
@@ -79,8 +80,9 @@ public final class DocumentQuery: Sendable {
     /// Creates a query with no scopes; set ``searchScopes`` before ``start()``.
     public init() {}
 
-    /// Creates a query of `searchScopes`.
-    public convenience init(searchScopes: [URL]) {
+    /// Creates a query of `searchScopes`: folder URLs, paths, or scope constants, as
+    /// ``searchScopes`` takes them.
+    public convenience init(searchScopes: [Any]) {
         self.init()
         self.searchScopes = searchScopes
     }
@@ -93,20 +95,55 @@ public final class DocumentQuery: Sendable {
 
     // MARK: Configuration
 
-    /// The folders searched, recursively. A scope that is a symbolic link is resolved once,
-    /// when the query starts; results are under the resolved path.
-    public var searchScopes: [URL] {
-        get { state.withLock { $0.searchScopes } }
-        set { state.withLock { $0.searchScopes = newValue } }
+    /// Where the query searches, recursively: folder URLs, paths (`String`), and Apple's
+    /// scope constants.
+    ///
+    /// - `NSMetadataQueryUserHomeScope` is the user's home folder.
+    /// - `NSMetadataQueryUbiquitousDocumentsScope`, `NSMetadataQueryUbiquitousDataScope` and
+    ///   `NSMetadataQueryAccessibleUbiquitousExternalDocumentsScope` name no folder yet: until
+    ///   sync provides ubiquity containers, a query of them alone gathers no results, as on a
+    ///   device signed out of iCloud.
+    /// - `NSMetadataQueryLocalComputerScope`, `NSMetadataQueryNetworkScope` and their indexed
+    ///   forms are not supported: Linux has no index of the whole computer, and a query
+    ///   watches every folder it searches. ``start()`` returns false and says so in
+    ///   ``lastError``, as it does for anything else that is not a file URL or a path.
+    ///
+    /// A scope that is a symbolic link is resolved once, when the query starts; results are
+    /// under the resolved path. Unlike Apple's, an empty array searches nothing: ``start()``
+    /// returns false.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// query.searchScopes = [documentsFolder, "/srv/shared/notes", NSMetadataQueryUbiquitousDocumentsScope]
+    /// ```
+    public var searchScopes: [Any] {
+        get { state.withLock { $0.searchScopes.map(\.value) } }
+        set {
+            let scopes = newValue.map(Scope.init)
+            state.withLock { $0.searchScopes = scopes }
+        }
     }
 
-    /// Which items are results; nil for all. It runs on the query's private queue.
+    /// Which items are results; nil for all.
     ///
-    /// This replaces `NSPredicate`, whose format strings Linux lacks:
-    /// `query.predicate = { $0.fileSize > 1024 && $0.contentType == "public.plain-text" }`.
-    public var predicate: (@Sendable (Item) -> Bool)? {
-        get { state.withLock { $0.predicate } }
-        set { state.withLock { $0.predicate = newValue } }
+    /// A predicate from a format string changes one word from Apple's,
+    /// `NSPredicate(metadataFormat: "%K LIKE %@", NSMetadataItemFSNameKey, "*.txt")` (see
+    /// `NSPredicate/init(metadataFormat:_:)`); Swift code can filter with a closure,
+    /// `NSPredicate { $0.fileSize > 1024 }`. Predicates made with `NSPredicate(block:)` are
+    /// given each ``Item``; compound predicates of these work too.
+    ///
+    /// The predicate is evaluated on the query's private queue, so a block must be safe to
+    /// run there. It is kept as given (Apple's copies it; a predicate cannot change). Setting
+    /// it while the query runs stops the query, discards its results and starts it again, as
+    /// Apple's does.
+    public var predicate: NSPredicate? {
+        get { state.withLock { $0.predicate?.value } }
+        set {
+            let predicate = newValue.map { Unchecked(value: $0) }
+            state.withLock { $0.predicate = predicate }
+            restartIfRunning()
+        }
     }
 
     /// A shell pattern that file names must match, such as `"*.txt"`, as `fnmatch(3)`
@@ -118,9 +155,23 @@ public final class DocumentQuery: Sendable {
 
     /// How ``results`` are ordered, first descriptor first. Items that compare equal are
     /// ordered by path; with no descriptors, results are in path order.
-    public var sortDescriptors: [SortDescriptor] {
-        get { state.withLock { $0.sortDescriptors } }
-        set { state.withLock { $0.sortDescriptors = newValue } }
+    ///
+    /// Descriptors by attribute change one word from Apple's,
+    /// `NSSortDescriptor(metadataKey: NSMetadataItemFSNameKey, ascending: true)` (see
+    /// `NSSortDescriptor/init(metadataKey:ascending:)`); Swift code can write
+    /// `[.init(.modificationDate, ascending: false), .init(.fileName)]`. Descriptors made with
+    /// `NSSortDescriptor(keyPath:ascending:)` over ``Item`` work too; their comparators run
+    /// on the query's private queue.
+    ///
+    /// Setting them while the query runs stops the query, discards its results and starts
+    /// it again, as Apple's does.
+    public var sortDescriptors: [NSSortDescriptor] {
+        get { state.withLock { $0.sortDescriptors.map(\.value) } }
+        set {
+            let descriptors = newValue.map { Unchecked(value: $0) }
+            state.withLock { $0.sortDescriptors = descriptors }
+            restartIfRunning()
+        }
     }
 
     /// The version store whose conflict versions set items' ``Item/hasUnresolvedConflicts``:
@@ -183,9 +234,37 @@ public final class DocumentQuery: Sendable {
     /// The result at `index`.
     public func result(at index: Int) -> Item { state.withLock { $0.results[index] } }
 
-    /// The index of `item` in ``results``, matched by ``Item/id``, or nil.
-    public func index(ofResult item: Item) -> Int? {
-        state.withLock { $0.results.firstIndex { $0.id == item.id } }
+    /// The index in ``results`` of the item equal to `result` (the same item, perhaps as it
+    /// was before it changed), or `NSNotFound`.
+    public func index(ofResult result: Any) -> Int {
+        guard let item = result as? Item else { return NSNotFound }
+        return state.withLock { $0.results.firstIndex { $0.id == item.id } } ?? NSNotFound
+    }
+
+    /// The value of the attribute `attributeName` of the result at `index`, or nil.
+    public func value(ofAttribute attributeName: String, forResultAt index: Int) -> Any? {
+        result(at: index).value(forAttribute: attributeName)
+    }
+
+    /// Calls `block` with each result and its index, in order, until it sets its last
+    /// argument to true.
+    public func enumerateResults(_ block: (Any, Int, UnsafeMutablePointer<ObjCBool>) -> Void) {
+        enumerateResults(options: [], using: block)
+    }
+
+    /// Calls `block` with each result and its index, until it sets its last argument to
+    /// true; `.reverse` goes from the last. The results are those of the moment of the call;
+    /// `.concurrent` is accepted and the block is called in turn.
+    public func enumerateResults(
+        options: NSEnumerationOptions = [], using block: (Any, Int, UnsafeMutablePointer<ObjCBool>) -> Void
+    ) {
+        let results = self.results
+        var stop = ObjCBool(false)
+        let indices = options.contains(.reverse) ? Array(results.indices.reversed()) : Array(results.indices)
+        for index in indices {
+            block(results[index], index, &stop)
+            if stop.boolValue { break }
+        }
     }
 
     // MARK: Running
@@ -203,18 +282,21 @@ public final class DocumentQuery: Sendable {
             (configuration, generation) = try state.withLock { state in
                 guard state.phase != .gathering && state.phase != .live else {
                     throw DocumentKitError(
-                        .invalidArgument, operation: "start query", url: nil, detail: "the query already runs"
+                        DocumentKitError.Code.invalidArgument, operation: "start query", url: nil,
+                        detail: "the query already runs"
                     )
                 }
                 guard !state.searchScopes.isEmpty else {
                     throw DocumentKitError(
-                        .invalidArgument, operation: "start query", url: nil, detail: "no search scopes")
+                        DocumentKitError.Code.invalidArgument, operation: "start query", url: nil,
+                        detail: "no search scopes")
                 }
                 state.generation += 1
                 return (
                     Engine.Configuration(
-                        scopes: try state.searchScopes.map(Self.resolvedScope), predicate: state.predicate,
-                        fileNamePattern: state.fileNamePattern, sortDescriptors: state.sortDescriptors,
+                        scopes: try Self.folders(of: state.searchScopes).map(Self.resolvedScope),
+                        predicate: state.predicate, fileNamePattern: state.fileNamePattern,
+                        orderings: state.sortDescriptors.map { Ordering($0.value) },
                         includesHiddenItems: state.includesHiddenItems,
                         includesDirectories: state.includesDirectories,
                         batchingInterval: state.notificationBatchingInterval,
@@ -268,6 +350,34 @@ public final class DocumentQuery: Sendable {
         }
         engine?.cancel()
         for continuation in continuations.values { continuation.finish() }
+    }
+
+    /// Apple's rule for a new predicate or new sort descriptors: a running query stops,
+    /// drops its results and gathers again. ``snapshots()`` streams go on, and get the new
+    /// gathering.
+    private func restartIfRunning() {
+        let engine = state.withLock { state -> Engine?? in
+            guard state.phase == .gathering || state.phase == .live else { return .none }
+            defer {
+                state.engine = nil
+                state.phase = .idle
+                state.generation += 1
+            }
+            return .some(state.engine)
+        }
+        guard let engine else { return }
+        engine?.cancel()
+        if !start() {
+            // As if stopped, with the reason in `lastError`: the streams end.
+            let continuations = state.withLock { state in
+                defer {
+                    state.continuations = [:]
+                    state.phase = .stopped
+                }
+                return state.continuations
+            }
+            for continuation in continuations.values { continuation.finish() }
+        }
     }
 
     /// Holds ``results`` as they are, for example while iterating them. Changes are gathered
@@ -337,7 +447,8 @@ public final class DocumentQuery: Sendable {
         case .failure(let error): throw DocumentKitError(error, operation: "start query", url: url)
         case .success(let status) where !status.isDirectory:
             throw DocumentKitError(
-                .wrongFileType, operation: "start query", url: url, detail: "the search scope is not a folder"
+                DocumentKitError.Code.wrongFileType, operation: "start query", url: url,
+                detail: "the search scope is not a folder"
             )
         case .success: return bytes
         }

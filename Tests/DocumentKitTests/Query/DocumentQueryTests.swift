@@ -148,7 +148,7 @@ struct DocumentQueryTests {
         try tree.write("long enough", to: "other.md")
         let (query, _) = try await startedQuery(tree) {
             $0.fileNamePattern = "*.txt"
-            $0.predicate = { $0.fileSize > 3 }
+            $0.predicate = NSPredicate { $0.fileSize > 3 }
         }
         defer { query.stop() }
         #expect(query.results.map(\.fileName) == ["keep.txt"])
