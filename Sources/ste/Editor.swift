@@ -422,7 +422,8 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         return "\(error)"
     }
 
-    /// What a deletion notice says happened, after its "another program deleted it; ".
+    /// What a deletion notice says happened, after its "another program deleted it; " (or
+    /// "is deleting it; ").
     static func outcome(_ detail: String) -> String {
         detail.range(of: "; ").map { String(detail[$0.upperBound...]) } ?? detail
     }

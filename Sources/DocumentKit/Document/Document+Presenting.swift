@@ -14,6 +14,8 @@ struct DocumentFileRecord: Sendable {
     var knownState: ItemState?
     /// The file the last save wrote, as it was before it was renamed into place.
     var writtenState: ItemState?
+    /// No change counted and no editor editing, as of the main actor's last change.
+    var isClean = true
 }
 
 extension Document: FilePresenter, UncoordinatedDeletionPresenter {
@@ -312,7 +314,7 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
             commitPendingEdits()
             if hasUnsavedChanges && editGeneration != generation { continue }
             closeAfterDeletion()
-            report(deletion: outcome, of: url)
+            report(deletion: outcome, of: url, announced: coordinated)
             return
         }
     }
@@ -336,11 +338,12 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
         }
     }
 
-    private func report(deletion outcome: String, of url: URL) {
+    /// `announced`: a coordinated writer said it is deleting the file, which may still be there.
+    private func report(deletion outcome: String, of url: URL, announced: Bool = false) {
+        let what = announced ? "another program is deleting it" : "another program deleted it"
         handleError(
             DocumentKitError(
-                .deletedElsewhere, operation: "keep the document", url: url,
-                detail: "another program deleted it; \(outcome)"),
+                .deletedElsewhere, operation: "keep the document", url: url, detail: "\(what); \(outcome)"),
             userInteractionPermitted: false)
     }
 

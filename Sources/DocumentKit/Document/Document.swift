@@ -116,11 +116,14 @@ open class Document {
 
     // MARK: - State
 
-    /// The document's state. Every change posts ``stateChangedNotification``.
+    /// The document's state. Every change posts ``stateChangedNotification``: at once inside
+    /// an operation of `OperationQueue.main` or on a run loop's main thread, otherwise from the
+    /// next main-queue operation, so that an observer added with `queue: .main` is not left
+    /// waiting for the queue the change was made on (see `MainQueueNotice`).
     public internal(set) var documentState: DocumentState = .closed {
         didSet {
             guard documentState != oldValue else { return }
-            NotificationCenter.default.post(name: Document.stateChangedNotification, object: self)
+            MainQueueNotice.post(Document.stateChangedNotification, object: self)
         }
     }
 
@@ -145,7 +148,17 @@ open class Document {
 
     /// Unsaved changes counted since the file was last in step with the document; negative
     /// after undoing past the saved state, which is unsaved too.
-    var changeCount = 0
+    var changeCount = 0 {
+        didSet { noteWhetherClean() }
+    }
+
+    /// Tells other threads whether there is anything to save: no change counted and no editor
+    /// editing. A writer asking a clean document to save is answered without the main actor,
+    /// so an app that coordinates on the main actor is not kept waiting by its own document.
+    func noteWhetherClean() {
+        let clean = changeCount == 0 && editors.isEmpty
+        fileRecord.withLock { $0.isClean = clean }
+    }
 
     /// Records a change: the document becomes dirty (or clean, for ``ChangeKind/clear``) and
     /// autosave is scheduled.
@@ -445,6 +458,12 @@ open class Document {
     nonisolated open func savePresentedItemChanges(
         completionHandler: @escaping @Sendable ((any Error)?) -> Void
     ) {
+        // Nothing to save: answered at once. Typing that arrives meanwhile is unsaved text
+        // when the writer's file lands, and is kept by the reload rule, never overwritten.
+        if fileRecord.withLock({ $0.isClean }) {
+            completionHandler(nil)
+            return
+        }
         Task { @MainActor in
             let saved = await self.autosave()
             completionHandler(
@@ -533,7 +552,9 @@ open class Document {
     /// keeping its mode.
     public internal(set) var isLocked = false
     /// Editors holding changes not yet handed over: see ``objectDidBeginEditing(_:)``.
-    var editors: [ObjectIdentifier: WeakEditor] = [:]
+    var editors: [ObjectIdentifier: WeakEditor] = [:] {
+        didSet { noteWhetherClean() }
+    }
     /// Moves on at every change counted and every editor that begins editing: a reload that
     /// finds it moved since the unsaved state was kept knows the user typed meanwhile.
     var editGeneration = 0
@@ -565,4 +586,74 @@ public struct AutosaveConfiguration: Sendable {
     public var isEnabled = true
 
     public init() {}
+}
+
+// Here, beside Document, and not in NSDocument.swift: a subclass of Document in another file of
+// this module is linked against Document's completion-handler methods under a name the compiler
+// does not emit for a @preconcurrency class (Swift 6.3.1), and fails to link.
+extension NSDocument {
+    /// The document machinery the `NSDocument` drives.
+    final class Backing: Document {
+        weak var owner: NSDocument?
+        var lastError: (any Error)?
+
+        override func contents(forType typeName: String) throws -> Any {
+            guard let owner else { throw CocoaError(.fileWriteUnknown) }
+            return try owner.fileWrapper(ofType: owner.fileType ?? typeName)
+        }
+
+        override func load(fromContents contents: Any, ofType typeName: String?) throws {
+            guard let owner else { return }
+            let type = owner.fileType ?? typeName ?? "public.data"
+            switch contents {
+            case let data as Data: try owner.read(from: data, ofType: type)
+            case let wrapper as FileWrapper: try owner.read(from: wrapper, ofType: type)
+            default: throw CocoaError(.fileReadCorruptFile)
+            }
+        }
+
+        override func handleError(_ error: any Error, userInteractionPermitted: Bool) {
+            lastError = error
+            _ = owner?.presentError(error)
+            finishedHandlingError(error, recovered: false)
+        }
+
+        nonisolated override func presentedItemDidChange() {
+            Task { @MainActor in self.owner?.presentedItemDidChange() }
+        }
+
+        nonisolated override func presentedItemDidMove(to newURL: URL) {
+            Task { @MainActor in self.owner?.presentedItemDidMove(to: newURL) }
+        }
+
+        nonisolated func defaultPresentedItemDidChange() { super.presentedItemDidChange() }
+        nonisolated func defaultPresentedItemDidMove(to newURL: URL) {
+            super.presentedItemDidMove(to: newURL)
+        }
+
+        /// Reads `url` through the document machinery, synchronously, for the owner: a
+        /// coordinated read on the calling thread, as AppKit's `init(contentsOf:ofType:)`.
+        func readForOwner(from url: URL) throws {
+            let standardized = url.standardizedFileURL
+            if standardized != fileURL, documentState.contains(.closed) { adopt(standardized) }
+            try read(from: standardized)
+        }
+
+        /// The document lives at `url` from now on.
+        func adopt(_ url: URL) {
+            fileURL = url.standardizedFileURL
+        }
+
+        /// A save to a new place is about to make this document a document there.
+        func adoptForSaving() {
+            fileRecord.withLock { $0.knownState = nil }
+        }
+
+        /// Registers an opened document as open: presented, listed for the quit-time save.
+        func startPresentingOpened() {
+            documentState.remove(.closed)
+            DocumentController.shared.add(self)
+            startPresenting()
+        }
+    }
 }

@@ -419,8 +419,7 @@ extension VersionStore {
                 }
             }
         }
-        NotificationCenter.default.post(
-            name: Self.versionsDidChangeNotification, object: self,
-            userInfo: itemURL.map { ["url": $0] } ?? [:])
+        MainQueueNotice.post(
+            Self.versionsDidChangeNotification, object: self, userInfo: itemURL.map { ["url": $0] } ?? [:])
     }
 }

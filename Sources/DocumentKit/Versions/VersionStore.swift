@@ -125,8 +125,8 @@ public final class VersionStore: Sendable {
     /// The last damage found in the store and repaired (a corrupt index or record), or nil.
     public var lastRecoveryError: DocumentKitError? { reports.withLock { $0.lastRecoveryError } }
 
-    /// Posted, with the store as the object and the item's URL under `"url"`, when a version
-    /// is added, resolved or removed.
+    /// Posted on the main queue, with the store as the object and the item's URL under `"url"`,
+    /// when a version is added, resolved or removed.
     public static let versionsDidChangeNotification = Notification.Name("DocumentKitVersionsDidChange")
 
     /// Waits until versions captured by saves so far are in the store.

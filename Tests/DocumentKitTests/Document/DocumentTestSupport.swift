@@ -159,15 +159,16 @@ final class WriteGate: Sendable {
     }
 }
 
-/// Records every state a document posts `stateChangedNotification` for, in order.
+/// Records, for each `stateChangedNotification` a document posts, its state when the observer
+/// ran, in order. `queue` is the observer's queue, `.main` as most apps add it.
 @MainActor
 final class StateLog {
     private(set) var states: [DocumentState] = []
     private var token: (any NSObjectProtocol)?
 
-    init(_ document: Document) {
+    init(_ document: Document, queue: OperationQueue? = nil) {
         token = NotificationCenter.default.addObserver(
-            forName: Document.stateChangedNotification, object: document, queue: nil
+            forName: Document.stateChangedNotification, object: document, queue: queue
         ) { [weak self, weak document] _ in
             MainActor.assumeIsolated {
                 guard let self, let document else { return }
@@ -180,6 +181,18 @@ final class StateLog {
 
     isolated deinit {
         if let token { NotificationCenter.default.removeObserver(token) }
+    }
+}
+
+/// Runs `body` inside an operation of `OperationQueue.main`, where Foundation delivers a
+/// notification to `.main` observers at once, as on an app's main thread.
+@MainActor
+func onMainOperationQueue(_ body: @escaping @MainActor () -> Void) async {
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        OperationQueue.main.addOperation {
+            MainActor.assumeIsolated { body() }
+            done.resume()
+        }
     }
 }
 

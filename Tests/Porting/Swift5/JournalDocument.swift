@@ -62,7 +62,7 @@ public class JournalDocument: UIDocument {
         guard documentState.contains(.inConflict) else { return }
         var error: NSError?
         NSFileCoordinator(filePresenter: nil).coordinate(
-            writingItemAt: fileURL, options: .forDeleting, error: &error
+            writingItemAt: fileURL, options: [], error: &error
         ) { url in
             for version in NSFileVersion.unresolvedConflictVersionsOfItem(at: url) ?? [] {
                 version.isResolved = true
