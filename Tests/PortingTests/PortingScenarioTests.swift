@@ -115,4 +115,39 @@ import Testing
         #expect(reopened.shapes.first?.x == 5)
         #expect(await reopened.close())
     }
+
+    @Test func documentBrowserListsSortsAndBadgesConflicts() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for name in ["b.note", "a.note", "c.txt"] {
+            try Data(name.utf8).write(to: folder.appendingPathComponent(name))
+        }
+        let browser = DocumentBrowser(folder: folder, fileExtension: "note")
+        defer { browser.stop() }
+        #expect(browser.start())
+        let clean = { (names: [String]) in
+            browser.rows.map(\.name) == names && !browser.rows.contains(where: \.inConflict)
+        }
+        #expect(await Self.waitUntil { clean(["a.note", "b.note"]) }, "\(browser.rows)")
+
+        // A new document written through a coordinator joins the list, in order.
+        var error: NSError?
+        NSFileCoordinator(filePresenter: nil).coordinate(
+            writingItemAt: folder.appendingPathComponent("aa.note"), options: [], error: &error
+        ) { url in
+            try? Data("new".utf8).write(to: url, options: .atomic)
+        }
+        #expect(error == nil)
+        #expect(await Self.waitUntil { clean(["a.note", "aa.note", "b.note"]) }, "\(browser.rows)")
+
+        // Another device's version of b.note arrives: its row shows the badge until resolved.
+        let b = try #require(browser.url(ofDocumentNamed: "b.note"))
+        let incoming = folder.appendingPathComponent("incoming.txt")
+        try Data("from the laptop".utf8).write(to: incoming)
+        let conflict = try NSFileVersion.addConflictOfItem(at: b, withContentsOf: incoming, savingComputer: "laptop")
+        #expect(await Self.waitUntil { browser.rows.first { $0.name == "b.note" }?.inConflict == true }, "\(browser.rows)")
+        conflict.isResolved = true
+        #expect(await Self.waitUntil { clean(["a.note", "aa.note", "b.note"]) }, "\(browser.rows)")
+        #expect(browser.refreshes >= 4)
+    }
 }

@@ -23,7 +23,7 @@ extension DocumentQuery {
     /// For example:
     ///
     /// ```swift
-    /// for item in query.results {
+    /// for item in query.items {
     ///     print(item.fileName, item.fileSize, item.value(forAttribute: NSMetadataItemFSContentChangeDateKey) ?? "")
     /// }
     /// let changed = note.userInfo?[NSMetadataQueryUpdateChangedItemsKey] as? [NSMetadataItem] ?? []

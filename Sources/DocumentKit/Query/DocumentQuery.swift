@@ -38,7 +38,7 @@ import Synchronization
 /// query.fileNamePattern = "*.txt"
 /// query.sortDescriptors = [.init(.fileName)]
 /// NotificationCenter.default.addObserver(forName: .NSMetadataQueryDidUpdate, object: query, queue: nil) { _ in
-///     print(query.results.map(\.fileName))
+///     print(query.items.map(\.fileName))
 /// }
 /// guard query.start() else { throw query.lastError! }
 /// for await snapshot in query.snapshots() { show(snapshot.results) }
@@ -224,15 +224,24 @@ public final class DocumentQuery: Sendable {
     /// deleted, the watch limit reached); nil otherwise.
     public var lastError: DocumentKitError? { state.withLock { $0.lastError } }
 
-    /// The results, sorted. They change only when a notification is about to be posted,
-    /// and not at all between ``disableUpdates()`` and ``enableUpdates()``.
-    public var results: [Item] { state.withLock { $0.results } }
+    /// The results, sorted, each an ``Item``, typed as Apple's `NSMetadataQuery.results`
+    /// is (`[Any]`), so that `query.results as? [NSMetadataItem]` ports; ``items`` gives them
+    /// typed. They change only when a notification is about to be posted, and not at all
+    /// between ``disableUpdates()`` and ``enableUpdates()``.
+    public var results: [Any] { items }
+
+    /// The results, sorted, as ``Item``s: ``results`` typed.
+    public var items: [Item] { state.withLock { $0.results } }
 
     /// The number of results.
     public var resultCount: Int { state.withLock { $0.results.count } }
 
+    /// The result at `index`, an ``Item``, typed as Apple's `result(at:)` is (`Any`);
+    /// ``item(at:)`` gives it typed.
+    public func result(at index: Int) -> Any { item(at: index) }
+
     /// The result at `index`.
-    public func result(at index: Int) -> Item { state.withLock { $0.results[index] } }
+    public func item(at index: Int) -> Item { state.withLock { $0.results[index] } }
 
     /// The index in ``results`` of the item equal to `result` (the same item, perhaps as it
     /// was before it changed), or `NSNotFound`.
@@ -243,7 +252,7 @@ public final class DocumentQuery: Sendable {
 
     /// The value of the attribute `attributeName` of the result at `index`, or nil.
     public func value(ofAttribute attributeName: String, forResultAt index: Int) -> Any? {
-        result(at: index).value(forAttribute: attributeName)
+        item(at: index).value(forAttribute: attributeName)
     }
 
     /// Calls `block` with each result and its index, in order, until it sets its last
@@ -258,7 +267,7 @@ public final class DocumentQuery: Sendable {
     public func enumerateResults(
         options: NSEnumerationOptions = [], using block: (Any, Int, UnsafeMutablePointer<ObjCBool>) -> Void
     ) {
-        let results = self.results
+        let results = items
         var stop = ObjCBool(false)
         let indices = options.contains(.reverse) ? Array(results.indices.reversed()) : Array(results.indices)
         for index in indices {

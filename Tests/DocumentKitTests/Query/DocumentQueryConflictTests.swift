@@ -8,7 +8,7 @@ import Testing
 @Suite("DocumentQuery conflict flags")
 struct DocumentQueryConflictTests {
     func conflicted(_ query: DocumentQuery) -> Set<String> {
-        Set(query.results.filter(\.hasUnresolvedConflicts).map(\.fileName))
+        Set(query.items.filter(\.hasUnresolvedConflicts).map(\.fileName))
     }
 
     /// A tree whose `docs/notes.txt` has one unresolved conflict version in the tree's store.

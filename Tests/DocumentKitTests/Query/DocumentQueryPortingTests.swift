@@ -18,15 +18,15 @@ struct DocumentQueryPortingTests {
         let folder = try TemporaryTree()
         try MetadataFixture.populate(folder)
         let (first, firstRecorder) = try await MetadataFixture.gatheredQuery(of: [folder.url])
-        let before = first.results
+        let before = first.items
         first.stop()
         #expect(first.start())
         #expect(await queryEventually { finishedGatherings(firstRecorder) == 2 })
-        let restarted = first.results
+        let restarted = first.items
         first.stop()
         let (second, _) = try await MetadataFixture.gatheredQuery(of: [folder.url.path])
         defer { second.stop() }
-        let other = second.results
+        let other = second.items
         try #require(before.count == 5 && restarted.count == 5 && other.count == 5)
         for item in before {
             for again in [restarted, other].map({ $0.first { $0.fileName == item.fileName }! }) {
@@ -61,11 +61,11 @@ struct DocumentQueryPortingTests {
         try folder.write("one", to: "doc.txt")
         let (query, recorder) = try await MetadataFixture.gatheredQuery(of: [folder.url])
         defer { query.stop() }
-        let original = try #require(query.results.first)
+        let original = try #require(query.items.first)
 
         try folder.write("one two", to: "doc.txt")
-        #expect(await queryEventually { query.results.first?.fileSize == 7 })
-        let changed = try #require(query.results.first)
+        #expect(await queryEventually { query.items.first?.fileSize == 7 })
+        let changed = try #require(query.items.first)
         #expect(changed == original)
         #expect(!changed.hasSameAttributes(as: original))
         #expect(query.index(ofResult: original) == 0)
@@ -73,19 +73,19 @@ struct DocumentQueryPortingTests {
 
         // Saved over as editors save: a hidden temporary file renamed over the document.
         try runElsewhere("printf 'saved again' > .doc.txt.tmp && mv .doc.txt.tmp doc.txt", in: folder.url)
-        #expect(await queryEventually { query.results.first?.fileSize == 11 })
-        #expect(query.results.first == original)
+        #expect(await queryEventually { query.items.first?.fileSize == 11 })
+        #expect(query.items.first == original)
 
         try FileManager.default.moveItem(at: folder.file("doc.txt"), to: folder.file("renamed.txt"))
-        #expect(await queryEventually { query.results.first?.fileName == "renamed.txt" })
-        #expect(query.results.first == original)
+        #expect(await queryEventually { query.items.first?.fileName == "renamed.txt" })
+        #expect(query.items.first == original)
         #expect(NSMetadataItem(url: folder.file("renamed.txt")) == original)
 
         try FileManager.default.removeItem(at: folder.file("renamed.txt"))
         #expect(await queryEventually { query.resultCount == 0 })
         try folder.write("new", to: "renamed.txt")
         #expect(await queryEventually { query.resultCount == 1 })
-        #expect(query.results.first != original)
+        #expect(query.items.first != original)
         #expect(query.index(ofResult: original) == NSNotFound)
     }
 
@@ -121,7 +121,7 @@ struct DocumentQueryPortingTests {
         ]
         for scopes in scopeLists {
             let (query, _) = try await MetadataFixture.gatheredQuery(of: scopes)
-            #expect(Set(query.results.map(\.fileName)) == MetadataFixture.allNames, "\(scopes)")
+            #expect(Set(query.items.map(\.fileName)) == MetadataFixture.allNames, "\(scopes)")
             query.stop()
         }
         let query = DocumentQuery()
@@ -200,10 +200,10 @@ struct DocumentQueryPortingTests {
 
         query.predicate = NSPredicate(metadataFormat: "%K > 50", NSMetadataItemFSSizeKey)
         #expect(await queryEventually { finishedGatherings(recorder) == 2 })
-        #expect(query.results.map(\.fileName) == ["café.md", "report.pdf"])
+        #expect(query.items.map(\.fileName) == ["café.md", "report.pdf"])
         query.sortDescriptors = [NSSortDescriptor(metadataKey: NSMetadataItemFSSizeKey, ascending: false)]
         #expect(await queryEventually { finishedGatherings(recorder) == 3 })
-        #expect(query.results.map(\.fileName) == ["report.pdf", "café.md"])
+        #expect(query.items.map(\.fileName) == ["report.pdf", "café.md"])
         #expect(await queryEventually { seen.withLock { $0.last } == ["report.pdf", "café.md"] })
         #expect(seen.withLock { $0.contains(["café.md", "report.pdf"]) })
         #expect(query.isStarted)

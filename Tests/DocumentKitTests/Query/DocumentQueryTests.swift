@@ -116,12 +116,12 @@ struct DocumentQueryTests {
             recorder.names.withLock { $0 } == [
                 .NSMetadataQueryDidStartGathering, .NSMetadataQueryDidFinishGathering,
             ])
-        #expect(query.results.map(\.fileName) == ["a.txt", "b.txt", "C.txt", "d.md", "Notes.rtfd"])
+        #expect(query.items.map(\.fileName) == ["a.txt", "b.txt", "C.txt", "d.md", "Notes.rtfd"])
         #expect(query.resultCount == 5)
         #expect(!query.isGathering && query.isStarted)
-        let package = try #require(query.results.first { $0.fileName == "Notes.rtfd" })
+        let package = try #require(query.items.first { $0.fileName == "Notes.rtfd" })
         #expect(package.isPackage && package.contentType == "com.apple.rtfd")
-        let a = query.result(at: 0)
+        let a = query.item(at: 0)
         #expect(a.displayName == "a")
         #expect(a.fileSize == 1)
         #expect(a.contentType == "public.plain-text")
@@ -138,7 +138,7 @@ struct DocumentQueryTests {
         try tree.write("temp", to: ".a.txt.dk-tmp-1x2")
         let (query, _) = try await startedQuery(tree) { $0.includesHiddenItems = true }
         defer { query.stop() }
-        #expect(query.results.map(\.fileName) == [".hidden.txt"])
+        #expect(query.items.map(\.fileName) == [".hidden.txt"])
     }
 
     @Test func filtersByPatternAndClosure() async throws {
@@ -151,7 +151,7 @@ struct DocumentQueryTests {
             $0.predicate = NSPredicate { $0.fileSize > 3 }
         }
         defer { query.stop() }
-        #expect(query.results.map(\.fileName) == ["keep.txt"])
+        #expect(query.items.map(\.fileName) == ["keep.txt"])
     }
 
     @Test(arguments: [true, false])
@@ -166,7 +166,7 @@ struct DocumentQueryTests {
         }
         defer { query.stop() }
         let expected = ["old", "middle", "new"]
-        #expect(query.results.map(\.fileName) == (ascending ? expected : expected.reversed()))
+        #expect(query.items.map(\.fileName) == (ascending ? expected : expected.reversed()))
     }
 
     @Test func reportsCreateModifyRenameDeleteByAnotherProcessOnce() async throws {
@@ -177,21 +177,21 @@ struct DocumentQueryTests {
 
         try runElsewhere("echo x > f.txt", in: tree.url)
         #expect(await queryEventually { recorder.count(\.added, named: "f.txt") == 1 })
-        let created = try #require(query.results.first { $0.fileName == "f.txt" })
+        let created = try #require(query.items.first { $0.fileName == "f.txt" })
 
         try runElsewhere("echo more >> f.txt", in: tree.url)
         #expect(await queryEventually { recorder.count(\.changed, named: "f.txt") == 1 })
-        #expect(query.results.first { $0.fileName == "f.txt" }?.fileSize == 7)
+        #expect(query.items.first { $0.fileName == "f.txt" }?.fileSize == 7)
 
         try runElsewhere("mv f.txt g.txt", in: tree.url)
         #expect(await queryEventually { recorder.count(\.changed, named: "g.txt") == 1 })
-        let renamed = try #require(query.results.first { $0.fileName == "g.txt" })
+        let renamed = try #require(query.items.first { $0.fileName == "g.txt" })
         #expect(renamed.id == created.id)
-        #expect(!query.results.contains { $0.fileName == "f.txt" })
+        #expect(!query.items.contains { $0.fileName == "f.txt" })
 
         try runElsewhere("rm g.txt", in: tree.url)
         #expect(await queryEventually { recorder.count(\.removed, named: "g.txt") == 1 })
-        #expect(query.results.map(\.fileName) == ["existing.txt"])
+        #expect(query.items.map(\.fileName) == ["existing.txt"])
 
         // Whatever arrives late would be a duplicate: give it the time a batch takes.
         try await Task.sleep(for: .milliseconds(300))
@@ -210,11 +210,11 @@ struct DocumentQueryTests {
         try tree.write("2", to: "folder/inner/two.txt")
         let (query, recorder) = try await startedQuery(tree)
         defer { query.stop() }
-        let ids = Set(query.results.map(\.id))
+        let ids = Set(query.items.map(\.id))
         try runElsewhere("mv folder renamed", in: tree.url)
         #expect(await queryEventually { recorder.allUpdates.flatMap(\.changed).count == 2 })
-        #expect(Set(query.results.map(\.id)) == ids)
-        #expect(query.results.allSatisfy { $0.path.contains("/renamed/") })
+        #expect(Set(query.items.map(\.id)) == ids)
+        #expect(query.items.allSatisfy { $0.path.contains("/renamed/") })
         #expect(recorder.allUpdates.allSatisfy { $0.added.isEmpty && $0.removed.isEmpty })
     }
 
@@ -292,13 +292,13 @@ struct DocumentQueryTests {
         #expect(query.start())
         defer { query.stop() }
         #expect(await queryEventually { recorder.finishedGathering })
-        #expect(Set(query.results.map(\.fileName)) == ["inside.txt", "escape"])
-        let link = try #require(query.results.first { $0.fileName == "escape" })
+        #expect(Set(query.items.map(\.fileName)) == ["inside.txt", "escape"])
+        let link = try #require(query.items.first { $0.fileName == "escape" })
         #expect(link.isSymbolicLink && link.contentType == "public.symlink")
         try runElsewhere("echo more > \(outside.url.path)/more.txt", in: outside.url)
         try runElsewhere("echo y > new.txt", in: tree.file("scope"))
         #expect(await queryEventually { recorder.count(\.added, named: "new.txt") == 1 })
-        #expect(!query.results.contains { $0.fileName == "more.txt" || $0.fileName == "secret.txt" })
+        #expect(!query.items.contains { $0.fileName == "more.txt" || $0.fileName == "secret.txt" })
     }
 
     @Test func aFileCreatedThenWrittenIsAddedOnceWithItsContents() async throws {
@@ -322,10 +322,10 @@ struct DocumentQueryTests {
         for name in ["b.txt", "a/c.txt", "a.txt", "A.txt", "a b.txt"] { try tree.write(name, to: name) }
         let (query, recorder) = try await startedQuery(tree)
         defer { query.stop() }
-        #expect(query.results.map(\.fileName) == ["A.txt", "a b.txt", "a.txt", "c.txt", "b.txt"])
+        #expect(query.items.map(\.fileName) == ["A.txt", "a b.txt", "a.txt", "c.txt", "b.txt"])
         try runElsewhere("echo x > a-z.txt", in: tree.url)
         #expect(await queryEventually { recorder.count(\.added, named: "a-z.txt") == 1 })
-        #expect(query.results.map(\.fileName) == ["A.txt", "a b.txt", "a-z.txt", "a.txt", "c.txt", "b.txt"])
+        #expect(query.items.map(\.fileName) == ["A.txt", "a b.txt", "a-z.txt", "a.txt", "c.txt", "b.txt"])
     }
 
     @Test func gathersTenThousandOddNames() async throws {
@@ -345,7 +345,7 @@ struct DocumentQueryTests {
         let (query, recorder) = try await startedQuery(tree) { $0.sortDescriptors = [.init(.fileName)] }
         defer { query.stop() }
         #expect(query.resultCount == 10_000)
-        #expect(Set(query.results.map(\.fileSystemPath)) == expected)
+        #expect(Set(query.items.map(\.fileSystemPath)) == expected)
         // A file with an invalid UTF-8 name is still found by its exact bytes when it goes.
         try runElsewhere("rm -- 'bad 2 '*", in: tree.url)
         #expect(await queryEventually { recorder.allUpdates.flatMap(\.removed).count == 1 })

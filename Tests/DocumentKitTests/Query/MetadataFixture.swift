@@ -38,7 +38,7 @@ enum MetadataFixture {
         try populate(tree)
         let (query, _) = try await gatheredQuery(of: [tree.url])
         defer { query.stop() }
-        return query.results
+        return query.items
     }
 
     /// A started query of `scopes`, once its gathering finished.

@@ -209,12 +209,12 @@ struct MetadataPredicateTests {
             $0.sortDescriptors = [.init(.fileName)]
         }
         defer { query.stop() }
-        #expect(query.results.map(\.fileName) == ["deep.txt", "Notes-Old.TXT", "notes.txt"])
+        #expect(query.items.map(\.fileName) == ["deep.txt", "Notes-Old.TXT", "notes.txt"])
         try folder.write("new", to: "added.TXT")
         try folder.write("new", to: "ignored.md")
         #expect(await queryEventually { recorder.count(\.added, named: "added.TXT") == 1 })
         #expect(recorder.count(\.added, named: "ignored.md") == 0)
-        #expect(query.results.map(\.fileName) == ["added.TXT", "deep.txt", "Notes-Old.TXT", "notes.txt"])
+        #expect(query.items.map(\.fileName) == ["added.TXT", "deep.txt", "Notes-Old.TXT", "notes.txt"])
     }
 
     @Test func blockAndClosurePredicatesAreGivenEachItem() async throws {
@@ -226,12 +226,12 @@ struct MetadataPredicateTests {
             }
         }
         defer { blockQuery.stop() }
-        #expect(blockQuery.results.map(\.fileName) == ["Notes-Old.TXT"])
+        #expect(blockQuery.items.map(\.fileName) == ["Notes-Old.TXT"])
         let (closureQuery, _) = try await MetadataFixture.gatheredQuery(of: [folder.url]) {
             $0.predicate = NSPredicate { item in item.fileSize >= 100 }
         }
         defer { closureQuery.stop() }
-        #expect(Set(closureQuery.results.map(\.fileName)) == ["café.md", "report.pdf"])
+        #expect(Set(closureQuery.items.map(\.fileName)) == ["café.md", "report.pdf"])
         #expect(NSPredicate { _ in true }.evaluate(with: "not an item") == false)
     }
 

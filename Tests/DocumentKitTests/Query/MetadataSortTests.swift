@@ -81,11 +81,11 @@ struct MetadataSortTests {
             defer { query.stop() }
             #expect(query.sortDescriptors.count == 1)
             #expect(
-                query.results.map(\.fileName) == [
+                query.items.map(\.fileName) == [
                     "report.pdf", "café.md", "Notes-Old.TXT", "notes.txt", "deep.txt",
                 ])
             try folder.write(String(repeating: "y", count: 50), to: "middle.txt")
-            #expect(await queryEventually { query.results.map(\.fileSize) == [2000, 100, 50, 20, 5, 1] })
+            #expect(await queryEventually { query.items.map(\.fileSize) == [2000, 100, 50, 20, 5, 1] })
             #expect(recorder.count(\.added, named: "middle.txt") == 1)
             try FileManager.default.removeItem(at: folder.file("middle.txt"))
             #expect(await queryEventually { query.resultCount == 5 })
@@ -103,7 +103,7 @@ struct MetadataSortTests {
         }
         defer { query.stop() }
         #expect(
-            query.results.map(\.fileName) == [
+            query.items.map(\.fileName) == [
                 "report.pdf", "notes.txt", "deep.txt", "café.md", "Notes-Old.TXT",
             ])
     }
