@@ -9,9 +9,10 @@ import Testing
 
 /// What a folder presenter hears of the items inside it: Apple's `NSFilePresenter.h` has one
 /// `presentedSubitemDidAppear(at:)` for an item added and one `presentedSubitemDidChange(at:)`
-/// for an item written to, at any depth. Writes that do not coordinate reach presenters
-/// through inotify with the same calls; a coordinated write that inotify sees too is still
-/// one call.
+/// for an item written to, at any depth, and `presentedItemDidChange()` instead for a file
+/// package whose presenter does not implement the subitem method. Writes that do not
+/// coordinate reach presenters through inotify with the same calls; a coordinated write
+/// that inotify sees too is still one call.
 ///
 /// Counting needs every call already on its way to have arrived. An uncoordinated file
 /// created in the folder (``settle(_:in:)``) is reported through inotify after everything
@@ -174,6 +175,65 @@ import Testing
         #expect(log.count("didChange") == 0, "\(log.events)")
     }
 
+    // MARK: Packages
+
+    @Test func changeInsidePackageIsItemChangeForPresenterWithoutSubitemMethods() throws {
+        let tree = try TemporaryTree()
+        // `rtfd` is a package type in `FileTypes`. The folder presenter of another folder
+        // makes the marker files that settle the calls: inotify reports in one order.
+        let inner = try tree.write("one\n", to: "Docs/Note.rtfd/TXT.rtf")
+        let package = tree.file("Docs/Note.rtfd")
+        let other = tree.file("Other")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        let log = PresenterLog()
+        let itemOnly = ItemRecorder(url: package, log: log, tag: "package")
+        let withSubitems = FolderRecorder(url: package, log: log, tag: "package-subitems")
+        let settler = FolderRecorder(url: other, log: log)
+        for presenter in [itemOnly, withSubitems, settler] as [any FilePresenter] {
+            FileCoordinator.addFilePresenter(presenter)
+        }
+        defer {
+            for presenter in [itemOnly, withSubitems, settler] as [any FilePresenter] {
+                FileCoordinator.removeFilePresenter(presenter)
+            }
+        }
+        var expected: [String] = []
+        func expectCalls(_ calls: [String], sourceLocation: SourceLocation = #_sourceLocation) throws {
+            try settle(log, in: other)
+            expected += calls
+            let heard = log.events.filter { $0.hasPrefix("package") }
+            #expect(heard.sorted() == expected.sorted(), "\(log.events)", sourceLocation: sourceLocation)
+        }
+
+        // A coordinated write inside the package.
+        try FileCoordinator().coordinate(writingItemAt: inner) {
+            try SafeSave.write(Data("two\n".utf8), to: $0)
+        }
+        try expectCalls(["package didChange", "package-subitems subitemDidChange TXT.rtf"])
+
+        // Programs that do not coordinate: a write inside, a file moved in.
+        try shell("printf three | dd of='\(inner.path)' conv=notrunc status=none")
+        try shell(
+            "echo new > '\(tree.url.path)/new.txt' && mv '\(tree.url.path)/new.txt' '\(package.path)/added.txt'"
+        )
+        try expectCalls([
+            "package didChange", "package-subitems subitemDidChange TXT.rtf",
+            "package didChange", "package-subitems subitemDidAppear added.txt",
+        ])
+
+        // The package saved anew as a document saves one, a new folder swapped in for the
+        // old: a change of the item itself. inotify watches folders, not names, so the new
+        // folder must be watched in its turn for a change inside it to be heard.
+        try FileCoordinator().coordinate(writingItemAt: package, options: .forReplacing) { url in
+            try SafeSave.writeDirectory(at: url) { staging in
+                try Data("four\n".utf8).write(to: staging.appendingPathComponent("TXT.rtf"))
+            }
+        }
+        try expectCalls(["package didChange", "package-subitems didChange"])
+        try shell("printf five | dd of='\(inner.path)' conv=notrunc status=none")
+        try expectCalls(["package didChange", "package-subitems subitemDidChange TXT.rtf"])
+    }
+
     // MARK: Helpers
 
     /// The calls logged, but for those about the files ``settle(_:in:)`` made.
@@ -268,4 +328,20 @@ final class FolderRecorder: FilePresenter {
     func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL) {
         log.record("\(prefix)subitemDidMove \(oldURL.lastPathComponent) \(newURL.lastPathComponent)")
     }
+}
+
+/// A presenter that implements none of the subitem methods, as many document classes do.
+final class ItemRecorder: FilePresenter {
+    let presentedItemURL: URL?
+    let log: PresenterLog
+    let tag: String
+    var presentedItemOperationQueue: OperationQueue { log.queue }
+
+    init(url: URL, log: PresenterLog, tag: String) {
+        presentedItemURL = url
+        self.log = log
+        self.tag = tag
+    }
+
+    func presentedItemDidChange() { log.record("\(tag) didChange") }
 }
