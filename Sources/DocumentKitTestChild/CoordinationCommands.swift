@@ -22,10 +22,15 @@ import Synchronization
 ///   inside the accessor until killed.
 /// - `coord-move FROM TO MILLISECONDS`: takes a coordinated move of FROM to TO, prints
 ///   "locked", waits, moves it, calls `item(at:didMoveTo:)` and prints "moved".
+/// - `coord-write PATH TEXT safe|plain|atomic`: writes TEXT to PATH under one coordinated
+///   write, by a safe save, by `Data.write(to:)` in place, or by Foundation's atomic write
+///   (a temporary beside PATH renamed over it), and prints "written".
 /// - `coord-presenter PATH MARKER TIMEOUT answer|silent`: sets the presenter timeout to
 ///   TIMEOUT seconds, presents PATH and prints what it is told: "save" once it has written
 ///   MARKER (asked to save), "relinquish", "reacquire", "didChange", "didMove NEWPATH",
-///   "delete". A silent presenter never answers savePresentedItemChanges.
+///   "delete", and for a folder "subitemDidChange NAME" and "subitemDidAppear NAME" (NAME
+///   being the subitem's last path component). A silent presenter never answers
+///   savePresentedItemChanges.
 /// - `coord-document PATH TEXT`: opens the text document at PATH with autosave ten minutes
 ///   away, sets its text to TEXT unless TEXT is "-", prints "ready" once the edit counts,
 ///   then prints "loaded TEXT" after every load, "url PATH" when its file moves, "closed"
@@ -80,6 +85,21 @@ func runCoordinationCommand(_ name: String, _ arguments: [String]) -> Bool {
             }
         }
         printLine("moved")
+    case "coord-write":
+        guard arguments.count == 3, ["safe", "plain", "atomic"].contains(arguments[2]) else {
+            fail("usage: coord-write PATH TEXT safe|plain|atomic")
+        }
+        reportingErrors {
+            try FileCoordinator().coordinate(writingItemAt: URL(fileURLWithPath: arguments[0])) { url in
+                let data = Data(arguments[1].utf8)
+                switch arguments[2] {
+                case "safe": try SafeSave.write(data, to: url)
+                case "atomic": try data.write(to: url, options: .atomic)
+                default: try data.write(to: url)
+                }
+            }
+        }
+        printLine("written")
     case "coord-presenter":
         guard arguments.count == 4, let seconds = Double(arguments[2]),
             ["answer", "silent"].contains(arguments[3])
@@ -189,6 +209,8 @@ private final class LoggingPresenter: FilePresenter {
 
     func presentedItemDidChange() { printLine("didChange") }
     func presentedItemDidMove(to newURL: URL) { printLine("didMove \(newURL.path)") }
+    func presentedSubitemDidChange(at url: URL) { printLine("subitemDidChange \(url.lastPathComponent)") }
+    func presentedSubitemDidAppear(at url: URL) { printLine("subitemDidAppear \(url.lastPathComponent)") }
 
     func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         printLine("delete")

@@ -54,13 +54,21 @@ public protocol FilePresenter: AnyObject, Sendable {
     /// The item's contents or attributes changed.
     func presentedItemDidChange()
 
-    /// An item inside the presented folder changed.
+    /// The contents or attributes of an item inside the presented folder, at any depth, changed.
+    ///
+    /// By default, for a presented file package (a folder whose extension ``FileTypes``
+    /// registers as a package type), calls ``presentedItemDidChange()`` instead, as Apple's
+    /// file coordination does for a presenter that does not implement this method.
     func presentedSubitemDidChange(at url: URL)
 
-    /// An item appeared inside the presented folder.
+    /// An item appeared inside the presented folder, at any depth.
+    ///
+    /// By default, for a presented file package, calls ``presentedItemDidChange()`` instead.
     func presentedSubitemDidAppear(at url: URL)
 
-    /// An item inside the presented folder moved.
+    /// An item inside the presented folder moved; `newURL` may be outside the folder.
+    ///
+    /// By default, for a presented file package, calls ``presentedItemDidChange()`` instead.
     func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL)
 
     /// An item inside the presented folder is about to be deleted.
@@ -104,9 +112,9 @@ extension FilePresenter {
 
     public func presentedItemDidMove(to newURL: URL) {}
     public func presentedItemDidChange() {}
-    public func presentedSubitemDidChange(at url: URL) {}
-    public func presentedSubitemDidAppear(at url: URL) {}
-    public func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL) {}
+    public func presentedSubitemDidChange(at url: URL) { presentedPackageDidChange() }
+    public func presentedSubitemDidAppear(at url: URL) { presentedPackageDidChange() }
+    public func presentedSubitem(at oldURL: URL, didMoveTo newURL: URL) { presentedPackageDidChange() }
 
     public func accommodatePresentedSubitemDeletion(
         at url: URL, completionHandler: @escaping @Sendable ((any Error)?) -> Void

@@ -177,6 +177,28 @@ final class LocalPresenterSession: Sendable {
     }
 }
 
+extension FilePresenter {
+    /// What the subitem calls do when a presenter does not implement them: Apple's
+    /// `NSFilePresenter.h` says that then, "if the directory is actually a file package",
+    /// `presentedItemDidChange` is invoked instead. A plain folder's presenter hears nothing.
+    func presentedPackageDidChange() {
+        guard let url = presentedItemURL, FilePackage.isPackage(url) else { return }
+        presentedItemDidChange()
+    }
+}
+
+/// File packages: folders that are one document.
+enum FilePackage {
+    /// Whether the folder at `url` is a package, by its extension's type in ``FileTypes``.
+    static func isPackage(_ url: URL) -> Bool {
+        let fileExtension = url.pathExtension
+        guard !fileExtension.isEmpty else { return false }
+        let types = FileTypes.shared
+        let identifier = types.typeIdentifier(forFilenameExtension: fileExtension)
+        return types.type(withIdentifier: identifier)?.isPackage ?? false
+    }
+}
+
 /// Warnings from coordination, on standard error: a presenter that hangs must be visible.
 enum CoordinationLog {
     static func warning(_ message: String) {

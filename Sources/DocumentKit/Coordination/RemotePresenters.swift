@@ -135,14 +135,47 @@ final class PendingWrites: Sendable {
 
     func begin(_ path: String) { counts.withLock { $0[path, default: 0] += 1 } }
 
+    /// Ends one write of `path`, once inotify's report of it has been delivered (and muted).
+    ///
+    /// The report is not late by a fixed time: the watcher reads it when it next wakes, and
+    /// holds a write whose file is still open, or half a rename, for a while. Waiting for
+    /// it is exact, since the kernel queued it before the writer's system calls returned.
     func end(_ path: String) {
-        counts.withLock { counts in
-            let remaining = (counts[path] ?? 1) - 1
-            counts[path] = remaining > 0 ? remaining : nil
+        PresenterPublisher.shared.afterQueuedChanges(affecting: path) {
+            counts.withLock { counts in
+                let remaining = (counts[path] ?? 1) - 1
+                counts[path] = remaining > 0 ? remaining : nil
+            }
         }
     }
 
     func contains(_ path: String) -> Bool { counts.withLock { $0[path] != nil } }
+
+    /// Whether another item in the folder of `path` has a write under way.
+    func hasWrite(beside path: String) -> Bool {
+        counts.withLock { counts in
+            guard !counts.isEmpty else { return false }
+            let folder = (path as NSString).deletingLastPathComponent
+            return counts.keys.contains { $0 != path && ($0 as NSString).deletingLastPathComponent == folder }
+        }
+    }
+
+    /// Whether an item in `folder` has a write under way.
+    func hasWrite(inFolder folder: String) -> Bool {
+        counts.withLock { counts in
+            counts.keys.contains { ($0 as NSString).deletingLastPathComponent == folder }
+        }
+    }
+
+    /// Whether `path` or a folder above it has a write under way: what happens inside a
+    /// folder that is being written is part of that write, for the folders above it.
+    func covers(_ path: String) -> Bool {
+        counts.withLock { counts in
+            guard !counts.isEmpty else { return false }
+            if counts[path] != nil { return true }
+            return CanonicalPath.ancestors(of: path).contains { counts[$0] != nil }
+        }
+    }
 }
 
 /// The on-disk index of presented paths, shared by every process of the user.

@@ -15,8 +15,9 @@
                     AT_FDCWD, url.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY)
             else { return false }
             let parent = FileDescriptor(rawValue: fd, url: url.deletingLastPathComponent())
+            // A link at `url` is followed, as reading follows it, unless this is a link itself.
             return compare(
-                named: url.lastPathComponent, in: parent, followingLinks: true,
+                named: url.lastPathComponent, in: parent, followingLinks: !isSymbolicLink,
                 includingPermissions: includingPermissions)
         }
 

@@ -64,7 +64,7 @@
             }
         }
 
-        /// Reads the node at `url`, following a symbolic link there.
+        /// Reads the node at `url`, following a symbolic link there that leads to a node.
         static func readRoot(at url: URL) throws -> FileWrapper {
             guard url.isFileURL else {
                 throw DocumentKitError(
@@ -75,17 +75,20 @@
             switch Syscall.openat(AT_FDCWD, path, O_RDONLY | O_NONBLOCK) {
             case .success(let fd):
                 return try readOpened(FileDescriptor(rawValue: fd, url: url))
-            case .failure(.noSuchFileOrDirectory):
+            case .failure(let error)
+            where error == .noSuchFileOrDirectory || error == .tooManySymbolicLinkLevels
+                || error == .notDirectory:
+                // A link that leads nowhere (to nothing, round in a loop, or through a file)
+                // is what is at `url`: Apple's file wrapper reads it as a symbolic link.
                 if case .success(let info) = Syscall.fstatat(AT_FDCWD, path, followLinks: false),
                     info.isSymbolicLink
                 {
-                    let destination = (try? Syscall.readlinkat(AT_FDCWD, path).get(readOperation, url)) ?? "?"
-                    throw DocumentKitError(
-                        .invalidSymbolicLink, operation: readOperation, url: url,
-                        errno: .noSuchFileOrDirectory,
-                        detail: "it is a symbolic link to “\(destination)”, which does not exist")
+                    let destination = try Syscall.readlinkat(AT_FDCWD, path).get(readOperation, url)
+                    return FileWrapper(
+                        contents: .symbolicLink(destination), fileAttributes: attributes(of: info),
+                        diskIdentity: nil)
                 }
-                throw DocumentKitError(.noSuchFileOrDirectory, operation: readOperation, url: url)
+                throw DocumentKitError(error, operation: readOperation, url: url)
             case .failure(.noSuchDeviceOrAddress):
                 // Opening a socket fails this way; say what the node is.
                 if case .success(let info) = Syscall.fstatat(AT_FDCWD, path, followLinks: true) {

@@ -98,17 +98,19 @@
         /// Creates a file wrapper for the file-system node at `url`: a regular file, a
         /// directory with everything below it, or a symbolic link.
         ///
-        /// A symbolic link at `url` itself is followed; symbolic links inside a directory are
-        /// read as symbolic-link file wrappers, whether or not they point anywhere. All
-        /// contents are read at once and no file is mapped into memory, so both reading
-        /// options are always honoured.
+        /// A symbolic link at `url` itself is followed when it leads to a node; one that leads
+        /// nowhere (dangling, looping, or through a file) is read as a symbolic-link file
+        /// wrapper, as Apple's is. Symbolic links inside a directory are read as
+        /// symbolic-link file wrappers, whether or not they point anywhere. All contents are
+        /// read at once and no file is mapped into memory, so both reading options are
+        /// always honoured.
         ///
         /// - Parameters:
         ///   - url: A file URL.
         ///   - options: Reading options; see ``ReadingOptions``.
         /// - Throws: ``DocumentKitError`` naming the node and the operation "read file wrapper":
         ///   ``DocumentKitError/Code/fileNotFound`` for a missing node,
-        ///   ``DocumentKitError/Code/invalidSymbolicLink`` for a dangling or looping link at
+        ///   ``DocumentKitError/Code/invalidSymbolicLink`` for a loop of links on the way to
         ///   `url`, ``DocumentKitError/Code/unsupportedFileType`` for a socket, FIFO or device,
         ///   ``DocumentKitError/Code/permissionDenied`` for an unreadable node.
         public init(url: URL, options: ReadingOptions = []) throws {
@@ -355,7 +357,7 @@
         /// with the modification date in its ``fileAttributes``). A directory matches when it
         /// has exactly the children's keys and every child matches, recursively. A symbolic
         /// link matches when its destination is the same. A symbolic link at `url` itself is
-        /// followed, as when reading.
+        /// followed, as when reading, unless this file wrapper is a symbolic link.
         ///
         /// - Parameter url: The node to compare with.
         /// - Returns: `true` if this file wrapper matches the node; `false` otherwise, or if the

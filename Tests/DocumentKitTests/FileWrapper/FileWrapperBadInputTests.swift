@@ -65,19 +65,22 @@ import Testing
         expectReadError(.unsupportedFileType, at: child) { _ = try FileWrapper(url: tree.file("P.package")) }
     }
 
-    @Test func danglingLinkAsRootIsInvalidSymbolicLink() throws {
+    @Test func missingFolderOnTheWayIsFileNotFound() throws {
+        // Only the node at the URL may be a link read as one: a link on the way that leads
+        // nowhere leaves nothing at the URL.
         let tree = try TemporaryTree()
-        let url = tree.file("dangling")
-        try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: "nowhere")
-        expectReadError(.invalidSymbolicLink, at: url) { _ = try FileWrapper(url: url) }
+        try FileManager.default.createSymbolicLink(
+            atPath: tree.file("gone").path, withDestinationPath: "nowhere")
+        let url = tree.file("gone/child.txt")
+        expectReadError(.fileNotFound, at: url) { _ = try FileWrapper(url: url) }
     }
 
-    @Test func symbolicLinkLoopIsInvalidSymbolicLink() throws {
+    @Test func loopOnTheWayIsInvalidSymbolicLink() throws {
         let tree = try TemporaryTree()
-        let a = tree.file("a")
-        try FileManager.default.createSymbolicLink(atPath: a.path, withDestinationPath: "b")
-        try FileManager.default.createSymbolicLink(atPath: tree.file("b").path, withDestinationPath: "a")
-        expectReadError(.invalidSymbolicLink, at: a) { _ = try FileWrapper(url: a) }
+        try FileManager.default.createSymbolicLink(
+            atPath: tree.file("loop").path, withDestinationPath: "loop")
+        let url = tree.file("loop/child.txt")
+        expectReadError(.invalidSymbolicLink, at: url) { _ = try FileWrapper(url: url) }
     }
 
     @Test func rootLinkToPackageIsFollowed() throws {
