@@ -63,7 +63,8 @@ public final class FileCoordinator: Sendable {
 
     /// The presenter this coordinator acts for: it is never messaged about this
     /// coordinator's own accesses.
-    public let filePresenter: (any FilePresenter)?
+    public var filePresenter: (any FilePresenter)? { ownPresenter?.presenter }
+    private let ownPresenter: PresenterReference?
 
     /// How long a presenter may take to answer before the access goes on without it.
     public static var presenterTimeout: Duration {
@@ -80,7 +81,7 @@ public final class FileCoordinator: Sendable {
 
     /// Creates a coordinator acting for `filePresenter`, or for no presenter.
     public init(filePresenter: (any FilePresenter)? = nil) {
-        self.filePresenter = filePresenter
+        ownPresenter = filePresenter.map(PresenterReference.init)
     }
 
     /// A string naming what this coordinator's accesses are for, as Apple's is: coordinators

@@ -26,7 +26,7 @@ import Foundation
 /// let watcher = Watcher(url: url)
 /// FileCoordinator.addFilePresenter(watcher)
 /// ```
-public protocol FilePresenter: AnyObject, Sendable {
+public protocol FilePresenter: AnyObject {
     /// The file or folder presented. `nil` while it has none; its calls then stop.
     var presentedItemURL: URL? { get }
 

@@ -38,16 +38,19 @@ final class LocalPresenterSession: Sendable {
     let event: AccessEvent
     let timeout: Duration
     private let reacquirers = Mutex<[@Sendable () -> Void]>([])
-    private let participants: [(any FilePresenter, PresenterRelation)]
+    private let participants: [(PresenterReference, PresenterRelation)]
 
     /// The presenters asked, with how they relate to the item.
-    var presenters: [(any FilePresenter, PresenterRelation)] { participants }
+    var presenters: [(any FilePresenter, PresenterRelation)] {
+        participants.map { ($0.0.presenter, $0.1) }
+    }
 
     init(event: AccessEvent, excluding excluded: (any FilePresenter)?, timeout: Duration) {
         self.event = event
         self.timeout = timeout
         participants = PresenterRegistry.shared.presenters(
-            relatedTo: event.path, includingDescendants: event.affectsDescendants, excluding: excluded)
+            relatedTo: event.path, includingDescendants: event.affectsDescendants, excluding: excluded
+        ).map { (PresenterReference($0.0), $0.1) }
     }
 
     var isEmpty: Bool { participants.isEmpty }
@@ -56,7 +59,7 @@ final class LocalPresenterSession: Sendable {
     func prepare() {
         guard !participants.isEmpty else { return }
         let url = URL(fileURLWithPath: event.path)
-        for (presenter, relation) in participants {
+        for (presenter, relation) in presenters {
             switch (event.kind, relation) {
             case (.read, .item):
                 let options = event.readingOptions
@@ -67,7 +70,7 @@ final class LocalPresenterSession: Sendable {
                 relinquish(presenter, toWriter: false)
             case (.write, .item), (.write, .descendant):
                 if event.isDeletion {
-                    ask(presenter, "accommodatePresentedItemDeletion") { done in
+                    ask(presenter, "accommodatePresentedItemDeletion") { presenter, done in
                         presenter.accommodatePresentedItemDeletion { _ in done() }
                     }
                 } else {
@@ -76,7 +79,7 @@ final class LocalPresenterSession: Sendable {
                 }
             case (.write, .ancestor):
                 if event.isDeletion {
-                    ask(presenter, "accommodatePresentedSubitemDeletion") { done in
+                    ask(presenter, "accommodatePresentedSubitemDeletion") { presenter, done in
                         presenter.accommodatePresentedSubitemDeletion(at: url) { _ in done() }
                     }
                 }
@@ -96,29 +99,28 @@ final class LocalPresenterSession: Sendable {
         guard event.kind == .write, !participants.isEmpty else { return }
         let url = URL(fileURLWithPath: event.path)
         let newState = ItemState(path: outcome.movedTo ?? event.path)
-        for (presenter, relation) in participants {
-            let queue = presenter.presentedItemOperationQueue
+        for (presenter, relation) in presenters {
             switch relation {
             case .item:
                 if let destination = outcome.movedTo {
                     PresenterRegistry.shared.updatePath(of: presenter, to: destination)
                     PresenterRegistry.shared.noteKnownState(of: presenter, newState)
                     let newURL = URL(fileURLWithPath: destination)
-                    queue.addOperation { presenter.presentedItemDidMove(to: newURL) }
+                    presenter.enqueue { presenter in presenter.presentedItemDidMove(to: newURL) }
                 } else if !event.isDeletion {
                     PresenterRegistry.shared.noteKnownState(of: presenter, newState)
-                    queue.addOperation { presenter.presentedItemDidChange() }
+                    presenter.enqueue { presenter in presenter.presentedItemDidChange() }
                 }
             case .ancestor:
                 if let destination = outcome.movedTo {
                     let newURL = URL(fileURLWithPath: destination)
-                    queue.addOperation { presenter.presentedSubitem(at: url, didMoveTo: newURL) }
+                    presenter.enqueue { presenter in presenter.presentedSubitem(at: url, didMoveTo: newURL) }
                 } else if event.isDeletion {
                     continue
                 } else if event.itemExisted {
-                    queue.addOperation { presenter.presentedSubitemDidChange(at: url) }
+                    presenter.enqueue { presenter in presenter.presentedSubitemDidChange(at: url) }
                 } else if outcome.itemExists {
-                    queue.addOperation { presenter.presentedSubitemDidAppear(at: url) }
+                    presenter.enqueue { presenter in presenter.presentedSubitemDidAppear(at: url) }
                 }
             case .descendant:
                 guard let destination = outcome.movedTo, let presented = presenter.presentedItemURL else {
@@ -129,7 +131,7 @@ final class LocalPresenterSession: Sendable {
                 let newPath = destination + suffix
                 PresenterRegistry.shared.updatePath(of: presenter, to: newPath)
                 let newURL = URL(fileURLWithPath: newPath)
-                queue.addOperation { presenter.presentedItemDidMove(to: newURL) }
+                presenter.enqueue { presenter in presenter.presentedItemDidMove(to: newURL) }
             }
         }
     }
@@ -137,7 +139,7 @@ final class LocalPresenterSession: Sendable {
     private func save(_ presenter: any FilePresenter) {
         // Its own coordinated access is under way: see `PresenterRegistry.isInOwnAccess`.
         if PresenterRegistry.shared.isInOwnAccess(presenter) { return }
-        ask(presenter, "savePresentedItemChanges") { done in
+        ask(presenter, "savePresentedItemChanges") { presenter, done in
             presenter.savePresentedItemChanges { _ in done() }
         }
     }
@@ -145,7 +147,7 @@ final class LocalPresenterSession: Sendable {
     private func relinquish(_ presenter: any FilePresenter, toWriter: Bool) {
         ask(presenter, toWriter ? "relinquishPresentedItem(toWriter:)" : "relinquishPresentedItem(toReader:)")
         {
-            done in
+            presenter, done in
             let handOver: @Sendable ((@Sendable () -> Void)?) -> Void = { reacquirer in
                 if let reacquirer { self.reacquirers.withLock { $0.append(reacquirer) } }
                 done()
@@ -161,14 +163,14 @@ final class LocalPresenterSession: Sendable {
     /// Runs `body` on the presenter's queue and waits, at most ``timeout``, for it to call back.
     private func ask(
         _ presenter: any FilePresenter, _ what: String,
-        _ body: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void
+        _ body: @escaping @Sendable (_ presenter: any FilePresenter, _ done: @escaping @Sendable () -> Void) -> Void
     ) {
         let answered = DispatchSemaphore(value: 0)
         let once = OnceFlag()
         let done: @Sendable () -> Void = {
             if once.claim() { answered.signal() }
         }
-        presenter.presentedItemOperationQueue.addOperation { body(done) }
+        presenter.enqueue { presenter in body(presenter, done) }
         if answered.wait(timeout: .now() + .nanoseconds(Int(timeout.nanoseconds))) == .timedOut {
             CoordinationLog.warning(
                 "a file presenter of \(event.path) did not answer \(what) within \(timeout); going on without it"
@@ -177,7 +179,22 @@ final class LocalPresenterSession: Sendable {
     }
 }
 
+/// A presenter handed to another thread. A presenter need not be Sendable (Apple's
+/// `NSFilePresenter` is not): it is called on its ``FilePresenter/presentedItemOperationQueue``,
+/// which is its promise of thread safety, and its URL and queue are read from any thread,
+/// as Apple's coordination machinery reads them.
+struct PresenterReference: @unchecked Sendable {
+    let presenter: any FilePresenter
+    init(_ presenter: any FilePresenter) { self.presenter = presenter }
+}
+
 extension FilePresenter {
+    /// Runs `body` with this presenter on its own queue.
+    func enqueue(_ body: @escaping @Sendable (any FilePresenter) -> Void) {
+        let reference = PresenterReference(self)
+        presentedItemOperationQueue.addOperation { body(reference.presenter) }
+    }
+
     /// What the subitem calls do when a presenter does not implement them: Apple's
     /// `NSFilePresenter.h` says that then, "if the directory is actually a file package",
     /// `presentedItemDidChange` is invoked instead. A plain folder's presenter hears nothing.

@@ -194,7 +194,7 @@ final class PresenterPublisher: Sendable {
     private static func tellFolders(above path: String, appeared: Bool) {
         let url = URL(fileURLWithPath: path)
         for presenter in folderPresenters(above: path) {
-            presenter.presentedItemOperationQueue.addOperation {
+            presenter.enqueue { presenter in
                 if appeared {
                     presenter.presentedSubitemDidAppear(at: url)
                 } else {
@@ -229,7 +229,7 @@ final class PresenterPublisher: Sendable {
                     ? registry.presentersNoting(path: path, state: state)
                     : registry.presentersSeeingChange(atPath: path, state: state)
                 for presenter in changed {
-                    presenter.presentedItemOperationQueue.addOperation { presenter.presentedItemDidChange() }
+                    presenter.enqueue { presenter in presenter.presentedItemDidChange() }
                 }
                 if PendingWrites.shared.covers(path) { continue }
                 if event.kind == .created {
@@ -245,7 +245,7 @@ final class PresenterPublisher: Sendable {
                 guard ItemState(path: path) == nil else { continue }  // already back: a replace
                 for presenter in registry.presenters(of: path) {
                     registry.noteKnownState(of: presenter, nil)
-                    presenter.presentedItemOperationQueue.addOperation {
+                    presenter.enqueue { presenter in
                         if let observer = presenter as? any UncoordinatedDeletionPresenter {
                             observer.presentedItemWasDeletedWithoutCoordination()
                         } else {
@@ -261,14 +261,14 @@ final class PresenterPublisher: Sendable {
                 if PendingWrites.shared.contains(oldPath) || PendingWrites.shared.contains(path) { continue }
                 for (presenter, destination) in registry.movePaths(from: oldPath, to: path) {
                     let newURL = URL(fileURLWithPath: destination)
-                    presenter.presentedItemOperationQueue.addOperation {
+                    presenter.enqueue { presenter in
                         presenter.presentedItemDidMove(to: newURL)
                     }
                 }
                 // Another file renamed onto a presented name (how many editors save) is a change.
                 let state = ItemState(path: path)
                 for presenter in registry.presentersSeeingChange(atPath: path, state: state) {
-                    presenter.presentedItemOperationQueue.addOperation { presenter.presentedItemDidChange() }
+                    presenter.enqueue { presenter in presenter.presentedItemDidChange() }
                 }
                 if PendingWrites.shared.covers(oldPath) || PendingWrites.shared.covers(path) { continue }
                 // Folder presenters never told of the item hear of it where it is now.
@@ -282,13 +282,13 @@ final class PresenterPublisher: Sendable {
                 let leftIDs = Set(left.map(ObjectIdentifier.init))
                 let oldURL = URL(fileURLWithPath: oldPath)
                 for presenter in left {
-                    presenter.presentedItemOperationQueue.addOperation {
+                    presenter.enqueue { presenter in
                         presenter.presentedSubitem(at: oldURL, didMoveTo: url)
                     }
                 }
                 for presenter in folderPresenters(above: path)
                 where !leftIDs.contains(ObjectIdentifier(presenter)) {
-                    presenter.presentedItemOperationQueue.addOperation {
+                    presenter.enqueue { presenter in
                         presenter.presentedSubitemDidAppear(at: url)
                     }
                 }
@@ -296,7 +296,7 @@ final class PresenterPublisher: Sendable {
                 for presented in registry.presentedPaths {
                     let state = ItemState(path: presented)
                     for presenter in registry.presentersSeeingChange(atPath: presented, state: state) {
-                        presenter.presentedItemOperationQueue.addOperation {
+                        presenter.enqueue { presenter in
                             presenter.presentedItemDidChange()
                         }
                     }

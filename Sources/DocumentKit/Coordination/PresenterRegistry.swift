@@ -55,7 +55,8 @@ struct ItemState: Equatable, Sendable {
 final class PresenterRegistry: Sendable {
     static let shared = PresenterRegistry()
 
-    struct Entry {
+    /// Unchecked for the presenter, which need not be Sendable: see ``PresenterReference``.
+    struct Entry: @unchecked Sendable {
         weak var presenter: (any FilePresenter)?
         /// The canonical path the presenter presented when last looked at.
         var path: String?

@@ -482,7 +482,15 @@ extension Document {
 /// File attributes handed from the main actor to the writing queue.
 struct SendableAttributes: @unchecked Sendable {
     // Built fresh by fileAttributesToWrite for this one save and not shared.
-    let value: [FileAttributeKey: Any]
+    let value: [AnyHashable: Any]
+}
+
+extension Document {
+    /// The attribute `key` in `attributes`, keyed by the key itself or by its raw value (as
+    /// Apple's bridged keys are).
+    nonisolated static func attribute(_ key: FileAttributeKey, in attributes: [AnyHashable: Any]?) -> Any? {
+        attributes?[AnyHashable(key)] ?? attributes?[AnyHashable(key.rawValue)]
+    }
 }
 
 /// What a coordinated save found and did.

@@ -297,8 +297,12 @@ open class Document {
 
     /// Returns the attributes to give the written file; by default none beyond those the
     /// original had.
+    ///
+    /// Keyed as Apple's are (`[AnyHashable: Any]`), by `FileAttributeKey`s or their raw
+    /// values; ``writeContents(_:andAttributes:safelyTo:for:)`` applies the POSIX permissions
+    /// and modification date.
     open func fileAttributesToWrite(to url: URL, for saveOperation: SaveOperation) throws
-        -> [FileAttributeKey: Any]
+        -> [AnyHashable: Any]
     {
         [:]
     }
@@ -343,12 +347,12 @@ open class Document {
     ///
     /// - Throws: ``DocumentKitError`` naming the file; the file at `url` is untouched.
     nonisolated open func writeContents(
-        _ contents: Any, andAttributes attributes: [FileAttributeKey: Any]?, safelyTo url: URL,
+        _ contents: Any, andAttributes attributes: [AnyHashable: Any]? = nil, safelyTo url: URL,
         for saveOperation: SaveOperation
     ) throws {
+        let requestedMode = Self.attribute(.posixPermissions, in: attributes)
         let permissions =
-            (attributes?[.posixPermissions] as? NSNumber).map { mode_t($0.uint32Value) }
-            ?? (attributes?[.posixPermissions] as? Int).map { mode_t($0) }
+            (requestedMode as? NSNumber).map { mode_t($0.uint32Value) } ?? (requestedMode as? Int).map { mode_t($0) }
         var options: SafeSave.Options = saveOperation == .forCreating ? .withoutOverwriting : []
         // Unchanged files of a package are hard-linked from the original, already on disk.
         if contents is FileWrapper { options.insert(.linkedFilesAreDurable) }
@@ -362,7 +366,7 @@ open class Document {
         }
         try SafeSave.writeItem(at: url, options: options, permissions: permissions) { staging in
             try writeContents(contents, to: staging, for: saveOperation, originalContentsURL: original)
-            if let modificationDate = attributes?[.modificationDate] as? Date {
+            if let modificationDate = Self.attribute(.modificationDate, in: attributes) as? Date {
                 try? FileManager.default.setAttributes(
                     [.modificationDate: modificationDate], ofItemAtPath: staging.path)
             }

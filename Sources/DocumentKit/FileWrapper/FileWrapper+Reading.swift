@@ -169,7 +169,7 @@
 
         /// The attributes `FileManager` would report for the node, as far as a file wrapper
         /// uses them.
-        static func attributes(of info: stat) -> [FileAttributeKey: Any] {
+        static func attributes(of info: stat) -> [String: Any] {
             let type: FileAttributeType
             switch info.fileType {
             case S_IFREG: type = .typeRegular
@@ -178,14 +178,14 @@
             default: type = .typeUnknown
             }
             return [
-                .type: type,
-                .size: NSNumber(value: UInt64(max(info.st_size, 0))),
-                .posixPermissions: NSNumber(value: Int(info.permissions)),
-                .modificationDate: info.modificationDate,
-                .ownerAccountID: NSNumber(value: UInt64(info.st_uid)),
-                .groupOwnerAccountID: NSNumber(value: UInt64(info.st_gid)),
-                .systemNumber: NSNumber(value: UInt64(info.st_dev)),
-                .systemFileNumber: NSNumber(value: UInt64(info.st_ino)),
+                FileAttributeKey.type.rawValue: type,
+                FileAttributeKey.size.rawValue: NSNumber(value: UInt64(max(info.st_size, 0))),
+                FileAttributeKey.posixPermissions.rawValue: NSNumber(value: Int(info.permissions)),
+                FileAttributeKey.modificationDate.rawValue: info.modificationDate,
+                FileAttributeKey.ownerAccountID.rawValue: NSNumber(value: UInt64(info.st_uid)),
+                FileAttributeKey.groupOwnerAccountID.rawValue: NSNumber(value: UInt64(info.st_gid)),
+                FileAttributeKey.systemNumber.rawValue: NSNumber(value: UInt64(info.st_dev)),
+                FileAttributeKey.systemFileNumber.rawValue: NSNumber(value: UInt64(info.st_ino)),
             ]
         }
     }

@@ -42,11 +42,11 @@
         private static func decode(node: [String: Any], depth: Int) throws -> FileWrapper {
             // Bytes from elsewhere must not exhaust the stack with absurd nesting.
             guard depth < 256, let kind = node["kind"] as? String else { throw Malformed() }
-            var attributes: [FileAttributeKey: Any] = [:]
+            var attributes: [String: Any] = [:]
             if let permissions = node["permissions"] as? Int {
-                attributes[.posixPermissions] = NSNumber(value: permissions)
+                attributes[FileAttributeKey.posixPermissions.rawValue] = NSNumber(value: permissions)
             }
-            if let date = node["modificationDate"] as? Date { attributes[.modificationDate] = date }
+            if let date = node["modificationDate"] as? Date { attributes[FileAttributeKey.modificationDate.rawValue] = date }
             let contents: FileWrapper.Contents
             switch kind {
             case "file":

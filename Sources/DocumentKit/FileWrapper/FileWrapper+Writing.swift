@@ -73,14 +73,14 @@
         // MARK: - Attributes to apply
 
         var requestedPermissions: mode_t? {
-            guard let value = fileAttributes[.posixPermissions] else { return nil }
+            guard let value = fileAttributes[FileAttributeKey.posixPermissions.rawValue] else { return nil }
             if let number = value as? NSNumber { return mode_t(number.intValue & 0o7777) }
             if let number = value as? Int { return mode_t(number & 0o7777) }
             return nil
         }
 
         var requestedModificationDate: Date? {
-            fileAttributes[.modificationDate] as? Date
+            fileAttributes[FileAttributeKey.modificationDate.rawValue] as? Date
         }
 
         /// The modification time to give the written file, to the nanosecond.

@@ -53,13 +53,15 @@
         /// under, ask its parent with ``keyForChildFileWrapper(_:)`` instead.
         open var filename: String?
 
-        /// The file-system attributes of the node, keyed like `FileManager`'s attributes.
+        /// The file-system attributes of the node, keyed by the raw values of `FileManager`'s
+        /// attribute keys, as Apple's are (`[String: Any]`): for example
+        /// `fileAttributes[FileAttributeKey.posixPermissions.rawValue]`.
         ///
-        /// Reading fills in the type, size, POSIX permissions, modification date, owner and
-        /// group, and file system and file numbers. Writing applies
-        /// `FileAttributeKey.posixPermissions` and `FileAttributeKey.modificationDate` when
-        /// they are present; the others describe the node and are not applied.
-        open var fileAttributes: [FileAttributeKey: Any]
+        /// Reading fills in the type (a `FileAttributeType`), size, POSIX permissions,
+        /// modification date, owner and group, and file system and file numbers. Writing
+        /// applies the POSIX permissions and modification date when they are present; the
+        /// others describe the node and are not applied.
+        open var fileAttributes: [String: Any]
 
         /// Creates a directory file wrapper with the given children.
         ///
@@ -137,7 +139,7 @@
         }
 
         /// A node read from disk or decoded, before it is handed to a public initializer.
-        init(contents: Contents, fileAttributes: [FileAttributeKey: Any], diskIdentity: FileIdentity?) {
+        init(contents: Contents, fileAttributes: [String: Any], diskIdentity: FileIdentity?) {
             self.contents = contents
             self.fileAttributes = fileAttributes
             self.diskIdentity = diskIdentity

@@ -19,7 +19,15 @@ public enum DocumentLog {
     static func write(_ message: String) {
         let line = Data("DocumentKit: \(message)\n".utf8)
         destination.withLock { handle in (handle ?? FileHandle.standardError).write(line) }
+        recent.withLock { lines in
+            lines.append(message)
+            if lines.count > 256 { lines.removeFirst(lines.count - 256) }
+        }
     }
+
+    /// The last 256 messages written, oldest first, for a test to ask what was reported.
+    package static var recentMessages: [String] { recent.withLock { $0 } }
+    private static let recent = Mutex<[String]>([])
 
     /// Where ``write(_:)`` goes: nil for standard error.
     static let destination = Mutex<FileHandle?>(nil)

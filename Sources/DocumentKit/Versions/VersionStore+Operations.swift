@@ -411,7 +411,7 @@ extension VersionStore {
                     && queue.sync(execute: { try? identity(ofItemAt: url, creating: false) })?.id
                         == version.itemID)
             guard matches else { continue }
-            presenter.presentedItemOperationQueue.addOperation {
+            presenter.enqueue { presenter in
                 switch change {
                 case .gained: presenter.presentedItemDidGain(version)
                 case .lost: presenter.presentedItemDidLose(version)

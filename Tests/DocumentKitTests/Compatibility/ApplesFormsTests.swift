@@ -65,3 +65,44 @@ import Testing
         #expect(version != current)
     }
 }
+
+/// A document that asks for its file's mode the way UIKit code does: `[AnyHashable: Any]`,
+/// keyed by a `FileAttributeKey` or by its raw value.
+final class PrivateModeDocument: UIDocument {
+    var text = ""
+    var keyedByRawValue = false
+
+    override func contents(forType typeName: String) throws -> Any { Data(text.utf8) }
+
+    override func load(fromContents contents: Any, ofType typeName: String?) throws {
+        text = String(decoding: contents as? Data ?? Data(), as: UTF8.self)
+    }
+
+    override func fileAttributesToWrite(to url: URL, for saveOperation: UIDocument.SaveOperation) throws
+        -> [AnyHashable: Any]
+    {
+        keyedByRawValue
+            ? [FileAttributeKey.posixPermissions.rawValue: NSNumber(value: 0o600)]
+            : [FileAttributeKey.posixPermissions: NSNumber(value: 0o640)]
+    }
+}
+
+@MainActor
+@Suite struct DocumentFileAttributesTests {
+    @Test func fileAttributesToWriteAppliesTheModeByKeyOrRawValue() async throws {
+        let tree = try TemporaryTree()
+        let url = tree.file("private.txt")
+        let document = PrivateModeDocument(fileURL: url)
+        document.text = "secret"
+        #expect(await document.save(to: url, for: .forCreating))
+        let mode = { (try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue }
+        #expect(try mode() == 0o640)
+        document.keyedByRawValue = true
+        document.text = "more secret"
+        document.updateChangeCount(.done)
+        #expect(await document.save(to: url, for: .forOverwriting))
+        #expect(try mode() == 0o600)
+        #expect(fileText(url) == "more secret")
+        #expect(await document.close())
+    }
+}

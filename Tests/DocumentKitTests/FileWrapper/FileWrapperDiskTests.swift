@@ -20,9 +20,9 @@ import Testing
             wrapper.fileWrappers?["images"]?.fileWrappers?["thumbs"]?.fileWrappers?["deep.txt"])
         #expect(text(deep) == "deep")
         #expect(deep.filename == "deep.txt")
-        #expect(deep.fileAttributes[.type] as? FileAttributeType == .typeRegular)
-        #expect((deep.fileAttributes[.size] as? NSNumber)?.intValue == 4)
-        #expect(deep.fileAttributes[.modificationDate] is Date)
+        #expect(deep.fileAttributes[FileAttributeKey.type.rawValue] as? FileAttributeType == .typeRegular)
+        #expect((deep.fileAttributes[FileAttributeKey.size.rawValue] as? NSNumber)?.intValue == 4)
+        #expect(deep.fileAttributes[FileAttributeKey.modificationDate.rawValue] is Date)
     }
 
     @Test func roundTripsNestedPackage() throws {
@@ -195,7 +195,7 @@ import Testing
         let url = try tree.makePackage()
         let wrapper = try FileWrapper(url: url)
         let top = try #require(wrapper.fileWrappers?["top.txt"])
-        top.fileAttributes[.posixPermissions] = NSNumber(value: 0o600)
+        top.fileAttributes[FileAttributeKey.posixPermissions.rawValue] = NSNumber(value: 0o600)
 
         let copy = tree.file("Copy.package")
         try wrapper.write(to: copy, options: .atomic, originalContentsURL: url)
@@ -212,12 +212,15 @@ import Testing
         let date = Date(timeIntervalSince1970: 1_600_000_000.25)
         let file = FileWrapper(regularFileWithContents: Data("secret".utf8))
         file.preferredFilename = "secret.txt"
-        file.fileAttributes = [.posixPermissions: NSNumber(value: 0o640), .modificationDate: date]
+        file.fileAttributes = [
+            FileAttributeKey.posixPermissions.rawValue: NSNumber(value: 0o640),
+            FileAttributeKey.modificationDate.rawValue: date,
+        ]
         let folder = FileWrapper(directoryWithFileWrappers: ["secret.txt": file])
-        folder.fileAttributes[.posixPermissions] = NSNumber(value: 0o750)
+        folder.fileAttributes[FileAttributeKey.posixPermissions.rawValue] = NSNumber(value: 0o750)
         folder.preferredFilename = "private"
         let package = FileWrapper(directoryWithFileWrappers: ["private": folder])
-        package.fileAttributes[.posixPermissions] = NSNumber(value: 0o705)
+        package.fileAttributes[FileAttributeKey.posixPermissions.rawValue] = NSNumber(value: 0o705)
 
         let url = tree.file("Perm.package")
         try package.write(to: url, options: .atomic, originalContentsURL: nil)
@@ -227,17 +230,17 @@ import Testing
 
         let reread = try FileWrapper(url: url)
         let secret = try #require(reread.fileWrappers?["private"]?.fileWrappers?["secret.txt"])
-        #expect((secret.fileAttributes[.posixPermissions] as? NSNumber)?.intValue == 0o640)
-        let readDate = try #require(secret.fileAttributes[.modificationDate] as? Date)
+        #expect((secret.fileAttributes[FileAttributeKey.posixPermissions.rawValue] as? NSNumber)?.intValue == 0o640)
+        let readDate = try #require(secret.fileAttributes[FileAttributeKey.modificationDate.rawValue] as? Date)
         #expect(abs(readDate.timeIntervalSince(date)) < 0.000_001)
-        #expect((reread.fileAttributes[.posixPermissions] as? NSNumber)?.intValue == 0o705)
+        #expect((reread.fileAttributes[FileAttributeKey.posixPermissions.rawValue] as? NSNumber)?.intValue == 0o705)
     }
 
     @Test func writesRegularFileAtomicallyWithAttributes() throws {
         let tree = try TemporaryTree()
         let url = try tree.write("old", to: "note.txt")
         let wrapper = FileWrapper(regularFileWithContents: Data("new".utf8))
-        wrapper.fileAttributes[.posixPermissions] = NSNumber(value: 0o604)
+        wrapper.fileAttributes[FileAttributeKey.posixPermissions.rawValue] = NSNumber(value: 0o604)
         try wrapper.write(to: url, options: [.atomic, .withNameUpdating], originalContentsURL: nil)
         #expect(try String(contentsOf: url, encoding: .utf8) == "new")
         #expect(try NodeInfo(url).mode == 0o604)

@@ -86,7 +86,7 @@ struct MetadataSortTests {
                 ])
             try folder.write(String(repeating: "y", count: 50), to: "middle.txt")
             #expect(await queryEventually { query.items.map(\.fileSize) == [2000, 100, 50, 20, 5, 1] })
-            #expect(recorder.count(\.added, named: "middle.txt") == 1)
+            #expect(await queryEventually { recorder.count(\.added, named: "middle.txt") == 1 })
             try FileManager.default.removeItem(at: folder.file("middle.txt"))
             #expect(await queryEventually { query.resultCount == 5 })
         }

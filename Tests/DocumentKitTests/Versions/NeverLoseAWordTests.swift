@@ -233,10 +233,15 @@ final class PendingTypingEditor: DocumentEditor {
                 try FileManager.default.moveItem(at: from, to: to)
             }
         }
-        #expect(try String(contentsOf: trash, encoding: .utf8) == "movable more\n")
         #expect(await waitUntil { document.documentState.contains(.closed) })
         #expect(!FileManager.default.fileExists(atPath: file.path), "the deletion stands")
         #expect(document.errorCodes.contains(.deletedElsewhere))
+        // The document's presenter answers within the coordinator's bound and the text goes
+        // along; on a machine so loaded that the main actor misses the bound (the full suite
+        // on two cores), the deletion goes on without it and the text is kept beside it.
+        let moved = try String(contentsOf: trash, encoding: .utf8)
+        let kept = document.preservedUnsavedChanges.compactMap { try? String(contentsOf: $0, encoding: .utf8) }
+        #expect(moved == "movable more\n" || (moved == "movable\n" && kept.contains("movable more\n")), "\(kept)")
     }
 
     @Test func unsavedTextOutlivesItsWholeFolder() async throws {
@@ -277,13 +282,18 @@ final class PendingTypingEditor: DocumentEditor {
         let start = ContinuousClock.now
         let saved = await document.save(to: file, for: .forOverwriting)
         let elapsed = start.duration(to: .now)
-        #expect(elapsed < .seconds(2), "each waited for the other's answer: \(elapsed)")
+        // Had each waited for the other's answer, one of them would have gone on without it
+        // after the presenter bound and said so; how long it took depends on the machine's load.
+        print("NeverLoseAWordTests: two dirty documents in two processes saved in \(elapsed)")
+        let unanswered = DocumentLog.recentMessages.filter { $0.contains(file.path) && $0.contains("did not answer") }
+        #expect(unanswered.isEmpty, "\(unanswered)")
         // The child saved first, when asked; this document then found the file changed.
         #expect(!saved, "\(child.lines) \(document.errorCodes) \(fileText(file) ?? "-")")
         #expect(try String(contentsOf: file, encoding: .utf8) == "from the child")
         #expect(Self.texts(of: store.unresolvedConflictVersionsOfItem(at: file)) == ["from the test"])
         #expect(!child.lines.contains { $0.hasPrefix("error") }, "\(child.lines)")
         child.kill()
+        #expect(!child.standardError.contains("did not answer"), "\(child.standardError)")
         _ = await document.close()
     }
 
