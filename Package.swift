@@ -49,8 +49,10 @@ let package = Package(
             name: "PortingSwift5", dependencies: ["DocumentKit"], path: "Tests/Porting/Swift5",
             swiftSettings: [.swiftLanguageMode(.v5)]),
         .target(name: "PortingSwift6", dependencies: ["DocumentKit"], path: "Tests/Porting/Swift6"),
+        // The README's example, verbatim (PortingTests checks that it is, and runs it).
+        .executableTarget(name: "readme-example", dependencies: ["DocumentKit"], path: "Tests/Readme"),
         .testTarget(
-            name: "PortingTests", dependencies: ["PortingSwift5", "PortingSwift6", "DocumentKit"],
+            name: "PortingTests", dependencies: ["PortingSwift5", "PortingSwift6", "DocumentKit", "readme-example"],
             path: "Tests/PortingTests"),
 
         // The seed apps' documents, ported: Examples/README.md says which seed each comes from.
