@@ -189,7 +189,9 @@ final class SteSession {
 
     /// Waits until the screen contains `text`.
     func waitForScreen(containing text: String, timeout: Duration = .seconds(10)) async -> Bool {
-        await wait(timeout: timeout) { screen.contains(text) }
+        if await wait(timeout: timeout, until: { screen.contains(text) }) { return true }
+        print("SteSession: “\(text)” did not appear within \(timeout); the screen:\n\(screen)")
+        return false
     }
 }
 

@@ -207,12 +207,17 @@ final class PresentedTextDocument: Document {
             try coordinator.coordinate(
                 writingItemAt: file, options: .forMoving, writingItemAt: renamed, options: .forReplacing
             ) { from, to in
+                let asked = DispatchSemaphore(value: 0)
                 DispatchQueue.main.async {
                     MainActor.assumeIsolated {
                         document.text = "edited during the move"
                         document.save(to: document.fileURL, for: .forOverwriting)
                     }
+                    asked.signal()
                 }
+                // The main queue may be slow to get to it on a loaded machine: the save must
+                // be asked for before the move, or it is a save to the old name after it.
+                _ = asked.wait(timeout: .now() + 20)
                 Thread.sleep(forTimeInterval: 0.3)
                 try FileManager.default.moveItem(at: from, to: to)
                 coordinator.item(at: from, didMoveTo: to)
