@@ -12,20 +12,24 @@ import Foundation
 ///   TEXT so it is dirty with autosave ten minutes away, prints "ready" and waits for a signal.
 /// - `document-exit PATH TEXT`: the same, then calls `exit(0)` from the main queue.
 ///
+/// With a third argument MARKER, a ``TerminationHook`` handler registered after the document
+/// opened writes to MARKER why the process ends and what PATH holds by then.
+///
 /// Both run the main queue with `dispatchMain()`, as a command-line app does, and never return.
 func runDocumentCommand(_ name: String, _ arguments: [String]) -> Bool {
     switch name {
     case "document-wait", "document-exit":
-        guard arguments.count == 2 else { fail("usage: \(name) PATH TEXT") }
+        guard (2...3).contains(arguments.count) else { fail("usage: \(name) PATH TEXT [MARKER]") }
         let url = URL(fileURLWithPath: arguments[0])
         let text = arguments[1]
+        let marker = arguments.count == 3 ? URL(fileURLWithPath: arguments[2]) : nil
         let exitsByItself = name == "document-exit"
         DispatchQueue.global().asyncAfter(deadline: .now() + 30) {
             printUnbuffered("error=timed out")
             _exit(3)
         }
         Task { @MainActor in
-            await editDocument(at: url, text: text, thenExit: exitsByItself)
+            await editDocument(at: url, text: text, thenExit: exitsByItself, marker: marker)
         }
         dispatchMain()
     default:
@@ -37,7 +41,7 @@ func runDocumentCommand(_ name: String, _ arguments: [String]) -> Bool {
 private var heldDocument: ChildTextDocument?
 
 @MainActor
-private func editDocument(at url: URL, text: String, thenExit: Bool) async {
+private func editDocument(at url: URL, text: String, thenExit: Bool, marker: URL?) async {
     let document = ChildTextDocument(fileURL: url)
     // Held for the life of the process: the controller keeps documents weakly, like an app's windows.
     heldDocument = document
@@ -47,6 +51,12 @@ private func editDocument(at url: URL, text: String, thenExit: Bool) async {
         FileManager.default.fileExists(atPath: url.path)
         ? await document.open() : await document.save(to: url, for: .forCreating)
     guard opened else { fail("could not open \(url.path)") }
+    if let marker {
+        TerminationHook.register { reason, _ in
+            let held = (try? String(contentsOf: url, encoding: .utf8)) ?? "-"
+            try? Data("\(reason) \(held)".utf8).write(to: marker)
+        }
+    }
     document.text = text
     // The edit's undo group closes at the end of this turn; report from the next one.
     DispatchQueue.main.async {

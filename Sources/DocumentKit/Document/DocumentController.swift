@@ -1,18 +1,13 @@
-import CDocumentSystem
 import Foundation
 import Synchronization
-
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// Keeps the process's open documents, the way `NSDocumentController` does, and saves every
 /// dirty one when the process is told to quit.
 ///
 /// A document registers itself when it opens or is created, and leaves at ``Document/close()``.
-/// The first registration installs the termination hook: on `SIGINT`, `SIGTERM` or `SIGHUP`
-/// the open documents are saved on the main actor within ``terminationTimeout`` and the
-/// process then ends by the same signal; on a normal `exit` they are saved before the
+/// The first registration registers with ``TerminationHook``: on `SIGINT`, `SIGTERM` or
+/// `SIGHUP` the open documents are saved on the main actor within ``terminationTimeout`` and
+/// the process then ends by the same signal; on a normal `exit` they are saved before the
 /// process ends. So a quit never loses an edit still waiting for its autosave delay.
 ///
 /// The hook needs the main queue (or main actor) to be serviced: an app that blocks the
@@ -84,86 +79,26 @@ public final class DocumentController {
 
     // MARK: - The termination hook
 
-    private nonisolated static let hookInstalled = Mutex(false)
-    // Written once, by the one caller that wins `hookInstalled`; kept only to stay alive.
-    nonisolated(unsafe) private static var signalSources: [any DispatchSourceRead] = []
-    /// The signals that end the process after saving.
-    public nonisolated static let terminationSignals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+    /// The signals that end the process after saving: ``TerminationHook/signals``.
+    public nonisolated static let terminationSignals: [Int32] = TerminationHook.signals
+    private nonisolated static let registered = Mutex(false)
 
-    /// Installs the hook now rather than at the first document; calling it again does nothing.
+    /// Registers the saving of open documents with ``TerminationHook`` now rather than at the
+    /// first document; calling it again does nothing.
     public nonisolated static func installTerminationHook() {
-        let first = hookInstalled.withLock { installed in
-            defer { installed = true }
-            return !installed
+        let first = registered.withLock { done in
+            defer { done = true }
+            return !done
         }
         guard first else { return }
-        atexit { DocumentController.saveAtExit() }
-        // A handler that writes to a pipe, read by a dispatch source: installed synchronously
-        // (no signal lost while it registers), and reset to the default in any program this
-        // process runs, where SIG_IGN would be inherited and make a child editor unkillable.
-        var ends: [CInt] = [0, 0]
-        guard pipe(&ends) == 0 else {
-            DocumentLog.write("cannot save documents on signals: no pipe")
-            return
-        }
-        for signalNumber in terminationSignals {
-            // Only take over signals the program left at their default: a program with its own
-            // handler (or one that ignores SIGHUP under nohup) keeps it.
-            var current = sigaction()
-            sigaction(signalNumber, nil, &current)
-            guard current.__sigaction_handler.sa_handler == nil else { continue }
-            cds_install_signal_pipe(signalNumber, ends[1])
-        }
-        for end in ends {
-            _ = cds_fcntl_int(end, F_SETFD, FD_CLOEXEC)
-            _ = cds_fcntl_int(end, F_SETFL, O_NONBLOCK)
-        }
-        // A process started by a thread that blocks signals (as dispatch's threads do) inherits
-        // that mask: unblock ours here and on the main thread, or no thread would take them.
-        let unblock: @Sendable () -> Void = {
-            var signals = sigset_t()
-            sigemptyset(&signals)
-            for signalNumber in terminationSignals { sigaddset(&signals, signalNumber) }
-            pthread_sigmask(SIG_UNBLOCK, &signals, nil)
-        }
-        unblock()
-        if !Thread.isMainThread { DispatchQueue.main.async(execute: unblock) }
-        let reader = ends[0]
-        let source = DispatchSource.makeReadSource(fileDescriptor: reader, queue: .global())
-        source.setEventHandler {
-            var byte: UInt8 = 0
-            guard read(reader, &byte, 1) == 1 else { return }
-            DocumentController.terminate(bySignal: Int32(byte))
-        }
-        source.resume()
-        signalSources.append(source)
+        TerminationHook.register { _, deadline in DocumentController.saveAtTermination(before: deadline) }
     }
 
-    private nonisolated static let terminating = Atomic<Bool>(false)
-
-    private nonisolated static func terminate(bySignal signalNumber: Int32) {
-        guard !terminating.exchange(true, ordering: .relaxed) else { return }
-        let finished = DispatchSemaphore(value: 0)
-        DispatchQueue.main.async {
-            MainActor.assumeIsolated { _ = DocumentController.shared.saveAllDocuments() }
-            finished.signal()
-        }
-        // Bounded: a blocked main thread must not keep the process alive forever.
-        _ = finished.wait(timeout: .now() + .seconds(10))
-        signal(signalNumber, SIG_DFL)
-        // Dispatch's threads block every signal; unblocked, the raise ends the process by it.
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        sigaddset(&signals, signalNumber)
-        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
-        raise(signalNumber)
-        _exit(128 + signalNumber)
-    }
-
-    private nonisolated static func saveAtExit() {
-        guard !terminating.exchange(true, ordering: .relaxed) else { return }
+    /// Saves on the main actor and waits for it, within `deadline`: a blocked main thread
+    /// must not keep the process alive for ever.
+    private nonisolated static func saveAtTermination(before deadline: DispatchTime) {
         // exit() called on the main queue: waiting for the main queue would deadlock.
-        if isOnMainQueue {
+        if TerminationHook.isEndingOnMainQueue {
             MainActor.assumeIsolated { _ = DocumentController.shared.saveAllDocuments() }
             return
         }
@@ -172,13 +107,6 @@ public final class DocumentController {
             MainActor.assumeIsolated { _ = DocumentController.shared.saveAllDocuments() }
             finished.signal()
         }
-        _ = finished.wait(timeout: .now() + .seconds(10))
-    }
-}
-
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+        _ = finished.wait(timeout: deadline)
     }
 }

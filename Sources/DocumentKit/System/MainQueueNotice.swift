@@ -31,3 +31,30 @@ enum MainQueueNotice {
         init(_ value: Notification) { self.value = value }
     }
 }
+
+/// Runs `body` on the main actor from any thread, synchronously, the way UIKit calls
+/// `load(fromContents:)` on the main queue from its reading queue.
+nonisolated func onMainActor<T: Sendable>(_ body: @MainActor () throws -> T) throws -> T {
+    if isOnMainQueue {
+        return try MainActor.assumeIsolated { try body() }
+    }
+    return try withoutActuallyEscaping(body) { body in
+        nonisolated(unsafe) var result: Result<T, any Error>?
+        DispatchQueue.main.sync {
+            result = Result { try MainActor.assumeIsolated { try body() } }
+        }
+        return try result!.get()
+    }
+}
+
+/// Whether the caller runs on the main queue (the main actor's executor), which under
+/// `dispatchMain()` or Swift Testing is a thread other than the main one.
+nonisolated var isOnMainQueue: Bool {
+    Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
+}
+
+private let mainQueueKey: DispatchSpecificKey<Bool> = {
+    let key = DispatchSpecificKey<Bool>()
+    DispatchQueue.main.setSpecific(key: key, value: true)
+    return key
+}()

@@ -114,4 +114,22 @@ struct DocumentTerminationTests {
         #expect(fileText(url) == "typed before exit")
         #expect(ContinuousClock.now - started < .seconds(8), "saving at exit must not wait out a timeout")
     }
+
+    /// Another module (a sync engine flushing its journal) registers with the same hook and
+    /// runs after the documents registered before it have saved, at a signal and at exit.
+    @Test(arguments: [(SIGTERM, "signal(15)"), (0, "exit")])
+    func aRegisteredHandlerRunsAfterTheDocumentsSaved(signalNumber: Int32, reason: String) throws {
+        let tree = try TemporaryTree()
+        let url = try tree.write("before", to: "flushed.txt")
+        let marker = tree.file("marker")
+        let command = signalNumber == 0 ? "document-exit" : "document-wait"
+        let child = try TestChild.start([command, url.path, "saved first", marker.path])
+        let ready = waitForReady(child)
+        if ready, signalNumber != 0 { kill(child.processIdentifier, signalNumber) }
+        if !ready { child.terminate() }
+        let outcome = TestChild.finish(child)
+        try #require(ready, "the child never got ready: \(outcome.standardError)")
+        #expect(fileText(marker) == "\(reason) saved first", "stderr: \(outcome.standardError)")
+        #expect(outcome.status == signalNumber)
+    }
 }
