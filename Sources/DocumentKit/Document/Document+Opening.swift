@@ -116,9 +116,10 @@ struct DocumentContents: @unchecked Sendable {
     var isWritable = true
 
     static func read(from url: URL) throws -> DocumentContents {
-        var info = stat()
-        guard stat(url.path, &info) == 0 else {
-            throw DocumentKitError(Errno.current, operation: "open the document", url: url)
+        let info: stat
+        switch Syscall.fstatat(AT_FDCWD, url.path, followLinks: true) {
+        case .success(let status): info = status
+        case .failure(let errno): throw DocumentKitError(errno, operation: "open the document", url: url)
         }
         if info.isDirectory {
             let state = ItemState(path: url.path)
@@ -144,6 +145,6 @@ struct DocumentContents: @unchecked Sendable {
     /// with no write permission at all counts as read-only for root too: someone made it so.
     static func isWritable(_ url: URL, _ info: stat) -> Bool {
         guard info.st_mode & 0o222 != 0 else { return false }
-        return geteuid() == 0 || access(url.path, W_OK) == 0
+        return geteuid() == 0 || Syscall.isAccessible(url.path, W_OK)
     }
 }

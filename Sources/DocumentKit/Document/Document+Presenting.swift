@@ -66,8 +66,9 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
         if current == fileRecord.withLock({ $0.knownState }) { return }
         if noteMetadataChange(at: url) {
             // Only its status changed; a chmod may have made it read-only or writable.
-            var info = stat()
-            if stat(url.path, &info) == 0 { isLocked = !DocumentContents.isWritable(url, info) }
+            if case .success(let info) = Syscall.fstatat(AT_FDCWD, url.path, followLinks: true) {
+                isLocked = !DocumentContents.isWritable(url, info)
+            }
             return
         }
         _ = await inTurn {

@@ -217,8 +217,7 @@ extension Document {
     }
 
     nonisolated static func modificationDate(of url: URL) -> Date? {
-        var info = stat()
-        return stat(url.path, &info) == 0 ? info.modificationDate : nil
+        try? Syscall.fstatat(AT_FDCWD, url.path, followLinks: true).get().modificationDate
     }
 
     // MARK: - Autosave timing

@@ -79,6 +79,14 @@ enum Syscall {
         return retrying { Glibc.fstatat(directory, path, &info, flags) }.map { _ in info }
     }
 
+    /// Whether this user may access `path` as `mode` asks (`R_OK`, `W_OK`, `X_OK`), by its
+    /// real ids as the kernel checks them.
+    ///
+    /// The corresponding C function is `access(2)`.
+    static func isAccessible(_ path: String, _ mode: CInt) -> Bool {
+        (try? retrying { Glibc.access(path, mode) }.get()) != nil
+    }
+
     /// The corresponding C function is `fchmod(2)`.
     static func fchmod(_ fd: CInt, _ mode: mode_t) -> Result<CInt, Errno> {
         retrying { Glibc.fchmod(fd, mode) }
