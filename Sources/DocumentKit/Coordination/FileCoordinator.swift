@@ -228,7 +228,7 @@ public final class FileCoordinator: Sendable {
         // Accesses waiting for this one's locks, in any process, follow the item.
         MoveJournal.shared?.record(from: old, to: new)
         // So does its history.
-        VersionStore.shared.itemDidMove(from: oldURL, to: newURL)
+        VersionStore.itemDidMoveInEveryStore(from: oldURL, to: newURL)
     }
 
     /// Cancels the coordinated accesses this coordinator is waiting for; they throw

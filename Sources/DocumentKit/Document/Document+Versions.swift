@@ -25,6 +25,17 @@ extension Document {
     /// Sets or clears ``DocumentState/inConflict`` from the store: set while unresolved
     /// conflict versions of the file exist. Reads a few small records; a store that cannot
     /// be read counts as no conflict, so it never blocks the document.
+    /// Updates the conflict state after the file operations already in line: a conflict
+    /// version this document kept while taking another writer's file is announced once that
+    /// file is loaded, so an observer of ``DocumentState/inConflict`` sees theirs as the
+    /// current text, never the text just kept.
+    func updateConflictStateInTurn() {
+        _ = enqueueFileOperation { [self] in
+            updateConflictState()
+            return true
+        }
+    }
+
     func updateConflictState() {
         guard !documentState.contains(.closed) else { return }
         let inConflict =

@@ -522,15 +522,15 @@ open class Document {
     }
 
     nonisolated open func presentedItemDidGain(_ version: FileVersion) {
-        Task { @MainActor in self.updateConflictState() }
+        Task { @MainActor in self.updateConflictStateInTurn() }
     }
 
     nonisolated open func presentedItemDidLose(_ version: FileVersion) {
-        Task { @MainActor in self.updateConflictState() }
+        Task { @MainActor in self.updateConflictStateInTurn() }
     }
 
     nonisolated open func presentedItemDidResolveConflict(_ version: FileVersion) {
-        Task { @MainActor in self.updateConflictState() }
+        Task { @MainActor in self.updateConflictStateInTurn() }
     }
 
     // MARK: - Internals

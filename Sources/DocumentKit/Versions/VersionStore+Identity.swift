@@ -92,6 +92,18 @@ extension VersionStore {
     ///
     /// Called for every coordinated move (``FileCoordinator/item(at:didMoveTo:)``); costs a
     /// lookup in the cached index when the store does not know the item.
+    /// Notes a coordinated move in ``shared`` and in every other store this process uses.
+    static func itemDidMoveInEveryStore(from oldURL: URL, to newURL: URL) {
+        let shared = VersionStore.shared
+        var stores = liveStores.filter { $0 !== shared }
+        stores.insert(shared, at: 0)
+        // Two objects on one folder are one store: note it once.
+        var roots: Set<String> = []
+        for store in stores where roots.insert(store.root.path).inserted {
+            store.itemDidMove(from: oldURL, to: newURL)
+        }
+    }
+
     func itemDidMove(from oldURL: URL, to newURL: URL) {
         queue.sync {
             let oldPath = oldURL.standardizedFileURL.path

@@ -89,7 +89,22 @@ public final class VersionStore: Sendable {
         self.root = root.standardizedFileURL
         self.now = now
         self.settings = Mutex(thinningPolicy)
+        Self.openStores.withLock { stores in
+            stores.removeAll { $0.store == nil }
+            stores.append(WeakStore(store: self))
+        }
     }
+
+    /// Every store this process has made and still uses, so that news every store must hear
+    /// (a coordinated move) reaches a store an app made for itself, not only ``shared``.
+    static var liveStores: [VersionStore] {
+        openStores.withLock { $0.compactMap(\.store) }
+    }
+    private struct WeakStore: @unchecked Sendable {
+        // Read and written only under `openStores`' lock.
+        weak var store: VersionStore?
+    }
+    private static let openStores = Mutex<[WeakStore]>([])
 
     /// `applicationSupport/DocumentKit/Versions` of ``StandardDirectories/current``.
     public static var defaultRoot: URL {
