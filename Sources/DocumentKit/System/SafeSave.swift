@@ -468,7 +468,8 @@ public enum SafeSave {
     /// - Throws: ``DocumentKitError``: `.fileExists` naming `url` (the destination) when
     ///   `name` is taken; any other failure names `source` when it is given, else `url`.
     static func renameWithoutReplacing(
-        _ from: String, from fromDirectory: FileDescriptor? = nil, to name: String, in directory: FileDescriptor,
+        _ from: String, from fromDirectory: FileDescriptor? = nil, to name: String,
+        in directory: FileDescriptor,
         url: URL, operation: String = "create", source: URL? = nil
     ) throws {
         let fromDirectory = fromDirectory ?? directory
@@ -516,7 +517,8 @@ public enum SafeSave {
             switch Syscall.symlinkat(target, AT_FDCWD, destination.path) {
             case .success: return
             case .failure(.fileExists):
-                throw DocumentKitError(.fileExists, operation: operation, url: destination, errno: .fileExists)
+                throw DocumentKitError(
+                    .fileExists, operation: operation, url: destination, errno: .fileExists)
             case .failure(let error):
                 throw DocumentKitError(error, operation: operation, url: destination)
             }
@@ -541,9 +543,12 @@ public enum SafeSave {
                     try Syscall.read(input.rawValue, $0).get(operation, source)
                 }
                 if count == 0 { break }
-                try buffer.withUnsafeBytes { try file.write(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+                try buffer.withUnsafeBytes {
+                    try file.write(UnsafeRawBufferPointer(rebasing: $0.prefix(count)))
+                }
             }
-            _ = try Syscall.futimens(file.descriptor.rawValue, modification: info.st_mtim).get(operation, destination)
+            _ = try Syscall.futimens(file.descriptor.rawValue, modification: info.st_mtim).get(
+                operation, destination)
         }
     }
 

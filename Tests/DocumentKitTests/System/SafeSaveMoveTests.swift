@@ -150,7 +150,9 @@ final class SharedMemoryTree: @unchecked Sendable {
         func device(_ path: String) -> Int? {
             (try? FileManager.default.attributesOfItem(atPath: path))?[.systemNumber] as? Int
         }
-        guard let shared = device("/dev/shm"), let temporary = device(NSTemporaryDirectory()) else { return false }
+        guard let shared = device("/dev/shm"), let temporary = device(NSTemporaryDirectory()) else {
+            return false
+        }
         return shared != temporary && FileManager.default.isWritableFile(atPath: "/dev/shm")
     }
 
