@@ -135,23 +135,23 @@ extension TextContainer {
     ///   `.wrongFileType` when the name is a folder.
     public func url(forExistingDocumentNamed name: String) throws -> URL {
         let exact = Self.fileName(for: name)
-        var status = stat()
         // A file name is any bytes but "/" and NUL, at most 255 of them.
         if Self.isDocumentFileName(exact),
             !exact.utf8.contains(where: { $0 == 0 || $0 == UInt8(ascii: "/") }),
             exact.utf8.count <= 255
         {
             let target = url.appendingPathComponent(exact)
-            if stat(target.path, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG { return target }
+            if Self.isRegularFile(atPath: target.path) { return target }
         }
         let target = try url(forDocumentNamed: name)
-        guard stat(target.path, &status) == 0 else {
-            let error = Errno(rawValue: errno)
-            if error == .noSuchFileOrDirectory {
-                throw DocumentKitError(
-                    .fileNotFound, operation: "find the document", url: target, errno: error,
-                    detail: "no such document in \(url.path)")
-            }
+        let status: stat
+        switch Self.status(atPath: target.path) {
+        case .success(let found): status = found
+        case .failure(.noSuchFileOrDirectory):
+            throw DocumentKitError(
+                .fileNotFound, operation: "find the document", url: target, errno: .noSuchFileOrDirectory,
+                detail: "no such document in \(url.path)")
+        case .failure(let error):
             throw DocumentKitError(error, operation: "find the document", url: target)
         }
         guard (status.st_mode & S_IFMT) == S_IFREG else {

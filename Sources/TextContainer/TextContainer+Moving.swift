@@ -1,12 +1,5 @@
-import CDocumentSystem
 import DocumentKit
 import Foundation
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
 
 extension TextContainer {
     /// Renames a document under file coordination, so that an editor showing it follows it;
@@ -36,7 +29,7 @@ extension TextContainer {
         try coordinator.coordinate(
             writingItemAt: source, options: .forMoving, writingItemAt: destination, options: .forReplacing
         ) { from, to in
-            try Self.moveWithoutReplacing(from, to, operation: "rename the document")
+            try SafeSave.moveItem(at: from, to: to, operation: "rename the document")
             coordinator.item(at: from, didMoveTo: to)
         }
         return destination
@@ -83,8 +76,8 @@ extension TextContainer {
                     writingItemAt: source, options: .forDeleting, writingItemAt: destination,
                     options: .forReplacing
                 ) { from, to in
-                    try Self.moveWithoutReplacing(
-                        from, to, operation: "move the document to the Deleted folder")
+                    try SafeSave.moveItem(
+                        at: from, to: to, operation: "move the document to the Deleted folder")
                 }
                 return destination
             } catch Errno.fileExists {
@@ -94,44 +87,5 @@ extension TextContainer {
         throw DocumentKitError(
             .fileExists, operation: "move the document to the Deleted folder", url: source,
             detail: "too many deleted documents with this name in \(folder.path)")
-    }
-
-    /// Moves a file to a name that must be free: `renameat2(RENAME_NOREPLACE)`, or a hard link
-    /// and unlink where that is missing, or a copy across file systems.
-    static func moveWithoutReplacing(_ source: URL, _ destination: URL, operation: String) throws {
-        if renameNoReplace(source.path, destination.path) == 0 { return }
-        var failure = Errno(rawValue: errno)
-        if failure == .invalidArgument || failure == Errno(rawValue: ENOSYS) {
-            // No RENAME_NOREPLACE here: a hard link fails atomically if the name is taken.
-            if link(source.path, destination.path) == 0 {
-                unlink(source.path)
-                return
-            }
-            failure = Errno(rawValue: errno)
-        }
-        if failure == .crossDeviceLink {
-            try copyThenRemove(source, destination, operation: operation)
-            return
-        }
-        // The name taken is the destination's; any other failure is about the source.
-        throw DocumentKitError(
-            failure, operation: operation, url: failure == .fileExists ? destination : source, detail: nil)
-    }
-
-    private static func copyThenRemove(_ source: URL, _ destination: URL, operation: String) throws {
-        if FileManager.default.fileExists(atPath: destination.path) {
-            throw DocumentKitError(.fileExists, operation: operation, url: destination, errno: .fileExists)
-        }
-        do {
-            try FileManager.default.copyItem(at: source, to: destination)
-            try FileManager.default.removeItem(at: source)
-        } catch {
-            throw DocumentKitError(
-                .ioFailure, operation: operation, url: source, detail: error.localizedDescription)
-        }
-    }
-
-    private static func renameNoReplace(_ from: String, _ to: String) -> CInt {
-        cds_renameat2(AT_FDCWD, from, AT_FDCWD, to, CUnsignedInt(CDS_RENAME_NOREPLACE))
     }
 }

@@ -86,7 +86,7 @@ extension TextContainer {
     public func entry(for item: DocumentQuery.Item) -> TextContainerEntry {
         var size = Int64(item.fileSize)
         var modified = item.modificationDate
-        if item.isSymbolicLink, let target = Self.status(atPath: item.path) {
+        if item.isSymbolicLink, let target = try? Self.status(atPath: item.path).get() {
             // A link counts as what it points to, as in ``documents()``.
             size = Int64(target.st_size)
             modified = Self.modificationDate(of: target)
@@ -100,7 +100,9 @@ extension TextContainer {
     /// The entry for the document at `documentURL`, from one `stat`; nil when it is not a
     /// regular file there.
     public func entry(at documentURL: URL) -> TextContainerEntry? {
-        guard let status = Self.status(atPath: documentURL.path), (status.st_mode & S_IFMT) == S_IFREG else {
+        guard let status = try? Self.status(atPath: documentURL.path).get(),
+            (status.st_mode & S_IFMT) == S_IFREG
+        else {
             return nil
         }
         return TextContainerEntry(
@@ -123,15 +125,16 @@ extension TextContainer {
         .sorted(by: Self.isNewer)
     }
 
-    /// The status of what `path` names, following a symbolic link; nil when there is nothing.
+    /// The status of what `path` names, following a symbolic link: the one `stat` of the
+    /// container's code, for the listing, the lookup by name and the list's entries.
     /// The corresponding C function is `stat(2)`.
-    private static func status(atPath path: String) -> stat? {
+    static func status(atPath path: String) -> Result<stat, Errno> {
         var status = stat()
-        return stat(path, &status) == 0 ? status : nil
+        return stat(path, &status) == 0 ? .success(status) : .failure(Errno(rawValue: errno))
     }
 
-    private static func isRegularFile(atPath path: String) -> Bool {
-        status(atPath: path).map { ($0.st_mode & S_IFMT) == S_IFREG } ?? false
+    static func isRegularFile(atPath path: String) -> Bool {
+        (try? status(atPath: path).get()).map { ($0.st_mode & S_IFMT) == S_IFREG } ?? false
     }
 
     private static func modificationDate(of status: stat) -> Date {

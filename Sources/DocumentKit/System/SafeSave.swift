@@ -415,34 +415,140 @@ public enum SafeSave {
         }
     }
 
+    /// Moves the item at `source` to `destination`, never replacing an item there, even one
+    /// that appears while the move runs.
+    ///
+    /// Within one file system the move is one `renameat2(RENAME_NOREPLACE)`, or, where the
+    /// file system lacks that flag, a hard link then the removal of the old name (a folder,
+    /// which cannot be hard-linked, gets a check then a rename). Across file systems a regular
+    /// file is copied by a safe save that refuses an existing name, keeping its permissions
+    /// and modification time, and a symbolic link is made anew; then the original is removed.
+    /// Both folders are flushed.
+    ///
+    /// For example:
+    ///
+    /// ```swift
+    /// try SafeSave.moveItem(at: draft, to: letter, operation: "rename the document")
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - source: The item to move.
+    ///   - destination: Where it goes: a name that must be free, in a folder that exists.
+    ///   - operation: What the move is, in words, for the error to say.
+    /// - Throws: ``DocumentKitError``: ``DocumentKitError/Code/fileExists`` naming
+    ///   `destination` when an item is there (nothing moves); any other failure names `source`.
+    ///   A folder or special file cannot move across file systems
+    ///   (``Errno/crossDeviceLink``).
+    package static func moveItem(at source: URL, to destination: URL, operation: String = "move") throws {
+        let sourceFolder = try FileDescriptor.openDirectory(
+            source.deletingLastPathComponent(), operation: operation)
+        let destinationFolder = try FileDescriptor.openDirectory(
+            destination.deletingLastPathComponent(), operation: operation)
+        let name = source.lastPathComponent
+        do {
+            try renameWithoutReplacing(
+                name, from: sourceFolder, to: destination.lastPathComponent, in: destinationFolder,
+                url: destination, operation: operation, source: source)
+        } catch Errno.crossDeviceLink {
+            try copyWithoutReplacing(
+                name, from: sourceFolder, source: source, to: destination, operation: operation)
+            _ = try Syscall.unlinkat(sourceFolder.rawValue, name).get(operation, source)
+        }
+        try destinationFolder.sync(operation: operation)
+        if source.deletingLastPathComponent().standardizedFileURL
+            != destination.deletingLastPathComponent().standardizedFileURL
+        {
+            try sourceFolder.sync(operation: operation)
+        }
+    }
+
+    /// Renames `from` (in `fromDirectory`, by default `directory`) to `name` in `directory`
+    /// without replacing an item called `name`.
+    ///
+    /// - Throws: ``DocumentKitError``: `.fileExists` naming `url` (the destination) when
+    ///   `name` is taken; any other failure names `source` when it is given, else `url`.
     static func renameWithoutReplacing(
-        _ from: String, to name: String, in directory: FileDescriptor, url: URL
-    )
-        throws
-    {
+        _ from: String, from fromDirectory: FileDescriptor? = nil, to name: String,
+        in directory: FileDescriptor,
+        url: URL, operation: String = "create", source: URL? = nil
+    ) throws {
+        let fromDirectory = fromDirectory ?? directory
+        let failing = source ?? url
         switch Syscall.renameat2(
-            directory.rawValue, from, directory.rawValue, name, CUnsignedInt(CDS_RENAME_NOREPLACE))
+            fromDirectory.rawValue, from, directory.rawValue, name, CUnsignedInt(CDS_RENAME_NOREPLACE))
         {
         case .success: return
         case .failure(.fileExists):
-            throw DocumentKitError(.fileExists, operation: "create", url: url, errno: .fileExists)
+            throw DocumentKitError(.fileExists, operation: operation, url: url, errno: .fileExists)
         case .failure(.invalidArgument), .failure(.notImplemented), .failure(.notSupported):
             // No RENAME_NOREPLACE here: a hard link fails atomically if the name exists.
             // Folders cannot be hard-linked; for them a check-then-rename is the best we have.
-            if case .success(let info) = Syscall.fstatat(directory.rawValue, from, followLinks: false),
+            if case .success(let info) = Syscall.fstatat(fromDirectory.rawValue, from, followLinks: false),
                 info.isDirectory
             {
                 if (try existingItem(name, in: directory, url: url)) != nil {
-                    throw DocumentKitError(.fileExists, operation: "create", url: url, errno: .fileExists)
+                    throw DocumentKitError(.fileExists, operation: operation, url: url, errno: .fileExists)
                 }
-                _ = try Syscall.renameat(directory.rawValue, from, directory.rawValue, name).get(
-                    "create", url)
+                _ = try Syscall.renameat(fromDirectory.rawValue, from, directory.rawValue, name).get(
+                    operation, failing)
                 return
             }
-            _ = try Syscall.linkat(directory.rawValue, from, directory.rawValue, name).get("create", url)
-            _ = Syscall.unlinkat(directory.rawValue, from)
+            switch Syscall.linkat(fromDirectory.rawValue, from, directory.rawValue, name) {
+            case .success: break
+            case .failure(.fileExists):
+                throw DocumentKitError(.fileExists, operation: operation, url: url, errno: .fileExists)
+            case .failure(let error):
+                throw DocumentKitError(error, operation: operation, url: failing)
+            }
+            _ = Syscall.unlinkat(fromDirectory.rawValue, from)
         case .failure(let error):
-            throw DocumentKitError(error, operation: "create", url: url)
+            throw DocumentKitError(error, operation: operation, url: failing)
+        }
+    }
+
+    /// The cross-file-system half of ``moveItem(at:to:operation:)``: puts a copy of `name`
+    /// (in `folder`) at `destination` without replacing anything there.
+    private static func copyWithoutReplacing(
+        _ name: String, from folder: FileDescriptor, source: URL, to destination: URL, operation: String
+    ) throws {
+        let info = try Syscall.fstatat(folder.rawValue, name, followLinks: false).get(operation, source)
+        if info.isSymbolicLink {
+            let target = try Syscall.readlinkat(folder.rawValue, name).get(operation, source)
+            switch Syscall.symlinkat(target, AT_FDCWD, destination.path) {
+            case .success: return
+            case .failure(.fileExists):
+                throw DocumentKitError(
+                    .fileExists, operation: operation, url: destination, errno: .fileExists)
+            case .failure(let error):
+                throw DocumentKitError(error, operation: operation, url: destination)
+            }
+        }
+        guard info.isRegularFile else {
+            throw DocumentKitError(
+                .unsupportedFileType, operation: operation, url: source, errno: .crossDeviceLink,
+                detail: "only a file or a symbolic link can move to another file system")
+        }
+        // The save resolves a link at its URL: a name taken by anything, even a dangling
+        // link, is refused before it starts; one taken while it runs, by its no-replace rename.
+        if case .success = Syscall.fstatat(AT_FDCWD, destination.path, followLinks: false) {
+            throw DocumentKitError(.fileExists, operation: operation, url: destination, errno: .fileExists)
+        }
+        let input = FileDescriptor(
+            rawValue: try Syscall.openat(folder.rawValue, name, O_RDONLY | O_NOFOLLOW).get(operation, source),
+            url: source)
+        try write(to: destination, options: .withoutOverwriting, permissions: info.permissions) { file in
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            while true {
+                let count = try buffer.withUnsafeMutableBytes {
+                    try Syscall.read(input.rawValue, $0).get(operation, source)
+                }
+                if count == 0 { break }
+                try buffer.withUnsafeBytes {
+                    try file.write(UnsafeRawBufferPointer(rebasing: $0.prefix(count)))
+                }
+            }
+            _ = try Syscall.futimens(file.descriptor.rawValue, modification: info.st_mtim).get(
+                operation, destination)
         }
     }
 
