@@ -128,7 +128,7 @@ final class PendingTypingEditor: DocumentEditor {
         #expect(editor.pending.isEmpty, "the document asked the editor for its typing")
         let conflicts = Self.texts(of: store.unresolvedConflictVersionsOfItem(at: file))
         #expect(conflicts == ["base\n young"], "\(conflicts)")
-        #expect(document.documentState.contains(.inConflict))
+        #expect(await waitUntil { document.documentState.contains(.inConflict) })
         _ = await document.close()
     }
 
