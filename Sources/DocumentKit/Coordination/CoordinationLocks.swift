@@ -161,10 +161,7 @@ package struct CoordinationLock: Hashable, Sendable, CustomStringConvertible {
         guard let last = components.last else { return "/" }
         let path = "/" + components.joined(separator: "/")
         if let resolved = resolvedFolder(path) { return resolved }
-        if let resolved = realpath(path, nil) {
-            defer { free(resolved) }
-            return String(cString: resolved)
-        }
+        if case .success(let resolved) = Syscall.realPath(path) { return resolved }
         let parent = resolvingExisting(components.dropLast())
         if last == ".." {
             return parent == "/" ? "/" : String(parent[..<parent.lastIndex(of: "/")!]).nonEmptyOrRoot
@@ -177,18 +174,13 @@ package struct CoordinationLock: Hashable, Sendable, CustomStringConvertible {
     /// every component with `lstat` and `readlink`. `nil` when `path` is not an existing
     /// folder or `/proc` is not mounted, and the caller falls back to `realpath`.
     private static func resolvedFolder(_ path: String) -> String? {
-        let fd = open(path, CDS_O_PATH | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(PATH_MAX) + 1) {
-            buffer -> String? in
-            let length = readlink("/proc/self/fd/\(fd)", buffer.baseAddress!, Int(PATH_MAX))
-            guard length > 0, buffer[0] == CChar(UInt8(ascii: "/")) else { return nil }
-            let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress!, count: length)
-            let resolved = String(decoding: bytes, as: UTF8.self)
-            // A folder removed while open is named "... (deleted)": not a path to lock by.
-            return resolved.hasSuffix(" (deleted)") ? nil : resolved
-        }
+        guard case .success(let fd) = Syscall.openat(AT_FDCWD, path, CDS_O_PATH | O_DIRECTORY) else { return nil }
+        defer { Syscall.close(fd) }
+        guard case .success(let resolved) = Syscall.readlinkat(AT_FDCWD, "/proc/self/fd/\(fd)"),
+            resolved.hasPrefix("/")
+        else { return nil }
+        // A folder removed while open is named "... (deleted)": not a path to lock by.
+        return resolved.hasSuffix(" (deleted)") ? nil : resolved
     }
 
     private static func appending(_ component: Substring, to folder: String) -> String {
@@ -468,7 +460,7 @@ private struct LockAcquisition {
                 description = try directory.checkOut(for: files[range.file].path)
             }
             let taken = Syscall.tryLockRange(
-                description!.descriptor, range.strength, start: range.start, length: range.length)
+                description!.descriptor, range.strength.lockType, start: range.start, length: range.length)
             switch taken {
             case .success(true):
                 next += 1

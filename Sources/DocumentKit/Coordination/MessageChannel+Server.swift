@@ -97,25 +97,22 @@ package final class MessageChannelServer: Sendable {
         _ = try Syscall.withShortSocketPath(socketPath) { path in
             Syscall.bind(listener.rawValue, unixPath: path).flatMap { _ in
                 // Before listen(), so no client can connect while the mode is still the umask's.
-                Syscall.retrying { chmod(path, 0o600) }
+                Syscall.chmod(path, 0o600)
             }
         }.get("bind the file presenter socket", url)
         let info: stat
         let wakeReceiver: CInt
         let wakeSender: CInt
         do {
-            var bound = stat()
-            guard lstat(socketPath, &bound) == 0 else {
-                throw DocumentKitError(
-                    Errno.current, operation: "inspect the file presenter socket", url: url)
-            }
-            info = bound
+            info = try Syscall.fstatat(AT_FDCWD, socketPath, followLinks: false)
+                .get("inspect the file presenter socket", url)
             _ = try Syscall.listen(listener.rawValue, backlog: configuration.backlog)
                 .get("listen on the file presenter socket", url)
             (wakeReceiver, wakeSender) = try Syscall.unixStreamSocketPair().get("create a socket pair", url)
         } catch {
-            // Nobody will ever listen on it: leave no socket file for clients to find.
-            unlink(socketPath)
+            // Nobody will ever listen on it: leave no socket file for clients to find (if that
+            // fails too, the next server here removes it as stale).
+            _ = Syscall.unlinkat(AT_FDCWD, socketPath)
             throw error
         }
 
@@ -143,9 +140,12 @@ package final class MessageChannelServer: Sendable {
         guard let stopped else { return }
 
         // Unlink first so that no new client finds the socket between the two steps.
-        var info = stat()
-        if lstat(socketPath, &info) == 0 && info.st_dev == stopped.device && info.st_ino == stopped.inode {
-            unlink(socketPath)
+        // Only the socket this server bound: another server may have taken the name since. One
+        // that cannot be removed is found stale and removed by the next server here.
+        if case .success(let info) = Syscall.fstatat(AT_FDCWD, socketPath, followLinks: false),
+            info.st_dev == stopped.device && info.st_ino == stopped.inode
+        {
+            _ = Syscall.unlinkat(AT_FDCWD, socketPath)
         }
         var byte: UInt8 = 1
         _ = withUnsafeBytes(of: &byte) { Syscall.send(stopped.wakeSender, $0) }
@@ -158,29 +158,28 @@ package final class MessageChannelServer: Sendable {
     private static func makePrivateFolders(_ url: URL) throws {
         var missing: [URL] = []
         var folder = url
-        var info = stat()
-        while lstat(folder.path, &info) != 0 {
-            guard Errno.current == .noSuchFileOrDirectory, folder.path != "/" else {
-                throw DocumentKitError(
-                    Errno.current, operation: "inspect the file presenter folder", url: folder)
+        while case .failure(let error) = Syscall.fstatat(AT_FDCWD, folder.path, followLinks: false) {
+            guard error == .noSuchFileOrDirectory, folder.path != "/" else {
+                throw DocumentKitError(error, operation: "inspect the file presenter folder", url: folder)
             }
             missing.append(folder)
             folder = folder.deletingLastPathComponent()
         }
         for folder in missing.reversed() {
-            if mkdir(folder.path, 0o700) != 0 && Errno.current != .fileExists {
-                throw DocumentKitError(
-                    Errno.current, operation: "create the file presenter folder", url: folder)
+            if case .failure(let error) = Syscall.mkdirat(AT_FDCWD, folder.path, 0o700), error != .fileExists {
+                throw DocumentKitError(error, operation: "create the file presenter folder", url: folder)
             }
         }
     }
 
     /// Removes a socket file that nobody listens on; refuses to touch anything else.
     private static func removeStaleSocket(at path: String, url: URL) throws {
-        var info = stat()
-        guard lstat(path, &info) == 0 else {
-            if Errno.current == .noSuchFileOrDirectory { return }
-            throw DocumentKitError(Errno.current, operation: "inspect the file presenter socket", url: url)
+        let info: stat
+        switch Syscall.fstatat(AT_FDCWD, path, followLinks: false) {
+        case .success(let status): info = status
+        case .failure(.noSuchFileOrDirectory): return
+        case .failure(let error):
+            throw DocumentKitError(error, operation: "inspect the file presenter socket", url: url)
         }
         guard info.fileType == S_IFSOCK else {
             throw DocumentKitError(
@@ -190,9 +189,8 @@ package final class MessageChannelServer: Sendable {
         do {
             _ = try MessageChannelClient.connect(to: path, until: .now + .milliseconds(500))
         } catch let error as DocumentKitError where error.code == .presenterGone {
-            if unlink(path) != 0 && Errno.current != .noSuchFileOrDirectory {
-                throw DocumentKitError(
-                    Errno.current, operation: "remove a stale file presenter socket", url: url)
+            if case .failure(let error) = Syscall.unlinkat(AT_FDCWD, path), error != .noSuchFileOrDirectory {
+                throw DocumentKitError(error, operation: "remove a stale file presenter socket", url: url)
             }
             return
         }

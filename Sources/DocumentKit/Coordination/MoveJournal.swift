@@ -28,7 +28,7 @@ final class MoveJournal: Sendable {
         self.descriptor = descriptor
     }
 
-    deinit { close(descriptor) }
+    deinit { _ = Syscall.close(descriptor) }
 
     private static let cached = Mutex<(folder: URL, journal: MoveJournal)?>(nil)
 
@@ -39,8 +39,8 @@ final class MoveJournal: Sendable {
         return cached.withLock { cached in
             if let cached, cached.folder == folder { return cached.journal }
             let path = folder.appendingPathComponent("moves").path
-            let fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-            guard fd >= 0 else { return nil }
+            guard case .success(let fd) = Syscall.openat(AT_FDCWD, path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW, 0o600)
+            else { return nil }
             let journal = MoveJournal(descriptor: fd)
             cached = (folder, journal)
             return journal
@@ -49,19 +49,23 @@ final class MoveJournal: Sendable {
 
     /// Where the next record will start.
     var end: off_t {
-        var info = stat()
-        return fstat(descriptor, &info) == 0 ? info.st_size : 0
+        (try? Syscall.fstat(descriptor).get())?.st_size ?? 0
     }
 
     /// Appends a move of the item at canonical path `old` to canonical path `new`.
     func record(from old: String, to new: String) {
-        if end > Self.sizeLimit { _ = ftruncate(descriptor, 0) }
+        // A journal that cannot be emptied keeps growing; the records stay readable.
+        if end > Self.sizeLimit { _ = Syscall.ftruncate(descriptor, 0) }
         var bytes: [UInt8] = []
         withUnsafeBytes(of: UInt32(old.utf8.count)) { bytes.append(contentsOf: $0) }
         withUnsafeBytes(of: UInt32(new.utf8.count)) { bytes.append(contentsOf: $0) }
         bytes.append(contentsOf: old.utf8)
         bytes.append(contentsOf: new.utf8)
-        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        // One append (O_APPEND): records of several processes never interleave. A failed one
+        // costs only the redirect of an access that waited behind this move.
+        if case .failure(let error) = bytes.withUnsafeBytes({ Syscall.writeAll(descriptor, $0) }) {
+            CoordinationLog.warning("could not record a move in the move journal: \(error)")
+        }
     }
 
     /// The moves recorded from `offset` on, oldest first.
@@ -69,8 +73,9 @@ final class MoveJournal: Sendable {
         let length = Int(end - offset)
         guard length > 0 else { return [] }
         var bytes = [UInt8](repeating: 0, count: length)
-        let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, length, offset) }
-        guard read > 0 else { return [] }
+        guard case .success(let read) = bytes.withUnsafeMutableBytes({ Syscall.pread(descriptor, $0, offset) }),
+            read > 0
+        else { return [] }
         var moves: [(from: String, to: String)] = []
         var position = 0
         while position + 8 <= read {

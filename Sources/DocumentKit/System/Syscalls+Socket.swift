@@ -1,4 +1,5 @@
 import CDocumentSystem
+import Foundation
 
 #if canImport(Glibc)
     import Glibc
@@ -157,5 +158,32 @@ extension Syscall {
     @discardableResult
     static func shutdown(_ fd: CInt) -> Result<CInt, Errno> {
         retrying { Glibc.shutdown(fd, CInt(SHUT_RDWR)) }
+    }
+}
+
+extension Syscall {
+    /// Calls `body` with a path to the socket file that fits in `sun_path`.
+    ///
+    /// A path of up to 107 bytes is passed as it is. A longer one is reached through its
+    /// folder: the folder is opened and named `/proc/self/fd/N`, which the kernel resolves to
+    /// the folder itself, so `/proc/self/fd/N/1234.sock` names the same file in well under
+    /// 108 bytes however deep the folder is. Only the last component then has to be short.
+    ///
+    /// - Returns: `body`'s result, or `ENAMETOOLONG` if even the short form does not fit.
+    static func withShortSocketPath<T>(
+        _ path: String, _ body: (String) -> Result<T, Errno>
+    ) -> Result<T, Errno> {
+        if path.utf8.count <= unixSocketPathCapacity { return body(path) }
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        switch openat(AT_FDCWD, folder, O_RDONLY | O_DIRECTORY) {
+        case .failure(let error):
+            return .failure(error)
+        case .success(let descriptor):
+            defer { Syscall.close(descriptor) }
+            let short = "/proc/self/fd/\(descriptor)/\(name)"
+            guard short.utf8.count <= unixSocketPathCapacity else { return .failure(.fileNameTooLong) }
+            return body(short)
+        }
     }
 }

@@ -61,6 +61,25 @@ enum Syscall {
         retrying { Glibc.pread(fd, buffer.baseAddress, buffer.count, offset) }
     }
 
+    /// The corresponding C function is `fchmodat(2)`; follows a symbolic link.
+    static func chmod(_ path: String, _ mode: mode_t) -> Result<CInt, Errno> {
+        retrying { Glibc.fchmodat(AT_FDCWD, path, mode, 0) }
+    }
+
+    /// The path with every symbolic link, `.` and `..` resolved, of an item that exists.
+    ///
+    /// The corresponding C function is `realpath(3)`.
+    static func realPath(_ path: String) -> Result<String, Errno> {
+        guard let resolved = Glibc.realpath(path, nil) else { return .failure(.current) }
+        defer { free(resolved) }
+        return .success(String(cString: resolved))
+    }
+
+    /// The corresponding C function is `ftruncate(2)`.
+    static func ftruncate(_ fd: CInt, _ length: off_t) -> Result<CInt, Errno> {
+        retrying { Glibc.ftruncate(fd, length) }
+    }
+
     /// The corresponding C function is `fsync(2)`.
     static func fsync(_ fd: CInt) -> Result<CInt, Errno> {
         retrying { Glibc.fsync(fd) }
