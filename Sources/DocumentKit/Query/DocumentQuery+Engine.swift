@@ -57,12 +57,13 @@ extension DocumentQuery {
             // Conflicts come and go with nothing written to the items: the store's news of
             // them, from this process or another, is what updates the items' flags.
             if let store = configuration.versionStore {
-                let root = store.root.standardizedFileURL
+                // By path: a URL's trailing slash would tell two spellings of one folder apart.
+                let root = store.root.standardizedFileURL.path
                 let folders = configuration.scopes.map {
                     CanonicalPath.of(DirectoryWatcher.url(for: $0, isDirectory: true))
                 }
                 let token = VersionNewsListeners.shared.add(folders: folders) { [self] change, _ in
-                    guard change.isConflict, change.storeRootURL.standardizedFileURL == root else { return }
+                    guard change.isConflict, change.storeRootURL.standardizedFileURL.path == root else { return }
                     queue.async { [self] in conflictsChanged() }
                 }
                 newsListener.withLock { $0 = token }

@@ -58,7 +58,9 @@ import Testing
             ["add-conflict", store.root.path, file.path, theirs.path], environment: CoordinationChild.environment())
         #expect(added.status == 0, "\(added.standardError)")
         #expect(await waitUntil(timeout: .seconds(20)) { document.documentState.contains(.inConflict) })
-        #expect(states.states.contains { $0.contains(.inConflict) }, "the state change was posted")
+        #expect(
+            await waitUntil(timeout: .seconds(20)) { states.states.contains { $0.contains(.inConflict) } },
+            "the state change was posted")
         #expect(waitForLine(query, "conflicts notes.txt", count: 1), "\(query.lines)")
         #expect(try fingerprint(file) == untouched)
 
@@ -67,7 +69,9 @@ import Testing
             ["resolve-conflicts", store.root.path, file.path], environment: CoordinationChild.environment())
         #expect(resolved.status == 0, "\(resolved.standardError)")
         #expect(await waitUntil(timeout: .seconds(20)) { !document.documentState.contains(.inConflict) })
-        #expect(states.states.contains { !$0.contains(.inConflict) }, "the state change was posted")
+        #expect(
+            await waitUntil(timeout: .seconds(20)) { states.states.contains { !$0.contains(.inConflict) } },
+            "the state change was posted")
         #expect(waitForLine(query, "conflicts", count: 2), "\(query.lines)")
         #expect(try fingerprint(file) == untouched)
         _ = await document.close()
