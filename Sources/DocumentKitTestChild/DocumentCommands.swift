@@ -70,7 +70,6 @@ private func editDocument(at url: URL, text: String, thenExit: Bool, marker: URL
     }
 }
 
-
 /// The porting contract's text document.
 private final class ChildTextDocument: Document {
     var text = "" {

@@ -46,7 +46,9 @@ final class PresenterPublisher: Sendable {
         }
         let (toListen, toStopListening) = state.withLock { state -> (Set<String>, Set<String>) in
             defer { state.publishedListeners = listened }
-            return (listened.subtracting(state.publishedListeners), state.publishedListeners.subtracting(listened))
+            return (
+                listened.subtracting(state.publishedListeners), state.publishedListeners.subtracting(listened)
+            )
         }
         if needsServer { startServer() }
         for path in toPublish { PresenterIndex.publish(path) }

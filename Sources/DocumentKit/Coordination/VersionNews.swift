@@ -87,7 +87,8 @@ enum VersionNews {
                 PresenterIndex.removeEntries(of: pid)
             } catch {
                 CoordinationLog.warning(
-                    "process \(pid) did not take the news of a version of \(itemPath ?? change.itemID): \(error)")
+                    "process \(pid) did not take the news of a version of \(itemPath ?? change.itemID): \(error)"
+                )
             }
         }
     }

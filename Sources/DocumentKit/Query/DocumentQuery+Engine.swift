@@ -63,7 +63,9 @@ extension DocumentQuery {
                     CanonicalPath.of(DirectoryWatcher.url(for: $0, isDirectory: true))
                 }
                 let token = VersionNewsListeners.shared.add(folders: folders) { [self] change, _ in
-                    guard change.isConflict, change.storeRootURL.standardizedFileURL.path == root else { return }
+                    guard change.isConflict, change.storeRootURL.standardizedFileURL.path == root else {
+                        return
+                    }
                     queue.async { [self] in conflictsChanged() }
                 }
                 newsListener.withLock { $0 = token }

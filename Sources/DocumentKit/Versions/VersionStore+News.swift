@@ -27,7 +27,9 @@ extension VersionStore {
     /// The identity of the item at `url` in this store, or nil if it has none: its
     /// attribute when it has one, which costs no wait for the store's queue.
     func itemID(ofItemAt url: URL) -> String? {
-        if let stored = Self.storedIdentity(atPath: Message.fileSystemRepresentation(of: url)) { return stored }
+        if let stored = Self.storedIdentity(atPath: Message.fileSystemRepresentation(of: url)) {
+            return stored
+        }
         return queue.sync { try? identity(ofItemAt: url, creating: false) }?.id
     }
 
@@ -79,8 +81,10 @@ extension FileVersion {
             record: VersionRecord(
                 id: change.versionID, itemID: change.itemID, name: change.name, itemPath: "", device: 0,
                 inode: 0, savingComputer: change.savingComputer ?? "", savingProgram: change.savingProgram,
-                modified: modified ?? Date(timeIntervalSince1970: 0), captured: modified ?? Date(timeIntervalSince1970: 0),
-                isConflict: change.isConflict, isResolved: change.isResolved, isDiscardable: change.isDiscardable,
+                modified: modified ?? Date(timeIntervalSince1970: 0),
+                captured: modified ?? Date(timeIntervalSince1970: 0),
+                isConflict: change.isConflict, isResolved: change.isResolved,
+                isDiscardable: change.isDiscardable,
                 manifest: Manifest(isPackage: false, entries: [])),
             store: store)
     }

@@ -55,7 +55,8 @@ import Testing
         let untouched = try fingerprint(file)
 
         let added = try TestChild.run(
-            ["add-conflict", store.root.path, file.path, theirs.path], environment: CoordinationChild.environment())
+            ["add-conflict", store.root.path, file.path, theirs.path],
+            environment: CoordinationChild.environment())
         #expect(added.status == 0, "\(added.standardError)")
         #expect(await waitUntil(timeout: .seconds(20)) { document.documentState.contains(.inConflict) })
         #expect(
@@ -95,22 +96,28 @@ import Testing
         defer { NotificationCenter.default.removeObserver(observer) }
         let environment = CoordinationChild.environment()
 
-        let added = try TestChild.run(["add-conflict", store.root.path, file.path, theirs.path], environment: environment)
+        let added = try TestChild.run(
+            ["add-conflict", store.root.path, file.path, theirs.path], environment: environment)
         #expect(added.status == 0, "\(added.standardError)")
         #expect(presenter.waitFor("gain"))
         let version = try #require(presenter.versions.withLock { $0.last })
         #expect(version.isConflict && !version.isResolved)
         #expect(version.localizedNameOfSavingComputer == "child")
         #expect(version.localizedName == "notes.txt")
-        #expect(store.unresolvedConflictVersionsOfItem(at: file).map(\.persistentIdentifier) == [version.persistentIdentifier])
+        #expect(
+            store.unresolvedConflictVersionsOfItem(at: file).map(\.persistentIdentifier) == [
+                version.persistentIdentifier
+            ])
         #expect(contents(of: version) == "theirs", "the version handed over reads from the store")
 
-        let resolved = try TestChild.run(["resolve-conflicts", store.root.path, file.path], environment: environment)
+        let resolved = try TestChild.run(
+            ["resolve-conflicts", store.root.path, file.path], environment: environment)
         #expect(resolved.status == 0, "\(resolved.standardError)")
         #expect(presenter.waitFor("resolve"))
         #expect(presenter.versions.withLock { $0.last?.isResolved } == true)
 
-        let removed = try TestChild.run(["remove-versions", store.root.path, file.path], environment: environment)
+        let removed = try TestChild.run(
+            ["remove-versions", store.root.path, file.path], environment: environment)
         #expect(removed.status == 0, "\(removed.standardError)")
         #expect(presenter.waitFor("lose"))
         #expect(presenter.versions.withLock { $0.last?.persistentIdentifier } == version.persistentIdentifier)
@@ -142,8 +149,10 @@ import Testing
             FileCoordinator.removeFilePresenter(bystander)
         }
         let change = VersionChange(
-            kind: .gained, storeRoot: Message.fileSystemRepresentation(of: store.root), itemID: UUID().uuidString,
-            versionID: "V1", name: "notes.txt", savingComputer: "far", modified: Date(timeIntervalSince1970: 1000),
+            kind: .gained, storeRoot: Message.fileSystemRepresentation(of: store.root),
+            itemID: UUID().uuidString,
+            versionID: "V1", name: "notes.txt", savingComputer: "far",
+            modified: Date(timeIntervalSince1970: 1000),
             isConflict: true, isResolved: false, isDiscardable: false)
         var message = Message(kind: .versionsDidChange, path: Array(CanonicalPath.of(file).utf8))
         message.versionChange = change
@@ -172,7 +181,8 @@ import Testing
         (existed: nil, exists: nil, heard: "subitemDidChange notes.txt"),
         (existed: false, exists: false, heard: nil),
     ])
-    func remoteWriteFlagsDecideWhatFolderPresentersHear(existed: Bool?, exists: Bool?, heard: String?) throws {
+    func remoteWriteFlagsDecideWhatFolderPresentersHear(existed: Bool?, exists: Bool?, heard: String?) throws
+    {
         let tree = try TemporaryTree()
         let folder = tree.file("docs")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

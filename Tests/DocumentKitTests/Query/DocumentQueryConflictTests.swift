@@ -70,7 +70,8 @@ struct DocumentQueryConflictTests {
     /// by its path.
     @Test func aStoreWhoseRootIsAFolderURLStillUpdatesItems() async throws {
         let tree = try TemporaryTree()
-        let store = VersionStore(root: URL(fileURLWithPath: tree.file("store/Versions").path, isDirectory: true))
+        let store = VersionStore(
+            root: URL(fileURLWithPath: tree.file("store/Versions").path, isDirectory: true))
         let file = try tree.write("mine", to: "docs/notes.txt")
         let theirs = try tree.write("theirs", to: "incoming/theirs.txt")
         let (query, _) = try await startedQuery(over: tree.file("docs"), store: store)
