@@ -54,6 +54,7 @@ import Testing
                 query.process.processIdentifier))
         let untouched = try fingerprint(file)
 
+        let started = ContinuousClock.now
         let added = try TestChild.run(
             ["add-conflict", store.root.path, file.path, theirs.path],
             environment: CoordinationChild.environment())
@@ -62,7 +63,11 @@ import Testing
         #expect(
             await waitUntil(timeout: .seconds(20)) { states.states.contains { $0.contains(.inConflict) } },
             "the state change was posted")
+        let reachedDocument = started.duration(to: .now)
         #expect(waitForLine(query, "conflicts notes.txt", count: 1), "\(query.lines)")
+        print(
+            "VersionNews: a conflict added by a child reached the document \(reachedDocument) after the child "
+                + "started, the query child \(started.duration(to: .now)) after")
         #expect(try fingerprint(file) == untouched)
 
         states.clear()
