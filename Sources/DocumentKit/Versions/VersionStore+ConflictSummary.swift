@@ -125,8 +125,6 @@ extension VersionStore {
         }
         summary.checked = .now
         conflictCache.withLock { $0 = summary }
-        // Cached now, so news from another process must be able to clear it.
-        Self.noteLive(self)
         return summary
     }
 

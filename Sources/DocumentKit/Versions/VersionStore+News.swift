@@ -13,7 +13,6 @@ extension VersionStore {
         guard let itemID = version.itemID else { return }
         if version.isConflict { updateConflictMarker(ofItem: itemID) }
         invalidateConflictSummary()
-        Self.noteLive(self)
         let change = VersionChange(
             kind: kind, storeRoot: Message.fileSystemRepresentation(of: root), itemID: itemID,
             versionID: version.persistentIdentifier, name: version.localizedName ?? "",
@@ -35,40 +34,20 @@ extension VersionStore {
 
     // MARK: - Stores of this process
 
-    /// A store this process uses, held weakly.
-    private struct LiveStore: Sendable {
-        weak var store: VersionStore?
-    }
-
-    /// The stores of this process that have told or asked about conflicts, by root path:
-    /// news from another process clears their conflict summaries.
-    private static let liveStores = Mutex<[String: [LiveStore]]>([:])
-
-    /// Records `store` as one whose summary news must clear.
-    static func noteLive(_ store: VersionStore) {
-        liveStores.withLock { stores in
-            var list = stores[store.root.path, default: []].filter { $0.store != nil }
-            if !list.contains(where: { $0.store === store }) { list.append(LiveStore(store: store)) }
-            stores[store.root.path] = list
-        }
-    }
-
     /// The store object news about the store at `root` is told through: the shared store or
     /// another this process uses if one has that root, else a new one.
     static func store(forNewsAt root: URL) -> VersionStore {
         let path = root.standardizedFileURL.path
         let shared = VersionStore.shared
         if shared.root.path == path { return shared }
-        let live = liveStores.withLock { $0[path]?.lazy.compactMap(\.store).first }
-        return live ?? VersionStore(root: root)
+        return liveStores.first { $0.root.path == path } ?? VersionStore(root: root)
     }
 
     /// The store at `root` changed: this process's objects of it read their conflict
     /// summaries afresh.
     static func storeChanged(at root: URL) {
         let path = root.standardizedFileURL.path
-        let stores = liveStores.withLock { $0[path]?.compactMap(\.store) ?? [] }
-        for store in stores { store.invalidateConflictSummary() }
+        for store in liveStores where store.root.path == path { store.invalidateConflictSummary() }
     }
 }
 
