@@ -326,8 +326,9 @@ enum PresenterIndex {
         let presented = root.appendingPathComponent("presented").path
         for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? []
         where folder != ".generation" {
-            unlink("\(presented)/\(folder)/\(pid)")
-            unlink("\(presented)/\(folder)/\(pid)\(listenerSuffix)")
+            for name in [entryName(of: pid, asListener: false), entryName(of: pid, asListener: true)] {
+                unlink("\(presented)/\(folder)/\(name)")
+            }
             rmdir("\(presented)/\(folder)")
         }
         unlink(socketPath(of: pid))
