@@ -70,12 +70,6 @@ private func editDocument(at url: URL, text: String, thenExit: Bool, marker: URL
     }
 }
 
-/// Writes a line straight to standard output, so the parent sees it at once.
-private func printUnbuffered(_ line: String) {
-    let bytes = Array((line + "\n").utf8)
-    _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-}
-
 /// The porting contract's text document.
 private final class ChildTextDocument: Document {
     var text = "" {

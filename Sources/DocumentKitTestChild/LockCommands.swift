@@ -56,11 +56,6 @@ private func lockMode(_ name: String) -> CoordinationLock.Mode? {
     CoordinationLock.Mode.allCases.first { $0.description == name }
 }
 
-private func printUnbuffered(_ line: String) {
-    let bytes = Array((line + "\n").utf8)
-    _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
-}
-
 /// Appends each line as a read of the file's size followed by two separate writes at that
 /// offset, with a yield between them: without the lock, two writers would overwrite each
 /// other's lines or split them, and the test would see it.

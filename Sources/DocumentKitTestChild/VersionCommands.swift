@@ -25,6 +25,37 @@ func runVersionCommand(_ name: String, _ arguments: [String]) -> Bool {
                 version.isResolved = true
             }
         }
+    case "remove-versions":
+        // remove-versions STORE ITEM: removes every stored version of ITEM, conflicts included.
+        reportingErrors {
+            try VersionStore(root: URL(fileURLWithPath: arguments[0])).removeOtherVersionsOfItem(
+                at: URL(fileURLWithPath: arguments[1]))
+        }
+    case "query-conflicts":
+        // query-conflicts STORE FOLDER: runs a DocumentQuery over FOLDER whose conflict flags
+        // come from the store at STORE; prints "conflicts NAME..." (the items whose
+        // NSMetadataUbiquitousItemHasUnresolvedConflictsKey is true, sorted) once gathered
+        // and again whenever that changes. Runs until killed, or a minute.
+        guard arguments.count == 2 else { fail("usage: query-conflicts STORE FOLDER") }
+        let query = DocumentQuery(searchScopes: [URL(fileURLWithPath: arguments[1], isDirectory: true)])
+        query.versionStore = VersionStore(root: URL(fileURLWithPath: arguments[0]))
+        let snapshots = query.snapshots()
+        guard query.start() else { fail("cannot start the query: \(query.lastError.map { "\($0)" } ?? "?")") }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { _exit(3) }
+        Task {
+            var last: [String]?
+            for await snapshot in snapshots {
+                let conflicted = snapshot.results.filter {
+                    ($0.value(forAttribute: NSMetadataUbiquitousItemHasUnresolvedConflictsKey) as? NSNumber)?
+                        .boolValue == true
+                }.map(\.fileName).sorted()
+                guard conflicted != last else { continue }
+                last = conflicted
+                printUnbuffered((["conflicts"] + conflicted).joined(separator: " "))
+            }
+            withExtendedLifetime(query) {}
+        }
+        dispatchMain()
     case "versioned-save-loop":
         // versioned-save-loop PATH STORE SIZE: saves a document of SIZE bytes at PATH again and
         // again, each save keeping the previous contents as a version in the store at STORE;

@@ -11,8 +11,9 @@ import Foundation
 ///
 /// Before a process writes a file it sends `willWrite` to every process with a presenter of
 /// that file (or of a folder holding it), which saves and relinquishes and answers `ack`;
-/// after the write it sends `didWrite`. The fields are generic on purpose: the coordination
-/// layer gives them meaning, the channel only carries them.
+/// after the write it sends `didWrite`. A version store's news (a conflict version added)
+/// travels as `versionsDidChange`. The channel only carries the fields; the coordination
+/// layer gives them meaning.
 ///
 /// Paths travel as the bytes of their file-system representation, never as strings, because
 /// a Linux file name may be any bytes and need not be UTF-8. On the wire the message is JSON
@@ -43,6 +44,9 @@ package struct Message: Codable, Sendable, Equatable {
         public static let didMove = Kind(rawValue: "didMove")
         /// The item is about to be deleted: the presenter lets go of it.
         public static let willDelete = Kind(rawValue: "willDelete")
+        /// A version of the item was added, removed or resolved: ``Message/versionChange``
+        /// says which. Sent to processes presenting the item or a folder above it.
+        public static let versionsDidChange = Kind(rawValue: "versionsDidChange")
         /// The usual reply: the request was handled (``Message/error`` says if it failed).
         public static let ack = Kind(rawValue: "ack")
         /// The server's reply to a frame it could not understand: too large, or not a message.
@@ -61,6 +65,13 @@ package struct Message: Codable, Sendable, Equatable {
     public var options: UInt
     /// The presenters the message is for, by their identifiers.
     public var presenterIDs: [String]
+    /// Whether the item existed when the access began, in `willRead`, `willWrite` and
+    /// `willDelete`: tells an item that appears from one that changes. Nil means it did.
+    public var itemExisted: Bool?
+    /// Whether the item exists after the access, in `didWrite` and `didMove`. Nil means it does.
+    public var itemExists: Bool?
+    /// What changed, in `versionsDidChange`.
+    public var versionChange: VersionChange?
     /// Pairs a reply with its request; the replying side copies it over.
     public var requestID: UInt64
     /// The process that sent the message. The server replaces the value in a request with
@@ -72,13 +83,18 @@ package struct Message: Codable, Sendable, Equatable {
     /// Creates a message from this process.
     public init(
         kind: Kind, path: [UInt8] = [], destinationPath: [UInt8]? = nil, options: UInt = 0,
-        presenterIDs: [String] = [], requestID: UInt64 = 0, senderPID: Int32 = getpid(), error: String? = nil
+        presenterIDs: [String] = [], itemExisted: Bool? = nil, itemExists: Bool? = nil,
+        versionChange: VersionChange? = nil, requestID: UInt64 = 0, senderPID: Int32 = getpid(),
+        error: String? = nil
     ) {
         self.kind = kind
         self.path = path
         self.destinationPath = destinationPath
         self.options = options
         self.presenterIDs = presenterIDs
+        self.itemExisted = itemExisted
+        self.itemExists = itemExists
+        self.versionChange = versionChange
         self.requestID = requestID
         self.senderPID = senderPID
         self.error = error
@@ -121,7 +137,8 @@ package struct Message: Codable, Sendable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case kind, path, destinationPath, options, presenterIDs, requestID, senderPID, error
+        case kind, path, destinationPath, options, presenterIDs, itemExisted, itemExists, versionChange
+        case requestID, senderPID, error
     }
 
     public init(from decoder: any Decoder) throws {
@@ -131,6 +148,9 @@ package struct Message: Codable, Sendable, Equatable {
         destinationPath = try Self.decodeBytes(container, .destinationPath)
         options = try container.decodeIfPresent(UInt.self, forKey: .options) ?? 0
         presenterIDs = try container.decodeIfPresent([String].self, forKey: .presenterIDs) ?? []
+        itemExisted = try container.decodeIfPresent(Bool.self, forKey: .itemExisted)
+        itemExists = try container.decodeIfPresent(Bool.self, forKey: .itemExists)
+        versionChange = try container.decodeIfPresent(VersionChange.self, forKey: .versionChange)
         requestID = try container.decodeIfPresent(UInt64.self, forKey: .requestID) ?? 0
         senderPID = try container.decodeIfPresent(Int32.self, forKey: .senderPID) ?? 0
         error = try container.decodeIfPresent(String.self, forKey: .error)
@@ -144,6 +164,9 @@ package struct Message: Codable, Sendable, Equatable {
             destinationPath.map { Data($0).base64EncodedString() }, forKey: .destinationPath)
         try container.encode(options, forKey: .options)
         try container.encode(presenterIDs, forKey: .presenterIDs)
+        try container.encodeIfPresent(itemExisted, forKey: .itemExisted)
+        try container.encodeIfPresent(itemExists, forKey: .itemExists)
+        try container.encodeIfPresent(versionChange, forKey: .versionChange)
         try container.encode(requestID, forKey: .requestID)
         try container.encode(senderPID, forKey: .senderPID)
         try container.encodeIfPresent(error, forKey: .error)

@@ -3,10 +3,11 @@ import Synchronization
 
 /// Makes this process's presenters reachable: lists their paths for other processes,
 /// answers those processes' coordinators, and watches the presented items with inotify so
-/// that writes by programs that do not coordinate reach the presenters too.
+/// that writes by programs that do not coordinate reach the presenters too. Folders of
+/// ``VersionNewsListeners`` are listed too, apart, and not watched.
 ///
-/// Started by the first ``FileCoordinator/addFilePresenter(_:)``; idle (no socket, no watch)
-/// while the process presents nothing.
+/// Started by the first ``FileCoordinator/addFilePresenter(_:)`` or listener; idle (no
+/// socket, no watch) while the process presents and listens to nothing.
 final class PresenterPublisher: Sendable {
     static let shared = PresenterPublisher()
 
@@ -14,6 +15,7 @@ final class PresenterPublisher: Sendable {
         var server: MessageChannelServer?
         var watcher: DirectoryWatcher?
         var published: Set<String> = []
+        var publishedListeners: Set<String> = []
         /// Watched folders, and whether with everything inside them.
         var watched: [String: Bool] = [:]
     }
@@ -28,6 +30,7 @@ final class PresenterPublisher: Sendable {
 
     private func refreshNow() {
         let paths = PresenterRegistry.shared.presentedPaths
+        let listened = VersionNewsListeners.shared.folders
         let folders = Self.foldersToWatch(for: paths)
         let (toPublish, toUnpublish, toWatch, toUnwatch, needsServer, watcher) = state.withLock {
             state -> (Set<String>, Set<String>, [String: Bool], [String], Bool, DirectoryWatcher?) in
@@ -35,15 +38,23 @@ final class PresenterPublisher: Sendable {
                 paths.subtracting(state.published), state.published.subtracting(paths),
                 folders.filter { state.watched[$0.key] != $0.value },
                 state.watched.filter { folders[$0.key] != $0.value }.map(\.key),
-                state.server == nil && !paths.isEmpty, state.watcher
+                state.server == nil && !(paths.isEmpty && listened.isEmpty), state.watcher
             )
             state.published = paths
             state.watched = folders
             return result
         }
+        let (toListen, toStopListening) = state.withLock { state -> (Set<String>, Set<String>) in
+            defer { state.publishedListeners = listened }
+            return (
+                listened.subtracting(state.publishedListeners), state.publishedListeners.subtracting(listened)
+            )
+        }
         if needsServer { startServer() }
         for path in toPublish { PresenterIndex.publish(path) }
         for path in toUnpublish { PresenterIndex.unpublish(path) }
+        for folder in toListen { PresenterIndex.publish(folder, asListener: true) }
+        for folder in toStopListening { PresenterIndex.unpublish(folder, asListener: true) }
         let activeWatcher = watcher ?? (toWatch.isEmpty ? nil : makeWatcher())
         for folder in toUnwatch { activeWatcher?.unwatch(URL(fileURLWithPath: folder, isDirectory: true)) }
         for (folder, recursive) in toWatch.sorted(by: { $0.key < $1.key }) {

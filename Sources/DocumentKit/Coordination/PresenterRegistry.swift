@@ -90,6 +90,16 @@ final class PresenterRegistry: Sendable {
         }
     }
 
+    /// The presenters with the canonical path each presents.
+    var presentersWithPaths: [(any FilePresenter, String)] {
+        entries.withLock { entries in
+            entries.values.compactMap { entry in
+                guard let presenter = entry.presenter, let path = entry.path else { return nil }
+                return (presenter, path)
+            }
+        }
+    }
+
     /// The canonical paths presented now.
     ///
     /// A presenter's path is read from ``FilePresenter/presentedItemURL`` when it is added and

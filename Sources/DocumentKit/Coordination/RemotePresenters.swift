@@ -9,7 +9,8 @@ import Synchronization
 ///
 /// Each process with presenters listens on `<runtime>/documentkit/presenters/<pid>.sock`
 /// and lists every path it presents in `<runtime>/documentkit/presented/<key>/<pid>`, where
-/// `<key>` is the path's lock key. A coordinator looks up the item and its folders by key
+/// `<key>` is the path's lock key; a folder it only listens to for version news (see
+/// ``VersionNewsListeners``) is listed as `<pid>.news` there. A coordinator looks up the item and its folders by key
 /// (a few `opendir` calls that mostly fail at once), and only a folder move or deletion
 /// scans the whole index for presenters inside the folder.
 final class RemotePresenters: Sendable {
@@ -38,7 +39,7 @@ final class RemotePresenters: Sendable {
             kind: event.kind == .read ? .willRead : (event.isDeletion ? .willDelete : .willWrite),
             path: Array(event.path.utf8), options: event.options)
         message.requestID = requestID
-        message.presenterIDs = [event.itemExisted ? "existed" : "new"]
+        message.itemExisted = event.itemExisted
         var answered: [pid_t] = []
         for pid in processes {
             do {
@@ -69,7 +70,7 @@ final class RemotePresenters: Sendable {
                 kind: outcome.movedTo == nil ? .didWrite : .didMove, path: Array(event.path.utf8))
             message.destinationPath = outcome.movedTo.map { Array($0.utf8) }
             message.requestID = requestID
-            message.presenterIDs = [outcome.itemExists ? "exists" : "gone"]
+            message.itemExists = outcome.itemExists
             for pid in processes {
                 _ = try? MessageChannelClient.send(
                     message, to: PresenterIndex.socketPath(of: pid), timeout: .seconds(2))
@@ -89,7 +90,7 @@ final class RemotePresenters: Sendable {
             expireAbandonedSessions()
             let event = AccessEvent(
                 kind: message.kind == .willRead ? .read : .write, path: path, options: message.options,
-                itemExisted: message.presenterIDs.first != "new")
+                itemExisted: message.itemExisted ?? true)
             let session = LocalPresenterSession(
                 event: event, excluding: nil, timeout: FileCoordinator.presenterTimeout)
             if event.kind == .write { PendingWrites.shared.begin(path) }
@@ -102,10 +103,12 @@ final class RemotePresenters: Sendable {
             }
             let outcome = AccessOutcome(
                 movedTo: message.destinationPath.map { String(decoding: $0, as: UTF8.self) },
-                itemExists: message.presenterIDs.first != "gone")
+                itemExists: message.itemExists ?? true)
             entry.session.finish(outcome)
             if entry.session.event.kind == .write { PendingWrites.shared.end(entry.session.event.path) }
             return message.reply()
+        case .versionsDidChange:
+            return VersionNews.receive(message)
         default:
             return message.reply(.rejected, error: "unknown request \(message.kind)")
         }
@@ -283,13 +286,23 @@ enum PresenterIndex {
         return Generation(inode: UInt64(info.st_ino), size: Int64(info.st_size))
     }
 
-    /// Lists `path` as presented by this process.
-    static func publish(_ path: String) {
+    /// The name of this process's listing in an entry folder.
+    private static func entryName(of pid: pid_t, asListener: Bool) -> String {
+        asListener ? "\(pid)\(listenerSuffix)" : "\(pid)"
+    }
+
+    private static let listenerSuffix = ".news"
+
+    /// Lists `path` as presented by this process or, `asListener`, as a folder it hears
+    /// version news of.
+    static func publish(_ path: String, asListener: Bool = false) {
         guard let root else { return }
         let folder = entryFolder(for: path, in: root)
         mkdir(folder, 0o700)
         _ = try? SafeSave.write(
-            Data(path.utf8), to: URL(fileURLWithPath: folder + "/\(getpid())"), permissions: 0o600)
+            Data(path.utf8),
+            to: URL(fileURLWithPath: folder + "/" + entryName(of: getpid(), asListener: asListener)),
+            permissions: 0o600)
         bumpGeneration(in: root)
     }
 
@@ -299,10 +312,10 @@ enum PresenterIndex {
     }
 
     /// Removes this process's listing of `path`.
-    static func unpublish(_ path: String) {
+    static func unpublish(_ path: String, asListener: Bool = false) {
         guard let root else { return }
         let folder = entryFolder(for: path, in: root)
-        unlink(folder + "/\(getpid())")
+        unlink(folder + "/" + entryName(of: getpid(), asListener: asListener))
         rmdir(folder)  // fails harmlessly while other processes still list the path
         bumpGeneration(in: root)
     }
@@ -313,7 +326,9 @@ enum PresenterIndex {
         let presented = root.appendingPathComponent("presented").path
         for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? []
         where folder != ".generation" {
-            unlink("\(presented)/\(folder)/\(pid)")
+            for name in [entryName(of: pid, asListener: false), entryName(of: pid, asListener: true)] {
+                unlink("\(presented)/\(folder)/\(name)")
+            }
             rmdir("\(presented)/\(folder)")
         }
         unlink(socketPath(of: pid))
@@ -323,20 +338,24 @@ enum PresenterIndex {
     /// What other processes present, read from disk only when the index changed since the
     /// last read: one `fstat` otherwise.
     static func otherProcesses() -> Listings {
-        guard let root else { return Listings(byProcess: [:]) }
+        guard let root else { return Listings(byProcess: [:], listenersByProcess: [:]) }
         let current = generation(in: root)
         if let snapshot = cache.withLock({ $0 }), snapshot.root == root, snapshot.generation == current {
             return snapshot.others
         }
         let me = ForkGeneration.processID
         var entries: [pid_t: [String]] = [:]
+        var listeners: [pid_t: [String]] = [:]
         var removedDead = false
         let presented = root.appendingPathComponent("presented").path
         for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? []
         where folder != ".generation" {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: "\(presented)/\(folder)")) ?? []
             {
-                guard let pid = pid_t(name), pid != me else { continue }
+                let isListener = name.hasSuffix(listenerSuffix)
+                guard let pid = pid_t(isListener ? String(name.dropLast(listenerSuffix.count)) : name),
+                    pid != me
+                else { continue }
                 // A process killed before it could clean up leaves its listings behind.
                 if !ProcessIdentity.isAlive(pid) {
                     unlink("\(presented)/\(folder)/\(name)")
@@ -348,13 +367,17 @@ enum PresenterIndex {
                 guard let data = FileManager.default.contents(atPath: "\(presented)/\(folder)/\(name)") else {
                     continue
                 }
-                entries[pid, default: []].append(String(decoding: data, as: UTF8.self))
+                if isListener {
+                    listeners[pid, default: []].append(String(decoding: data, as: UTF8.self))
+                } else {
+                    entries[pid, default: []].append(String(decoding: data, as: UTF8.self))
+                }
             }
         }
         if removedDead { bumpGeneration(in: root) }
         // Recorded with the generation read before the scan: a change during it shows next time.
         let recorded = removedDead ? generation(in: root) : current
-        let others = Listings(byProcess: entries)
+        let others = Listings(byProcess: entries, listenersByProcess: listeners)
         cache.withLock { $0 = Snapshot(root: root, generation: recorded, others: others) }
         return others
     }
@@ -363,9 +386,26 @@ enum PresenterIndex {
     struct Listings: Sendable {
         /// Presented paths by process.
         let byProcess: [pid_t: [String]]
+        /// Folders listened to for version news, by process: not presented, so never asked
+        /// to save or relinquish.
+        let listenersByProcess: [pid_t: [String]]
 
-        /// Whether no other process presents anything.
+        /// Whether no other process presents anything (it may still listen).
         var isEmpty: Bool { byProcess.isEmpty }
+
+        /// Other live processes listening to a folder that holds `path`, or to `path` itself.
+        func processes(listeningFor path: String) -> [pid_t] {
+            var found: [pid_t] = []
+            for (pid, folders) in listenersByProcess
+            where folders.contains(where: { $0 == path || CanonicalPath.isAncestor($0, of: path) }) {
+                if !ProcessIdentity.isAlive(pid) {
+                    PresenterIndex.removeEntries(of: pid)
+                    continue
+                }
+                found.append(pid)
+            }
+            return found.sorted()
+        }
 
         /// Other live processes presenting `path`, a folder above it, or (optionally)
         /// something inside it.

@@ -31,6 +31,8 @@ extension DocumentQuery {
         let model: Mutex<Model>
         /// Set once after init; the watcher's handler holds the engine until ``cancel()``.
         let watcher = Mutex<DirectoryWatcher?>(nil)
+        /// The engine's registration for version news, which holds it until ``cancel()``.
+        let newsListener = Mutex<VersionNewsListeners.Token?>(nil)
         let query: WeakQuery
 
         struct WeakQuery: @unchecked Sendable {
@@ -51,16 +53,23 @@ extension DocumentQuery {
                     throw error
                 }
             }
-            // The store's conflict markers change when an item gains its first unresolved
-            // conflict or loses its last, in any process: watch them to update items' flags.
-            if let store = configuration.versionStore {
-                let markers = store.conflictMarkersURL
-                try? FileManager.default.createDirectory(at: markers, withIntermediateDirectories: true)
-                if (try? watcher.watch(markers, recursive: false)) != nil {
-                    model.withLock { $0.conflictMarkersPath = DirectoryWatcher.fileSystemPath(of: markers) }
-                }
-            }
             self.watcher.withLock { $0 = watcher }
+            // Conflicts come and go with nothing written to the items: the store's news of
+            // them, from this process or another, is what updates the items' flags.
+            if let store = configuration.versionStore {
+                // By path: a URL's trailing slash would tell two spellings of one folder apart.
+                let root = store.root.standardizedFileURL.path
+                let folders = configuration.scopes.map {
+                    CanonicalPath.of(DirectoryWatcher.url(for: $0, isDirectory: true))
+                }
+                let token = VersionNewsListeners.shared.add(folders: folders) { [self] change, _ in
+                    guard change.isConflict, change.storeRootURL.standardizedFileURL.path == root else {
+                        return
+                    }
+                    queue.async { [self] in conflictsChanged() }
+                }
+                newsListener.withLock { $0 = token }
+            }
         }
 
         func cancel() {
@@ -69,6 +78,11 @@ extension DocumentQuery {
                 return watcher
             }
             watcher?.cancel()
+            let token = newsListener.withLock { token in
+                defer { token = nil }
+                return token
+            }
+            if let token { VersionNewsListeners.shared.remove(token) }
             queue.async { [self] in model.withLock { $0.isCancelled = true } }
         }
 
@@ -104,20 +118,22 @@ extension DocumentQuery {
             let deadline = model.withLock { model -> DispatchTime? in
                 // Events queued before gathering describe changes the gathering has seen.
                 guard model.isGathered && !model.isCancelled else { return nil }
-                var conflictsChanged = false
-                for event in events {
-                    if let markers = model.conflictMarkersPath,
-                        DirectoryWatcher.State.isSameOrInside(event.fileSystemPath, markers)
-                    {
-                        conflictsChanged = true
-                    } else {
-                        model.apply(event)
-                    }
-                }
-                if conflictsChanged {
-                    model.configuration.versionStore?.invalidateConflictSummary()
-                    model.recheckConflicts()
-                }
+                for event in events { model.apply(event) }
+                return model.schedulePublish(now: .now())
+            }
+            if let deadline {
+                queue.asyncAfter(deadline: deadline) { [self] in publish() }
+            }
+        }
+
+        /// A version of an item in the scopes was added, removed or resolved: takes the
+        /// store's conflicts again and publishes the items whose flag changed.
+        func conflictsChanged() {
+            let deadline = model.withLock { model -> DispatchTime? in
+                model.configuration.versionStore?.invalidateConflictSummary()
+                // A gathering still to come reads the store afresh.
+                guard model.isGathered && !model.isCancelled else { return nil }
+                model.recheckConflicts()
                 return model.schedulePublish(now: .now())
             }
             if let deadline {
@@ -169,8 +185,6 @@ extension DocumentQuery {
         /// Which items have unresolved conflicts, taken at gathering and at each batch of
         /// events; nil when none has (or the query has no version store).
         var conflicts: VersionStore.ConflictLookup?
-        /// The version store's conflict marker folder, when watched.
-        var conflictMarkersPath: [UInt8]?
 
         var isGathered = false
         var isCancelled = false

@@ -176,7 +176,9 @@ public final class DocumentQuery: Sendable {
 
     /// The version store whose conflict versions set items' ``Item/hasUnresolvedConflicts``:
     /// ``VersionStore/shared`` unless set; nil to leave every item's false and skip the work.
-    /// Items are updated when conflicts appear or are resolved, in this process or another.
+    /// Items are updated when conflicts appear or are resolved, in this process or another:
+    /// a running query hears the store's news of versions of items in its scopes (see
+    /// ``VersionNews``), and reads nothing of the store but its conflict summary.
     public var versionStore: VersionStore? {
         get { state.withLock { $0.versionStore } ?? VersionStore.shared }
         set { state.withLock { $0.versionStore = .some(newValue) } }

@@ -387,39 +387,4 @@ extension VersionStore {
         let path = queue.sync { loadIndex().items[itemID]?.path }
         return path.flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
     }
-
-    // MARK: - Telling presenters
-
-    enum Change {
-        case gained, lost, resolved
-    }
-
-    /// Tells this process's presenters of the item, and posts ``versionsDidChangeNotification``.
-    ///
-    /// Presenters are found by the item's last known path and by identity, so a presenter of
-    /// an item renamed since its last save still hears.
-    func notify(_ change: Change, _ version: FileVersion, itemURL: URL?) {
-        if let itemID = version.itemID, version.isConflict { updateConflictMarker(ofItem: itemID) }
-        invalidateConflictSummary()
-        var paths: Set<String> = []
-        if let itemURL { paths.insert(CanonicalPath.of(itemURL)) }
-        for presenter in PresenterRegistry.shared.presenters {
-            guard let url = presenter.presentedItemURL else { continue }
-            let matches =
-                paths.contains(CanonicalPath.of(url))
-                || (version.itemID != nil
-                    && queue.sync(execute: { try? identity(ofItemAt: url, creating: false) })?.id
-                        == version.itemID)
-            guard matches else { continue }
-            presenter.enqueue { presenter in
-                switch change {
-                case .gained: presenter.presentedItemDidGain(version)
-                case .lost: presenter.presentedItemDidLose(version)
-                case .resolved: presenter.presentedItemDidResolveConflict(version)
-                }
-            }
-        }
-        MainQueueNotice.post(
-            Self.versionsDidChangeNotification, object: self, userInfo: itemURL.map { ["url": $0] } ?? [:])
-    }
 }

@@ -32,6 +32,41 @@ import Testing
         #expect(try MessageFrame.decode(payload: Array(frame.dropFirst(4))) == message)
     }
 
+    @Test func typedFieldsRoundTripAndTravelUnderTheirOwnNames() throws {
+        let change = VersionChange(
+            kind: .resolved, storeRoot: Self.invalidUTF8Path, itemID: "ITEM", versionID: "VERSION",
+            name: "notes.txt", savingComputer: "laptop", savingProgram: "ste",
+            modified: Date(timeIntervalSince1970: 1_700_000_000.25), isConflict: true, isResolved: true,
+            isDiscardable: false)
+        let messages = [
+            Message(kind: .willWrite, path: Self.invalidUTF8Path, itemExisted: false),
+            Message(kind: .didWrite, path: Self.invalidUTF8Path, itemExists: false),
+            Message(kind: .versionsDidChange, path: Self.invalidUTF8Path, versionChange: change),
+        ]
+        for message in messages {
+            let frame = try MessageFrame.encode(message)
+            #expect(try MessageFrame.decode(payload: Array(frame.dropFirst(4))) == message)
+            let json = try #require(
+                try JSONSerialization.jsonObject(with: Data(frame.dropFirst(4))) as? [String: Any])
+            #expect((json["presenterIDs"] as? [String]) == [], "no flags hide among presenter identifiers")
+        }
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(MessageFrame.encode(messages[0]).dropFirst(4)))
+                as? [String: Any])
+        #expect(json["itemExisted"] as? Bool == false)
+        #expect(json["itemExists"] == nil && json["versionChange"] == nil)
+        let decoded = try MessageFrame.decode(payload: Array(MessageFrame.encode(messages[2]).dropFirst(4)))
+        #expect(decoded.versionChange?.storeRoot == Self.invalidUTF8Path)
+        #expect(decoded.versionChange?.kind == .resolved)
+    }
+
+    @Test func aMessageWithoutTheTypedFieldsDecodesWithNone() throws {
+        let payload = Array(#"{"kind":"didWrite","path":"L3RtcC94","requestID":3}"#.utf8)
+        let message = try MessageFrame.decode(payload: payload)
+        #expect(message.kind == .didWrite && message.url.path == "/tmp/x" && message.requestID == 3)
+        #expect(message.itemExisted == nil && message.itemExists == nil && message.versionChange == nil)
+    }
+
     @Test func messageLargerThanTheLimitIsNotEncoded() {
         let message = Message(
             kind: .willWrite, path: [UInt8](repeating: 0x61, count: MessageFrame.maximumPayloadLength))

@@ -66,6 +66,22 @@ struct DocumentQueryConflictTests {
         #expect(recorder.allUpdates.allSatisfy { $0.added.isEmpty && $0.removed.isEmpty })
     }
 
+    /// The shared store's root is a folder URL, with a trailing slash; news names the store
+    /// by its path.
+    @Test func aStoreWhoseRootIsAFolderURLStillUpdatesItems() async throws {
+        let tree = try TemporaryTree()
+        let store = VersionStore(
+            root: URL(fileURLWithPath: tree.file("store/Versions").path, isDirectory: true))
+        let file = try tree.write("mine", to: "docs/notes.txt")
+        let theirs = try tree.write("theirs", to: "incoming/theirs.txt")
+        let (query, _) = try await startedQuery(over: tree.file("docs"), store: store)
+        defer { query.stop() }
+        let version = try store.addConflictOfItem(at: file, withContentsOf: theirs, options: [])
+        #expect(await queryEventually { conflicted(query) == ["notes.txt"] })
+        version.isResolved = true
+        #expect(await queryEventually { conflicted(query).isEmpty })
+    }
+
     @Test func conflictsFromAnotherProcessReachTheQuery() async throws {
         let tree = try TemporaryTree()
         let store = makeStore(in: tree)

@@ -94,14 +94,21 @@ final class VersionNewsPresenter: FilePresenter, @unchecked Sendable {
     // Written on the presenter queue, read by the test after waiting.
     let url: URL
     let events = Mutex<[String]>([])
+    /// The versions handed over, in the order heard.
+    let versions = Mutex<[FileVersion]>([])
 
     init(url: URL) { self.url = url }
 
     var presentedItemURL: URL? { url }
 
-    func presentedItemDidGain(_ version: FileVersion) { events.withLock { $0.append("gain") } }
-    func presentedItemDidLose(_ version: FileVersion) { events.withLock { $0.append("lose") } }
-    func presentedItemDidResolveConflict(_ version: FileVersion) { events.withLock { $0.append("resolve") } }
+    func presentedItemDidGain(_ version: FileVersion) { record("gain", version) }
+    func presentedItemDidLose(_ version: FileVersion) { record("lose", version) }
+    func presentedItemDidResolveConflict(_ version: FileVersion) { record("resolve", version) }
+
+    private func record(_ event: String, _ version: FileVersion) {
+        versions.withLock { $0.append(version) }
+        events.withLock { $0.append(event) }
+    }
 
     func waitFor(_ event: String, count: Int = 1) -> Bool {
         let deadline = Date().addingTimeInterval(10)
