@@ -8,7 +8,7 @@ import Testing
     import Glibc
 #endif
 
-@Suite struct FileLockTests {
+@Suite struct LockManagerTests {
     typealias Mode = CoordinationLock.Mode
 
     // MARK: In one process

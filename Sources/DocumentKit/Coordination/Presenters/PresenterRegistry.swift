@@ -15,42 +15,6 @@ enum PresenterRelation: Equatable {
     case descendant
 }
 
-/// What the file system says an item is, to tell a change made elsewhere from one already known.
-struct ItemState: Equatable, Sendable {
-    var device: UInt64
-    var inode: UInt64
-    var size: Int64
-    var modified: timespec
-    var changed: timespec
-
-    init?(path: String) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        self.init(info)
-    }
-
-    init(_ info: stat) {
-        device = UInt64(info.st_dev)
-        inode = UInt64(info.st_ino)
-        size = Int64(info.st_size)
-        modified = info.st_mtim
-        changed = info.st_ctim
-    }
-
-    /// Whether both describe the same file with the same contents, whatever happened to its
-    /// name or status-change time (as a rename changes it).
-    func isSameFileAndContents(as other: ItemState) -> Bool {
-        device == other.device && inode == other.inode && size == other.size
-            && modified.tv_sec == other.modified.tv_sec && modified.tv_nsec == other.modified.tv_nsec
-    }
-
-    static func == (lhs: ItemState, rhs: ItemState) -> Bool {
-        lhs.device == rhs.device && lhs.inode == rhs.inode && lhs.size == rhs.size
-            && lhs.modified.tv_sec == rhs.modified.tv_sec && lhs.modified.tv_nsec == rhs.modified.tv_nsec
-            && lhs.changed.tv_sec == rhs.changed.tv_sec && lhs.changed.tv_nsec == rhs.changed.tv_nsec
-    }
-}
-
 /// The presenters registered in this process, found by the path they present.
 final class PresenterRegistry: Sendable {
     static let shared = PresenterRegistry()
@@ -249,33 +213,5 @@ final class PresenterRegistry: Sendable {
         }
         if !moved.isEmpty { PresenterPublisher.shared.refresh() }
         return moved
-    }
-}
-
-/// Canonical paths: one spelling per item, so that two URLs of one file coordinate together.
-enum CanonicalPath {
-    /// The one spelling every process uses for the item at `url`: see
-    /// ``CoordinationLock/canonicalPath(_:)``.
-    static func of(_ url: URL) -> String {
-        CoordinationLock.canonicalPath(url.path)
-    }
-
-    static func isAncestor(_ ancestor: String, of path: String) -> Bool {
-        let a = ancestor.utf8
-        let p = path.utf8
-        guard p.count > a.count, p.starts(with: a) else { return false }
-        if ancestor == "/" { return true }
-        return p[p.index(p.startIndex, offsetBy: a.count)] == UInt8(ascii: "/")
-    }
-
-    /// The folders that contain `path`, nearest first, ending with "/".
-    static func ancestors(of path: String) -> [String] {
-        var result: [String] = []
-        var current = path
-        while current != "/" && !current.isEmpty {
-            current = (current as NSString).deletingLastPathComponent
-            result.append(current.isEmpty ? "/" : current)
-        }
-        return result
     }
 }
