@@ -52,6 +52,11 @@ public final class VersionStore: Sendable {
     let conflictCache = Mutex<ConflictSummary?>(nil)
     /// The identity index as last read, with the stamp of the file it was read from.
     let indexCache = Mutex<(stamp: ItemState, index: IdentityIndex)?>(nil)
+    /// The unchanging part of each item's records, by item and record file name, as last
+    /// read; see `recordSummaries(ofItem:)`.
+    let recordSummaryCache = Mutex<[String: [String: RecordSummary]]>([:])
+    /// Versions captured by saves, waiting for the queue; see `storePendingCommits()`.
+    let pendingCommits = Mutex<[PendingCommit]>([])
     /// Whether this store object has swept what killed processes left; see `sweepOnce()`.
     let swept = Mutex(false)
     /// How much of rebuilt versions' contents `contents/` keeps.
