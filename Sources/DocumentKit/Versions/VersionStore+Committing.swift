@@ -58,7 +58,9 @@ extension VersionStore {
                 path: commit.url.path, device: commit.location?.device ?? captured.identity.device,
                 inode: commit.location?.inode ?? captured.identity.inode)
             do {
-                let manifest = try ingest(captured.staged, into: writes)
+                var contents = rememberedContents.withLock { $0.items[itemID] }
+                let manifest = try ingest(captured.staged, into: writes, previous: &contents)
+                remember(contents, ofItem: itemID)
                 var history = histories[itemID] ?? recordSummaries(ofItem: itemID)
                 defer { histories[itemID] = history }
                 // Saving unchanged bytes again adds nothing, but the save made a new file:
@@ -91,6 +93,19 @@ extension VersionStore {
         try noteLocations(locations, durably: !notedOnly.isEmpty)
         for itemID in Set(added.map(\.itemID)) {
             thin(histories[itemID] ?? [])
+        }
+    }
+
+    /// Keeps an item's contents for cutting its next version, or forgets them.
+    private func remember(_ contents: ChunkedContents?, ofItem itemID: String) {
+        rememberedContents.withLock { remembered in
+            remembered.items[itemID] = contents
+            remembered.order.removeAll { $0 == itemID }
+            guard contents != nil else { return }
+            remembered.order.append(itemID)
+            while remembered.order.count > ChunkedContents.mostItems {
+                remembered.items[remembered.order.removeFirst()] = nil
+            }
         }
     }
 

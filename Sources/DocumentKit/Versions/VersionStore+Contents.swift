@@ -13,11 +13,20 @@ extension VersionStore {
     /// returns the manifest. Runs under the store lock; the chunks are in the store once the
     /// batch is flushed.
     func ingest(_ url: URL, into batch: StoreWriteBatch) throws -> Manifest {
+        var contents: ChunkedContents?
+        return try ingest(url, into: batch, previous: &contents)
+    }
+
+    /// ``ingest(_:into:)``, cutting and hashing only what changed since `previous`: the
+    /// item's contents as last stored, replaced by these if they are a file small enough
+    /// to keep (``ChunkedContents/mostBytes``), or by nil.
+    func ingest(_ url: URL, into batch: StoreWriteBatch, previous: inout ChunkedContents?) throws -> Manifest {
         var info = stat()
         guard lstat(url.path, &info) == 0 else {
             throw DocumentKitError(Errno.current, operation: "keep a version of", url: url)
         }
         if info.isDirectory {
+            previous = nil
             var entries: [Manifest.Entry] = []
             try ingestFolder(url, relative: "", info: info, into: &entries, batch: batch)
             return Manifest(isPackage: true, entries: entries)
@@ -28,7 +37,8 @@ extension VersionStore {
                 detail: "not a file or a folder")
         }
         return Manifest(
-            isPackage: false, entries: [try ingestFile(url, relative: "", info: info, batch: batch)])
+            isPackage: false,
+            entries: [try ingestFile(url, relative: "", info: info, batch: batch, previous: &previous)])
     }
 
     private func ingestFolder(
@@ -54,38 +64,52 @@ extension VersionStore {
                     Manifest.Entry(
                         path: childRelative, kind: .link, mode: 0o777, size: 0, chunks: [], target: target))
             } else if childInfo.isRegularFile {
-                entries.append(try ingestFile(child, relative: childRelative, info: childInfo, batch: batch))
+                var unknown: ChunkedContents?
+                entries.append(
+                    try ingestFile(child, relative: childRelative, info: childInfo, batch: batch, previous: &unknown))
             }
         }
     }
 
-    private func ingestFile(_ url: URL, relative: String, info: stat, batch: StoreWriteBatch) throws
-        -> Manifest.Entry
-    {
+    private func ingestFile(
+        _ url: URL, relative: String, info: stat, batch: StoreWriteBatch, previous: inout ChunkedContents?
+    ) throws -> Manifest.Entry {
+        let kept = info.st_size <= ChunkedContents.mostBytes
         let data: Data
         do {
-            data = try Data(contentsOf: url, options: info.st_size > 1 << 20 ? .alwaysMapped : [])
+            // Kept contents are read, not mapped: a mapping would hold the blocks of the
+            // staged file, removed once stored.
+            data = try Data(contentsOf: url, options: kept ? [] : .alwaysMapped)
         } catch {
             throw DocumentKitError(
                 .ioFailure, operation: "read a version of", url: url, detail: "\(error)", underlying: error)
         }
-        var names: [String] = []
+        var chunks: [Chunk] = []
         // Room for the longest chunk, read back from the store to be compared.
         let stored = UnsafeMutableRawBufferPointer.allocate(byteCount: Chunker.maximumSize, alignment: 64)
         defer { stored.deallocate() }
         try data.withUnsafeBytes { bytes in
-            var offset = 0
-            for length in Chunker.chunkLengths(of: bytes) {
-                let chunk = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
-                let name = ContentHash(of: chunk).hex
-                try storeChunk(name, chunk, comparingThrough: stored, batch: batch)
-                names.append(name)
-                offset += length
+            if let previous {
+                chunks = previous.bytes.withUnsafeBytes { Chunker.cut(bytes, like: $0, chunks: previous.chunks) }
+            } else {
+                var offset = 0
+                for length in Chunker.chunkLengths(of: bytes) {
+                    chunks.append(Chunk(offset: offset, length: length, name: ""))
+                    offset += length
+                }
+            }
+            for index in chunks.indices {
+                let chunk = UnsafeRawBufferPointer(
+                    rebasing: bytes[chunks[index].offset..<chunks[index].offset + chunks[index].length])
+                if chunks[index].name.isEmpty { chunks[index].name = ContentHash(of: chunk).hex }
+                // Checked against the store even when reused: it may have been removed or damaged since.
+                try storeChunk(chunks[index].name, chunk, comparingThrough: stored, batch: batch)
             }
         }
+        previous = kept ? ChunkedContents(bytes: data, chunks: chunks) : nil
         return Manifest.Entry(
             path: relative, kind: .file, mode: UInt32(info.permissions), size: Int64(data.count),
-            chunks: names)
+            chunks: chunks.map(\.name))
     }
 
     /// Writes a chunk into `batch` unless the very same bytes are already stored under its

@@ -55,6 +55,9 @@ public final class VersionStore: Sendable {
     /// The unchanging part of each item's records, by item and record file name, as last
     /// read; see `recordSummaries(ofItem:)`.
     let recordSummaryCache = Mutex<[String: [String: RecordSummary]]>([:])
+    /// The last stored contents of a few items, so their next versions are cut and hashed
+    /// only where they changed; used on the queue.
+    let rememberedContents = Mutex(RememberedContents())
     /// Versions captured by saves, waiting for the queue; see `storePendingCommits()`.
     let pendingCommits = Mutex<[PendingCommit]>([])
     /// Whether this store object has swept what killed processes left; see `sweepOnce()`.
