@@ -67,7 +67,7 @@ final class StoreWriteBatch {
             // One pass of fsyncs over chunks and records alike: one commit for all.
             for staged in records { try staged.file.sync(operation: "flush (fsync) a version record") }
             try flushChunks()
-            try place(&records, operation: "store a version record")
+            try place(&records, operation: "store a version record", removesPlacedOnFailure: false)
         } catch {
             abandon()
             throw error
@@ -76,29 +76,42 @@ final class StoreWriteBatch {
 
     private func flushChunks() throws {
         for staged in chunks { try staged.file.sync(operation: "flush (fsync) a version chunk") }
-        try place(&chunks, operation: "store a version chunk")
+        try place(&chunks, operation: "store a version chunk", removesPlacedOnFailure: true)
         chunkNames = []
     }
 
     /// Renames each staged file to its destination, then flushes the folders they went to.
-    private func place(_ files: inout [Staged], operation: String) throws {
+    ///
+    /// - Parameter removesPlacedOnFailure: Whether files placed by a call that fails are
+    ///   removed again: chunks, whose names may not be on disk, and which a later version
+    ///   finding them would trust without flushing their folders.
+    private func place(_ files: inout [Staged], operation: String, removesPlacedOnFailure: Bool) throws {
         guard !files.isEmpty, let incoming else { return }
         var folders: [String: URL] = [:]
-        while let staged = files.first {
-            let folder = staged.destination.deletingLastPathComponent()
-            if folders[folder.path] == nil {
-                if case .failure = Syscall.fstatat(AT_FDCWD, folder.path, followLinks: false) {
-                    try store.makeFolder(folder)
+        var placed: [URL] = []
+        do {
+            while let staged = files.first {
+                let folder = staged.destination.deletingLastPathComponent()
+                if folders[folder.path] == nil {
+                    if case .failure = Syscall.fstatat(AT_FDCWD, folder.path, followLinks: false) {
+                        try store.makeFolder(folder)
+                    }
+                    folders[folder.path] = folder
                 }
-                folders[folder.path] = folder
+                _ = try Syscall.renameat(incoming.rawValue, staged.name, AT_FDCWD, staged.destination.path)
+                    .get(operation, staged.destination)
+                placed.append(staged.destination)
+                files.removeFirst()
             }
-            _ = try Syscall.renameat(incoming.rawValue, staged.name, AT_FDCWD, staged.destination.path)
-                .get(operation, staged.destination)
-            files.removeFirst()
-        }
-        for folder in folders.values {
-            try FileDescriptor.openDirectory(folder, operation: operation).sync(
-                operation: "flush (fsync) the folder of")
+            for folder in folders.values {
+                try FileDescriptor.openDirectory(folder, operation: operation).sync(
+                    operation: "flush (fsync) the folder of")
+            }
+        } catch {
+            if removesPlacedOnFailure {
+                for url in placed { _ = Syscall.unlinkat(AT_FDCWD, url.path) }
+            }
+            throw error
         }
     }
 
