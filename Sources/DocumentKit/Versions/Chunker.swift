@@ -94,7 +94,8 @@ struct Chunker: Sendable {
         var start = 0
         while start < bytes.count {
             let chunk =
-                unchanged(at: start) ?? Chunk(offset: start, length: chunkLength(of: bytes, from: start), name: "")
+                unchanged(at: start)
+                ?? Chunk(offset: start, length: chunkLength(of: bytes, from: start), name: "")
             result.append(chunk)
             start += chunk.length
         }

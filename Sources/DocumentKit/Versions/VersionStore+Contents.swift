@@ -20,7 +20,8 @@ extension VersionStore {
     /// ``ingest(_:into:)``, cutting and hashing only what changed since `previous`: the
     /// item's contents as last stored, replaced by these if they are a file small enough
     /// to keep (``ChunkedContents/mostBytes``), or by nil.
-    func ingest(_ url: URL, into batch: StoreWriteBatch, previous: inout ChunkedContents?) throws -> Manifest {
+    func ingest(_ url: URL, into batch: StoreWriteBatch, previous: inout ChunkedContents?) throws -> Manifest
+    {
         var info = stat()
         guard lstat(url.path, &info) == 0 else {
             throw DocumentKitError(Errno.current, operation: "keep a version of", url: url)
@@ -66,7 +67,8 @@ extension VersionStore {
             } else if childInfo.isRegularFile {
                 var unknown: ChunkedContents?
                 entries.append(
-                    try ingestFile(child, relative: childRelative, info: childInfo, batch: batch, previous: &unknown))
+                    try ingestFile(
+                        child, relative: childRelative, info: childInfo, batch: batch, previous: &unknown))
             }
         }
     }
@@ -90,7 +92,9 @@ extension VersionStore {
         defer { stored.deallocate() }
         try data.withUnsafeBytes { bytes in
             if let previous {
-                chunks = previous.bytes.withUnsafeBytes { Chunker.cut(bytes, like: $0, chunks: previous.chunks) }
+                chunks = previous.bytes.withUnsafeBytes {
+                    Chunker.cut(bytes, like: $0, chunks: previous.chunks)
+                }
             } else {
                 var offset = 0
                 for length in Chunker.chunkLengths(of: bytes) {
@@ -127,13 +131,12 @@ extension VersionStore {
         batch: StoreWriteBatch
     ) throws {
         if batch.holdsChunk(name) { return }
-        let url = chunkURL(name)
-        switch storedChunk(at: url, holds: bytes, buffer: buffer) {
+        switch storedChunk(atPath: chunkPath(name), holds: bytes, buffer: buffer) {
         case .same: return
         case .missing: break
         case .different:
             quarantine(
-                url,
+                chunkURL(name),
                 reason:
                     "a stored chunk does not hold the bytes its name says; the good bytes were stored again",
                 operation: "check a stored chunk")
@@ -149,25 +152,26 @@ extension VersionStore {
     /// `memcmp`. Anything that is not a readable regular file counts as missing, so that the
     /// write after it replaces it or says why it cannot.
     private func storedChunk(
-        at url: URL, holds bytes: UnsafeRawBufferPointer, buffer: UnsafeMutableRawBufferPointer
+        atPath path: String, holds bytes: UnsafeRawBufferPointer, buffer: UnsafeMutableRawBufferPointer
     ) -> StoredChunk {
         let fd: CInt
-        switch Syscall.openat(AT_FDCWD, url.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0) {
+        switch Syscall.openat(AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0) {
         case .success(let opened): fd = opened
         // Nothing there, or a link (never followed in the store): the write replaces it.
         case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels): return .missing
         // There but unreadable: as good as damaged.
         case .failure: return .different
         }
-        let file = FileDescriptor(rawValue: fd, url: url)
-        guard case .success(let info) = Syscall.fstat(file.rawValue), info.isRegularFile else {
+        // Not a FileDescriptor: its URL, unused here, would cost more than the read.
+        defer { Syscall.close(fd) }
+        guard case .success(let info) = Syscall.fstat(fd), info.isRegularFile else {
             return .missing
         }
         guard Int(info.st_size) == bytes.count, bytes.count <= buffer.count else { return .different }
         var length = 0
         while length < bytes.count {
             let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[length..<bytes.count])
-            guard case .success(let count) = Syscall.pread(file.rawValue, slice, off_t(length)), count > 0
+            guard case .success(let count) = Syscall.pread(fd, slice, off_t(length)), count > 0
             else {
                 return .different
             }

@@ -308,7 +308,8 @@ extension VersionStore {
         return queue.sync {
             guard let record = record(ofItem: itemID, id: version.persistentIdentifier) else { return false }
             return record.manifest.chunkNames.allSatisfy {
-                FileManager.default.fileExists(atPath: chunkURL($0).path)
+                if case .success = Syscall.fstatat(AT_FDCWD, chunkPath($0), followLinks: true) { return true }
+                return false
             }
         }
     }

@@ -43,6 +43,9 @@ import Synchronization
 public final class VersionStore: Sendable {
     /// The folder the store keeps everything in.
     public let root: URL
+    /// `chunks/` as a path: a save checks dozens of chunks, and building a `URL` for each
+    /// costs more than reading it.
+    let chunksPath: String
     let now: @Sendable () -> Date
     private let settings: Mutex<ThinningPolicy>
     private let reports = Mutex(Reports())
@@ -95,6 +98,7 @@ public final class VersionStore: Sendable {
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.root = root.standardizedFileURL
+        self.chunksPath = self.root.appendingPathComponent("chunks", isDirectory: true).path
         self.now = now
         self.settings = Mutex(thinningPolicy)
     }
@@ -178,6 +182,10 @@ public final class VersionStore: Sendable {
 
     func recordURL(_ itemID: String, _ versionID: String) -> URL {
         itemFolder(itemID).appendingPathComponent("\(versionID).json")
+    }
+
+    func chunkPath(_ name: String) -> String {
+        "\(chunksPath)/\(name.prefix(2))/\(name)"
     }
 
     func chunkURL(_ name: String) -> URL {
