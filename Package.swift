@@ -13,9 +13,11 @@ let package = Package(
     ],
     targets: [
         .target(name: "CDocumentSystem"),
+        // OpenSSL's libcrypto: SHA-256 for the version store's chunk names.
+        .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
         .target(
             name: "DocumentKit",
-            dependencies: ["CDocumentSystem"]
+            dependencies: ["CDocumentSystem", "CCrypto"]
         ),
         .executableTarget(
             name: "docbench",

@@ -3,7 +3,8 @@ import Foundation
 
 /// `versions.save.1MiB.100x`: 100 saves of a 1 MiB document with one line changed each; the
 /// disk the version store uses against 100 full copies (target: at most a fifth), and the
-/// time per save with versions against the same document without.
+/// time per save with versions (until the store has them all) against the same document
+/// without, measured in alternating rounds so that a busy neighbour slows both alike.
 @MainActor func benchmarkVersionSaves(saves: Int) async throws -> [BenchmarkRow] {
     let folder = try scratchFolder("versions-save")
     defer { try? FileManager.default.removeItem(at: folder) }
@@ -21,17 +22,25 @@ import Foundation
     base = base.prefix(size)
     let lineLength = 64
 
-    func run(_ name: String, versioned: Bool) async throws -> (perSave: Double, total: Double) {
+    func open(_ name: String, versioned: Bool) async throws -> BytesDocument {
         let url = folder.appendingPathComponent(name)
         let document = BytesDocument(fileURL: url)
         document.versionStore = versioned ? store : nil
         document.autosaveConfiguration.isEnabled = false
         document.bytes = base
         guard await document.save(to: url, for: .forCreating) else { throw CocoaError(.fileWriteUnknown) }
+        return document
+    }
+
+    /// `count` saves, each of one line changed, and the time until the store has their versions.
+    func run(_ document: BytesDocument, saves count: Int, from first: Int) async throws -> (
+        samples: [Double], total: Double
+    ) {
+        let url = document.fileURL
         var samples: [Double] = []
         var generator = SystemRandomNumberGenerator()
         let start = now()
-        for index in 0..<saves {
+        for index in first..<first + count {
             let offset = Int.random(in: 0..<(size / lineLength - 1), using: &generator) * lineLength
             let replacement = Data("edit \(index) at \(offset)".utf8.prefix(lineLength - 1))
             document.bytes.replaceSubrange(offset..<offset + replacement.count, with: replacement)
@@ -42,15 +51,27 @@ import Foundation
             }
             samples.append(now() - began)
         }
-        if versioned { store.waitUntilIdle() }
-        let total = now() - start
-        _ = await document.close()
-        samples.sort()
-        return (samples[samples.count / 2], total)
+        if document.versionStore != nil { store.waitUntilIdle() }
+        return (samples, now() - start)
     }
 
-    let plain = try await run("plain.bin", versioned: false)
-    let versioned = try await run("versioned.bin", versioned: true)
+    let plainDocument = try await open("plain.bin", versioned: false)
+    let versionedDocument = try await open("versioned.bin", versioned: true)
+    store.waitUntilIdle()
+    var plain: (samples: [Double], total: Double) = ([], 0)
+    var versioned: (samples: [Double], total: Double) = ([], 0)
+    let rounds = 5
+    for round in 0..<rounds {
+        let count = saves / rounds + (round < saves % rounds ? 1 : 0)
+        let first = plain.samples.count
+        let p = try await run(plainDocument, saves: count, from: first)
+        let v = try await run(versionedDocument, saves: count, from: first)
+        plain = (plain.samples + p.samples, plain.total + p.total)
+        versioned = (versioned.samples + v.samples, versioned.total + v.total)
+    }
+    _ = await plainDocument.close()
+    _ = await versionedDocument.close()
+    func median(_ samples: [Double]) -> Double { samples.sorted()[samples.count / 2] }
     let kept = store.otherVersionsOfItem(at: folder.appendingPathComponent("versioned.bin")).count
     let used = Double(store.diskUsage())
     // As many listings as saves, the way `docs versions` and a history screen list them.
@@ -77,8 +98,9 @@ import Foundation
             name: "versions.save.1MiB.100x.time", unit: "ms", value: versioned.total / Double(saves) * 1000,
             floor: plain.total / Double(saves) * 1000,
             floorDescription:
-                "the same saves without versions (median \(String(format: "%.2f", versioned.perSave * 1000)) vs \(String(format: "%.2f", plain.perSave * 1000)) ms)",
-            ratio: versioned.total / plain.total, target: "reported", met: true),
+                "the same saves without versions, in \(rounds) alternating rounds (median \(String(format: "%.2f", median(versioned.samples) * 1000)) vs \(String(format: "%.2f", median(plain.samples) * 1000)) ms)",
+            ratio: versioned.total / plain.total, target: "at most 1.5x",
+            met: versioned.total / plain.total <= 1.5),
     ]
 }
 

@@ -29,6 +29,7 @@ let benchmarks: [(String, @MainActor () async throws -> [BenchmarkRow])] = [
     ),
     // On the main actor: the document and the typing that keeps it busy live there.
     ("presenter.save.latency", { try await benchmarkPresenterSaveLatency(samples: quick ? 30 : 200) }),
+    ("hash.sha256.100MiB", { [try benchmarkContentHash(iterations: quick ? 3 : 7)] }),
     ("versions.save.1MiB.100x", { try await benchmarkVersionSaves(saves: quick ? 20 : 100) }),
     ("versions.store.open.swept", { [try benchmarkStoreSweep(iterations: quick ? 3 : 9)] }),
     (

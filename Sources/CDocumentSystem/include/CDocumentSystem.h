@@ -59,4 +59,9 @@ int cds_peer_credentials(int fd, pid_t *pid, uid_t *uid, gid_t *gid);
 /// executes, so a child editor can still be interrupted or terminated.
 int cds_install_signal_pipe(int signal_number, int pipe_fd);
 
+/// sync_file_range(2) with SYNC_FILE_RANGE_WRITE over the whole file: starts writing its
+/// dirty pages back without waiting, so that the fsync(2) that follows has less to wait for.
+/// Not a durability guarantee by itself. Returns -1 with errno ENOSYS where unsupported.
+int cds_start_writeback(int fd);
+
 #endif

@@ -9,16 +9,27 @@ import Foundation
 extension VersionStore {
     // MARK: - Storing contents
 
-    /// Cuts the file or package at `url` into chunks, stores the new ones and returns the
-    /// manifest. Runs under the store lock.
-    func ingest(_ url: URL) throws -> Manifest {
+    /// Cuts the file or package at `url` into chunks, writes the new ones into `batch` and
+    /// returns the manifest. Runs under the store lock; the chunks are in the store once the
+    /// batch is flushed.
+    func ingest(_ url: URL, into batch: StoreWriteBatch) throws -> Manifest {
+        var contents: ChunkedContents?
+        return try ingest(url, into: batch, previous: &contents)
+    }
+
+    /// ``ingest(_:into:)``, cutting and hashing only what changed since `previous`: the
+    /// item's contents as last stored, replaced by these if they are a file small enough
+    /// to keep (``ChunkedContents/mostBytes``), or by nil.
+    func ingest(_ url: URL, into batch: StoreWriteBatch, previous: inout ChunkedContents?) throws -> Manifest
+    {
         var info = stat()
         guard lstat(url.path, &info) == 0 else {
             throw DocumentKitError(Errno.current, operation: "keep a version of", url: url)
         }
         if info.isDirectory {
+            previous = nil
             var entries: [Manifest.Entry] = []
-            try ingestFolder(url, relative: "", info: info, into: &entries)
+            try ingestFolder(url, relative: "", info: info, into: &entries, batch: batch)
             return Manifest(isPackage: true, entries: entries)
         }
         guard info.isRegularFile else {
@@ -26,12 +37,14 @@ extension VersionStore {
                 .unsupportedFileType, operation: "keep a version of", url: url,
                 detail: "not a file or a folder")
         }
-        return Manifest(isPackage: false, entries: [try ingestFile(url, relative: "", info: info)])
+        return Manifest(
+            isPackage: false,
+            entries: [try ingestFile(url, relative: "", info: info, batch: batch, previous: &previous)])
     }
 
-    private func ingestFolder(_ url: URL, relative: String, info: stat, into entries: inout [Manifest.Entry])
-        throws
-    {
+    private func ingestFolder(
+        _ url: URL, relative: String, info: stat, into entries: inout [Manifest.Entry], batch: StoreWriteBatch
+    ) throws {
         entries.append(
             Manifest.Entry(path: relative, kind: .folder, mode: UInt32(info.permissions), size: 0, chunks: [])
         )
@@ -44,65 +57,128 @@ extension VersionStore {
                 throw DocumentKitError(Errno.current, operation: "keep a version of", url: child)
             }
             if childInfo.isDirectory {
-                try ingestFolder(child, relative: childRelative, info: childInfo, into: &entries)
+                try ingestFolder(
+                    child, relative: childRelative, info: childInfo, into: &entries, batch: batch)
             } else if childInfo.isSymbolicLink {
                 let target = try Syscall.readlinkat(AT_FDCWD, child.path).get("read the link", child)
                 entries.append(
                     Manifest.Entry(
                         path: childRelative, kind: .link, mode: 0o777, size: 0, chunks: [], target: target))
             } else if childInfo.isRegularFile {
-                entries.append(try ingestFile(child, relative: childRelative, info: childInfo))
+                var unknown: ChunkedContents?
+                entries.append(
+                    try ingestFile(
+                        child, relative: childRelative, info: childInfo, batch: batch, previous: &unknown))
             }
         }
     }
 
-    private func ingestFile(_ url: URL, relative: String, info: stat) throws -> Manifest.Entry {
+    private func ingestFile(
+        _ url: URL, relative: String, info: stat, batch: StoreWriteBatch, previous: inout ChunkedContents?
+    ) throws -> Manifest.Entry {
+        let kept = info.st_size <= ChunkedContents.mostBytes
         let data: Data
         do {
-            data = try Data(contentsOf: url, options: info.st_size > 1 << 20 ? .alwaysMapped : [])
+            // Kept contents are read, not mapped: a mapping would hold the blocks of the
+            // staged file, removed once stored.
+            data = try Data(contentsOf: url, options: kept ? [] : .alwaysMapped)
         } catch {
             throw DocumentKitError(
                 .ioFailure, operation: "read a version of", url: url, detail: "\(error)", underlying: error)
         }
-        var names: [String] = []
+        var chunks: [Chunk] = []
+        // Room for the longest chunk, read back from the store to be compared.
+        let stored = UnsafeMutableRawBufferPointer.allocate(byteCount: Chunker.maximumSize, alignment: 64)
+        defer { stored.deallocate() }
         try data.withUnsafeBytes { bytes in
-            var offset = 0
-            for length in Chunker.chunkLengths(of: bytes) {
-                let chunk = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
-                let name = ContentHash(of: chunk).hex
-                try storeChunk(name, chunk)
-                names.append(name)
-                offset += length
+            if let previous {
+                chunks = previous.bytes.withUnsafeBytes {
+                    Chunker.cut(bytes, like: $0, chunks: previous.chunks)
+                }
+            } else {
+                var offset = 0
+                for length in Chunker.chunkLengths(of: bytes) {
+                    chunks.append(Chunk(offset: offset, length: length, name: ""))
+                    offset += length
+                }
+            }
+            for index in chunks.indices {
+                let chunk = UnsafeRawBufferPointer(
+                    rebasing: bytes[chunks[index].offset..<chunks[index].offset + chunks[index].length])
+                if chunks[index].name.isEmpty { chunks[index].name = ContentHash(of: chunk).hex }
+                // Checked against the store even when reused: it may have been removed or damaged since.
+                try storeChunk(chunks[index].name, chunk, comparingThrough: stored, batch: batch)
             }
         }
+        previous = kept ? ChunkedContents(bytes: data, chunks: chunks) : nil
         return Manifest.Entry(
             path: relative, kind: .file, mode: UInt32(info.permissions), size: Int64(data.count),
-            chunks: names)
+            chunks: chunks.map(\.name))
     }
 
-    /// Writes a chunk unless the very same bytes are already stored under its name.
+    /// Writes a chunk into `batch` unless the very same bytes are already stored under its
+    /// name or on their way there.
     ///
     /// A stored chunk of the right size is compared with the bytes, not trusted: one that was
     /// damaged (a flipped bit) would otherwise make every later version holding these bytes
     /// unrestorable. A damaged one is reported, set aside, and replaced by the good bytes.
-    private func storeChunk(_ name: String, _ bytes: UnsafeRawBufferPointer) throws {
-        let url = chunkURL(name)
-        var info = stat()
-        if lstat(url.path, &info) == 0, info.isRegularFile {
-            if Int(info.st_size) == bytes.count, let stored = try? Data(contentsOf: url),
-                stored.elementsEqual(bytes)
-            {
-                return
-            }
+    ///
+    /// - Parameter buffer: Where the stored chunk is read to be compared, at least as long as
+    ///   `bytes`.
+    private func storeChunk(
+        _ name: String, _ bytes: UnsafeRawBufferPointer,
+        comparingThrough buffer: UnsafeMutableRawBufferPointer,
+        batch: StoreWriteBatch
+    ) throws {
+        if batch.holdsChunk(name) { return }
+        switch storedChunk(atPath: chunkPath(name), holds: bytes, buffer: buffer) {
+        case .same: return
+        case .missing: break
+        case .different:
             quarantine(
-                url,
+                chunkURL(name),
                 reason:
                     "a stored chunk does not hold the bytes its name says; the good bytes were stored again",
                 operation: "check a stored chunk")
         }
-        let folder = url.deletingLastPathComponent()
-        if lstat(folder.path, &info) != 0 { try makeFolder(folder) }
-        try SafeSave.write(to: url, permissions: 0o600) { try $0.write(bytes) }
+        try batch.addChunk(name, bytes)
+    }
+
+    private enum StoredChunk {
+        case same, different, missing
+    }
+
+    /// Whether the regular file at `url` holds exactly `bytes`: one read into `buffer` and a
+    /// `memcmp`. Anything that is not a readable regular file counts as missing, so that the
+    /// write after it replaces it or says why it cannot.
+    private func storedChunk(
+        atPath path: String, holds bytes: UnsafeRawBufferPointer, buffer: UnsafeMutableRawBufferPointer
+    ) -> StoredChunk {
+        let fd: CInt
+        switch Syscall.openat(AT_FDCWD, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0) {
+        case .success(let opened): fd = opened
+        // Nothing there, or a link (never followed in the store): the write replaces it.
+        case .failure(.noSuchFileOrDirectory), .failure(.tooManySymbolicLinkLevels): return .missing
+        // There but unreadable: as good as damaged.
+        case .failure: return .different
+        }
+        // Not a FileDescriptor: its URL, unused here, would cost more than the read.
+        defer { Syscall.close(fd) }
+        guard case .success(let info) = Syscall.fstat(fd), info.isRegularFile else {
+            return .missing
+        }
+        guard Int(info.st_size) == bytes.count, bytes.count <= buffer.count else { return .different }
+        var length = 0
+        while length < bytes.count {
+            let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[length..<bytes.count])
+            guard case .success(let count) = Syscall.pread(fd, slice, off_t(length)), count > 0
+            else {
+                return .different
+            }
+            length += count
+        }
+        guard let stored = buffer.baseAddress, let expected = bytes.baseAddress else { return .same }
+        return memcmp(stored, expected, bytes.count) == 0 ? .same : .different
     }
 
     // MARK: - Rebuilding contents
@@ -268,6 +344,9 @@ extension VersionStore {
     }
 
     func removeStaged(_ url: URL) {
-        try? FileManager.default.removeItem(at: url)
+        // A file (the common case) costs one unlink; a package folder needs the walk.
+        if case .failure = Syscall.unlinkat(AT_FDCWD, url.path) {
+            try? FileManager.default.removeItem(at: url)
+        }
     }
 }

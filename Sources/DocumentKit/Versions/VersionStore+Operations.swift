@@ -48,61 +48,21 @@ extension VersionStore {
 
     /// Turns a captured item into a history version, off the caller's thread, once the save
     /// that replaced it has succeeded, and notes where the item is now.
+    ///
+    /// Versions committed while the store's queue is busy are stored together, sharing their
+    /// flushes (see `storePendingCommits()`).
     func commit(_ captured: CapturedItem?, savedAt url: URL) {
         guard let captured else { return }
         // The package writer exchanges folders, which carries no attributes: stamp it now.
         let location = stampIdentity(captured.identity.id, onItemAt: url)
-        queue.async { [self] in
-            defer { removeStaged(captured.staged) }
-            do {
-                try withStoreLock {
-                    let manifest = try ingest(captured.staged)
-                    let existing = records(ofItem: captured.identity.id)
-                    // Saving unchanged bytes again adds nothing, but the save made a new file:
-                    // where the item is now must still be noted, or a store that finds items by
-                    // inode and path loses the item at its next rename.
-                    if let newest = existing.last(where: { !$0.isConflict }), newest.manifest == manifest {
-                        try noteLocation(
-                            of: captured.identity.id, path: url.path,
-                            device: location?.device ?? captured.identity.device,
-                            inode: location?.inode ?? captured.identity.inode)
-                        return
-                    }
-                    let record = VersionRecord(
-                        id: UUID().uuidString, itemID: captured.identity.id, name: captured.name,
-                        itemPath: url.path, device: location?.device ?? captured.identity.device,
-                        inode: location?.inode ?? captured.identity.inode,
-                        savingComputer: ProcessInfo.processInfo.hostName, modified: captured.modified,
-                        captured: captured.captured, isConflict: false, isResolved: true, isDiscardable: true,
-                        manifest: manifest)
-                    try writeRecord(record)
-                    try noteLocation(
-                        of: record.itemID, path: record.itemPath, device: record.device, inode: record.inode)
-                    thin(existing + [record])
-                }
-            } catch {
-                report(error, operation: "keep the previous version of a document")
-            }
-        }
+        pendingCommits.withLock { $0.append(PendingCommit(captured: captured, url: url, location: location)) }
+        queue.async { [self] in storePendingCommits() }
     }
 
     /// Throws a captured item away: the save failed, so it is still the current contents.
     func discard(_ captured: CapturedItem?) {
         guard let captured else { return }
         removeStaged(captured.staged)
-    }
-
-    /// Drops history versions the thinning policy no longer keeps, and their unused chunks.
-    private func thin(_ records: [VersionRecord]) {
-        let history = records.filter { !$0.isConflict }.map { (id: $0.id, date: $0.captured) }
-        let drop = thinningPolicy.versionsToDrop(history, now: now())
-        guard !drop.isEmpty else { return }
-        for record in records where drop.contains(record.id) {
-            unlink(recordURL(record.itemID, record.id).path)
-            try? FileManager.default.removeItem(
-                at: contentsURL.appendingPathComponent(record.itemID).appendingPathComponent(record.id))
-        }
-        collectUnusedChunks()
     }
 
     // MARK: - Adding versions
@@ -167,12 +127,15 @@ extension VersionStore {
                 throw DocumentKitError(.fileNotFound, operation: "add a version of", url: itemURL)
             }
             return try withStoreLock {
-                let manifest = try ingest(contentsURL)
+                let writes = StoreWriteBatch(store: self)
+                let manifest = try ingest(contentsURL, into: writes)
                 // The same contents twice is one version: an unresolved conflict version, or
-                // any history version.
+                // any history version. Its chunks are flushed all the same: one found damaged
+                // was stored again, and the version that holds it is whole again only then.
                 if let same = records(ofItem: identity.id).first(where: {
                     $0.manifest == manifest && $0.isConflict == isConflict && !(isConflict && $0.isResolved)
                 }) {
+                    try writes.flush()
                     return (FileVersion(record: same, store: self), false)
                 }
                 let date = now()
@@ -183,9 +146,13 @@ extension VersionStore {
                     modified: modificationDate ?? date, captured: date, isConflict: isConflict,
                     isResolved: !isConflict, isDiscardable: !isConflict, manifest: manifest)
                 record.savingProgram = savingProgram
-                try writeRecord(record)
+                try stageRecord(record, in: writes)
+                try writes.flush()
+                noteRecordStored(record)
+                // The record just flushed holds the location: see `saveIndex(_:options:durably:)`.
                 try noteLocation(
-                    of: identity.id, path: identity.path, device: identity.device, inode: identity.inode)
+                    of: identity.id, path: identity.path, device: identity.device, inode: identity.inode,
+                    durably: false)
                 return (FileVersion(record: record, store: self), true)
             }
         }
@@ -341,7 +308,8 @@ extension VersionStore {
         return queue.sync {
             guard let record = record(ofItem: itemID, id: version.persistentIdentifier) else { return false }
             return record.manifest.chunkNames.allSatisfy {
-                FileManager.default.fileExists(atPath: chunkURL($0).path)
+                if case .success = Syscall.fstatat(AT_FDCWD, chunkPath($0), followLinks: true) { return true }
+                return false
             }
         }
     }

@@ -66,28 +66,74 @@ extension VersionStore {
         return index
     }
 
-    func saveIndex(_ index: IdentityIndex, options: SafeSave.Options = []) throws {
+    /// Writes `index.json`.
+    ///
+    /// - Parameter durably: Whether to flush it (a safe save). Without, it is written to a
+    ///   temporary file and renamed into place: a crash can then leave the previous index,
+    ///   or on some file systems an empty one, which is rebuilt from the records. Only for
+    ///   changes a flushed record also holds.
+    func saveIndex(_ index: IdentityIndex, options: SafeSave.Options = [], durably: Bool = true) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        try SafeSave.write(try encoder.encode(index), to: indexURL, options: options, permissions: 0o600)
+        let data = try encoder.encode(index)
+        if durably || !options.isEmpty {
+            try SafeSave.write(data, to: indexURL, options: options, permissions: 0o600)
+        } else {
+            try replaceWithoutFlushing(indexURL, with: data)
+        }
         if let stamp = ItemState(path: indexURL.path), !stamp.isRecent {
             indexCache.withLock { $0 = (stamp, index) }
         }
     }
 
     /// Records where an item is now, if that changed.
-    func noteLocation(of itemID: String, path: String, device: UInt64, inode: UInt64) throws {
+    ///
+    /// - Parameter durably: Whether the index is flushed; see `saveIndex(_:options:durably:)`.
+    func noteLocation(
+        of itemID: String, path: String, device: UInt64, inode: UInt64, durably: Bool = true
+    ) throws {
+        try noteLocations(
+            [(itemID, IdentityIndex.Entry(path: path, device: device, inode: inode))], durably: durably)
+    }
+
+    /// Records where items are now, in order, with one write of the index if any changed.
+    func noteLocations(_ locations: [(itemID: String, entry: IdentityIndex.Entry)], durably: Bool) throws {
         var index = loadIndex()
-        let entry = IdentityIndex.Entry(path: path, device: device, inode: inode)
-        guard index.items[itemID] != entry else { return }
-        // Another item last seen at this path or inode is somewhere else now.
-        for (other, known) in index.items
-        where other != itemID && (known.path == path || (known.device == device && known.inode == inode)) {
-            index.items[other]?.path = ""
-            index.items[other]?.inode = 0
+        var changed = false
+        for (itemID, entry) in locations where index.items[itemID] != entry {
+            // Another item last seen at this path or inode is somewhere else now.
+            for (other, known) in index.items
+            where other != itemID
+                && (known.path == entry.path || (known.device == entry.device && known.inode == entry.inode))
+            {
+                index.items[other]?.path = ""
+                index.items[other]?.inode = 0
+            }
+            index.items[itemID] = entry
+            changed = true
         }
-        index.items[itemID] = entry
-        try saveIndex(index)
+        if changed { try saveIndex(index, durably: durably) }
+    }
+
+    /// Puts `data` at `url` by writing a temporary file beside it and renaming it over,
+    /// without `fsync`: readers see the old file or the new one, a crash may leave either or
+    /// (on file systems that do not order the rename after the data) a short one.
+    private func replaceWithoutFlushing(_ url: URL, with data: Data) throws {
+        let folder = try FileDescriptor.openDirectory(
+            url.deletingLastPathComponent(), operation: "open the folder of")
+        let temporaryName = SafeSave.temporaryName(for: url.lastPathComponent, kind: "tmp")
+        let fd = try Syscall.openat(
+            folder.rawValue, temporaryName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600
+        ).get("create a temporary file for", url)
+        let temporary = FileDescriptor(rawValue: fd, url: url)
+        do {
+            try data.withUnsafeBytes { try temporary.writeAll($0) }
+            _ = try Syscall.renameat(folder.rawValue, temporaryName, folder.rawValue, url.lastPathComponent)
+                .get("rename into place", url)
+        } catch {
+            _ = Syscall.unlinkat(folder.rawValue, temporaryName)
+            throw error
+        }
     }
 
     // MARK: - Records
@@ -116,6 +162,46 @@ extension VersionStore {
         return result.sorted { $0.captured < $1.captured }
     }
 
+    /// What a save's commit needs of the item's records (which version is the newest
+    /// history, when each entered the store), oldest first, reading only records this store
+    /// object has not read before: a save's cost must not grow with the history it keeps.
+    ///
+    /// Sound because these fields never change once a record is written (only resolution and
+    /// discardability are rewritten) and a record's name is its version's UUID, never reused:
+    /// listing the item's folder is enough to know what was added or removed since.
+    func recordSummaries(ofItem itemID: String) -> [RecordSummary] {
+        let folder = itemFolder(itemID)
+        let names: [String]
+        do {
+            let directory = try FileDescriptor.openDirectory(
+                folder, operation: "list the versions of an item")
+            names = try Syscall.directoryEntries(directory.rawValue).get(
+                "list the versions of an item", folder)
+        } catch {
+            recordSummaryCache.withLock { $0[itemID] = nil }
+            return []
+        }
+        var known = recordSummaryCache.withLock { $0[itemID] } ?? [:]
+        var current: [String: RecordSummary] = [:]
+        for name in names where name.hasSuffix(".json") {
+            if let summary = known.removeValue(forKey: name) {
+                current[name] = summary
+                continue
+            }
+            let url = folder.appendingPathComponent(name)
+            guard let data = try? Data(contentsOf: url) else { continue }
+            if let record = try? VersionRecord.decoded(from: data), record.itemID == itemID,
+                name == "\(record.id).json"
+            {
+                current[name] = RecordSummary(record)
+            } else {
+                quarantine(url, reason: "a version record is damaged")
+            }
+        }
+        recordSummaryCache.withLock { $0[itemID] = current }
+        return current.values.sorted { $0.captured < $1.captured }
+    }
+
     func record(ofItem itemID: String, id versionID: String) -> VersionRecord? {
         guard UUID(uuidString: versionID) != nil, UUID(uuidString: itemID) != nil else { return nil }
         let url = recordURL(itemID, versionID)
@@ -127,11 +213,24 @@ extension VersionStore {
         return record
     }
 
+    /// Rewrites a record (its resolution or discardability changed) with a safe save.
     func writeRecord(_ record: VersionRecord) throws {
         try makeFolder(itemFolder(record.itemID))
         try SafeSave.write(
             try VersionRecord.encoder.encode(record), to: recordURL(record.itemID, record.id),
             permissions: 0o600)
+        noteRecordStored(record)
+    }
+
+    /// Writes a new record into `batch`: in the store once the batch is flushed.
+    func stageRecord(_ record: VersionRecord, in batch: StoreWriteBatch) throws {
+        try batch.addRecord(try VersionRecord.encoder.encode(record), at: recordURL(record.itemID, record.id))
+    }
+
+    /// Tells the record summaries of a record this store object wrote, so it is not read back.
+    func noteRecordStored(_ record: VersionRecord) {
+        // An item not summarized yet is listed in full at its first summary.
+        recordSummaryCache.withLock { $0[record.itemID]?["\(record.id).json"] = RecordSummary(record) }
     }
 
     /// Moves a damaged file into `damaged/` so it is reported once, not at every listing.
@@ -179,6 +278,23 @@ extension VersionStore {
                 unlink(folder.appendingPathComponent(name).path)
             }
         }
+    }
+}
+
+/// The fields of a version record that never change once it is written.
+struct RecordSummary: Sendable {
+    var id: String
+    var itemID: String
+    var captured: Date
+    var isConflict: Bool
+    var manifest: Manifest
+
+    init(_ record: VersionRecord) {
+        id = record.id
+        itemID = record.itemID
+        captured = record.captured
+        isConflict = record.isConflict
+        manifest = record.manifest
     }
 }
 

@@ -43,6 +43,9 @@ import Synchronization
 public final class VersionStore: Sendable {
     /// The folder the store keeps everything in.
     public let root: URL
+    /// `chunks/` as a path: a save checks dozens of chunks, and building a `URL` for each
+    /// costs more than reading it.
+    let chunksPath: String
     let now: @Sendable () -> Date
     private let settings: Mutex<ThinningPolicy>
     private let reports = Mutex(Reports())
@@ -52,6 +55,14 @@ public final class VersionStore: Sendable {
     let conflictCache = Mutex<ConflictSummary?>(nil)
     /// The identity index as last read, with the stamp of the file it was read from.
     let indexCache = Mutex<(stamp: ItemState, index: IdentityIndex)?>(nil)
+    /// The unchanging part of each item's records, by item and record file name, as last
+    /// read; see `recordSummaries(ofItem:)`.
+    let recordSummaryCache = Mutex<[String: [String: RecordSummary]]>([:])
+    /// The last stored contents of a few items, so their next versions are cut and hashed
+    /// only where they changed; used on the queue.
+    let rememberedContents = Mutex(RememberedContents())
+    /// Versions captured by saves, waiting for the queue; see `storePendingCommits()`.
+    let pendingCommits = Mutex<[PendingCommit]>([])
     /// Whether this store object has swept what killed processes left; see `sweepOnce()`.
     let swept = Mutex(false)
     /// How much of rebuilt versions' contents `contents/` keeps.
@@ -87,6 +98,7 @@ public final class VersionStore: Sendable {
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.root = root.standardizedFileURL
+        self.chunksPath = self.root.appendingPathComponent("chunks", isDirectory: true).path
         self.now = now
         self.settings = Mutex(thinningPolicy)
         Self.openStores.withLock { stores in
@@ -185,6 +197,10 @@ public final class VersionStore: Sendable {
 
     func recordURL(_ itemID: String, _ versionID: String) -> URL {
         itemFolder(itemID).appendingPathComponent("\(versionID).json")
+    }
+
+    func chunkPath(_ name: String) -> String {
+        "\(chunksPath)/\(name.prefix(2))/\(name)"
     }
 
     func chunkURL(_ name: String) -> URL {
