@@ -252,27 +252,20 @@ extension DocumentQuery {
         /// Lists the folder at `path` and, below it, every plain folder that is not hidden.
         /// The corresponding C functions are `openat(2)`, `readdir(3)` and `statx(2)`.
         mutating func scanFolder(_ path: [UInt8], into found: inout [Found]) {
-            let fd = Syscall.withCString(path) {
-                open($0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let opened = Syscall.withCString(path) {
+                Syscall.openat(AT_FDCWD, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
             }
-            guard fd >= 0 else { return }
+            // A folder that is gone or unreadable has nothing to list: its items are not results.
+            guard case .success(let fd) = opened else { return }
             scanFolder(fd: fd, path: path, into: &found)
         }
 
         /// Takes ownership of `fd`.
-        mutating func scanFolder(fd: CInt, path: [UInt8], into found: inout [Found]) {
-            guard let stream = fdopendir(fd) else {
-                close(fd)
-                return
-            }
-            defer { closedir(stream) }
-            let directory = dirfd(stream)
-            var names: [[UInt8]] = []
-            while let entry = readdir(stream) {
-                let name = withUnsafeBytes(of: &entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
-                if name == [0x2E] || name == [0x2E, 0x2E] || isExcludedName(name) { continue }
-                names.append(name)
-            }
+        mutating func scanFolder(fd directory: CInt, path: [UInt8], into found: inout [Found]) {
+            defer { Syscall.close(directory) }
+            // A folder that cannot be read lists nothing, as one removed while it was scanned.
+            guard case .success(let entries) = Syscall.directoryEntries(in: directory) else { return }
+            let names = entries.map(\.fileSystemName).filter { !isExcludedName($0) }
             let statuses = Self.statuses(of: names, in: directory)
             var subfolders: [[UInt8]] = []
             for (name, status) in zip(names, statuses) {
@@ -288,10 +281,11 @@ extension DocumentQuery {
                 }
             }
             for name in subfolders {
-                let childFD = Syscall.withCString(name) {
-                    openat(directory, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                let opened = Syscall.withCString(name) {
+                    Syscall.openat(directory, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
                 }
-                if childFD >= 0 {
+                // Removed or replaced by a link since it was listed: its own events tell the rest.
+                if case .success(let childFD) = opened {
                     scanFolder(fd: childFD, path: DirectoryWatcher.State.join(path, name), into: &found)
                 }
             }
@@ -312,7 +306,7 @@ extension DocumentQuery {
                     let range = (names.count * part / parts)..<(names.count * (part + 1) / parts)
                     for index in range {
                         if case .success(let status) = Syscall.withCString(
-                            names[index], { Syscall.itemStatus(directory, $0) })
+                            names[index], { Syscall.fileStatus(directory, $0, followingLinks: false) })
                         {
                             results[index] = status
                         }
@@ -325,7 +319,7 @@ extension DocumentQuery {
         /// The item at `path` (already known to be included by its name) and, for a plain
         /// folder, everything below it.
         mutating func scanNode(_ path: [UInt8], into found: inout [Found]) {
-            guard case .success(let status) = Syscall.withCString(path, { Syscall.itemStatus(AT_FDCWD, $0) })
+            guard case .success(let status) = Syscall.withCString(path, { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) })
             else {
                 return
             }
@@ -458,7 +452,7 @@ extension DocumentQuery {
 
         /// Re-reads one item: the only per-event cost is this one `statx`.
         mutating func refresh(_ path: [UInt8], force: Bool) {
-            guard case .success(let status) = Syscall.withCString(path, { Syscall.itemStatus(AT_FDCWD, $0) })
+            guard case .success(let status) = Syscall.withCString(path, { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) })
             else {
                 remove(path)
                 return
