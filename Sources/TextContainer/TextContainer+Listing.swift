@@ -1,12 +1,6 @@
 import DocumentKit
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#endif
-
 extension TextContainer {
     /// One document of the container as its folder lists it: nothing here opens the file.
     ///
@@ -67,50 +61,23 @@ extension TextContainer {
     /// The documents in the container, sorted by file name: regular `.txt` files that are not
     /// hidden (a symbolic link counts as what it points to).
     ///
-    /// This is one pass of `readdir` and one `fstatat` per entry, so that listing ten thousand
+    /// This is one pass of `readdir` and one `statx` per entry, so that listing ten thousand
     /// documents costs about what `ls -l` does; no document is opened or coordinated.
     ///
     /// - Throws: ``DocumentKitError`` naming the container when it cannot be read.
     public func documents() throws -> [Entry] {
-        let directory = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else {
-            throw DocumentKitError(Errno(rawValue: errno), operation: "list the container", url: url)
+        // A name that is not UTF-8 cannot be typed back as a document name: it is skipped.
+        let listed = try DirectoryEntry.entries(
+            ofFolderAt: url, followingLinks: true, operation: "list the container"
+        ) { entry in
+            entry.kind != .directory && entry.validName.map(Self.isDocumentFileName) == true
         }
-        // fdopendir owns the descriptor from here; closedir closes it.
-        guard let stream = fdopendir(directory) else {
-            let error = Errno(rawValue: errno)
-            close(directory)
-            throw DocumentKitError(error, operation: "list the container", url: url)
-        }
-        defer { closedir(stream) }
         var entries: [Entry] = []
-        var status = stat()
-        while true {
-            errno = 0
-            guard let record = readdir(stream) else {
-                if errno != 0 {
-                    throw DocumentKitError(Errno(rawValue: errno), operation: "list the container", url: url)
-                }
-                break
-            }
-            let type = record.pointee.d_type
-            if type == UInt8(DT_DIR) { continue }
-            let name: String? = withUnsafePointer(to: &record.pointee.d_name) { tuple in
-                tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) {
-                    bytes in
-                    // A name that is not UTF-8 cannot be typed back as a document name: skip it.
-                    String(validatingCString: bytes)
-                }
-            }
-            guard let name, Self.isDocumentFileName(name) else { continue }
-            // A file removed between readdir and fstatat is simply not listed.
-            guard fstatat(directory, name, &status, 0) == 0 else { continue }
-            guard (status.st_mode & S_IFMT) == S_IFREG else { continue }
+        for (entry, status) in listed where status.isRegularFile {
             entries.append(
                 Entry(
-                    fileName: name, size: Int64(status.st_size),
-                    modificationSeconds: Int64(status.st_mtim.tv_sec),
-                    modificationNanoseconds: Int64(status.st_mtim.tv_nsec), inode: UInt64(status.st_ino)))
+                    fileName: entry.name, size: status.size, modificationSeconds: status.modification.seconds,
+                    modificationNanoseconds: Int64(status.modification.nanoseconds), inode: status.inode))
         }
         entries.sort { $0.fileName < $1.fileName }
         return entries
@@ -144,7 +111,7 @@ extension TextContainer {
             if Self.isRegularFile(atPath: target.path) { return target }
         }
         let target = try url(forDocumentNamed: name)
-        let status: stat
+        let status: FileStatus
         switch Self.status(atPath: target.path) {
         case .success(let found): status = found
         case .failure(.noSuchFileOrDirectory):
@@ -154,7 +121,7 @@ extension TextContainer {
         case .failure(let error):
             throw DocumentKitError(error, operation: "find the document", url: target)
         }
-        guard (status.st_mode & S_IFMT) == S_IFREG else {
+        guard status.isRegularFile else {
             throw DocumentKitError(
                 .wrongFileType, operation: "find the document", url: target,
                 detail: "it is not a regular file")

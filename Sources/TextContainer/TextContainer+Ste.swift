@@ -88,8 +88,8 @@ extension TextContainer {
         var modified = item.modificationDate
         if item.isSymbolicLink, let target = try? Self.status(atPath: item.path).get() {
             // A link counts as what it points to, as in ``documents()``.
-            size = Int64(target.st_size)
-            modified = Self.modificationDate(of: target)
+            size = target.size
+            modified = target.modification.date
         }
         return TextContainerEntry(
             url: url.appendingPathComponent(item.fileName, isDirectory: false),
@@ -100,14 +100,13 @@ extension TextContainer {
     /// The entry for the document at `documentURL`, from one `stat`; nil when it is not a
     /// regular file there.
     public func entry(at documentURL: URL) -> TextContainerEntry? {
-        guard let status = try? Self.status(atPath: documentURL.path).get(),
-            (status.st_mode & S_IFMT) == S_IFREG
+        guard let status = try? Self.status(atPath: documentURL.path).get(), status.isRegularFile
         else {
             return nil
         }
         return TextContainerEntry(
             url: documentURL, name: Self.documentName(forFileName: documentURL.lastPathComponent),
-            size: Int64(status.st_size), modificationDate: Self.modificationDate(of: status))
+            size: status.size, modificationDate: status.modification.date)
     }
 
     /// The container's documents, newest first: every regular `.txt` file that is not hidden.
@@ -127,18 +126,12 @@ extension TextContainer {
 
     /// The status of what `path` names, following a symbolic link: the one `stat` of the
     /// container's code, for the listing, the lookup by name and the list's entries.
-    /// The corresponding C function is `stat(2)`.
-    static func status(atPath path: String) -> Result<stat, Errno> {
-        var status = stat()
-        return stat(path, &status) == 0 ? .success(status) : .failure(Errno(rawValue: errno))
+    static func status(atPath path: String) -> Result<FileStatus, Errno> {
+        Syscall.fileStatus(atPath: path, followingLinks: true)
     }
 
     static func isRegularFile(atPath path: String) -> Bool {
-        (try? status(atPath: path).get()).map { ($0.st_mode & S_IFMT) == S_IFREG } ?? false
-    }
-
-    private static func modificationDate(of status: stat) -> Date {
-        Date(timeIntervalSince1970: Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9)
+        (try? status(atPath: path).get())?.isRegularFile ?? false
     }
 
     /// Moves the document at `documentURL` into ``deletedDocumentsFolder`` (see

@@ -94,12 +94,14 @@ enum FileReading {
             throw ReadError(source: label, reason: String(cString: strerror(errno)))
         }
         defer { if descriptor != STDIN_FILENO { close(descriptor) } }
-        var status = stat()
-        if fstat(descriptor, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR {
+        // Without a status (it cannot fail on an open descriptor but for EBADF) the read itself
+        // says what is wrong, and the size is only a hint.
+        let status = try? Syscall.fileStatus(of: descriptor).get()
+        if status?.isDirectory == true {
             throw ReadError(source: label, reason: "it is a folder")
         }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(max(Int(status.st_size), 0) + 1)
+        bytes.reserveCapacity(max(Int(status?.size ?? 0), 0) + 1)
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }

@@ -110,8 +110,7 @@ enum EditCommand {
         let locked = document.isLocked
         _ = await document.close()
         if locked {
-            var info = stat()
-            let mode = stat(url.path, &info) == 0 ? ", mode " + String(info.st_mode & 0o7777, radix: 8) : ""
+            let mode = FileStatus(path: url.path).map { ", mode " + String($0.permissions, radix: 8) } ?? ""
             throw DocsFailure.failure(
                 "cannot edit “\(name)”: \(url.path) is read-only (no write permission\(mode)); the editor was not started and the document is unchanged"
             )

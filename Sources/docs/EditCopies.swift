@@ -49,13 +49,14 @@ enum EditCopies {
     /// Deals with what killed `docs edit` runs left; see the type's summary.
     static func sweep() {
         let fileManager = FileManager.default
-        for name in (try? fileManager.contentsOfDirectory(atPath: folder.path)) ?? [] {
+        // No folder of copies yet (or none readable): nothing was left to sweep.
+        for name in ((try? DirectoryEntry.entries(ofFolderAt: folder)) ?? []).map(\.name) {
             guard let owner = name.split(separator: "-").first.flatMap({ pid_t($0) }), owner != getpid(),
                 kill(owner, 0) != 0, errno == ESRCH
             else { continue }
             let edit = folder.appendingPathComponent(name, isDirectory: true)
             if fileManager.fileExists(atPath: edit.appendingPathComponent(".kept").path) { continue }
-            let entries = (try? fileManager.contentsOfDirectory(atPath: edit.path)) ?? []
+            let entries = ((try? DirectoryEntry.entries(ofFolderAt: edit)) ?? []).map(\.name)
             let original = try? Data(contentsOf: edit.appendingPathComponent(".original"))
             guard let copyName = entries.first(where: { !$0.hasPrefix(".") }),
                 let copy = try? Data(contentsOf: edit.appendingPathComponent(copyName)), copy != original

@@ -32,12 +32,12 @@
             case .regularFile:
                 guard info.isRegularFile else { return false }
                 if let identity = diskIdentity {
-                    guard identity.sameContents(as: info) else { return false }
+                    guard identity.isSameFileAndContents(as: FileStatus(info)) else { return false }
                 } else {
                     guard requestedModificationDate != nil, dateMatches(info) else { return false }
                 }
                 if includingPermissions {
-                    let permissions = requestedPermissions ?? diskIdentity.map { mode_t($0.permissions) }
+                    let permissions = requestedPermissions ?? diskIdentity.map { $0.permissions }
                     if let permissions, permissions != info.permissions { return false }
                 }
                 return true
@@ -52,7 +52,7 @@
                         directory.rawValue, name, O_RDONLY | O_DIRECTORY | (followingLinks ? 0 : O_NOFOLLOW))
                 else { return false }
                 let folder = FileDescriptor(rawValue: fd, url: directory.url.appendingPathComponent(name))
-                guard case .success(let names) = Syscall.directoryEntries(fd),
+                guard case .success(let names) = Syscall.directoryNames(in: fd),
                     Set(names) == Set(children.keys)
                 else { return false }
                 return children.allSatisfy { key, child in

@@ -132,13 +132,13 @@
                 let data = try file.readToEnd(sizeHint: Int(info.st_size), operation: readOperation)
                 let after = try file.stat(operation: readOperation)
                 // A file written while we read it has no trustworthy identity: never hard-link it.
-                let identity = FileIdentity(info)
-                let stable = identity.sameContents(as: after) && Int64(data.count) == identity.size
+                let identity = FileStatus(info)
+                let stable = identity.isSameFileAndContents(as: FileStatus(after)) && Int64(data.count) == identity.size
                 return FileWrapper(
                     contents: .regularFile(data), fileAttributes: attributes(of: after),
                     diskIdentity: stable ? identity : nil)
             case S_IFDIR:
-                let names = try Syscall.directoryEntries(file.rawValue).get(readOperation, url)
+                let names = try Syscall.directoryNames(in: file.rawValue).get(readOperation, url)
                 var children: [String: FileWrapper] = [:]
                 for name in names {
                     let child = try readChild(name, in: file, url: url.appendingPathComponent(name))

@@ -35,7 +35,7 @@
         /// succeeded, so a failed write never leaves a file wrapper pointing at a deleted file.
         struct WriteSession {
             var names: [(FileWrapper, String)] = []
-            var identities: [(FileWrapper, FileIdentity)] = []
+            var identities: [(FileWrapper, FileStatus)] = []
 
             func commit(updatingNames: Bool) {
                 for (wrapper, identity) in identities { wrapper.diskIdentity = identity }
@@ -91,12 +91,9 @@
         var requestedModificationTime: timespec? {
             guard let date = requestedModificationDate else { return nil }
             if let identity = diskIdentity {
-                let recorded =
-                    TimeInterval(identity.modificationSeconds)
-                    + TimeInterval(identity.modificationNanoseconds) / 1e9
-                if abs(date.timeIntervalSince1970 - recorded) < 1e-6 {
-                    return timespec(
-                        tv_sec: identity.modificationSeconds, tv_nsec: identity.modificationNanoseconds)
+                let recorded = identity.modification
+                if abs(date.timeIntervalSince1970 - recorded.date.timeIntervalSince1970) < 1e-6 {
+                    return recorded.timespec
                 }
             }
             return timespec(date)
@@ -116,7 +113,7 @@
                     }
                 }
                 if case .success(let info) = Syscall.fstatat(AT_FDCWD, url.path, followLinks: true) {
-                    session.identities.append((self, FileIdentity(info)))
+                    session.identities.append((self, FileStatus(info)))
                 }
             case .directory(let children):
                 let options: SafeSave.Options = original == nil ? [] : .linkedFilesAreDurable
@@ -173,9 +170,9 @@
             switch wrapper.contents {
             case .regularFile(let data):
                 let permissions =
-                    wrapper.requestedPermissions ?? wrapper.diskIdentity.map { mode_t($0.permissions) }
+                    wrapper.requestedPermissions ?? wrapper.diskIdentity.map { $0.permissions }
                 if let existing, let identity = wrapper.diskIdentity,
-                    identity.sameContents(as: existing), permissions == existing.permissions,
+                    identity.isSameFileAndContents(as: FileStatus(existing)), permissions == existing.permissions,
                     wrapper.dateMatches(existing)
                 {
                     // Writing in place over the very file the bytes came from: nothing to do.
@@ -257,10 +254,10 @@
         private static func linkUnchanged(
             _ wrapper: FileWrapper, from sourceName: String, in original: FileDescriptor, to name: String,
             in directory: FileDescriptor, permissions: mode_t?
-        ) -> FileIdentity? {
+        ) -> FileStatus? {
             guard let identity = wrapper.diskIdentity,
                 case .success(let source) = Syscall.fstatat(original.rawValue, sourceName, followLinks: false),
-                identity.sameContents(as: source),
+                identity.isSameFileAndContents(as: FileStatus(source)),
                 permissions == nil || permissions == source.permissions,
                 wrapper.dateMatches(source)
             else { return nil }
@@ -271,12 +268,12 @@
             }
             // The original could have been replaced between the check and the link.
             guard case .success(let linked) = Syscall.fstatat(directory.rawValue, name, followLinks: false),
-                identity.sameContents(as: linked)
+                identity.isSameFileAndContents(as: FileStatus(linked))
             else {
                 _ = Syscall.unlinkat(directory.rawValue, name)
                 return nil
             }
-            return FileIdentity(linked)
+            return FileStatus(linked)
         }
 
         /// Whether the modification date this file wrapper asks for is already that of `info`.
@@ -290,7 +287,7 @@
         private static func writeFile(
             _ data: Data, named name: String, in directory: FileDescriptor, url: URL, permissions: mode_t,
             modificationTime: timespec?
-        ) throws -> FileIdentity {
+        ) throws -> FileStatus {
             let fd = try Syscall.openat(
                 directory.rawValue, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o600
             )
@@ -302,7 +299,7 @@
                 _ = try Syscall.futimens(fd, modification: modificationTime)
                     .get("set the modification date of", url)
             }
-            return FileIdentity(try file.stat(operation: writeOperation))
+            return FileStatus(try file.stat(operation: writeOperation))
         }
 
         private static func existingItem(_ name: String, in directory: FileDescriptor, url: URL) throws
@@ -324,7 +321,7 @@
                 let fd = try Syscall.openat(directory.rawValue, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
                     .get("remove", url)
                 let folder = FileDescriptor(rawValue: fd, url: url)
-                for child in try Syscall.directoryEntries(fd).get("remove", url) {
+                for child in try Syscall.directoryNames(in: fd).get("remove", url) {
                     let childURL = url.appendingPathComponent(child)
                     if let childInfo = try existingItem(child, in: folder, url: childURL) {
                         try remove(child, childInfo, in: folder, url: childURL)
@@ -339,7 +336,7 @@
         private static func removeItems(
             of folder: FileDescriptor, notIn children: [String: FileWrapper], url: URL
         ) throws {
-            let names = try Syscall.directoryEntries(folder.rawValue).get(writeOperation, url)
+            let names = try Syscall.directoryNames(in: folder.rawValue).get(writeOperation, url)
             for name in names where children[name] == nil {
                 let child = url.appendingPathComponent(name)
                 guard let info = try existingItem(name, in: folder, url: child) else { continue }

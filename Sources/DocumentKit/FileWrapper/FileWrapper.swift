@@ -41,7 +41,8 @@
         var storedPreferredFilename: String?
         /// Where the bytes of a regular file wrapper are known to be on disk unchanged: set when
         /// it is read and after it is written, it lets a later write hard-link instead of copy.
-        var diskIdentity: FileIdentity?
+        /// The path is not part of it: a package moved by a safe save keeps its inodes.
+        var diskIdentity: FileStatus?
         private var parents: [WeakFileWrapper] = []
 
         /// The name of the file-system node this file wrapper was last read from or written to,
@@ -139,7 +140,7 @@
         }
 
         /// A node read from disk or decoded, before it is handed to a public initializer.
-        init(contents: Contents, fileAttributes: [String: Any], diskIdentity: FileIdentity?) {
+        init(contents: Contents, fileAttributes: [String: Any], diskIdentity: FileStatus?) {
             self.contents = contents
             self.fileAttributes = fileAttributes
             self.diskIdentity = diskIdentity
@@ -462,34 +463,5 @@
     final class WeakFileWrapper {
         weak var value: FileWrapper?
         init(_ value: FileWrapper) { self.value = value }
-    }
-
-    /// Which inode holds a regular file's bytes, and how it looked when they were read or
-    /// written. The path is not part of it: a package moved by a safe save keeps its inodes.
-    struct FileIdentity: Equatable {
-        var device: UInt64
-        var inode: UInt64
-        var size: Int64
-        var modificationSeconds: Int
-        var modificationNanoseconds: Int
-        var permissions: UInt32
-
-        init(_ info: stat) {
-            device = UInt64(info.st_dev)
-            inode = UInt64(info.st_ino)
-            size = Int64(info.st_size)
-            modificationSeconds = Int(info.st_mtim.tv_sec)
-            modificationNanoseconds = Int(info.st_mtim.tv_nsec)
-            permissions = UInt32(info.permissions)
-        }
-
-        /// Whether `info` describes the same inode with the same bytes, as far as the file
-        /// system tells: same inode, size and modification time.
-        func sameContents(as info: stat) -> Bool {
-            let other = FileIdentity(info)
-            return info.isRegularFile && device == other.device && inode == other.inode && size == other.size
-                && modificationSeconds == other.modificationSeconds
-                && modificationNanoseconds == other.modificationNanoseconds
-        }
     }
 #endif

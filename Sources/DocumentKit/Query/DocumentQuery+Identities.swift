@@ -47,8 +47,12 @@ extension DocumentQuery {
 
         private mutating func sweep() {
             var gone: [[UInt8]] = []
-            var status = stat()
-            for (path, _) in byPath where Syscall.withCString(path, { lstat($0, &status) }) != 0 {
+            // An item that cannot be looked at (gone, or its folder no longer searchable) is
+            // forgotten: it is no longer a result either.
+            for (path, _) in byPath
+            where (try? Syscall.withCString(path, { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) }).get())
+                == nil
+            {
                 gone.append(path)
             }
             for path in gone { byPath.removeValue(forKey: path) }

@@ -70,7 +70,7 @@ extension DocumentQuery {
         /// the link itself, never what it points to.
         public convenience init?(url: URL) {
             guard url.isFileURL, let path = Self.canonicalPath(of: url),
-                case .success(let status) = Syscall.withCString(path, { Syscall.itemStatus(AT_FDCWD, $0) })
+                case .success(let status) = Syscall.withCString(path, { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) })
             else { return nil }
             let name = path[((path.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1)...]
             var isPackage = false
@@ -102,12 +102,7 @@ extension DocumentQuery {
         }
 
         private static func realPath(_ path: [UInt8]) -> [UInt8]? {
-            guard let resolved = Syscall.withCString(path, { realpath($0, nil) }) else { return nil }
-            defer { free(resolved) }
-            return Array(
-                UnsafeBufferPointer(
-                    start: UnsafeRawPointer(resolved).assumingMemoryBound(to: UInt8.self),
-                    count: strlen(resolved)))
+            try? Syscall.realPath(path).get()
         }
 
         /// Whether `other` holds the same attributes: what tells a changed item from an

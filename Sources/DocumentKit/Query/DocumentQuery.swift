@@ -445,15 +445,12 @@ public final class DocumentQuery: Sendable {
     /// The exact path of a scope, symbolic links resolved.
     static func resolvedScope(_ url: URL) throws -> [UInt8] {
         let path = DirectoryWatcher.fileSystemPath(of: url)
-        guard let resolved = Syscall.withCString(path, { realpath($0, nil) }) else {
-            throw DocumentKitError(Errno.current, operation: "start query", url: url)
+        let bytes: [UInt8]
+        switch Syscall.realPath(path) {
+        case .success(let resolved): bytes = resolved
+        case .failure(let error): throw DocumentKitError(error, operation: "start query", url: url)
         }
-        defer { free(resolved) }
-        let bytes = Array(
-            UnsafeBufferPointer(
-                start: UnsafeRawPointer(resolved).assumingMemoryBound(to: UInt8.self), count: strlen(resolved)
-            ))
-        let status = Syscall.withCString(bytes) { Syscall.itemStatus(AT_FDCWD, $0) }
+        let status = Syscall.withCString(bytes) { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) }
         switch status {
         case .failure(let error): throw DocumentKitError(error, operation: "start query", url: url)
         case .success(let status) where !status.isDirectory:

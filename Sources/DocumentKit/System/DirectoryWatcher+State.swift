@@ -175,11 +175,11 @@ extension DirectoryWatcher {
             guard case .success(let entries) = Syscall.directoryEntries(atPath: path) else { return nil }
             if reporting {
                 folders[watch]?.scanned = Set(
-                    entries.lazy.map(\.name).filter { !isDocumentKitTemporaryName($0) })
+                    entries.lazy.map(\.fileSystemName).filter { !isDocumentKitTemporaryName($0) })
                 folders[watch]?.scannedInRead = readCount
             }
-            for entry in entries where !isDocumentKitTemporaryName(entry.name) {
-                let child = Self.join(path, entry.name)
+            for entry in entries where !isDocumentKitTemporaryName(entry.fileSystemName) {
+                let child = Self.join(path, entry.fileSystemName)
                 if reporting { append(.created, child, isDirectory: entry.isDirectory) }
                 if entry.isDirectory, watchSubtree(child, root: root, reporting: reporting) == .noSpace {
                     return .noSpace
@@ -194,8 +194,8 @@ extension DirectoryWatcher {
             else {
                 return nil
             }
-            for entry in entries where entry.isDirectory && !isDocumentKitTemporaryName(entry.name) {
-                if watchSubtree(Self.join(path, entry.name), root: root, reporting: reporting) == .noSpace {
+            for entry in entries where entry.isDirectory && !isDocumentKitTemporaryName(entry.fileSystemName) {
+                if watchSubtree(Self.join(path, entry.fileSystemName), root: root, reporting: reporting) == .noSpace {
                     return .noSpace
                 }
             }

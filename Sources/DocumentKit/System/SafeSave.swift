@@ -339,7 +339,7 @@ public enum SafeSave {
     /// process is gone is touched; a live process's save in progress is left alone.
     static func sweepDebris(in directory: FileDescriptor, path: String) {
         guard sweptFolders.withLock({ $0.insert(path).inserted }) else { return }
-        guard case .success(let names) = Syscall.directoryEntries(directory.rawValue) else { return }
+        guard case .success(let names) = Syscall.directoryNames(in: directory.rawValue) else { return }
         for name in names where name.hasPrefix(".") && name.contains(".dk-") {
             guard let pid = owner(ofTemporaryName: name), pid != getpid(), !ProcessIdentity.isAlive(pid)
             else {

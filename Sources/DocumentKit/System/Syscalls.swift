@@ -8,7 +8,7 @@ import CDocumentSystem
 
 /// Thin wrappers over the system calls DocumentKit uses: one function a call, a `Result`
 /// instead of `-1` and `errno`, and `EINTR` retried here and nowhere else.
-enum Syscall {
+package enum Syscall {
     @inline(__always)
     static func retrying<T: BinaryInteger>(
         _ retryOnInterrupt: Bool = true, _ body: () -> T
@@ -73,6 +73,18 @@ enum Syscall {
         guard let resolved = Glibc.realpath(path, nil) else { return .failure(.current) }
         defer { free(resolved) }
         return .success(String(cString: resolved))
+    }
+
+    /// ``realPath(_:)-(String)`` for a path as raw bytes, which need not be UTF-8.
+    ///
+    /// The corresponding C function is `realpath(3)`.
+    static func realPath(_ path: [UInt8]) -> Result<[UInt8], Errno> {
+        guard let resolved = withCString(path, { Glibc.realpath($0, nil) }) else { return .failure(.current) }
+        defer { free(resolved) }
+        return .success(
+            Array(
+                UnsafeBufferPointer(
+                    start: UnsafeRawPointer(resolved).assumingMemoryBound(to: UInt8.self), count: strlen(resolved))))
     }
 
     /// The corresponding C function is `ftruncate(2)`.

@@ -255,7 +255,7 @@ extension VersionStore {
             _ = chmod(root.path, 0o700)
         }
         if let incoming = try? FileDescriptor.openDirectory(incomingURL, operation: "sweep"),
-            case .success(let names) = Syscall.directoryEntries(incoming.rawValue)
+            case .success(let names) = Syscall.directoryNames(in: incoming.rawValue)
         {
             var alive: [pid_t: Bool] = [getpid(): true]
             for name in names {

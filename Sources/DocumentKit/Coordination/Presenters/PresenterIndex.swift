@@ -45,14 +45,15 @@ enum PresenterIndex {
         if let cached = location.withLock({ $0 }), cached.runtime == runtime { return cached.root }
         guard let checked = try? StandardDirectories.current.makeRuntimeDirectory() else { return nil }
         let root = checked.appendingPathComponent("documentkit", isDirectory: true)
-        mkdir(root.path, 0o700)
-        mkdir(root.appendingPathComponent("presented").path, 0o700)
+        makeFolder(root.path)
+        makeFolder(root.appendingPathComponent("presented").path)
         let generationPath = root.appendingPathComponent("presented/.generation").path
         // Made now if no process has listed anything yet, so that it can be held open from
         // the start; an empty file is as good as a missing one for telling changes apart.
-        let descriptor = open(generationPath, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        // One that cannot be opened is opened again at the next look (see `generation(in:)`).
+        let descriptor = (try? Syscall.openat(AT_FDCWD, generationPath, O_RDONLY | O_CREAT | O_NOFOLLOW, 0o600).get()) ?? -1
         location.withLock { location in
-            if let old = location?.generationDescriptor, old >= 0 { close(old) }
+            if let old = location?.generationDescriptor, old >= 0 { Syscall.close(old) }
             location = Location(
                 runtime: runtime, root: root, generationPath: generationPath,
                 generationDescriptor: descriptor)
@@ -69,12 +70,48 @@ enum PresenterIndex {
     }
 
     private static func bumpGeneration(in root: URL) {
-        let fd = open(
-            root.appendingPathComponent("presented/.generation").path,
-            O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return }
-        _ = write(fd, "+", 1)
-        close(fd)
+        let path = root.appendingPathComponent("presented/.generation").path
+        let appended = Syscall.openat(AT_FDCWD, path, O_WRONLY | O_APPEND | O_CREAT, 0o600).flatMap { fd in
+            defer { Syscall.close(fd) }
+            return withUnsafeBytes(of: UInt8(ascii: "+")) { Syscall.writeAll(fd, $0) }
+        }
+        // Other processes see the change at the next bump, or when their cache is dropped.
+        if case .failure(let error) = appended {
+            DocumentLog.write("presenter index: cannot mark a change in \(path): \(error)")
+        }
+    }
+
+    /// Makes a folder of the index; one that exists already is what was wanted.
+    private static func makeFolder(_ path: String) {
+        if case .failure(let error) = Syscall.mkdirat(AT_FDCWD, path, 0o700), error != .fileExists {
+            DocumentLog.write("presenter index: cannot create \(path): \(error)")
+        }
+    }
+
+    /// Removes a listing or a socket; one already gone (another process swept it) is what was
+    /// wanted.
+    private static func removeFile(_ path: String) {
+        if case .failure(let error) = Syscall.unlinkat(AT_FDCWD, path), error != .noSuchFileOrDirectory {
+            DocumentLog.write("presenter index: cannot remove \(path): \(error)")
+        }
+    }
+
+    /// Removes an entry folder that no process lists any more. It stays while other processes
+    /// still list the path (not empty), and one already gone was removed by another process.
+    private static func removeFolderIfEmpty(_ path: String) {
+        switch Syscall.unlinkat(AT_FDCWD, path, removeDirectory: true) {
+        case .success, .failure(.directoryNotEmpty), .failure(.fileExists), .failure(.noSuchFileOrDirectory):
+            break
+        case .failure(let error):
+            DocumentLog.write("presenter index: cannot remove \(path): \(error)")
+        }
+    }
+
+    /// The names in a folder of the index; none when it is gone (no process lists anything
+    /// there any more).
+    private static func names(in folder: String) -> [String] {
+        let url = URL(fileURLWithPath: folder, isDirectory: true)
+        return ((try? DirectoryEntry.entries(ofFolderAt: url)) ?? []).map(\.name)
     }
 
     /// The index's generation now.
@@ -87,27 +124,30 @@ enum PresenterIndex {
             guard var current = location, current.root == root else {
                 return generation(of: root.appendingPathComponent("presented/.generation").path)
             }
-            var info = stat()
             if current.generationDescriptor >= 0 {
-                if fstat(current.generationDescriptor, &info) == 0, info.st_nlink > 0 {
-                    return Generation(inode: UInt64(info.st_ino), size: Int64(info.st_size))
+                if case .success(let status) = Syscall.fileStatus(of: current.generationDescriptor),
+                    status.linkCount > 0
+                {
+                    return Generation(inode: status.inode, size: status.size)
                 }
-                close(current.generationDescriptor)
+                Syscall.close(current.generationDescriptor)
                 current.generationDescriptor = -1
             }
-            current.generationDescriptor = open(current.generationPath, O_RDONLY | O_CLOEXEC)
+            // Missing until a process lists something: then a new generation is seen.
+            current.generationDescriptor = (try? Syscall.openat(AT_FDCWD, current.generationPath, O_RDONLY).get()) ?? -1
             location = current
-            guard current.generationDescriptor >= 0, fstat(current.generationDescriptor, &info) == 0 else {
+            guard current.generationDescriptor >= 0,
+                case .success(let status) = Syscall.fileStatus(of: current.generationDescriptor)
+            else {
                 return .missing
             }
-            return Generation(inode: UInt64(info.st_ino), size: Int64(info.st_size))
+            return Generation(inode: status.inode, size: status.size)
         }
     }
 
     private static func generation(of path: String) -> Generation {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return .missing }
-        return Generation(inode: UInt64(info.st_ino), size: Int64(info.st_size))
+        guard let status = FileStatus(path: path) else { return .missing }
+        return Generation(inode: status.inode, size: status.size)
     }
 
     /// The name of this process's listing in an entry folder.
@@ -122,7 +162,7 @@ enum PresenterIndex {
     static func publish(_ path: String, asListener: Bool = false) {
         guard let root else { return }
         let folder = entryFolder(for: path, in: root)
-        mkdir(folder, 0o700)
+        makeFolder(folder)
         _ = try? SafeSave.write(
             Data(path.utf8),
             to: URL(fileURLWithPath: folder + "/" + entryName(of: getpid(), asListener: asListener)),
@@ -139,8 +179,8 @@ enum PresenterIndex {
     static func unpublish(_ path: String, asListener: Bool = false) {
         guard let root else { return }
         let folder = entryFolder(for: path, in: root)
-        unlink(folder + "/" + entryName(of: getpid(), asListener: asListener))
-        rmdir(folder)  // fails harmlessly while other processes still list the path
+        removeFile(folder + "/" + entryName(of: getpid(), asListener: asListener))
+        removeFolderIfEmpty(folder)
         bumpGeneration(in: root)
     }
 
@@ -148,14 +188,13 @@ enum PresenterIndex {
     static func removeEntries(of pid: pid_t) {
         guard let root else { return }
         let presented = root.appendingPathComponent("presented").path
-        for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? []
-        where folder != ".generation" {
+        for folder in names(in: presented) where folder != ".generation" {
             for name in [entryName(of: pid, asListener: false), entryName(of: pid, asListener: true)] {
-                unlink("\(presented)/\(folder)/\(name)")
+                removeFile("\(presented)/\(folder)/\(name)")
             }
-            rmdir("\(presented)/\(folder)")
+            removeFolderIfEmpty("\(presented)/\(folder)")
         }
-        unlink(socketPath(of: pid))
+        removeFile(socketPath(of: pid))
         bumpGeneration(in: root)
     }
 
@@ -172,19 +211,17 @@ enum PresenterIndex {
         var listeners: [pid_t: [String]] = [:]
         var removedDead = false
         let presented = root.appendingPathComponent("presented").path
-        for folder in (try? FileManager.default.contentsOfDirectory(atPath: presented)) ?? []
-        where folder != ".generation" {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: "\(presented)/\(folder)")) ?? []
-            {
+        for folder in names(in: presented) where folder != ".generation" {
+            for name in names(in: "\(presented)/\(folder)") {
                 let isListener = name.hasSuffix(listenerSuffix)
                 guard let pid = pid_t(isListener ? String(name.dropLast(listenerSuffix.count)) : name),
                     pid != me
                 else { continue }
                 // A process killed before it could clean up leaves its listings behind.
                 if !ProcessIdentity.isAlive(pid) {
-                    unlink("\(presented)/\(folder)/\(name)")
-                    rmdir("\(presented)/\(folder)")
-                    unlink(socketPath(of: pid))
+                    removeFile("\(presented)/\(folder)/\(name)")
+                    removeFolderIfEmpty("\(presented)/\(folder)")
+                    removeFile(socketPath(of: pid))
                     removedDead = true
                     continue
                 }
