@@ -7,6 +7,14 @@ import CDocumentSystem
 #endif
 
 extension Syscall {
+    /// Waits for, or with `LOCK_NB` tries once for, a whole-file lock (`LOCK_EX`, `LOCK_SH`)
+    /// on `fd`'s open file description, or releases it (`LOCK_UN`).
+    ///
+    /// The corresponding C function is `flock(2)`.
+    static func flock(_ fd: CInt, _ operation: CInt) -> Result<CInt, Errno> {
+        retrying { cFlock(fd, operation) }
+    }
+
     /// Releases every lock `fd`'s open file description holds on its file.
     ///
     /// The corresponding C function is `fcntl(2)` with `F_OFD_SETLK` and `F_UNLCK` over the
@@ -37,4 +45,10 @@ extension Syscall {
         case .failure(let error): return .failure(error)
         }
     }
+}
+
+/// `flock(2)` under a name of its own: inside `Syscall` the name is the wrapper's, and
+/// `Glibc.flock` finds only `struct flock`.
+private func cFlock(_ fd: CInt, _ operation: CInt) -> CInt {
+    flock(fd, operation)
 }

@@ -193,8 +193,9 @@ public final class FileVersion: Sendable, CustomStringConvertible {
 
     /// The item's current contents as a version.
     public static func currentVersionOfItem(at url: URL) -> FileVersion? {
-        var info = stat()
-        guard stat(url.path, &info) == 0 else { return nil }
+        guard case .success(let info) = Syscall.fstatat(AT_FDCWD, url.path, followLinks: true) else {
+            return nil
+        }
         return FileVersion(currentItemAt: url.standardizedFileURL, modificationDate: info.modificationDate)
     }
 

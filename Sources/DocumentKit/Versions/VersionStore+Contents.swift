@@ -22,10 +22,7 @@ extension VersionStore {
     /// to keep (``ChunkedContents/mostBytes``), or by nil.
     func ingest(_ url: URL, into batch: StoreWriteBatch, previous: inout ChunkedContents?) throws -> Manifest
     {
-        var info = stat()
-        guard lstat(url.path, &info) == 0 else {
-            throw DocumentKitError(Errno.current, operation: "keep a version of", url: url)
-        }
+        let info = try Syscall.fstatat(AT_FDCWD, url.path, followLinks: false).get("keep a version of", url)
         if info.isDirectory {
             previous = nil
             var entries: [Manifest.Entry] = []
@@ -52,10 +49,8 @@ extension VersionStore {
         for name in names {
             let child = url.appendingPathComponent(name)
             let childRelative = relative.isEmpty ? name : "\(relative)/\(name)"
-            var childInfo = stat()
-            guard lstat(child.path, &childInfo) == 0 else {
-                throw DocumentKitError(Errno.current, operation: "keep a version of", url: child)
-            }
+            let childInfo = try Syscall.fstatat(AT_FDCWD, child.path, followLinks: false).get(
+                "keep a version of", child)
             if childInfo.isDirectory {
                 try ingestFolder(
                     child, relative: childRelative, info: childInfo, into: &entries, batch: batch)
@@ -195,9 +190,8 @@ extension VersionStore {
             let url = entry.path.isEmpty ? destination : destination.appendingPathComponent(entry.path)
             switch entry.kind {
             case .folder:
-                guard mkdir(url.path, mode_t(entry.mode) & modeMask | 0o700) == 0 else {
-                    throw DocumentKitError(Errno.current, operation: "rebuild a version folder", url: url)
-                }
+                _ = try Syscall.mkdirat(AT_FDCWD, url.path, mode_t(entry.mode) & modeMask | 0o700).get(
+                    "rebuild a version folder", url)
             case .link:
                 _ = try Syscall.symlinkat(entry.target ?? "", AT_FDCWD, url.path).get("rebuild a link", url)
             case .file:
@@ -224,7 +218,13 @@ extension VersionStore {
                     }
                     try chunk.withUnsafeBytes { try file.writeAll($0, operation: "rebuild a version") }
                 }
-                _ = fchmod(file.rawValue, mode_t(entry.mode) & modeMask)
+                // The bytes are right and the file stays private (0600) if its mode cannot be
+                // set (a volume without modes): reported, not worth failing the rebuild for.
+                if case .failure(let error) = Syscall.fchmod(file.rawValue, mode_t(entry.mode) & modeMask) {
+                    report(
+                        DocumentKitError(error, operation: "give a rebuilt version its mode", url: url),
+                        operation: "give a rebuilt version its mode")
+                }
             }
         }
     }
@@ -250,9 +250,13 @@ extension VersionStore {
                 return !state
             })
         else { return }
-        var info = stat()
-        if lstat(root.path, &info) == 0, info.permissions & 0o077 != 0, info.st_uid == geteuid() {
-            _ = chmod(root.path, 0o700)
+        if case .success(let info) = Syscall.fstatat(AT_FDCWD, root.path, followLinks: false),
+            info.permissions & 0o077 != 0, info.st_uid == geteuid(),
+            case .failure(let error) = Syscall.chmod(root.path, 0o700)
+        {
+            report(
+                DocumentKitError(error, operation: "make the version store private", url: root),
+                operation: "make the version store private")
         }
         if let incoming = try? FileDescriptor.openDirectory(incomingURL, operation: "sweep"),
             case .success(let names) = Syscall.directoryNames(in: incoming.rawValue)
@@ -287,8 +291,8 @@ extension VersionStore {
             let itemFolder = contentsURL.appendingPathComponent(item, isDirectory: true)
             for version in (try? fileManager.contentsOfDirectory(atPath: itemFolder.path)) ?? [] {
                 let folder = itemFolder.appendingPathComponent(version, isDirectory: true)
-                var info = stat()
-                guard lstat(folder.path, &info) == 0 else { continue }
+                guard case .success(let info) = Syscall.fstatat(AT_FDCWD, folder.path, followLinks: false)
+                else { continue }
                 rebuilt.append(
                     Rebuilt(folder: folder, bytes: Self.bytes(under: folder), used: info.modificationDate))
             }
@@ -307,8 +311,10 @@ extension VersionStore {
         var total: Int64 = 0
         guard let enumerator = FileManager.default.enumerator(atPath: url.path) else { return 0 }
         while let relative = enumerator.nextObject() as? String {
-            var info = stat()
-            if lstat(url.appendingPathComponent(relative).path, &info) == 0, info.isRegularFile {
+            if case .success(let info) = Syscall.fstatat(
+                AT_FDCWD, url.appendingPathComponent(relative).path, followLinks: false),
+                info.isRegularFile
+            {
                 total += Int64(info.st_size)
             }
         }
@@ -319,22 +325,21 @@ extension VersionStore {
     /// (a safe save never writes into the old inode, so the link keeps the old bytes), or a
     /// copy across volumes.
     func linkOrCopy(_ source: URL, to destination: URL) throws {
-        var info = stat()
-        guard lstat(source.path, &info) == 0 else {
-            throw DocumentKitError(Errno.current, operation: "keep the previous version of", url: source)
-        }
+        let info = try Syscall.fstatat(AT_FDCWD, source.path, followLinks: false).get(
+            "keep the previous version of", source)
         if info.isDirectory {
-            guard mkdir(destination.path, 0o700) == 0 else {
-                throw DocumentKitError(
-                    Errno.current, operation: "keep the previous version of", url: destination)
-            }
+            _ = try Syscall.mkdirat(AT_FDCWD, destination.path, 0o700).get(
+                "keep the previous version of", destination)
             for name in try FileManager.default.contentsOfDirectory(atPath: source.path) {
                 try linkOrCopy(
                     source.appendingPathComponent(name), to: destination.appendingPathComponent(name))
             }
-            _ = chmod(destination.path, info.permissions)
+            // The version records the folder's mode from this copy: one it cannot be given is
+            // not the version.
+            _ = try Syscall.chmod(destination.path, info.permissions).get(
+                "keep the previous version of", destination)
         } else if info.isRegularFile {
-            if link(source.path, destination.path) != 0 {
+            if case .failure = Syscall.linkat(AT_FDCWD, source.path, AT_FDCWD, destination.path) {
                 try FileManager.default.copyItem(at: source, to: destination)
             }
         } else if info.isSymbolicLink {

@@ -22,17 +22,14 @@ extension VersionStore {
     /// table; with `creating`, a new one is given to an item that has none.
     func identity(ofItemAt url: URL, creating: Bool) throws -> ItemIdentity? {
         let path = url.standardizedFileURL.path
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            let error = Errno.current
-            if error == .noSuchFileOrDirectory && !creating { return nil }
-            throw DocumentKitError(error, operation: "identify the item", url: url)
+        let fd: CInt
+        switch Syscall.openat(AT_FDCWD, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) {
+        case .success(let opened): fd = opened
+        case .failure(.noSuchFileOrDirectory) where !creating: return nil
+        case .failure(let error): throw DocumentKitError(error, operation: "identify the item", url: url)
         }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else {
-            throw DocumentKitError(Errno.current, operation: "identify the item", url: url)
-        }
+        defer { Syscall.close(fd) }
+        let info = try Syscall.fstat(fd).get("identify the item", url)
         let device = UInt64(info.st_dev)
         let inode = UInt64(info.st_ino)
         var attributesSupported = true
@@ -72,11 +69,10 @@ extension VersionStore {
     /// Gives the item at `url` the identity `id` if it lacks it (a package folder that a
     /// safe save exchanged), and returns where it is now.
     func stampIdentity(_ id: String, onItemAt url: URL) -> (device: UInt64, inode: UInt64)? {
-        let fd = open(url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { return nil }
+        guard case .success(let fd) = Syscall.openat(AT_FDCWD, url.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        else { return nil }
+        defer { Syscall.close(fd) }
+        guard case .success(let info) = Syscall.fstat(fd) else { return nil }
         let current = try? Syscall.getExtendedAttribute(fd, Self.identityAttribute).get()
         if current.map({ String(decoding: $0, as: UTF8.self) }) != id {
             _ = Syscall.setExtendedAttribute(fd, Self.identityAttribute, Array(id.utf8))
@@ -108,8 +104,9 @@ extension VersionStore {
         queue.sync {
             let oldPath = oldURL.standardizedFileURL.path
             let newPath = newURL.standardizedFileURL.path
-            var info = stat()
-            guard lstat(newPath, &info) == 0 else { return }
+            guard case .success(let info) = Syscall.fstatat(AT_FDCWD, newPath, followLinks: false) else {
+                return
+            }
             let index = loadIndex()
             let known = (try? identity(ofItemAt: newURL, creating: false))?.id ?? index.itemID(path: oldPath)
             // An item the store has no versions of has nothing to follow it.

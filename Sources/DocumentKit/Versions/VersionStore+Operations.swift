@@ -32,8 +32,9 @@ extension VersionStore {
             // A document that is a link keeps the history of what it points to, which is what
             // a safe save replaces.
             let item = url.resolvingSymlinksInPath()
-            var info = stat()
-            guard lstat(item.path, &info) == 0 else { return nil }
+            guard case .success(let info) = Syscall.fstatat(AT_FDCWD, item.path, followLinks: false) else {
+                return nil
+            }
             let staged = try stagingURL()
             try linkOrCopy(item, to: staged)
             return CapturedItem(
@@ -206,8 +207,9 @@ extension VersionStore {
 
     private func removeRecord(_ record: VersionRecord) throws {
         let url = recordURL(record.itemID, record.id)
-        if unlink(url.path) != 0 && Errno.current != .noSuchFileOrDirectory {
-            throw DocumentKitError(Errno.current, operation: "remove a version", url: url)
+        switch Syscall.unlinkat(AT_FDCWD, url.path) {
+        case .success, .failure(.noSuchFileOrDirectory): break
+        case .failure(let error): throw DocumentKitError(error, operation: "remove a version", url: url)
         }
         try? FileManager.default.removeItem(
             at: contentsURL.appendingPathComponent(record.itemID).appendingPathComponent(record.id))

@@ -237,11 +237,21 @@ extension VersionStore {
     func quarantine(_ url: URL, reason: String, operation: String = "read a version record") {
         try? makeFolder(damagedURL)
         let aside = damagedURL.appendingPathComponent("\(UUID().uuidString)-\(url.lastPathComponent)")
-        if rename(url.path, aside.path) != 0 { unlink(url.path) }
+        let outcome: String
+        switch Syscall.renameat(AT_FDCWD, url.path, AT_FDCWD, aside.path) {
+        case .success:
+            outcome = "it was set aside in \(aside.path)"
+        case .failure(let renameError):
+            // Not set aside, it would be reported again at every listing: removed instead.
+            switch Syscall.unlinkat(AT_FDCWD, url.path) {
+            case .success, .failure(.noSuchFileOrDirectory):
+                outcome = "it could not be set aside (\(renameError)) and was removed"
+            case .failure(let error):
+                outcome = "it could be neither set aside (\(renameError)) nor removed (\(error))"
+            }
+        }
         reportRecovery(
-            DocumentKitError(
-                .corruptFile, operation: operation, url: url,
-                detail: "\(reason); it was set aside in \(aside.path)"))
+            DocumentKitError(.corruptFile, operation: operation, url: url, detail: "\(reason); \(outcome)"))
     }
 
     /// Whether a version record was found damaged and set aside: the chunks it named are
@@ -271,13 +281,22 @@ extension VersionStore {
             for record in records(ofItem: itemID) { used.formUnion(record.manifest.chunkNames) }
         }
         let fileManager = FileManager.default
+        // A chunk that cannot be removed only costs space until the next collection: the
+        // first such failure is reported, not one line a chunk.
+        var failure: DocumentKitError?
         for prefix in (try? fileManager.contentsOfDirectory(atPath: chunksURL.path)) ?? [] {
             let folder = chunksURL.appendingPathComponent(prefix, isDirectory: true)
             for name in (try? fileManager.contentsOfDirectory(atPath: folder.path)) ?? []
             where ContentHash.isValid(name) && !used.contains(name) {
-                unlink(folder.appendingPathComponent(name).path)
+                let chunk = folder.appendingPathComponent(name)
+                if case .failure(let error) = Syscall.unlinkat(AT_FDCWD, chunk.path),
+                    error != .noSuchFileOrDirectory, failure == nil
+                {
+                    failure = DocumentKitError(error, operation: "collect unused version chunks", url: chunk)
+                }
             }
         }
+        if let failure { report(failure, operation: "collect unused version chunks") }
     }
 }
 

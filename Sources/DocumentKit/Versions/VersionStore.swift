@@ -176,8 +176,10 @@ public final class VersionStore: Sendable {
         var total: Int64 = 0
         guard let enumerator = FileManager.default.enumerator(atPath: root.path) else { return 0 }
         while let relative = enumerator.nextObject() as? String {
-            var info = stat()
-            if lstat(root.appendingPathComponent(relative).path, &info) == 0, info.isRegularFile {
+            if case .success(let info) = Syscall.fstatat(
+                AT_FDCWD, root.appendingPathComponent(relative).path, followLinks: false),
+                info.isRegularFile
+            {
                 total += Int64(info.st_size)
             }
         }
@@ -214,27 +216,36 @@ public final class VersionStore: Sendable {
     func makeFolder(_ url: URL) throws {
         var missing: [URL] = []
         var probe = url.standardizedFileURL
-        var info = stat()
-        while probe.path != "/", lstat(probe.path, &info) != 0 {
+        while probe.path != "/", case .failure = Syscall.fstatat(AT_FDCWD, probe.path, followLinks: false) {
             missing.append(probe)
             probe.deleteLastPathComponent()
         }
         do {
             for folder in missing.reversed() {
-                if mkdir(folder.path, 0o700) != 0 && Errno.current != .fileExists {
-                    throw Errno.current
+                if case .failure(let error) = Syscall.mkdirat(AT_FDCWD, folder.path, 0o700),
+                    error != .fileExists
+                {
+                    throw error
                 }
-                _ = chmod(folder.path, 0o700)
+                // Against a umask that takes the owner's bits, and for a folder another process
+                // made first. The folder is usable without it, so this is reported, not thrown.
+                if case .failure(let error) = Syscall.chmod(folder.path, 0o700) {
+                    report(
+                        DocumentKitError(
+                            error, operation: "make the version store folder private", url: folder),
+                        operation: "make the version store folder private")
+                }
             }
         } catch {
-            var info = stat()
             var errno = Errno.noSuchFileOrDirectory
             // Find the deepest existing ancestor to say why: a file in the way, no permission.
             var probe = url
             while probe.path != "/" {
-                if lstat(probe.path, &info) == 0 {
+                if case .success(let info) = Syscall.fstatat(AT_FDCWD, probe.path, followLinks: false) {
                     errno = info.isDirectory ? .permissionDenied : .notDirectory
-                    if info.isDirectory, access(probe.path, W_OK) == 0 { errno = .readOnlyFileSystem }
+                    if info.isDirectory, Syscall.isAccessible(probe.path, W_OK) {
+                        errno = .readOnlyFileSystem
+                    }
                     break
                 }
                 probe.deleteLastPathComponent()
@@ -253,17 +264,13 @@ public final class VersionStore: Sendable {
         try makeFolder(root)
         sweepOnce()
         let lockURL = root.appendingPathComponent("lock")
-        let fd = open(lockURL.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            throw DocumentKitError(Errno.current, operation: "lock the version store", url: lockURL)
+        let lock = try FileDescriptor.open(
+            lockURL, O_RDWR | O_CREAT | O_CLOEXEC, mode: 0o600, operation: "lock the version store")
+        // Closing the descriptor releases the lock: it must live until the body is done.
+        return try withExtendedLifetime(lock) {
+            _ = try Syscall.flock(lock.rawValue, LOCK_EX).get("lock the version store", lockURL)
+            return try body()
         }
-        defer { close(fd) }
-        while flock(fd, LOCK_EX) != 0 {
-            guard Errno.current == .interrupted else {
-                throw DocumentKitError(Errno.current, operation: "lock the version store", url: lockURL)
-            }
-        }
-        return try body()
     }
 
     // MARK: - Reporting
