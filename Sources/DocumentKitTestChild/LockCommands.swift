@@ -33,12 +33,13 @@ func runLockCommand(_ name: String, _ arguments: [String]) -> Bool {
         }
     case "lock-append":
         // lock-append PATH COUNT TAG [START]: appends COUNT lines "TAG i" to PATH, each under
-        // a write lock, after waiting for the file START to exist (so that two children
-        // start together).
+        // a write lock, after making START.ready-TAG and waiting for the file START to exist
+        // (so that two children start together, however late each was started).
         guard arguments.count >= 3, let count = Int(arguments[1]) else {
             fail("usage: lock-append PATH COUNT TAG [START]")
         }
         if arguments.count > 3 {
+            _ = FileManager.default.createFile(atPath: arguments[3] + ".ready-" + arguments[2], contents: nil)
             while !FileManager.default.fileExists(atPath: arguments[3]) { usleep(1000) }
         }
         reportingErrors { try appendLines(to: arguments[0], count: count, tag: arguments[2]) }

@@ -42,15 +42,34 @@ enum EditCopies {
         _ = FileManager.default.createFile(atPath: folder.appendingPathComponent(".kept").path, contents: nil)
     }
 
+    /// Removes an edit's folder: renamed out of the way in one step first, so a `docs` killed
+    /// while deleting leaves a folder the next sweep removes whole, never a copy without the
+    /// path of its document (which the sweep could only keep, for ever).
     static func remove(_ folder: URL) {
-        try? FileManager.default.removeItem(at: folder)
+        let doomed = folder.deletingLastPathComponent().appendingPathComponent(
+            removingPrefix + folder.lastPathComponent, isDirectory: true)
+        do {
+            try FileManager.default.moveItem(at: folder, to: doomed)
+        } catch {
+            try? FileManager.default.removeItem(at: folder)
+            return
+        }
+        // Left for the next sweep if it fails: the name says it is being removed.
+        try? FileManager.default.removeItem(at: doomed)
     }
+
+    private static let removingPrefix = ".removing-"
 
     /// Deals with what killed `docs edit` runs left; see the type's summary.
     static func sweep() {
         let fileManager = FileManager.default
         // No folder of copies yet (or none readable): nothing was left to sweep.
         for name in ((try? DirectoryEntry.entries(ofFolderAt: folder)) ?? []).map(\.name) {
+            if name.hasPrefix(removingPrefix) {
+                // A folder a killed docs was removing: nothing in it is needed any more.
+                try? fileManager.removeItem(at: folder.appendingPathComponent(name, isDirectory: true))
+                continue
+            }
             guard let owner = name.split(separator: "-").first.flatMap({ pid_t($0) }), owner != getpid(),
                 kill(owner, 0) != 0, errno == ESRCH
             else { continue }

@@ -173,10 +173,8 @@ extension VersionStore {
         let folder = itemFolder(itemID)
         let names: [String]
         do {
-            let directory = try FileDescriptor.openDirectory(
-                folder, operation: "list the versions of an item")
-            names = try Syscall.directoryEntries(directory.rawValue).get(
-                "list the versions of an item", folder)
+            names = try DirectoryEntry.entries(ofFolderAt: folder, operation: "list the versions of an item")
+                .map(\.name)
         } catch {
             recordSummaryCache.withLock { $0[itemID] = nil }
             return []

@@ -519,6 +519,13 @@ import Testing
             try TestChild.start(
                 ["lock-append", file.path, "1000", $0, start.path], environment: fixture.childEnvironment)
         }
+        // Both waiting at the start line (a loaded machine starts processes late), then go.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ["A", "B"].contains(where: { !FileManager.default.fileExists(atPath: start.path + ".ready-" + $0) }),
+            ContinuousClock.now < deadline
+        {
+            usleep(2000)
+        }
         _ = FileManager.default.createFile(atPath: start.path, contents: nil)
         for child in children {
             let outcome = TestChild.finish(child)
