@@ -28,6 +28,16 @@ import Testing
         "\(time.seconds)." + String(format: "%09u", time.nanoseconds)
     }
 
+    /// The status of `url` after its times are set far in the past and a moment has passed:
+    /// file systems stamp times from a coarse clock, and a change made next must differ.
+    private func agedStatus(of url: URL) throws -> FileStatus {
+        var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, url.path, &times, 0) == 0)
+        let status = try #require(FileStatus(path: url.path))
+        usleep(20_000)
+        return status
+    }
+
     @Test func saysWhatStatSays() throws {
         let tree = try TemporaryTree()
         let url = try tree.write("twelve bytes", to: "a.txt")
@@ -74,11 +84,7 @@ import Testing
     @Test func aWriteChangesSizeAndTimes() throws {
         let tree = try TemporaryTree()
         let url = try tree.write("short", to: "a.txt")
-        // Times from a coarse clock: an old time set on purpose makes the write's time differ.
-        var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
-        #expect(utimensat(AT_FDCWD, url.path, &times, 0) == 0)
-        let before = try #require(FileStatus(path: url.path))
-        usleep(20_000)
+        let before = try agedStatus(of: url)
         let handle = try FileHandle(forWritingTo: url)
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(" and longer".utf8))
@@ -95,10 +101,7 @@ import Testing
     @Test func aChmodChangesOnlyTheStatusChangeTime() throws {
         let tree = try TemporaryTree()
         let url = try tree.write("x", to: "a.txt")
-        var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
-        #expect(utimensat(AT_FDCWD, url.path, &times, 0) == 0)
-        let before = try #require(FileStatus(path: url.path))
-        usleep(20_000)
+        let before = try agedStatus(of: url)
         #expect(chmod(url.path, 0o600) == 0)
         let after = try #require(FileStatus(path: url.path))
         #expect(after.isSameFileAndContents(as: before))
