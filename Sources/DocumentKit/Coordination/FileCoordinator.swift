@@ -307,7 +307,7 @@ public final class FileCoordinator: Sendable {
             || PresenterRegistry.shared.hasPresenters(
                 relatedTo: events[index].path, includingDescendants: events[index].affectsDescendants)
         {
-            events[index].itemExisted = ItemState(path: events[index].path) != nil
+            events[index].itemExisted = FileStatus(path: events[index].path) != nil
         }
         let sessions = events.map {
             LocalPresenterSession(event: $0, excluding: filePresenter, timeout: timeout)
@@ -331,7 +331,7 @@ public final class FileCoordinator: Sendable {
                 let told = !session.isEmpty || !remote[index].processes.isEmpty
                 let outcome = AccessOutcome(
                     movedTo: destination,
-                    itemExists: told && ItemState(path: destination ?? event.path) != nil)
+                    itemExists: told && FileStatus(path: destination ?? event.path) != nil)
                 session.finish(outcome)
                 remote[index].finish(outcome)
                 if event.kind == .write, let own = filePresenter {
@@ -339,7 +339,7 @@ public final class FileCoordinator: Sendable {
                     if let destination {
                         PresenterRegistry.shared.updatePath(of: own, to: destination)
                     } else {
-                        PresenterRegistry.shared.noteKnownState(of: own, ItemState(path: event.path))
+                        PresenterRegistry.shared.noteKnownState(of: own, FileStatus(path: event.path))
                     }
                 }
             }

@@ -111,7 +111,7 @@ struct DocumentContents: @unchecked Sendable {
     let value: Any
     let modificationDate: Date?
     /// The file as it was when read, taken before the bytes so a change during the read shows.
-    var state: ItemState? = nil
+    var state: FileStatus? = nil
     /// Whether the file's mode lets this user write it: see ``Document/isLocked``.
     var isWritable = true
 
@@ -122,7 +122,7 @@ struct DocumentContents: @unchecked Sendable {
         case .failure(let errno): throw DocumentKitError(errno, operation: "open the document", url: url)
         }
         if info.isDirectory {
-            let state = ItemState(path: url.path)
+            let state = FileStatus(path: url.path)
             let wrapper = try FileWrapper(url: url, options: .immediate)
             return DocumentContents(
                 value: wrapper, modificationDate: info.modificationDate, state: state,
@@ -137,7 +137,7 @@ struct DocumentContents: @unchecked Sendable {
         let opened = try file.stat(operation: "open the document")
         let data = try file.readToEnd(sizeHint: Int(opened.st_size), operation: "read the document")
         return DocumentContents(
-            value: data, modificationDate: opened.modificationDate, state: ItemState(opened),
+            value: data, modificationDate: opened.modificationDate, state: FileStatus(opened),
             isWritable: isWritable(url, opened))
     }
 

@@ -11,9 +11,9 @@ struct DocumentFileRecord: Sendable {
     var url: URL
     /// The file as last read or written by this document; a different file there now means
     /// another writer changed it.
-    var knownState: ItemState?
+    var knownState: FileStatus?
     /// The file the last save wrote, as it was before it was renamed into place.
-    var writtenState: ItemState?
+    var writtenState: FileStatus?
     /// No change counted and no editor editing, as of the main actor's last change.
     var isClean = true
 }
@@ -33,7 +33,7 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
     @discardableResult
     nonisolated func noteMetadataChange(at url: URL) -> Bool {
         fileRecord.withLock { record in
-            guard let known = record.knownState, let now = ItemState(path: url.path),
+            guard let known = record.knownState, let now = FileStatus(path: url.path),
                 now.isSameFileAndContents(as: known)
             else { return false }
             record.knownState = now
@@ -62,7 +62,7 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
         guard !documentState.contains(.closed) else { return }
         let url = fileURL
         // Gone: a deletion or move will be reported.
-        guard let current = ItemState(path: url.path) else { return }
+        guard let current = FileStatus(path: url.path) else { return }
         if current == fileRecord.withLock({ $0.knownState }) { return }
         if noteMetadataChange(at: url) {
             // Only its status changed; a chmod may have made it read-only or writable.
@@ -73,7 +73,7 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
         }
         _ = await inTurn {
             // A save or revert before this one may have read the change already.
-            guard !self.documentState.contains(.closed), let now = ItemState(path: self.fileURL.path),
+            guard !self.documentState.contains(.closed), let now = FileStatus(path: self.fileURL.path),
                 now != self.fileRecord.withLock({ $0.knownState })
             else { return true }
             await self.takeFileFromElsewhere()
@@ -273,7 +273,7 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
         for _ in 0..<8 {
             guard !documentState.contains(.closed) else { return }
             commitPendingEdits()
-            if !coordinated, let now = ItemState(path: url.path) {
+            if !coordinated, let now = FileStatus(path: url.path) {
                 // Seen gone, but there again by now: moved away and back (the same file), or
                 // another file in its place, which is a change like any other.
                 if noteMetadataChange(at: url) || now == fileRecord.withLock({ $0.knownState }) { return }

@@ -276,7 +276,7 @@ extension Document {
             // old name back. Failing leaves the edit unsaved for a save at the new place.
             if checksOriginal, presentedURL != url.standardizedFileURL { return .gone }
             if checksOriginal, let expected {
-                guard let current = ItemState(path: url.path) else { return .missing }
+                guard let current = FileStatus(path: url.path) else { return .missing }
                 if current != expected { return .changedElsewhere }
             }
             // The file about to be replaced becomes a history version: linked now, stored after.
@@ -295,7 +295,7 @@ extension Document {
                 throw error
             }
             versionStore?.commit(previous, savedAt: url)
-            let now = ItemState(path: url.path)
+            let now = FileStatus(path: url.path)
             // Another writer can replace or delete the file between the rename and this stat,
             // where inotify's news of it is muted (the write is pending): a file that is not
             // the one written is their change, to be taken as such once this save is done.

@@ -11,7 +11,7 @@ extension Document {
     ///   item by the inode it had when the path is new to it.
     nonisolated func storedVersion(
         of url: URL, holding contents: DocumentContents, in store: VersionStore, isConflict: Bool,
-        formerState: ItemState? = nil, creatingMissingItem: Bool = false
+        formerState: FileStatus? = nil, creatingMissingItem: Bool = false
     ) throws -> (FileVersion, isNew: Bool) {
         let staging = try store.stagingURL()
         defer { store.removeStaged(staging) }

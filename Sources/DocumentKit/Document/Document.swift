@@ -372,7 +372,7 @@ open class Document {
             }
             // What this document wrote, before it is renamed into place: what is there after
             // may already be another writer's.
-            let staged = ItemState(path: staging.path)
+            let staged = FileStatus(path: staging.path)
             fileRecord.withLock { $0.writtenState = staged }
         }
     }

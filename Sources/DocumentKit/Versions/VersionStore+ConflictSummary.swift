@@ -17,12 +17,12 @@ extension VersionStore {
         var inodes: Set<UInt64> = []
         /// The marker folder and the identity index as they were when the summary was read:
         /// while both are unchanged, so is the summary.
-        var markers: ItemState?
-        var index: ItemState?
+        var markers: FileStatus?
+        var index: FileStatus?
         /// When the summary was last read or confirmed.
         var checked = ContinuousClock.now
 
-        func isCurrent(markers: ItemState?, index: ItemState?) -> Bool {
+        func isCurrent(markers: FileStatus?, index: FileStatus?) -> Bool {
             markers == self.markers && index == self.index && !(markers?.isRecent ?? false)
                 && !(index?.isRecent ?? false)
         }
@@ -95,8 +95,8 @@ extension VersionStore {
     func conflictSummary() -> ConflictSummary {
         let cached = conflictCache.withLock { $0 }
         if let cached, cached.checked.duration(to: .now) < Self.conflictSummaryLifetime { return cached }
-        let markers = ItemState(path: conflictMarkersURL.path)
-        let indexStamp = ItemState(path: indexURL.path)
+        let markers = FileStatus(path: conflictMarkersURL.path)
+        let indexStamp = FileStatus(path: indexURL.path)
         if var confirmed = cached, confirmed.isCurrent(markers: markers, index: indexStamp) {
             confirmed.checked = .now
             conflictCache.withLock { $0 = confirmed }

@@ -15,7 +15,7 @@ extension VersionStore {
     /// The decoded index is kept while the file is unchanged (same inode, size and times), so
     /// identifying items and listing conflicts cost a `stat`, not a read, per call.
     func loadIndex() -> IdentityIndex {
-        let stamp = ItemState(path: indexURL.path)
+        let stamp = FileStatus(path: indexURL.path)
         if let stamp, let cached = indexCache.withLock({ $0 }), cached.stamp == stamp {
             return cached.index
         }
@@ -81,7 +81,7 @@ extension VersionStore {
         } else {
             try replaceWithoutFlushing(indexURL, with: data)
         }
-        if let stamp = ItemState(path: indexURL.path), !stamp.isRecent {
+        if let stamp = FileStatus(path: indexURL.path), !stamp.isRecent {
             indexCache.withLock { $0 = (stamp, index) }
         }
     }
@@ -315,13 +315,14 @@ struct RecordSummary: Sendable {
     }
 }
 
-extension ItemState {
+extension FileStatus {
     /// Whether a change made now could leave the same times (file systems stamp times from a
     /// coarse clock): a cache keyed on a stamp this fresh must also expire by age.
     var isRecent: Bool {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        let seconds = Double(now.tv_sec - changed.tv_sec) + Double(now.tv_nsec - changed.tv_nsec) / 1e9
+        let seconds =
+            Double(Int64(now.tv_sec) - statusChange.seconds) + Double(now.tv_nsec - Int(statusChange.nanoseconds)) / 1e9
         return seconds < 0.1
     }
 }

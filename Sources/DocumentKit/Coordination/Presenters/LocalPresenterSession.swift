@@ -98,7 +98,7 @@ final class LocalPresenterSession: Sendable {
         for reacquire in taken { reacquire() }
         guard event.kind == .write, !participants.isEmpty else { return }
         let url = URL(fileURLWithPath: event.path)
-        let newState = ItemState(path: outcome.movedTo ?? event.path)
+        let newState = FileStatus(path: outcome.movedTo ?? event.path)
         for (presenter, relation) in presenters {
             switch relation {
             case .item:

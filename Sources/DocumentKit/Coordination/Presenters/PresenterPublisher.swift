@@ -196,7 +196,7 @@ final class PresenterPublisher: Sendable {
             for item in here.keys { held.removeValue(forKey: item) }
             return here.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
         }
-        for (item, appeared) in released where ItemState(path: item) != nil {
+        for (item, appeared) in released where FileStatus(path: item) != nil {
             tellFolders(above: item, appeared: appeared)
         }
     }
@@ -232,7 +232,7 @@ final class PresenterPublisher: Sendable {
             case .created, .modified, .replaced, .attributesChanged:
                 if event.isDirectory && event.kind == .replaced { shared.watchAgain(path) }
                 if PendingWrites.shared.contains(path) { continue }
-                let state = ItemState(path: path)
+                let state = FileStatus(path: path)
                 // A write in place is always news: DocumentKit never writes in place, and two
                 // quick writes of one size within a clock tick leave the same state behind.
                 let changed =
@@ -253,7 +253,7 @@ final class PresenterPublisher: Sendable {
             case .deleted:
                 if event.isDirectory { shared.watchAgain(path) }
                 if PendingWrites.shared.contains(path) { continue }
-                guard ItemState(path: path) == nil else { continue }  // already back: a replace
+                guard FileStatus(path: path) == nil else { continue }  // already back: a replace
                 for presenter in registry.presenters(of: path) {
                     registry.noteKnownState(of: presenter, nil)
                     presenter.enqueue { presenter in
@@ -277,7 +277,7 @@ final class PresenterPublisher: Sendable {
                     }
                 }
                 // Another file renamed onto a presented name (how many editors save) is a change.
-                let state = ItemState(path: path)
+                let state = FileStatus(path: path)
                 for presenter in registry.presentersSeeingChange(atPath: path, state: state) {
                     presenter.enqueue { presenter in presenter.presentedItemDidChange() }
                 }
@@ -305,7 +305,7 @@ final class PresenterPublisher: Sendable {
                 }
             case .overflow:
                 for presented in registry.presentedPaths {
-                    let state = ItemState(path: presented)
+                    let state = FileStatus(path: presented)
                     for presenter in registry.presentersSeeingChange(atPath: presented, state: state) {
                         presenter.enqueue { presenter in
                             presenter.presentedItemDidChange()

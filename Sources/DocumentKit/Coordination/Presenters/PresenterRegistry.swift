@@ -25,7 +25,7 @@ final class PresenterRegistry: Sendable {
         /// The canonical path the presenter presented when last looked at.
         var path: String?
         /// The item's state after the last change the presenter was told of (or registered at).
-        var knownState: ItemState?
+        var knownState: FileStatus?
     }
 
     private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
@@ -35,7 +35,7 @@ final class PresenterRegistry: Sendable {
 
     func add(_ presenter: any FilePresenter) {
         let path = presenter.presentedItemURL.map(CanonicalPath.of)
-        let state = path.flatMap { ItemState(path: $0) }
+        let state = path.flatMap { FileStatus(path: $0) }
         entries.withLock {
             $0[ObjectIdentifier(presenter)] = Entry(presenter: presenter, path: path, knownState: state)
         }
@@ -141,12 +141,12 @@ final class PresenterRegistry: Sendable {
 
     /// Records the state a presenter now knows its item in, so the same state seen again
     /// through inotify is not reported twice.
-    func noteKnownState(of presenter: any FilePresenter, _ state: ItemState?) {
+    func noteKnownState(of presenter: any FilePresenter, _ state: FileStatus?) {
         entries.withLock { $0[ObjectIdentifier(presenter)]?.knownState = state }
     }
 
     /// Records a new known state for every presenter of `path`.
-    func noteKnownState(ofPath path: String, _ state: ItemState?) {
+    func noteKnownState(ofPath path: String, _ state: FileStatus?) {
         entries.withLock { entries in
             for (key, entry) in entries where entry.path == path {
                 entries[key]?.knownState = state
@@ -155,7 +155,7 @@ final class PresenterRegistry: Sendable {
     }
 
     /// Every presenter of `path`, recording `state` as what each now knows.
-    func presentersNoting(path: String, state: ItemState?) -> [any FilePresenter] {
+    func presentersNoting(path: String, state: FileStatus?) -> [any FilePresenter] {
         entries.withLock { entries in
             var found: [any FilePresenter] = []
             for (key, entry) in entries where entry.path == path {
@@ -168,7 +168,7 @@ final class PresenterRegistry: Sendable {
     }
 
     /// Presenters of `path` whose known state differs from `state`; records `state` for them.
-    func presentersSeeingChange(atPath path: String, state: ItemState?) -> [any FilePresenter] {
+    func presentersSeeingChange(atPath path: String, state: FileStatus?) -> [any FilePresenter] {
         entries.withLock { entries in
             var changed: [any FilePresenter] = []
             for (key, entry) in entries where entry.path == path {
@@ -185,7 +185,7 @@ final class PresenterRegistry: Sendable {
             let key = ObjectIdentifier(presenter)
             guard entries[key] != nil, entries[key]?.path != path else { return false }
             entries[key]?.path = path
-            entries[key]?.knownState = ItemState(path: path)
+            entries[key]?.knownState = FileStatus(path: path)
             return true
         }
         if changed { PresenterPublisher.shared.refresh() }
@@ -206,7 +206,7 @@ final class PresenterRegistry: Sendable {
                     continue
                 }
                 entries[key]?.path = destination
-                entries[key]?.knownState = ItemState(path: destination)
+                entries[key]?.knownState = FileStatus(path: destination)
                 moved.append((presenter, destination))
             }
             return moved

@@ -124,7 +124,7 @@ final class RemotePresenters: Sendable {
         }
         for entry in expired {
             let path = entry.session.event.path
-            entry.session.finish(AccessOutcome(movedTo: nil, itemExists: ItemState(path: path) != nil))
+            entry.session.finish(AccessOutcome(movedTo: nil, itemExists: FileStatus(path: path) != nil))
             if entry.session.event.kind == .write { PendingWrites.shared.end(path) }
         }
     }
