@@ -163,12 +163,29 @@ enum PresenterIndex {
         guard let root else { return }
         let folder = entryFolder(for: path, in: root)
         makeFolder(folder)
-        _ = try? SafeSave.write(
-            Data(path.utf8),
-            to: URL(fileURLWithPath: folder + "/" + entryName(of: getpid(), asListener: asListener)),
-            permissions: 0o600)
+        writeListing(path, to: folder + "/" + entryName(of: getpid(), asListener: asListener))
         bumpGeneration(in: root)
     }
+
+    /// Writes a listing whole, by a rename: a reader sees no listing or all of it, never an
+    /// empty file (whose empty path would relate this process to every item). Not flushed:
+    /// the index describes running processes only, in the runtime folder, and has nothing to
+    /// keep across a crash of the machine; a safe save's two `fsync`s cost every document
+    /// open and every query start several milliseconds on a disk.
+    private static func writeListing(_ path: String, to destination: String) {
+        // "<pid>.tmp" or "<pid>.news.tmp": this process's own, never read as a listing.
+        let temporary = destination + temporarySuffix
+        let written = Syscall.openat(AT_FDCWD, temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o600).flatMap { fd in
+            defer { Syscall.close(fd) }
+            return Array(path.utf8).withUnsafeBytes { Syscall.writeAll(fd, $0) }
+        }.flatMap { _ in Syscall.renameat(AT_FDCWD, temporary, AT_FDCWD, destination) }
+        if case .failure(let error) = written {
+            removeFile(temporary)
+            DocumentLog.write("presenter index: cannot list \(path) in \(destination): \(error)")
+        }
+    }
+
+    private static let temporarySuffix = ".tmp"
 
     /// Removes every listing of this process and its socket, at exit.
     static func unpublishAll() {
@@ -191,6 +208,7 @@ enum PresenterIndex {
         for folder in names(in: presented) where folder != ".generation" {
             for name in [entryName(of: pid, asListener: false), entryName(of: pid, asListener: true)] {
                 removeFile("\(presented)/\(folder)/\(name)")
+                removeFile("\(presented)/\(folder)/\(name)\(temporarySuffix)")
             }
             removeFolderIfEmpty("\(presented)/\(folder)")
         }
@@ -213,6 +231,14 @@ enum PresenterIndex {
         let presented = root.appendingPathComponent("presented").path
         for folder in names(in: presented) where folder != ".generation" {
             for name in names(in: "\(presented)/\(folder)") {
+                if name.hasSuffix(temporarySuffix) {
+                    // A listing being written, or left by a process killed while writing it.
+                    let owner = name.split(separator: ".").first.flatMap { pid_t($0) }
+                    if let owner, owner != me, !ProcessIdentity.isAlive(owner) {
+                        removeFile("\(presented)/\(folder)/\(name)")
+                    }
+                    continue
+                }
                 let isListener = name.hasSuffix(listenerSuffix)
                 guard let pid = pid_t(isListener ? String(name.dropLast(listenerSuffix.count)) : name),
                     pid != me
