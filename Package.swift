@@ -54,7 +54,8 @@ let package = Package(
         // The README's example, verbatim (PortingTests checks that it is, and runs it).
         .executableTarget(name: "readme-example", dependencies: ["DocumentKit"], path: "Tests/Readme"),
         .testTarget(
-            name: "PortingTests", dependencies: ["PortingSwift5", "PortingSwift6", "DocumentKit", "readme-example"],
+            name: "PortingTests",
+            dependencies: ["PortingSwift5", "PortingSwift6", "DocumentKit", "readme-example"],
             path: "Tests/PortingTests"),
 
         // The seed apps' documents, ported: Examples/README.md says which seed each comes from.

@@ -34,7 +34,8 @@ struct SteConflictSafetyTests {
             try await Task.sleep(for: .milliseconds(1300))
             if ste.text(of: "A.txt") == "base\n" || attempt == 3 { break }
         }
-        #expect(ste.text(of: "A.txt") == "base\n", "autosaved before the other program wrote, \(attempt) times")
+        #expect(
+            ste.text(of: "A.txt") == "base\n", "autosaved before the other program wrote, \(attempt) times")
         #expect(ste.shell("echo THEIRS >> A.txt") == 0)
         // The other program's file stays; the typing is the user's own side.
         #expect(await ste.waitForScreen(containing: "Mine: your unsaved text"), "\(ste.screen)")

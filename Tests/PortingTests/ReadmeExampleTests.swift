@@ -41,7 +41,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: folder) }
         var binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         if binary.pathExtension == "xctest" { binary.deleteLastPathComponent() }
-        if !FileManager.default.isExecutableFile(atPath: binary.appendingPathComponent("readme-example").path) {
+        if !FileManager.default.isExecutableFile(atPath: binary.appendingPathComponent("readme-example").path)
+        {
             binary.deleteLastPathComponent()
         }
         let process = Process()
@@ -73,7 +74,8 @@ import Testing
         #expect(printed.contains("state changed"), "the conflict was announced")
         #expect(
             try String(contentsOf: folder.appendingPathComponent("note.txt"), encoding: .utf8)
-                == "hello from elsewhere", "closing a document whose conflict was resolved wrote nothing over it")
+                == "hello from elsewhere",
+            "closing a document whose conflict was resolved wrote nothing over it")
         #expect(
             try String(contentsOf: folder.appendingPathComponent("Notes.pkg/index.md"), encoding: .utf8)
                 == "# Notes\n")

@@ -91,7 +91,9 @@ open class Document {
     // The timer holds the document weakly and ends by itself; the undo observers are removed
     // here, which needs no actor.
     deinit {
-        for observer in undoObservers.withLock({ $0.tokens }) { NotificationCenter.default.removeObserver(observer) }
+        for observer in undoObservers.withLock({ $0.tokens }) {
+            NotificationCenter.default.removeObserver(observer)
+        }
     }
 
     // MARK: - Names and types
@@ -352,7 +354,8 @@ open class Document {
     ) throws {
         let requestedMode = Self.attribute(.posixPermissions, in: attributes)
         let permissions =
-            (requestedMode as? NSNumber).map { mode_t($0.uint32Value) } ?? (requestedMode as? Int).map { mode_t($0) }
+            (requestedMode as? NSNumber).map { mode_t($0.uint32Value) }
+            ?? (requestedMode as? Int).map { mode_t($0) }
         var options: SafeSave.Options = saveOperation == .forCreating ? .withoutOverwriting : []
         // Unchanged files of a package are hard-linked from the original, already on disk.
         if contents is FileWrapper { options.insert(.linkedFilesAreDurable) }

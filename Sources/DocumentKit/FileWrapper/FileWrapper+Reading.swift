@@ -133,7 +133,9 @@
                 let after = try file.stat(operation: readOperation)
                 // A file written while we read it has no trustworthy identity: never hard-link it.
                 let identity = FileStatus(info)
-                let stable = identity.isSameFileAndContents(as: FileStatus(after)) && Int64(data.count) == identity.size
+                let stable =
+                    identity.isSameFileAndContents(as: FileStatus(after))
+                    && Int64(data.count) == identity.size
                 return FileWrapper(
                     contents: .regularFile(data), fileAttributes: attributes(of: after),
                     diskIdentity: stable ? identity : nil)

@@ -172,7 +172,8 @@
                 let permissions =
                     wrapper.requestedPermissions ?? wrapper.diskIdentity.map { $0.permissions }
                 if let existing, let identity = wrapper.diskIdentity,
-                    identity.isSameFileAndContents(as: FileStatus(existing)), permissions == existing.permissions,
+                    identity.isSameFileAndContents(as: FileStatus(existing)),
+                    permissions == existing.permissions,
                     wrapper.dateMatches(existing)
                 {
                     // Writing in place over the very file the bytes came from: nothing to do.

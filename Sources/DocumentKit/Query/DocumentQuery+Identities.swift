@@ -50,7 +50,9 @@ extension DocumentQuery {
             // An item that cannot be looked at (gone, or its folder no longer searchable) is
             // forgotten: it is no longer a result either.
             for (path, _) in byPath
-            where (try? Syscall.withCString(path, { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) }).get())
+            where
+                (try? Syscall.withCString(path, { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) })
+                .get())
                 == nil
             {
                 gone.append(path)

@@ -70,7 +70,8 @@ extension DocumentQuery {
         /// the link itself, never what it points to.
         public convenience init?(url: URL) {
             guard url.isFileURL, let path = Self.canonicalPath(of: url),
-                case .success(let status) = Syscall.withCString(path, { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) })
+                case .success(let status) = Syscall.withCString(
+                    path, { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) })
             else { return nil }
             let name = path[((path.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1)...]
             var isPackage = false

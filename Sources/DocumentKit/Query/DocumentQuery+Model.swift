@@ -150,7 +150,9 @@ extension DocumentQuery {
         /// The item at `path` (already known to be included by its name) and, for a plain
         /// folder, everything below it.
         mutating func scanNode(_ path: [UInt8], into found: inout [Found]) {
-            guard case .success(let status) = Syscall.withCString(path, { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) })
+            guard
+                case .success(let status) = Syscall.withCString(
+                    path, { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) })
             else {
                 return
             }
@@ -210,7 +212,6 @@ extension DocumentQuery {
             return .item(path)
         }
 
-
         // MARK: Events
 
         /// Takes the store's conflicts again and updates the items whose flag changed.
@@ -265,7 +266,9 @@ extension DocumentQuery {
 
         /// Re-reads one item: the only per-event cost is this one `statx`.
         mutating func refresh(_ path: [UInt8], force: Bool) {
-            guard case .success(let status) = Syscall.withCString(path, { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) })
+            guard
+                case .success(let status) = Syscall.withCString(
+                    path, { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) })
             else {
                 remove(path)
                 return

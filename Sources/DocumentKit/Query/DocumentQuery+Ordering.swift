@@ -59,7 +59,9 @@ extension DocumentQuery.Model {
         return order != 0 ? Int(order) : a.count - b.count
     }
 
-    static func compare(_ a: DocumentQuery.Item, _ b: DocumentQuery.Item, by key: DocumentQuery.SortDescriptor.Key) -> Int {
+    static func compare(
+        _ a: DocumentQuery.Item, _ b: DocumentQuery.Item, by key: DocumentQuery.SortDescriptor.Key
+    ) -> Int {
         switch key {
         case .fileName:
             let folded = compareBytes(a.nameBytes, b.nameBytes, foldingCase: true)

@@ -129,7 +129,9 @@ enum CanonicalPath {
     /// every component with `lstat` and `readlink`. `nil` when `path` is not an existing
     /// folder or `/proc` is not mounted, and the caller falls back to `realpath`.
     private static func resolvedFolder(_ path: String) -> String? {
-        guard case .success(let fd) = Syscall.openat(AT_FDCWD, path, CDS_O_PATH | O_DIRECTORY) else { return nil }
+        guard case .success(let fd) = Syscall.openat(AT_FDCWD, path, CDS_O_PATH | O_DIRECTORY) else {
+            return nil
+        }
         defer { Syscall.close(fd) }
         guard case .success(let resolved) = Syscall.readlinkat(AT_FDCWD, "/proc/self/fd/\(fd)"),
             resolved.hasPrefix("/")

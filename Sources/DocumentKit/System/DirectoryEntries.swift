@@ -165,7 +165,9 @@ extension Syscall {
             entries.compactMap { entry in
                 var entry = entry
                 if entry.kind == nil {
-                    let status = withCString(entry.fileSystemName) { fileStatus(fd, $0, followingLinks: false) }
+                    let status = withCString(entry.fileSystemName) {
+                        fileStatus(fd, $0, followingLinks: false)
+                    }
                     // One that cannot be looked at is listed as what it most likely is, a file.
                     entry.kind = (try? status.get())?.isDirectory == true ? .directory : .other
                 }

@@ -194,8 +194,11 @@ extension DirectoryWatcher {
             else {
                 return nil
             }
-            for entry in entries where entry.isDirectory && !isDocumentKitTemporaryName(entry.fileSystemName) {
-                if watchSubtree(Self.join(path, entry.fileSystemName), root: root, reporting: reporting) == .noSpace {
+            for entry in entries where entry.isDirectory && !isDocumentKitTemporaryName(entry.fileSystemName)
+            {
+                if watchSubtree(Self.join(path, entry.fileSystemName), root: root, reporting: reporting)
+                    == .noSpace
+                {
                     return .noSpace
                 }
             }

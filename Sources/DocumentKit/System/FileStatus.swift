@@ -75,7 +75,8 @@ package struct FileStatus: Hashable, Sendable {
     package init(_ info: stat) {
         self.init(
             device: UInt64(info.st_dev), inode: UInt64(info.st_ino), mode: UInt32(info.st_mode),
-            linkCount: UInt64(info.st_nlink), size: Int64(info.st_size), modification: Timestamp(info.st_mtim),
+            linkCount: UInt64(info.st_nlink), size: Int64(info.st_size),
+            modification: Timestamp(info.st_mtim),
             statusChange: Timestamp(info.st_ctim), birth: nil)
     }
 
@@ -86,7 +87,8 @@ package struct FileStatus: Hashable, Sendable {
     ///   - followingLinks: Whether a symbolic link stands for what it points to (as `stat(1)`
     ///     with `-L`), or for itself.
     package init?(path: String, followingLinks: Bool = true) {
-        guard case .success(let status) = Syscall.fileStatus(atPath: path, followingLinks: followingLinks) else {
+        guard case .success(let status) = Syscall.fileStatus(atPath: path, followingLinks: followingLinks)
+        else {
             return nil
         }
         self = status
@@ -158,7 +160,9 @@ extension Syscall {
             let basicStats: UInt32 = 0x7ff
             let birthTime: UInt32 = 0x800
             let result = withUnsafeMutableBytes(of: &buffer) { raw -> Result<FileStatus, Errno> in
-                switch retrying(true, { statx(directory, name, flags, basicStats | birthTime, raw.baseAddress!) }) {
+                switch retrying(
+                    true, { statx(directory, name, flags, basicStats | birthTime, raw.baseAddress!) })
+                {
                 case .failure(let error): return .failure(error)
                 case .success: break
                 }
@@ -193,14 +197,18 @@ extension Syscall {
     /// The status of the item at `path`.
     ///
     /// The corresponding C function is `statx(2)`.
-    package static func fileStatus(atPath path: String, followingLinks: Bool = true) -> Result<FileStatus, Errno> {
+    package static func fileStatus(atPath path: String, followingLinks: Bool = true) -> Result<
+        FileStatus, Errno
+    > {
         fileStatus(AT_FDCWD, path, followingLinks: followingLinks)
     }
 
     /// The status of `name` in the folder open as `directory`.
     ///
     /// The corresponding C function is `statx(2)`.
-    static func fileStatus(_ directory: CInt, _ name: String, followingLinks: Bool) -> Result<FileStatus, Errno> {
+    static func fileStatus(_ directory: CInt, _ name: String, followingLinks: Bool) -> Result<
+        FileStatus, Errno
+    > {
         name.withCString { fileStatus(directory, $0, followingLinks: followingLinks) }
     }
 

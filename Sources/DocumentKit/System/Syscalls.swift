@@ -84,7 +84,8 @@ package enum Syscall {
         return .success(
             Array(
                 UnsafeBufferPointer(
-                    start: UnsafeRawPointer(resolved).assumingMemoryBound(to: UInt8.self), count: strlen(resolved))))
+                    start: UnsafeRawPointer(resolved).assumingMemoryBound(to: UInt8.self),
+                    count: strlen(resolved))))
     }
 
     /// The corresponding C function is `ftruncate(2)`.

@@ -322,7 +322,8 @@ extension FileStatus {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let seconds =
-            Double(Int64(now.tv_sec) - statusChange.seconds) + Double(now.tv_nsec - Int(statusChange.nanoseconds)) / 1e9
+            Double(Int64(now.tv_sec) - statusChange.seconds) + Double(
+                now.tv_nsec - Int(statusChange.nanoseconds)) / 1e9
         return seconds < 0.1
     }
 }

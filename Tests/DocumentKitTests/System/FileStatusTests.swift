@@ -1,6 +1,7 @@
-@testable import DocumentKit
 import Foundation
 import Testing
+
+@testable import DocumentKit
 
 #if canImport(Glibc)
     import Glibc
@@ -31,7 +32,9 @@ import Testing
     /// The status of `url` after its times are set far in the past and a moment has passed:
     /// file systems stamp times from a coarse clock, and a change made next must differ.
     private func agedStatus(of url: URL) throws -> FileStatus {
-        var times = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+        var times = [
+            timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0),
+        ]
         #expect(utimensat(AT_FDCWD, url.path, &times, 0) == 0)
         let status = try #require(FileStatus(path: url.path))
         usleep(20_000)
@@ -170,7 +173,9 @@ import Testing
         #expect(symlink("a.txt", tree.file("link").path) == 0)
         let followed = try DirectoryEntry.entries(ofFolderAt: tree.url, followingLinks: true) { _ in true }
         #expect(followed.allSatisfy { $0.status.isRegularFile && $0.status.size == 12 })
-        let own = try DirectoryEntry.entries(ofFolderAt: tree.url, followingLinks: false) { $0.name == "link" }
+        let own = try DirectoryEntry.entries(ofFolderAt: tree.url, followingLinks: false) {
+            $0.name == "link"
+        }
         #expect(own.map(\.entry.name) == ["link"])
         #expect(own.first?.status.isSymbolicLink == true)
     }
@@ -185,7 +190,9 @@ import Testing
         #expect(error.url?.path == missing.path)
         #expect("\(error)".contains(missing.path))
         let file = try tree.write("x", to: "file")
-        let notFolder = try #require(throws: DocumentKitError.self) { try DirectoryEntry.entries(ofFolderAt: file) }
+        let notFolder = try #require(throws: DocumentKitError.self) {
+            try DirectoryEntry.entries(ofFolderAt: file)
+        }
         #expect(notFolder.errno == .notDirectory)
         #expect(notFolder.url?.path == file.path)
     }

@@ -14,7 +14,8 @@ import Testing
                 defer { offset += length }
                 return Chunk(
                     offset: offset, length: length,
-                    name: ContentHash(of: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])).hex)
+                    name: ContentHash(of: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length]))
+                        .hex)
             }
         }
     }
@@ -27,9 +28,10 @@ import Testing
         }
         let reused = chunks.filter { !$0.name.isEmpty }.count
         for index in chunks.indices where chunks[index].name.isEmpty {
-            chunks[index].name = ContentHash(
-                of: data[chunks[index].offset..<chunks[index].offset + chunks[index].length]
-            ).hex
+            chunks[index].name =
+                ContentHash(
+                    of: data[chunks[index].offset..<chunks[index].offset + chunks[index].length]
+                ).hex
         }
         return (chunks, reused)
     }
@@ -51,7 +53,8 @@ import Testing
             var edited = data
             let middle = data.count / 2
             switch self {
-            case .replaceMiddle: edited.replaceSubrange(middle..<middle + 40, with: Data(repeating: 0x41, count: 40))
+            case .replaceMiddle:
+                edited.replaceSubrange(middle..<middle + 40, with: Data(repeating: 0x41, count: 40))
             case .insertMiddle: edited.insert(contentsOf: Data(repeating: 0x42, count: 777), at: middle)
             case .removeMiddle: edited.removeSubrange(middle..<middle + 5000)
             case .replaceStart: edited.replaceSubrange(0..<10, with: Data(repeating: 0x43, count: 10))

@@ -86,7 +86,8 @@ import Testing
 
         let now = try change.perform(file, tree)
         let after = store.otherVersionsOfItem(at: now)
-        #expect(after.map(\.persistentIdentifier).contains(before.persistentIdentifier), "\(after.map(contents))")
+        #expect(
+            after.map(\.persistentIdentifier).contains(before.persistentIdentifier), "\(after.map(contents))")
 
         // The next save there adds to the same history: what it replaces joins the first.
         let replaced = try String(contentsOf: now, encoding: .utf8)

@@ -240,8 +240,11 @@ final class PendingTypingEditor: DocumentEditor {
         // along; on a machine so loaded that the main actor misses the bound (the full suite
         // on two cores), the deletion goes on without it and the text is kept beside it.
         let moved = try String(contentsOf: trash, encoding: .utf8)
-        let kept = document.preservedUnsavedChanges.compactMap { try? String(contentsOf: $0, encoding: .utf8) }
-        #expect(moved == "movable more\n" || (moved == "movable\n" && kept.contains("movable more\n")), "\(kept)")
+        let kept = document.preservedUnsavedChanges.compactMap {
+            try? String(contentsOf: $0, encoding: .utf8)
+        }
+        #expect(
+            moved == "movable more\n" || (moved == "movable\n" && kept.contains("movable more\n")), "\(kept)")
     }
 
     @Test func unsavedTextOutlivesItsWholeFolder() async throws {
@@ -285,7 +288,9 @@ final class PendingTypingEditor: DocumentEditor {
         // Had each waited for the other's answer, one of them would have gone on without it
         // after the presenter bound and said so; how long it took depends on the machine's load.
         print("NeverLoseAWordTests: two dirty documents in two processes saved in \(elapsed)")
-        let unanswered = DocumentLog.recentMessages.filter { $0.contains(file.path) && $0.contains("did not answer") }
+        let unanswered = DocumentLog.recentMessages.filter {
+            $0.contains(file.path) && $0.contains("did not answer")
+        }
         #expect(unanswered.isEmpty, "\(unanswered)")
         // The child saved first, when asked; this document then found the file changed.
         #expect(!saved, "\(child.lines) \(document.errorCodes) \(fileText(file) ?? "-")")

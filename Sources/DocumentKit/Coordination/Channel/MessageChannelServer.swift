@@ -166,7 +166,8 @@ package final class MessageChannelServer: Sendable {
             folder = folder.deletingLastPathComponent()
         }
         for folder in missing.reversed() {
-            if case .failure(let error) = Syscall.mkdirat(AT_FDCWD, folder.path, 0o700), error != .fileExists {
+            if case .failure(let error) = Syscall.mkdirat(AT_FDCWD, folder.path, 0o700), error != .fileExists
+            {
                 throw DocumentKitError(error, operation: "create the file presenter folder", url: folder)
             }
         }

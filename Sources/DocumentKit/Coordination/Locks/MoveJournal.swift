@@ -39,7 +39,9 @@ final class MoveJournal: Sendable {
         return cached.withLock { cached in
             if let cached, cached.folder == folder { return cached.journal }
             let path = folder.appendingPathComponent("moves").path
-            guard case .success(let fd) = Syscall.openat(AT_FDCWD, path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW, 0o600)
+            guard
+                case .success(let fd) = Syscall.openat(
+                    AT_FDCWD, path, O_RDWR | O_APPEND | O_CREAT | O_NOFOLLOW, 0o600)
             else { return nil }
             let journal = MoveJournal(descriptor: fd)
             cached = (folder, journal)
@@ -73,7 +75,8 @@ final class MoveJournal: Sendable {
         let length = Int(end - offset)
         guard length > 0 else { return [] }
         var bytes = [UInt8](repeating: 0, count: length)
-        guard case .success(let read) = bytes.withUnsafeMutableBytes({ Syscall.pread(descriptor, $0, offset) }),
+        guard
+            case .success(let read) = bytes.withUnsafeMutableBytes({ Syscall.pread(descriptor, $0, offset) }),
             read > 0
         else { return [] }
         var moves: [(from: String, to: String)] = []

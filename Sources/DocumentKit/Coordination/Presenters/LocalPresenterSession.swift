@@ -163,7 +163,9 @@ final class LocalPresenterSession: Sendable {
     /// Runs `body` on the presenter's queue and waits, at most ``timeout``, for it to call back.
     private func ask(
         _ presenter: any FilePresenter, _ what: String,
-        _ body: @escaping @Sendable (_ presenter: any FilePresenter, _ done: @escaping @Sendable () -> Void) -> Void
+        _ body:
+            @escaping @Sendable (_ presenter: any FilePresenter, _ done: @escaping @Sendable () -> Void) ->
+            Void
     ) {
         let answered = DispatchSemaphore(value: 0)
         let once = OnceFlag()

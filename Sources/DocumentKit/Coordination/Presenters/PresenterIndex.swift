@@ -51,7 +51,9 @@ enum PresenterIndex {
         // Made now if no process has listed anything yet, so that it can be held open from
         // the start; an empty file is as good as a missing one for telling changes apart.
         // One that cannot be opened is opened again at the next look (see `generation(in:)`).
-        let descriptor = (try? Syscall.openat(AT_FDCWD, generationPath, O_RDONLY | O_CREAT | O_NOFOLLOW, 0o600).get()) ?? -1
+        let descriptor =
+            (try? Syscall.openat(AT_FDCWD, generationPath, O_RDONLY | O_CREAT | O_NOFOLLOW, 0o600).get())
+            ?? -1
         location.withLock { location in
             if let old = location?.generationDescriptor, old >= 0 { Syscall.close(old) }
             location = Location(
@@ -134,7 +136,8 @@ enum PresenterIndex {
                 current.generationDescriptor = -1
             }
             // Missing until a process lists something: then a new generation is seen.
-            current.generationDescriptor = (try? Syscall.openat(AT_FDCWD, current.generationPath, O_RDONLY).get()) ?? -1
+            current.generationDescriptor =
+                (try? Syscall.openat(AT_FDCWD, current.generationPath, O_RDONLY).get()) ?? -1
             location = current
             guard current.generationDescriptor >= 0,
                 case .success(let status) = Syscall.fileStatus(of: current.generationDescriptor)

@@ -521,7 +521,9 @@ import Testing
         }
         // Both waiting at the start line (a loaded machine starts processes late), then go.
         let deadline = ContinuousClock.now + .seconds(30)
-        while ["A", "B"].contains(where: { !FileManager.default.fileExists(atPath: start.path + ".ready-" + $0) }),
+        while ["A", "B"].contains(where: {
+            !FileManager.default.fileExists(atPath: start.path + ".ready-" + $0)
+        }),
             ContinuousClock.now < deadline
         {
             usleep(2000)
