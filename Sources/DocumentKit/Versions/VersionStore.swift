@@ -173,17 +173,7 @@ public final class VersionStore: Sendable {
     /// The bytes the store's files take, summed over every file under ``root``.
     public func diskUsage() -> Int64 {
         waitUntilIdle()
-        var total: Int64 = 0
-        guard let enumerator = FileManager.default.enumerator(atPath: root.path) else { return 0 }
-        while let relative = enumerator.nextObject() as? String {
-            if case .success(let info) = Syscall.fstatat(
-                AT_FDCWD, root.appendingPathComponent(relative).path, followLinks: false),
-                info.isRegularFile
-            {
-                total += Int64(info.st_size)
-            }
-        }
-        return total
+        return Self.bytes(under: root)
     }
 
     // MARK: - Folders
