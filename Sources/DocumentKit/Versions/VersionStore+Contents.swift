@@ -117,6 +117,8 @@ extension VersionStore {
     /// A stored chunk of the right size is compared with the bytes, not trusted: one that was
     /// damaged (a flipped bit) would otherwise make every later version holding these bytes
     /// unrestorable. A damaged one is reported, set aside, and replaced by the good bytes.
+    /// Compared once by this store object: while the chunk's file keeps the status it had
+    /// then (inode, size, times), later versions holding it cost one `fstatat`, not a read.
     ///
     /// - Parameter buffer: Where the stored chunk is read to be compared, at least as long as
     ///   `bytes`.
@@ -126,10 +128,24 @@ extension VersionStore {
         batch: StoreWriteBatch
     ) throws {
         if batch.holdsChunk(name) { return }
-        switch storedChunk(atPath: chunkPath(name), holds: bytes, buffer: buffer) {
-        case .same: return
+        let path = chunkPath(name)
+        if let verified = verifiedChunks.withLock({ $0[name] }),
+            case .success(let info) = Syscall.fstatat(AT_FDCWD, path, followLinks: false),
+            FileStatus(info) == verified
+        {
+            return
+        }
+        switch storedChunk(atPath: path, holds: bytes, buffer: buffer) {
+        case .same(let status):
+            verifiedChunks.withLock { verified in
+                // Bounded: forgetting costs one more read of a chunk, nothing else.
+                if verified.count >= Self.mostVerifiedChunks { verified.removeAll(keepingCapacity: true) }
+                verified[name] = status
+            }
+            return
         case .missing: break
         case .different:
+            verifiedChunks.withLock { _ = $0.removeValue(forKey: name) }
             quarantine(
                 chunkURL(name),
                 reason:
@@ -139,8 +155,14 @@ extension VersionStore {
         try batch.addChunk(name, bytes)
     }
 
+    /// How many chunks' statuses ``verifiedChunks`` holds at most: 64 MiB of average chunks.
+    static let mostVerifiedChunks = 2048
+
     private enum StoredChunk {
-        case same, different, missing
+        /// The file holds the bytes; its status as it was compared.
+        case same(FileStatus)
+        case missing
+        case different
     }
 
     /// Whether the regular file at `url` holds exactly `bytes`: one read into `buffer` and a
@@ -172,8 +194,9 @@ extension VersionStore {
             }
             length += count
         }
-        guard let stored = buffer.baseAddress, let expected = bytes.baseAddress else { return .same }
-        return memcmp(stored, expected, bytes.count) == 0 ? .same : .different
+        let status = FileStatus(info)
+        guard let stored = buffer.baseAddress, let expected = bytes.baseAddress else { return .same(status) }
+        return memcmp(stored, expected, bytes.count) == 0 ? .same(status) : .different
     }
 
     // MARK: - Rebuilding contents

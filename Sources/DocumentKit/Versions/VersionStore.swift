@@ -61,6 +61,10 @@ public final class VersionStore: Sendable {
     /// The last stored contents of a few items, so their next versions are cut and hashed
     /// only where they changed; used on the queue.
     let rememberedContents = Mutex(RememberedContents())
+    /// Chunks whose bytes this store object compared with their names, with the status each
+    /// file had then: a chunk whose file has not been touched since is not read again. See
+    /// `storeChunk(_:_:comparingThrough:batch:)`.
+    let verifiedChunks = Mutex<[String: FileStatus]>([:])
     /// Versions captured by saves, waiting for the queue; see `storePendingCommits()`.
     let pendingCommits = Mutex<[PendingCommit]>([])
     /// Whether this store object has swept what killed processes left; see `sweepOnce()`.

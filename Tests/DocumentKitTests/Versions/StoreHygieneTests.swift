@@ -172,6 +172,10 @@ import Testing
         let source = tree.file("source.bin")
         try bytes.write(to: source)
         let first = try store.addOfItem(at: file, withContentsOf: source)
+        // The same bytes once more: the store object has now compared its chunks with them,
+        // and trusts them while their files stay untouched.
+        _ = try store.addOfItem(at: file, withContentsOf: source)
+        #expect(store.lastRecoveryError == nil)
         // Flip one bit of one stored chunk.
         let chunksRoot = tree.file("store/chunks")
         let chunk = try #require(

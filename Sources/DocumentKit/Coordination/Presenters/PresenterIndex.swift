@@ -190,6 +190,13 @@ enum PresenterIndex {
 
     private static let temporarySuffix = ".tmp"
 
+    /// The status of this process's listing of `path`, or nil when it has none.
+    static func ownListing(of path: String, asListener: Bool = false) -> FileStatus? {
+        guard let root else { return nil }
+        return FileStatus(
+            path: entryFolder(for: path, in: root) + "/" + entryName(of: getpid(), asListener: asListener))
+    }
+
     /// Removes every listing of this process and its socket, at exit.
     static func unpublishAll() {
         removeEntries(of: getpid())

@@ -28,6 +28,14 @@ final class PresenterPublisher: Sendable {
         queue.sync { refreshNow() }
     }
 
+    /// Brings them in line `delay` from now, on the publisher's queue: for changes nobody
+    /// waits for. Whatever is registered then is what counts.
+    func refresh(after delay: Duration) {
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        queue.asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { [self] in refreshNow() }
+    }
+
     private func refreshNow() {
         let paths = PresenterRegistry.shared.presentedPaths
         let listened = VersionNewsListeners.shared.folders

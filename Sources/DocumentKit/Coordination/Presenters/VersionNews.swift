@@ -188,10 +188,17 @@ final class VersionNewsListeners: Sendable {
         return Token(id: id)
     }
 
+    /// Stops telling the listener. Its folders stay listed in the index a moment longer,
+    /// off the caller's path: a query stopped and started again over the same folders (a
+    /// browser refreshing) then costs no index writes, and news sent meanwhile reaches no
+    /// handler here, which is all a stopped listener should get.
     func remove(_ token: Token) {
         let removed = entries.withLock { $0.removeValue(forKey: token.id) != nil }
-        if removed { PresenterPublisher.shared.refresh() }
+        if removed { PresenterPublisher.shared.refresh(after: Self.unlistingDelay) }
     }
+
+    /// How long a stopped listener's folders stay listed.
+    static let unlistingDelay: Duration = .milliseconds(500)
 
     /// The folders listened to now.
     var folders: Set<String> {

@@ -29,6 +29,29 @@ import Testing
         return false
     }
 
+    // MARK: - Listing
+
+    /// A query stopped and started again over the same folders (a browser refreshing) costs
+    /// no index writes: the folders stay listed a moment after the last listener stops, then
+    /// go.
+    @Test func aStoppedListenerStaysListedAMomentThenIsUnlisted() throws {
+        let tree = try TemporaryTree()
+        try tree.write("x", to: "docs/a.txt")
+        let folder = CanonicalPath.of(tree.file("docs"))
+        let first = VersionNewsListeners.shared.add(folders: [folder]) { _, _ in }
+        let listed = try #require(PresenterIndex.ownListing(of: folder, asListener: true))
+        VersionNewsListeners.shared.remove(first)
+        #expect(PresenterIndex.ownListing(of: folder, asListener: true) == listed, "still listed, unwritten")
+        let second = VersionNewsListeners.shared.add(folders: [folder]) { _, _ in }
+        #expect(PresenterIndex.ownListing(of: folder, asListener: true) == listed, "restarting wrote nothing")
+        VersionNewsListeners.shared.remove(second)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while PresenterIndex.ownListing(of: folder, asListener: true) != nil, ContinuousClock.now < deadline {
+            usleep(10_000)
+        }
+        #expect(PresenterIndex.ownListing(of: folder, asListener: true) == nil, "unlisted once no query runs")
+    }
+
     // MARK: - Across processes
 
     @MainActor
