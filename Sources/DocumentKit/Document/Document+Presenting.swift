@@ -5,20 +5,16 @@ import Synchronization
     import Glibc
 #endif
 
-/// What a document shares with threads off the main actor: where its file is, and what the
-/// file was when the document last read or wrote it.
+/// What a save shares with threads off the main actor beside the document's
+/// ``PresentedItem`` (which file it shows, and what it last read or wrote of it).
 struct DocumentFileRecord: Sendable {
-    var url: URL
-    /// The file as last read or written by this document; a different file there now means
-    /// another writer changed it.
-    var knownState: FileStatus?
     /// The file the last save wrote, as it was before it was renamed into place.
     var writtenState: FileStatus?
     /// No change counted and no editor editing, as of the main actor's last change.
     var isClean = true
 }
 
-extension Document: FilePresenter, UncoordinatedDeletionPresenter {
+extension Document: FilePresenter, UncoordinatedDeletionPresenter, PresentedItemOwner {
     nonisolated func presentedItemWasDeletedWithoutCoordination() {
         Task { @MainActor in await self.itemDeletedElsewhere(coordinated: false) }
     }
@@ -32,11 +28,11 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
     /// - Returns: Whether the file is the same file with the same contents as known.
     @discardableResult
     nonisolated func noteMetadataChange(at url: URL) -> Bool {
-        fileRecord.withLock { record in
-            guard let known = record.knownState, let now = FileStatus(path: url.path),
+        presentedItem.state.withLock { record in
+            guard let known = record.seenState, let now = FileStatus(path: url.path),
                 now.isSameFileAndContents(as: known)
             else { return false }
-            record.knownState = now
+            record.seenState = now
             return true
         }
     }
@@ -63,7 +59,7 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
         let url = fileURL
         // Gone: a deletion or move will be reported.
         guard let current = FileStatus(path: url.path) else { return }
-        if current == fileRecord.withLock({ $0.knownState }) { return }
+        if current == presentedItem.seenState { return }
         if noteMetadataChange(at: url) {
             // Only its status changed; a chmod may have made it read-only or writable.
             if case .success(let info) = Syscall.fstatat(AT_FDCWD, url.path, followLinks: true) {
@@ -74,7 +70,7 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
         _ = await inTurn {
             // A save or revert before this one may have read the change already.
             guard !self.documentState.contains(.closed), let now = FileStatus(path: self.fileURL.path),
-                now != self.fileRecord.withLock({ $0.knownState })
+                now != self.presentedItem.seenState
             else { return true }
             await self.takeFileFromElsewhere()
             return true
@@ -276,7 +272,7 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter {
             if !coordinated, let now = FileStatus(path: url.path) {
                 // Seen gone, but there again by now: moved away and back (the same file), or
                 // another file in its place, which is a change like any other.
-                if noteMetadataChange(at: url) || now == fileRecord.withLock({ $0.knownState }) { return }
+                if noteMetadataChange(at: url) || now == presentedItem.seenState { return }
                 await takeFileFromElsewhere()
                 updateConflictState()
                 return

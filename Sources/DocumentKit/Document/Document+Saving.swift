@@ -195,7 +195,7 @@ extension Document {
         Task { @MainActor in
             try? await Task.sleep(for: .milliseconds(200))
             guard !self.documentState.contains(.closed),
-                !FileManager.default.fileExists(atPath: self.fileRecord.withLock({ $0.url }).path)
+                !FileManager.default.fileExists(atPath: self.presentedItem.url?.path ?? "")
             else { return }
             await self.itemDeletedElsewhere(coordinated: false)
         }
@@ -271,7 +271,7 @@ extension Document {
     ) throws -> SaveWrite {
         let coordinator = FileCoordinator(filePresenter: self)
         return try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { url in
-            let (expected, presentedURL) = self.fileRecord.withLock { ($0.knownState, $0.url) }
+            let (expected, presentedURL) = self.presentedItem.state.withLock { ($0.seenState, $0.url) }
             // The document's file moved while this save waited: writing here would bring the
             // old name back. Failing leaves the edit unsaved for a save at the new place.
             if checksOriginal, presentedURL != url.standardizedFileURL { return .gone }
@@ -299,14 +299,14 @@ extension Document {
             // Another writer can replace or delete the file between the rename and this stat,
             // where inotify's news of it is muted (the write is pending): a file that is not
             // the one written is their change, to be taken as such once this save is done.
-            self.fileRecord.withLock { record in
-                guard let written = record.writtenState, !(now.map(written.isSameFileAndContents) ?? false)
-                else {
-                    record.knownState = now
-                    return
-                }
-                record.knownState = written
+            let written = self.fileRecord.withLock(\.writtenState)
+            let seen: FileStatus?
+            if let written, !(now.map(written.isSameFileAndContents) ?? false) {
+                seen = written
+            } else {
+                seen = now
             }
+            self.presentedItem.state.withLock { $0.seenState = seen }
             return .written(url.standardizedFileURL, Self.modificationDate(of: url))
         }
     }
@@ -349,7 +349,7 @@ extension Document {
                         versionStore: versionStore)
                     // Moved while the main actor was busy here: the presenter has recorded
                     // where, though `fileURL` cannot follow before the process ends.
-                    let presented = self.fileRecord.withLock { $0.url }
+                    let presented = self.presentedItem.url ?? target
                     if case .gone = write, presented != target.standardizedFileURL {
                         target = presented
                         write = try self.coordinatedWrite(
@@ -467,7 +467,7 @@ extension Document {
     nonisolated func keepAsHistory(_ contents: DocumentContents, of url: URL, in store: VersionStore) {
         // A file deleted under a path the store never saw (it was moved there) is still known
         // by the inode it had.
-        let former = fileRecord.withLock { $0.knownState }
+        let former = presentedItem.seenState
         do {
             _ = try storedVersion(
                 of: url, holding: contents, in: store, isConflict: false, formerState: former,

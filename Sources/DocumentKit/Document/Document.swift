@@ -60,7 +60,7 @@ import Synchronization
 open class Document {
     /// The document's file. It follows the file when a save moves the document elsewhere.
     public internal(set) var fileURL: URL {
-        didSet { fileRecord.withLock { $0.url = fileURL } }
+        didSet { presentedItem.state.withLock { $0.url = fileURL } }
     }
 
     /// The modification date of the file as last read or written.
@@ -81,7 +81,8 @@ open class Document {
     /// Creates a document for the file at `url`. Nothing is read until ``open()``.
     public init(fileURL url: URL) {
         fileURL = url.standardizedFileURL
-        fileRecord = Mutex(DocumentFileRecord(url: url.standardizedFileURL, knownState: nil))
+        fileRecord = Mutex(DocumentFileRecord())
+        presentedItem = PresentedItem(url: url)
         autosave = AutosaveStateMachine(
             quietDelay: AutosaveConfiguration().quietDelay, maximumDelay: AutosaveConfiguration().maximumDelay
         )
@@ -330,7 +331,7 @@ open class Document {
         try onMainActor {
             try self.loadLoggingNothing(contents.value, from: url, modificationDate: modificationDate)
             // Only once loaded: a refused load leaves the document as it was, file state included.
-            self.fileRecord.withLock { $0.knownState = contents.state }
+            self.presentedItem.state.withLock { $0.seenState = contents.state }
             self.isLocked = !isWritable
         }
     }
@@ -452,7 +453,7 @@ open class Document {
     // MARK: - Presenting the file (overridable, called off the main actor)
 
     nonisolated open var presentedItemURL: URL? {
-        fileRecord.withLock { $0.url }
+        presentedItem.url
     }
 
     nonisolated open var presentedItemOperationQueue: OperationQueue {
@@ -506,7 +507,7 @@ open class Document {
         // next save would take the moved file for another writer's and refuse to write it.
         // At once, not on the main actor's next turn: a save waiting for the mover's lock
         // must see that its file is gone elsewhere.
-        fileRecord.withLock { $0.url = moved }
+        presentedItem.state.withLock { $0.url = moved }
         noteMetadataChange(at: moved)
         Task { @MainActor in
             self.fileURL = moved
@@ -540,6 +541,9 @@ open class Document {
 
     /// Where the file is and what it was when last read or written, for other threads.
     nonisolated let fileRecord: Mutex<DocumentFileRecord>
+    /// Which file the document shows and what it last read or wrote of it: the presenter
+    /// registry's record of this document, kept here from before the document presents.
+    nonisolated let presentedItem: PresentedItem
     /// The queue file coordination calls this document's presenter methods on.
     nonisolated let presenterQueue: OperationQueue = {
         let queue = OperationQueue()
@@ -653,7 +657,7 @@ extension NSDocument {
 
         /// A save to a new place is about to make this document a document there.
         func adoptForSaving() {
-            fileRecord.withLock { $0.knownState = nil }
+            presentedItem.state.withLock { $0.seenState = nil }
         }
 
         /// Registers an opened document as open: presented, listed for the quit-time save.

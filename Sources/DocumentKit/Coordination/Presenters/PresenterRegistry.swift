@@ -15,6 +15,45 @@ enum PresenterRelation: Equatable {
     case descendant
 }
 
+/// What one presenter shows and what it has seen of it: the registry's record of the
+/// presenter, and the one place either fact is kept.
+///
+/// The registry creates one for each presenter it is given, or takes the one a
+/// ``PresentedItemOwner`` (a ``Document``) holds from before it presents anything: a document
+/// reads its file before it is registered, and its pre-save check needs what it read.
+/// Coordination moves the record's path as the item moves; the owner reads the record, and
+/// changes only the URL it names the item by and what it last read or wrote.
+final class PresentedItem: Sendable {
+    struct State: Sendable {
+        /// The item as the presenter names it (standardized, links not resolved).
+        var url: URL?
+        /// The item's canonical path while the presenter is registered: set when it is added,
+        /// and moved with the item by coordination.
+        var path: String?
+        /// The item's status after the last change the presenter was told of (or when it was
+        /// registered): the same status seen again through inotify is not reported twice.
+        var reportedState: FileStatus?
+        /// The item as the presenter last read or wrote it, nil before it has: another item
+        /// there now means another writer changed it.
+        var seenState: FileStatus?
+    }
+
+    let state: Mutex<State>
+
+    init(url: URL?) {
+        state = Mutex(State(url: url?.standardizedFileURL))
+    }
+
+    var url: URL? { state.withLock(\.url) }
+    var path: String? { state.withLock(\.path) }
+    var seenState: FileStatus? { state.withLock(\.seenState) }
+}
+
+/// A presenter that keeps its ``PresentedItem`` from before it is registered.
+protocol PresentedItemOwner: AnyObject {
+    var presentedItem: PresentedItem { get }
+}
+
 /// The presenters registered in this process, found by the path they present.
 final class PresenterRegistry: Sendable {
     static let shared = PresenterRegistry()
@@ -22,10 +61,9 @@ final class PresenterRegistry: Sendable {
     /// Unchecked for the presenter, which need not be Sendable: see ``PresenterReference``.
     struct Entry: @unchecked Sendable {
         weak var presenter: (any FilePresenter)?
-        /// The canonical path the presenter presented when last looked at.
-        var path: String?
-        /// The item's state after the last change the presenter was told of (or registered at).
-        var knownState: FileStatus?
+        let item: PresentedItem
+        /// The canonical path the presenter presents.
+        var path: String? { item.path }
     }
 
     private let entries = Mutex<[ObjectIdentifier: Entry]>([:])
@@ -34,16 +72,21 @@ final class PresenterRegistry: Sendable {
     private let accessing = Mutex<[ObjectIdentifier: Int]>([:])
 
     func add(_ presenter: any FilePresenter) {
-        let path = presenter.presentedItemURL.map(CanonicalPath.of)
+        let url = presenter.presentedItemURL
+        let path = url.map(CanonicalPath.of)
         let state = path.flatMap { FileStatus(path: $0) }
-        entries.withLock {
-            $0[ObjectIdentifier(presenter)] = Entry(presenter: presenter, path: path, knownState: state)
+        let item = (presenter as? any PresentedItemOwner)?.presentedItem ?? PresentedItem(url: url)
+        item.state.withLock { item in
+            item.path = path
+            item.reportedState = state
         }
+        entries.withLock { $0[ObjectIdentifier(presenter)] = Entry(presenter: presenter, item: item) }
         PresenterPublisher.shared.refresh()
     }
 
     func remove(_ presenter: any FilePresenter) {
-        entries.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(presenter)) }
+        let removed = entries.withLock { $0.removeValue(forKey: ObjectIdentifier(presenter)) }
+        removed?.item.state.withLock { $0.path = nil }
         PresenterPublisher.shared.refresh()
     }
 
@@ -142,74 +185,78 @@ final class PresenterRegistry: Sendable {
     /// Records the state a presenter now knows its item in, so the same state seen again
     /// through inotify is not reported twice.
     func noteKnownState(of presenter: any FilePresenter, _ state: FileStatus?) {
-        entries.withLock { $0[ObjectIdentifier(presenter)]?.knownState = state }
+        let entry = entries.withLock { $0[ObjectIdentifier(presenter)] }
+        entry?.item.state.withLock { $0.reportedState = state }
     }
 
     /// Records a new known state for every presenter of `path`.
     func noteKnownState(ofPath path: String, _ state: FileStatus?) {
-        entries.withLock { entries in
-            for (key, entry) in entries where entry.path == path {
-                entries[key]?.knownState = state
-            }
-        }
+        _ = presentersNoting(path: path, state: state)
     }
 
     /// Every presenter of `path`, recording `state` as what each now knows.
     func presentersNoting(path: String, state: FileStatus?) -> [any FilePresenter] {
         entries.withLock { entries in
-            var found: [any FilePresenter] = []
-            for (key, entry) in entries where entry.path == path {
-                guard let presenter = entry.presenter else { continue }
-                entries[key]?.knownState = state
-                found.append(presenter)
+            entries.values.compactMap { entry in
+                guard let presenter = entry.presenter else { return nil }
+                let matches = entry.item.state.withLock { item in
+                    guard item.path == path else { return false }
+                    item.reportedState = state
+                    return true
+                }
+                return matches ? presenter : nil
             }
-            return found
         }
     }
 
     /// Presenters of `path` whose known state differs from `state`; records `state` for them.
     func presentersSeeingChange(atPath path: String, state: FileStatus?) -> [any FilePresenter] {
         entries.withLock { entries in
-            var changed: [any FilePresenter] = []
-            for (key, entry) in entries where entry.path == path {
-                guard let presenter = entry.presenter, entry.knownState != state else { continue }
-                entries[key]?.knownState = state
-                changed.append(presenter)
+            entries.values.compactMap { entry in
+                guard let presenter = entry.presenter else { return nil }
+                let changed = entry.item.state.withLock { item in
+                    guard item.path == path, item.reportedState != state else { return false }
+                    item.reportedState = state
+                    return true
+                }
+                return changed ? presenter : nil
             }
-            return changed
         }
     }
 
     func updatePath(of presenter: any FilePresenter, to path: String) {
-        let changed = entries.withLock { entries -> Bool in
-            let key = ObjectIdentifier(presenter)
-            guard entries[key] != nil, entries[key]?.path != path else { return false }
-            entries[key]?.path = path
-            entries[key]?.knownState = FileStatus(path: path)
-            return true
-        }
+        let entry = entries.withLock { $0[ObjectIdentifier(presenter)] }
+        let changed =
+            entry?.item.state.withLock { item -> Bool in
+                guard item.path != path else { return false }
+                item.path = path
+                item.reportedState = FileStatus(path: path)
+                return true
+            } ?? false
         if changed { PresenterPublisher.shared.refresh() }
     }
 
     /// Moves every presenter of `oldPath`, or of something inside it, to the new place.
     func movePaths(from oldPath: String, to newPath: String) -> [(any FilePresenter, String)] {
         let moved = entries.withLock { entries -> [(any FilePresenter, String)] in
-            var moved: [(any FilePresenter, String)] = []
-            for (key, entry) in entries {
-                guard let presenter = entry.presenter, let path = entry.path else { continue }
-                let destination: String
-                if path == oldPath {
-                    destination = newPath
-                } else if CanonicalPath.isAncestor(oldPath, of: path) {
-                    destination = newPath + path.dropFirst(oldPath.count)
-                } else {
-                    continue
+            entries.values.compactMap { entry in
+                guard let presenter = entry.presenter else { return nil }
+                let destination = entry.item.state.withLock { item -> String? in
+                    guard let path = item.path else { return nil }
+                    let destination: String
+                    if path == oldPath {
+                        destination = newPath
+                    } else if CanonicalPath.isAncestor(oldPath, of: path) {
+                        destination = newPath + path.dropFirst(oldPath.count)
+                    } else {
+                        return nil
+                    }
+                    item.path = destination
+                    item.reportedState = FileStatus(path: destination)
+                    return destination
                 }
-                entries[key]?.path = destination
-                entries[key]?.knownState = FileStatus(path: destination)
-                moved.append((presenter, destination))
+                return destination.map { (presenter, $0) }
             }
-            return moved
         }
         if !moved.isEmpty { PresenterPublisher.shared.refresh() }
         return moved
