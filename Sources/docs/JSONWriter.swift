@@ -73,6 +73,28 @@ struct JSONWriter {
         raw("\":")
     }
 
+    /// A key and a string value (or null).
+    mutating func field(_ name: StaticString, _ value: String?) {
+        key(name)
+        string(value)
+    }
+
+    mutating func field(_ name: StaticString, _ value: Bool) {
+        key(name)
+        bool(value)
+    }
+
+    mutating func field(_ name: StaticString, _ value: some BinaryInteger) {
+        key(name)
+        integer(value)
+    }
+
+    /// A key and a time, as ``timestamp(_:)`` writes it.
+    mutating func field(_ name: StaticString, time value: Date?) {
+        key(name)
+        timestamp(value)
+    }
+
     /// A UTC time as ISO 8601 with milliseconds: `2025-01-31T09:05:00.250Z`.
     mutating func timestamp(seconds: Int64, nanoseconds: Int64) {
         var time = time_t(seconds)

@@ -35,12 +35,9 @@ enum WatchCommand {
         for change in changes {
             if json {
                 writer.raw("{")
-                writer.key("event")
-                writer.string(change.kind.rawValue)
-                writer.key("name")
-                writer.string(TextContainer.documentName(forFileName: change.fileName))
-                writer.key("file")
-                writer.string(change.fileName)
+                writer.field("event", change.kind.rawValue)
+                writer.field("name", TextContainer.documentName(forFileName: change.fileName))
+                writer.field("file", change.fileName)
                 writer.key("size")
                 if let entry = change.entry { writer.integer(entry.size) } else { writer.raw("null") }
                 writer.key("modified")

@@ -105,13 +105,9 @@ public enum SafeSave {
         }
 
         try body(TemporaryFile(descriptor: temporary))
-        try carryOver(
-            from: original, name: name, in: directory, to: temporary, target: target,
+        try install(
+            temporary, named: temporaryName, as: name, in: directory, target: target, original: original,
             permissions: permissions, options: options)
-        try temporary.sync(operation: "flush (fsync)")
-        try place(
-            temporaryName, as: name, in: directory, url: target, options: options,
-            originalExists: original != nil)
         succeeded = true
         try directory.sync(operation: "flush (fsync) the folder of")
     }
@@ -179,14 +175,9 @@ public enum SafeSave {
             }
             let fd = try Syscall.openat(directory.rawValue, stagingName, O_RDONLY | O_NOFOLLOW)
                 .get("open what was written for", target)
-            let file = FileDescriptor(rawValue: fd, url: target)
-            try carryOver(
-                from: original, name: name, in: directory, to: file, target: target,
-                permissions: permissions, options: options)
-            try file.sync(operation: "flush (fsync)")
-            try place(
-                stagingName, as: name, in: directory, url: target, options: options,
-                originalExists: original != nil)
+            try install(
+                FileDescriptor(rawValue: fd, url: target), named: stagingName, as: name, in: directory,
+                target: target, original: original, permissions: permissions, options: options)
             succeeded = true
             try directory.sync(operation: "flush (fsync) the folder of")
             return
@@ -355,6 +346,22 @@ public enum SafeSave {
     }
 
     /// Gives the temporary file the original's mode, owner and extended attributes.
+    /// Gives a file written under `temporaryName` the original's mode, owner and extended
+    /// attributes, flushes it, and renames it to `name`: the end of every file's safe save
+    /// but the folder's flush, which comes once the caller has let go of the temporary.
+    private static func install(
+        _ file: FileDescriptor, named temporaryName: String, as name: String, in directory: FileDescriptor,
+        target: URL, original: stat?, permissions: mode_t?, options: Options
+    ) throws {
+        try carryOver(
+            from: original, name: name, in: directory, to: file, target: target,
+            permissions: permissions, options: options)
+        try file.sync(operation: "flush (fsync)")
+        try place(
+            temporaryName, as: name, in: directory, url: target, options: options,
+            originalExists: original != nil)
+    }
+
     static func carryOver(
         from original: stat?, name: String, in directory: FileDescriptor, to temporary: FileDescriptor,
         target: URL, permissions: mode_t?, options: Options
