@@ -8,6 +8,7 @@ import Foundation
 #endif
 
 extension LocalFolderRemote {
+    @discardableResult
     public func write(_ path: RemotePath, from source: UploadSource, condition: WriteCondition) throws
         -> RemoteTag?
     {
@@ -91,6 +92,7 @@ extension LocalFolderRemote {
         }
     }
 
+    @discardableResult
     public func move(_ source: RemotePath, to destination: RemotePath, condition: WriteCondition?) throws
         -> RemoteTag?
     {

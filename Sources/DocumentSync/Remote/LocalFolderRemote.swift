@@ -135,8 +135,10 @@ public final class LocalFolderRemote: Remote {
             total += Int64(count)
             try sink(Data(UnsafeRawBufferPointer(rebasing: buffer[..<count])))
         }
-        // Written in place while it was read: the bytes given may mix two versions.
-        guard try status(of: file, .read, path) == before, total == before.size else {
+        // Written in place while it was read: the bytes given may mix two versions. (Replaced by
+        // a rename is fine: the open file kept the old bytes whole; its status-change time moves
+        // as it loses its name, so that time is not compared.)
+        guard try status(of: file, .read, path).isSameFileAndContents(as: before), total == before.size else {
             throw failure(.changedDuringRead, .read, path)
         }
         return Self.tag(before)

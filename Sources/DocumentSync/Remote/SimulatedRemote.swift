@@ -172,6 +172,7 @@ public final class SimulatedRemote: Remote {
         return tag
     }
 
+    @discardableResult
     public func write(_ path: RemotePath, from source: UploadSource, condition: WriteCondition) throws
         -> RemoteTag?
     {
@@ -218,6 +219,7 @@ public final class SimulatedRemote: Remote {
         }
     }
 
+    @discardableResult
     public func move(_ source: RemotePath, to destination: RemotePath, condition: WriteCondition?) throws
         -> RemoteTag?
     {
