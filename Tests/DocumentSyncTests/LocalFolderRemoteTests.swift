@@ -15,10 +15,13 @@ import Testing
         }
     }
 
-    private func write(_ remote: LocalFolderRemote, _ path: String, _ text: String, _ condition: WriteCondition = .absent)
+    private func write(
+        _ remote: LocalFolderRemote, _ path: String, _ text: String, _ condition: WriteCondition = .absent
+    )
         throws -> RemoteTag
     {
-        try #require(try remote.write(RemotePath(path), from: UploadSource(Data(text.utf8)), condition: condition))
+        try #require(
+            try remote.write(RemotePath(path), from: UploadSource(Data(text.utf8)), condition: condition))
     }
 
     @Test func anEditInPlaceByAnotherProgramChangesTheTag() throws {
@@ -54,7 +57,8 @@ import Testing
         let folder = try TemporaryFolder()
         let remote = LocalFolderRemote(root: try folder.folder("remote"))
         let tag = try write(remote, "a.txt", "one")
-        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: folder.file("remote/a.txt").path)
+        try FileManager.default.setAttributes(
+            [.posixPermissions: 0o640], ofItemAtPath: folder.file("remote/a.txt").path)
         let current = try #require(try remote.entry(at: RemotePath("a.txt"))?.tag)
         #expect(current != tag)  // chmod changes the status-change time
         _ = try write(remote, "a.txt", "two", .matches(current))
@@ -72,7 +76,9 @@ import Testing
         #expect(kind { try remote.makeFolder(RemotePath(components: [longest + "y"])) } == .invalidName)
         #expect(kind { _ = try remote.list(RemotePath(components: ["a\u{0}"])) } == .invalidName)
         // The remote's own files are not items.
-        #expect(kind { _ = try write(remote, ".documentsync/lock", "x", .matches(RemoteTag("t"))) } == .invalidName)
+        #expect(
+            kind { _ = try write(remote, ".documentsync/lock", "x", .matches(RemoteTag("t"))) }
+                == .invalidName)
         #expect(kind { _ = try remote.entry(at: RemotePath(".documentsync-tmp-1234")) } == .invalidName)
     }
 
@@ -86,10 +92,13 @@ import Testing
             first = false
             return Data(count: 1 << 20)
         }
-        #expect(throws: Vanished.self) { try remote.write(RemotePath("big"), from: source, condition: .absent) }
+        #expect(throws: Vanished.self) {
+            try remote.write(RemotePath("big"), from: source, condition: .absent)
+        }
         #expect(try folder.names(in: "remote").isEmpty)
         try folder.write(Data("half".utf8), to: "remote/.documentsync-tmp-abc")
-        try FileManager.default.createSymbolicLink(atPath: folder.file("remote/link").path, withDestinationPath: "/etc")
+        try FileManager.default.createSymbolicLink(
+            atPath: folder.file("remote/link").path, withDestinationPath: "/etc")
         try folder.write(Data("nfd".utf8), to: "remote/e\u{301}.txt")
         try folder.write(Data("nfc".utf8), to: "remote/\u{e9}.txt")
         let names = try remote.list(.root).entries.map(\.name)
@@ -99,7 +108,8 @@ import Testing
     @Test func aFileChangedWhileItIsReadIsReported() throws {
         let folder = try TemporaryFolder()
         let remote = LocalFolderRemote(root: try folder.folder("remote"))
-        _ = try remote.write(RemotePath("a.bin"), from: UploadSource(Data(count: 3 << 20)), condition: .absent)
+        _ = try remote.write(
+            RemotePath("a.bin"), from: UploadSource(Data(count: 3 << 20)), condition: .absent)
         var appended = false
         #expect(
             kind {
@@ -119,7 +129,8 @@ import Testing
         let remote = LocalFolderRemote(root: try folder.folder("remote"))
         _ = try write(remote, "a.txt", "a")
         let before = try #require(try remote.entry(at: RemotePath("a.txt")))
-        let tag = try remote.move(RemotePath("a.txt"), to: RemotePath("b.txt"), condition: .matches(before.tag!))
+        let tag = try remote.move(
+            RemotePath("a.txt"), to: RemotePath("b.txt"), condition: .matches(before.tag!))
         let after = try #require(try remote.entry(at: RemotePath("b.txt")))
         #expect(after.fileID == before.fileID)
         #expect(tag == after.tag)
@@ -150,7 +161,9 @@ import Testing
                     var data = Data()
                     let tag = try remote.read(RemotePath("counter")) { data.append($0) }
                     let value = Int(String(decoding: data, as: UTF8.self)) ?? -1_000_000
-                    try remote.write(RemotePath("counter"), from: UploadSource(Data("\(value + 1)".utf8)), condition: .matches(tag))
+                    try remote.write(
+                        RemotePath("counter"), from: UploadSource(Data("\(value + 1)".utf8)),
+                        condition: .matches(tag))
                     done += 1
                 } catch let error as RemoteError where error.kind == .preconditionFailed {
                     continue

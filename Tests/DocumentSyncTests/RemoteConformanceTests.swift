@@ -30,8 +30,10 @@ import Testing
         }
 
         @discardableResult
-        func write(_ path: String, _ text: String, _ condition: WriteCondition = .absent) throws -> RemoteTag {
-            let tag = try remote.write(RemotePath(path), from: UploadSource(Data(text.utf8)), condition: condition)
+        func write(_ path: String, _ text: String, _ condition: WriteCondition = .absent) throws -> RemoteTag
+        {
+            let tag = try remote.write(
+                RemotePath(path), from: UploadSource(Data(text.utf8)), condition: condition)
             return try tag ?? #require(try remote.entry(at: RemotePath(path))?.tag)
         }
 
@@ -106,12 +108,18 @@ import Testing
         let fixture = try Fixture(implementation)
         let old = try fixture.write("a.txt", "one")
         let current = try fixture.write("a.txt", "two", .matches(old))
-        #expect(kind { try fixture.remote.delete(RemotePath("a.txt"), condition: .matches(old)) } == .preconditionFailed)
-        #expect(kind { try fixture.remote.delete(RemotePath("a.txt"), condition: .absent) } == .preconditionFailed)
+        #expect(
+            kind { try fixture.remote.delete(RemotePath("a.txt"), condition: .matches(old)) }
+                == .preconditionFailed)
+        #expect(
+            kind { try fixture.remote.delete(RemotePath("a.txt"), condition: .absent) } == .preconditionFailed
+        )
         #expect(try fixture.contents("a.txt") == "two")
         try fixture.remote.delete(RemotePath("a.txt"), condition: .matches(current))
         #expect(try fixture.remote.entry(at: RemotePath("a.txt")) == nil)
-        #expect(kind { try fixture.remote.delete(RemotePath("a.txt"), condition: .matches(current)) } == .notFound)
+        #expect(
+            kind { try fixture.remote.delete(RemotePath("a.txt"), condition: .matches(current)) } == .notFound
+        )
     }
 
     @Test(arguments: Implementation.allCases)
@@ -121,7 +129,9 @@ import Testing
         try fixture.write("f/a.txt", "x")
         let full = try #require(try fixture.remote.list(RemotePath("f")).folderTag)
         #expect(kind { try fixture.remote.delete(RemotePath("f"), condition: .matches(full)) } == .notEmpty)
-        try fixture.remote.delete(RemotePath("f/a.txt"), condition: .matches(try #require(try fixture.remote.entry(at: RemotePath("f/a.txt"))?.tag)))
+        try fixture.remote.delete(
+            RemotePath("f/a.txt"),
+            condition: .matches(try #require(try fixture.remote.entry(at: RemotePath("f/a.txt"))?.tag)))
         let empty = try #require(try fixture.remote.entry(at: RemotePath("f"))?.tag)
         try fixture.remote.delete(RemotePath("f"), condition: .matches(empty))
         #expect(try fixture.remote.entry(at: RemotePath("f")) == nil)
@@ -132,7 +142,9 @@ import Testing
         let fixture = try Fixture(implementation)
         try fixture.write("a.txt", "a")
         try fixture.write("b.txt", "b")
-        #expect(kind { try fixture.remote.move(RemotePath("a.txt"), to: RemotePath("b.txt"), condition: nil) } == .exists)
+        #expect(
+            kind { try fixture.remote.move(RemotePath("a.txt"), to: RemotePath("b.txt"), condition: nil) }
+                == .exists)
         #expect(try fixture.contents("a.txt") == "a")
         #expect(try fixture.contents("b.txt") == "b")
     }
@@ -143,16 +155,27 @@ import Testing
         try fixture.remote.makeFolder(RemotePath("f"))
         try fixture.remote.makeFolder(RemotePath("g"))
         let tag = try fixture.write("f/a.txt", "a")
-        #expect(kind { try fixture.remote.move(RemotePath("f/a.txt"), to: RemotePath("g/a.txt"), condition: .matches(RemoteTag("stale"))) } == .preconditionFailed)
-        let moved = try fixture.remote.move(RemotePath("f/a.txt"), to: RemotePath("g/b.txt"), condition: .matches(tag))
+        #expect(
+            kind {
+                try fixture.remote.move(
+                    RemotePath("f/a.txt"), to: RemotePath("g/a.txt"), condition: .matches(RemoteTag("stale")))
+            } == .preconditionFailed)
+        let moved = try fixture.remote.move(
+            RemotePath("f/a.txt"), to: RemotePath("g/b.txt"), condition: .matches(tag))
         let movedEntry = try fixture.remote.entry(at: RemotePath("g/b.txt"))
         #expect(moved == nil || moved == movedEntry?.tag)
         try fixture.remote.move(RemotePath("g"), to: RemotePath("f/g"), condition: nil)
         #expect(try fixture.contents("f/g/b.txt") == "a")
         #expect(try fixture.remote.list(.root).entries.map(\.name).filter { $0 != ".documentsync" } == ["f"])
-        #expect(kind { try fixture.remote.move(RemotePath("f"), to: RemotePath("f/g/f"), condition: nil) } == .invalidMove)
-        #expect(kind { try fixture.remote.move(RemotePath("nothing"), to: RemotePath("x"), condition: nil) } == .notFound)
-        #expect(kind { try fixture.remote.move(RemotePath("f"), to: RemotePath("no/f"), condition: nil) } == .parentMissing)
+        #expect(
+            kind { try fixture.remote.move(RemotePath("f"), to: RemotePath("f/g/f"), condition: nil) }
+                == .invalidMove)
+        #expect(
+            kind { try fixture.remote.move(RemotePath("nothing"), to: RemotePath("x"), condition: nil) }
+                == .notFound)
+        #expect(
+            kind { try fixture.remote.move(RemotePath("f"), to: RemotePath("no/f"), condition: nil) }
+                == .parentMissing)
     }
 
     @Test(arguments: Implementation.allCases)
@@ -183,7 +206,11 @@ import Testing
         #expect(kind { _ = try fixture.remote.read(RemotePath("missing")) { _ in } } == .notFound)
         try fixture.remote.makeFolder(RemotePath("f"))
         #expect(kind { _ = try fixture.remote.read(RemotePath("f")) { _ in } } == .notAFile)
-        #expect(kind { try fixture.write("f", "x", .matches(try #require(try fixture.remote.entry(at: RemotePath("f"))?.tag))) } == .notAFile)
+        #expect(
+            kind {
+                try fixture.write(
+                    "f", "x", .matches(try #require(try fixture.remote.entry(at: RemotePath("f"))?.tag)))
+            } == .notAFile)
     }
 
     @Test(arguments: Implementation.allCases)
@@ -202,8 +229,10 @@ import Testing
     func aReadStreamsAFileOfManyChunks(_ implementation: Implementation) throws {
         let fixture = try Fixture(implementation)
         var generator = SeededGenerator(seed: 9)
-        let bytes = Data((0..<(RemoteChunk.size * 2 + 12345)).map { _ in UInt8.random(in: 0...255, using: &generator) })
-        let tag = try fixture.remote.write(RemotePath("big.bin"), from: UploadSource(bytes, chunkSize: 100_000), condition: .absent)
+        let bytes = Data(
+            (0..<(RemoteChunk.size * 2 + 12345)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let tag = try fixture.remote.write(
+            RemotePath("big.bin"), from: UploadSource(bytes, chunkSize: 100_000), condition: .absent)
         var chunks: [Data] = []
         let readTag = try fixture.remote.read(RemotePath("big.bin")) { chunks.append($0) }
         #expect(chunks.count >= 3)
@@ -222,13 +251,19 @@ import Testing
             if calls > 1 { throw Vanished() }
             return Data("12345".utf8)
         }
-        #expect(throws: Vanished.self) { try fixture.remote.write(RemotePath("a.txt"), from: failing, condition: .absent) }
+        #expect(throws: Vanished.self) {
+            try fixture.remote.write(RemotePath("a.txt"), from: failing, condition: .absent)
+        }
         #expect(try fixture.remote.entry(at: RemotePath("a.txt")) == nil)
         let short = UploadSource(size: 10) { nil }
-        #expect(kind { try fixture.remote.write(RemotePath("a.txt"), from: short, condition: .absent) } == .sourceChanged)
+        #expect(
+            kind { try fixture.remote.write(RemotePath("a.txt"), from: short, condition: .absent) }
+                == .sourceChanged)
         let long = UploadSource(Data("0123456789ABC".utf8))
         let lying = UploadSource(size: 10, nextChunk: long.nextChunk)
-        #expect(kind { try fixture.remote.write(RemotePath("a.txt"), from: lying, condition: .absent) } == .sourceChanged)
+        #expect(
+            kind { try fixture.remote.write(RemotePath("a.txt"), from: lying, condition: .absent) }
+                == .sourceChanged)
         #expect(try fixture.remote.entry(at: RemotePath("a.txt")) == nil)
         #expect(try fixture.remote.list(.root).entries.filter { !RemotePath($0.name).isMetadata }.isEmpty)
     }
@@ -236,12 +271,19 @@ import Testing
     @Test(arguments: Implementation.allCases)
     func namesNoRemoteCanHoldAreRefused(_ implementation: Implementation) throws {
         let fixture = try Fixture(implementation)
-        for path in [RemotePath(components: [".."]), RemotePath(components: ["a\u{0}b"]), RemotePath(components: ["a/b"]), RemotePath(components: [""])] {
-            #expect(kind { try fixture.remote.write(path, from: UploadSource(Data()), condition: .absent) } == .invalidName)
+        for path in [
+            RemotePath(components: [".."]), RemotePath(components: ["a\u{0}b"]),
+            RemotePath(components: ["a/b"]), RemotePath(components: [""]),
+        ] {
+            #expect(
+                kind { try fixture.remote.write(path, from: UploadSource(Data()), condition: .absent) }
+                    == .invalidName)
             #expect(kind { try fixture.remote.makeFolder(path) } == .invalidName)
         }
         #expect(kind { try fixture.remote.delete(.root, condition: .absent) } == .invalidName)
-        #expect(kind { try fixture.remote.write(.root, from: UploadSource(Data()), condition: .absent) } == .invalidName)
+        #expect(
+            kind { try fixture.remote.write(.root, from: UploadSource(Data()), condition: .absent) }
+                == .invalidName)
     }
 
     @Test(arguments: Implementation.allCases)

@@ -42,7 +42,8 @@ import Testing
         #expect(!RemotePath("Notes.txt").isDescendant(of: folder))
         #expect(folder.isDescendant(of: .root))
         #expect(!RemotePath.root.isDescendant(of: .root))
-        #expect(RemotePath("Notes/x/y").replacingPrefix(folder, with: RemotePath("A/B")) == RemotePath("A/B/x/y"))
+        #expect(
+            RemotePath("Notes/x/y").replacingPrefix(folder, with: RemotePath("A/B")) == RemotePath("A/B/x/y"))
         #expect(RemotePath("Other").replacingPrefix(folder, with: .root) == nil)
     }
 
@@ -56,7 +57,9 @@ import Testing
         let data = try JSONEncoder().encode([path])
         #expect(try JSONDecoder().decode([String].self, from: data) == ["a/\u{e9}.txt"])
         #expect(try JSONDecoder().decode([RemotePath].self, from: data) == [path])
-        #expect(try JSONDecoder().decode(RemoteTag.self, from: JSONEncoder().encode(RemoteTag("x"))) == RemoteTag("x"))
+        #expect(
+            try JSONDecoder().decode(RemoteTag.self, from: JSONEncoder().encode(RemoteTag("x")))
+                == RemoteTag("x"))
     }
 
     @Test func validComponents() {

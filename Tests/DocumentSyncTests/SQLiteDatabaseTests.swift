@@ -7,7 +7,9 @@ import Testing
 @Suite struct SQLiteDatabaseTests {
     private struct Refusal: Error {}
 
-    private func makeDatabase(_ folder: TemporaryFolder, _ name: String = "test.sqlite3") throws -> SQLiteDatabase {
+    private func makeDatabase(_ folder: TemporaryFolder, _ name: String = "test.sqlite3") throws
+        -> SQLiteDatabase
+    {
         let database = try SQLiteDatabase(url: folder.file(name))
         try database.migrate([
             { try $0.executeScript("CREATE TABLE t (i INTEGER, s TEXT, b BLOB, n INTEGER)") }
@@ -21,13 +23,16 @@ import Testing
         let text = "caf\u{e9} \u{0} after a NUL"
         let blob = Data([0, 1, 2, 0xFF, 0])
         try database.transaction {
-            try $0.execute("INSERT INTO t VALUES (?, ?, ?, ?)", [.integer(.max), .text(text), .blob(blob), nil])
-            try $0.execute("INSERT INTO t VALUES (?, ?, ?, ?)", [.integer(.min), .text(""), .blob(Data()), 7])
+            try $0.execute(
+                "INSERT INTO t VALUES (?, ?, ?, ?)", [.integer(.max), .text(text), .blob(blob), nil])
+            try $0.execute(
+                "INSERT INTO t VALUES (?, ?, ?, ?)", [.integer(.min), .text(""), .blob(Data()), 7])
         }
         let rows = try database.read { connection in
             try connection.queryAll("SELECT i, s, b, n FROM t ORDER BY i DESC") { row in
                 (
-                    try row.value(at: 0) as Int64, try row.value(at: 1) as String, try row.value(at: 2) as Data,
+                    try row.value(at: 0) as Int64, try row.value(at: 1) as String,
+                    try row.value(at: 2) as Data,
                     try row.value(at: 3) as Int64?
                 )
             }
@@ -37,7 +42,9 @@ import Testing
         #expect(rows[1].0 == .min && rows[1].1 == "" && rows[1].2 == Data() && rows[1].3 == 7)
         // An empty blob is a blob, not NULL.
         let emptyIsNull = try database.read {
-            try $0.queryFirst("SELECT b IS NULL FROM t WHERE i = ?", [.integer(.min)]) { try $0.value(at: 0) as Bool }
+            try $0.queryFirst("SELECT b IS NULL FROM t WHERE i = ?", [.integer(.min)]) {
+                try $0.value(at: 0) as Bool
+            }
         }
         #expect(emptyIsNull == false)
     }
@@ -75,7 +82,8 @@ import Testing
 
     @Test func aFileThatIsNotADatabaseIsAnErrorNamingIt() throws {
         let folder = try TemporaryFolder()
-        let url = try folder.write(Data(String(repeating: "not a database. ", count: 200).utf8), to: "bad.sqlite3")
+        let url = try folder.write(
+            Data(String(repeating: "not a database. ", count: 200).utf8), to: "bad.sqlite3")
         let error = try #require(throws: SQLiteError.self) { try SQLiteDatabase(url: url) }
         #expect(error.isCorrupt)
         #expect(error.description.contains(url.path))
@@ -159,13 +167,16 @@ import Testing
                 group.addTask {
                     for index in 0..<50 {
                         try? database.transaction {
-                            try $0.execute("INSERT INTO t (i) VALUES (?)", [.integer(Int64(worker * 1000 + index))])
+                            try $0.execute(
+                                "INSERT INTO t (i) VALUES (?)", [.integer(Int64(worker * 1000 + index))])
                         }
                     }
                 }
             }
         }
-        let count = try database.read { try $0.queryFirst("SELECT count(*) FROM t") { try $0.value(at: 0) as Int } }
+        let count = try database.read {
+            try $0.queryFirst("SELECT count(*) FROM t") { try $0.value(at: 0) as Int }
+        }
         #expect(count == 200)
     }
 }

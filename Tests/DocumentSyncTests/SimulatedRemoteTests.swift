@@ -31,7 +31,9 @@ import Testing
     @Test func aServerErrorAppliesNothing() throws {
         let remote = SimulatedRemote()
         remote.schedule(.serverError(status: 503), on: .write)
-        let error = try #require(throws: RemoteError.self) { try remote.write(a, from: source("x"), condition: .absent) }
+        let error = try #require(throws: RemoteError.self) {
+            try remote.write(a, from: source("x"), condition: .absent)
+        }
         #expect(error.kind == .server(status: 503))
         #expect(error.description.contains("simulated remote") && error.description.contains("a.txt"))
         #expect(remote.snapshot() == SimulatedRemote.Snapshot())
@@ -82,11 +84,15 @@ import Testing
         let remote = SimulatedRemote()
         let tag = try #require(try remote.write(a, from: source("base"), condition: .absent))
         remote.schedule(.racingWrite(Data("theirs".utf8)), on: .write, at: a)
-        #expect(kind { try remote.write(a, from: source("mine"), condition: .matches(tag)) } == .preconditionFailed)
+        #expect(
+            kind { try remote.write(a, from: source("mine"), condition: .matches(tag)) }
+                == .preconditionFailed)
         #expect(remote.snapshot().files[a] == Data("theirs".utf8))
         let fresh = RemotePath("new.txt")
         remote.schedule(.racingWrite(Data("first".utf8)), on: .write, at: fresh)
-        #expect(kind { try remote.write(fresh, from: source("second"), condition: .absent) } == .preconditionFailed)
+        #expect(
+            kind { try remote.write(fresh, from: source("second"), condition: .absent) }
+                == .preconditionFailed)
         #expect(remote.snapshot().files[fresh] == Data("first".utf8))
     }
 
@@ -94,7 +100,9 @@ import Testing
         let remote = SimulatedRemote()
         remote.schedule(.serverError(status: 502), on: .write, at: RemotePath("b.txt"))
         try remote.write(a, from: source("a"), condition: .absent)
-        #expect(kind { try remote.write(RemotePath("b.txt"), from: source("b"), condition: .absent) } == .server(status: 502))
+        #expect(
+            kind { try remote.write(RemotePath("b.txt"), from: source("b"), condition: .absent) }
+                == .server(status: 502))
         try remote.write(RemotePath("b.txt"), from: source("b"), condition: .absent)
         #expect(remote.operationCounts.faults == 1)
     }
@@ -119,7 +127,9 @@ import Testing
         try remote.directMove(RemotePath("x/y"), to: RemotePath("w"))
         #expect(
             remote.snapshot()
-                == SimulatedRemote.Snapshot(files: [RemotePath("w/z.txt"): Data("z".utf8)], folders: [RemotePath("x"), RemotePath("w")]))
+                == SimulatedRemote.Snapshot(
+                    files: [RemotePath("w/z.txt"): Data("z".utf8)],
+                    folders: [RemotePath("x"), RemotePath("w")]))
         #expect(remote.directDelete(RemotePath("x")))
         #expect(!remote.directDelete(RemotePath("x")))
         #expect(remote.operationCounts.total == 0)
@@ -142,7 +152,9 @@ import Testing
     /// call answered, and the tree at the end.
     private func run(seed: UInt64) -> (outcomes: [String], snapshot: SimulatedRemote.Snapshot) {
         let remote = SimulatedRemote(
-            faults: .init(serverError: 0.1, connectionCut: 0.1, racingWriter: 0.1, staleListing: 0.2, timeoutAfterApplying: 0.1),
+            faults: .init(
+                serverError: 0.1, connectionCut: 0.1, racingWriter: 0.1, staleListing: 0.2,
+                timeoutAfterApplying: 0.1),
             generator: SeededGenerator(seed: seed), chunkSize: 2)
         var script = SeededGenerator(seed: 99)  // the same calls every run
         var outcomes: [String] = []
@@ -156,10 +168,12 @@ import Testing
                 switch Int.random(in: 0..<5, using: &script) {
                 case 0:
                     let written = try remote.write(
-                        path, from: UploadSource(Data("step \(step)".utf8)), condition: tag.map { .matches($0) } ?? .absent)
+                        path, from: UploadSource(Data("step \(step)".utf8)),
+                        condition: tag.map { .matches($0) } ?? .absent)
                     outcome = "wrote \(written?.rawValue ?? "-")"
                 case 1:
-                    outcome = "listed \(try remote.list(path.parent).entries.map { "\($0.name)@\($0.tag?.rawValue ?? "")" })"
+                    outcome =
+                        "listed \(try remote.list(path.parent).entries.map { "\($0.name)@\($0.tag?.rawValue ?? "")" })"
                 case 2:
                     var data = Data()
                     let read = try remote.read(path) { data.append($0) }
@@ -168,7 +182,8 @@ import Testing
                     try remote.delete(path, condition: tag.map { .matches($0) } ?? .absent)
                     outcome = "deleted"
                 default:
-                    let moved = try remote.move(path, to: paths.randomElement(using: &script)!, condition: tag.map { .matches($0) })
+                    let moved = try remote.move(
+                        path, to: paths.randomElement(using: &script)!, condition: tag.map { .matches($0) })
                     outcome = "moved \(moved?.rawValue ?? "-")"
                 }
             } catch {

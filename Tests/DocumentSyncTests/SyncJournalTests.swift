@@ -51,9 +51,13 @@ import Testing
     @Test func renameItemMovesAFolderWithEverythingInside() throws {
         let folder = try TemporaryFolder()
         let journal = try makeJournal(folder)
-        let paths = ["Notes", "Notes/a.txt", "Notes/Sub", "Notes/Sub/\u{e9}t\u{e9}.txt", "Notes.txt", "Notes2/x", "Other"]
+        let paths = [
+            "Notes", "Notes/a.txt", "Notes/Sub", "Notes/Sub/\u{e9}t\u{e9}.txt", "Notes.txt", "Notes2/x",
+            "Other",
+        ]
         for path in paths {
-            try journal.upsert(JournalItem(path: RemotePath(path), kind: path.contains(".") ? .file : .folder))
+            try journal.upsert(
+                JournalItem(path: RemotePath(path), kind: path.contains(".") ? .file : .folder))
         }
         #expect(try journal.renameItem(from: RemotePath("Notes"), to: RemotePath("Archive/N\u{f6}tes")) == 4)
         let after = try journal.allItems().map(\.path.string)
@@ -78,7 +82,9 @@ import Testing
         #expect(throws: SyncJournalError.pathTaken(journal.url, RemotePath("b"))) {
             try journal.renameItem(from: RemotePath("a"), to: RemotePath("b"))
         }
-        #expect(throws: SyncJournalError.self) { try journal.renameItem(from: RemotePath("a"), to: RemotePath("a/x/z")) }
+        #expect(throws: SyncJournalError.self) {
+            try journal.renameItem(from: RemotePath("a"), to: RemotePath("a/x/z"))
+        }
         #expect(try journal.allItems().map(\.path.string) == ["a", "a/x", "b", "b/y"])
     }
 
@@ -98,7 +104,9 @@ import Testing
         let journal = try makeJournal(folder)
         let created = Date(timeIntervalSince1970: 1_700_000_000.123)
         let upload = try journal.beginIntent(
-            SyncIntent(operation: .upload, path: RemotePath("a.txt"), hash: "h1", condition: .absent, created: created))
+            SyncIntent(
+                operation: .upload, path: RemotePath("a.txt"), hash: "h1", condition: .absent,
+                created: created))
         let move = try journal.beginIntent(
             SyncIntent(
                 operation: .move, path: RemotePath("b"), destination: RemotePath("c"),
@@ -209,7 +217,8 @@ import Testing
     @Test func theJournalLivesUnderTheStateHomeNamedByTheContainersCanonicalPath() throws {
         let folder = try TemporaryFolder()
         let container = try folder.folder("real/container")
-        try FileManager.default.createSymbolicLink(at: folder.file("link"), withDestinationURL: folder.file("real"))
+        try FileManager.default.createSymbolicLink(
+            at: folder.file("link"), withDestinationURL: folder.file("real"))
         let stateHome = folder.file("state")
         let url = SyncJournal.url(forContainer: container, stateHome: stateHome)
         let hash = ContentHash(of: Data(CanonicalPath.of(container).utf8)).hex
@@ -222,9 +231,13 @@ import Testing
         #expect(FileStatus(path: url.path)?.permissions == 0o600)
         #expect(FileStatus(path: stateHome.path + "/DocumentKit/sync")?.permissions == 0o700)
 
-        #expect(SyncJournal.defaultStateHome(environment: ["XDG_STATE_HOME": "/srv/state", "HOME": "/home/a"]).path == "/srv/state")
+        #expect(
+            SyncJournal.defaultStateHome(environment: ["XDG_STATE_HOME": "/srv/state", "HOME": "/home/a"])
+                .path == "/srv/state")
         // The spec says a relative value is ignored.
-        #expect(SyncJournal.defaultStateHome(environment: ["XDG_STATE_HOME": "rel", "HOME": "/home/a"]).path == "/home/a/.local/state")
+        #expect(
+            SyncJournal.defaultStateHome(environment: ["XDG_STATE_HOME": "rel", "HOME": "/home/a"]).path
+                == "/home/a/.local/state")
         #expect(SyncJournal.defaultStateHome(environment: ["HOME": "/home/a"]).path == "/home/a/.local/state")
     }
 }

@@ -48,14 +48,17 @@ package final class SQLiteConnection {
         defer { sqlite3_free(message) }
         guard result == SQLITE_OK else {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(result))
-            throw SQLiteError(url: url, operation: "run \(Self.abbreviated(sql))", code: result, message: text)
+            throw SQLiteError(
+                url: url, operation: "run \(Self.abbreviated(sql))", code: result, message: text)
         }
     }
 
     /// Runs one statement with `bindings`, calling `row` for each row it gives.
     ///
     /// - Throws: ``SQLiteError`` naming the statement, or what `row` throws.
-    package func query(_ sql: String, _ bindings: [SQLiteValue] = [], _ row: (SQLiteRow) throws -> Void) throws {
+    package func query(_ sql: String, _ bindings: [SQLiteValue] = [], _ row: (SQLiteRow) throws -> Void)
+        throws
+    {
         let statement = try prepared(sql)
         statement.isInUse = true
         defer {
@@ -106,7 +109,8 @@ package final class SQLiteConnection {
 
     /// The error SQLite reports for the last call on this connection.
     func error(_ operation: String, _ code: Int32) -> SQLiteError {
-        let message = sqlite3_errmsg(handle).map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
+        let message =
+            sqlite3_errmsg(handle).map { String(cString: $0) } ?? String(cString: sqlite3_errstr(code))
         return SQLiteError(url: url, operation: operation, code: code, message: message)
     }
 

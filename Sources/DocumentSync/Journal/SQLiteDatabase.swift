@@ -65,7 +65,8 @@ package final class SQLiteDatabase: @unchecked Sendable {
         let connection = SQLiteConnection(handle: handle, url: url)
         guard opened == SQLITE_OK else { throw connection.error("open", opened) }
         sqlite3_extended_result_codes(handle, 1)
-        let milliseconds = configuration.busyTimeout.components.seconds * 1000
+        let milliseconds =
+            configuration.busyTimeout.components.seconds * 1000
             + configuration.busyTimeout.components.attoseconds / 1_000_000_000_000_000
         sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
         // The first statement reads the header: a file that is not a database fails here.
@@ -156,7 +157,9 @@ package final class SQLiteDatabase: @unchecked Sendable {
 
     /// The journal mode in force: "wal" where the file system allows it.
     package func journalMode() throws -> String {
-        try withConnection { try $0.queryFirst("PRAGMA journal_mode") { try $0.value(at: 0) as String } ?? "" }
+        try withConnection {
+            try $0.queryFirst("PRAGMA journal_mode") { try $0.value(at: 0) as String } ?? ""
+        }
     }
 
     /// Closes the connection; every later call throws `SQLITE_MISUSE`.
@@ -180,7 +183,8 @@ package final class SQLiteDatabase: @unchecked Sendable {
     private static func prepareFile(_ url: URL, _ configuration: Configuration) throws {
         func failure(_ operation: String, _ error: Errno, _ path: String) -> SQLiteError {
             SQLiteError(
-                url: url, operation: operation, code: SQLITE_CANTOPEN, message: "\(path): \(error.description)")
+                url: url, operation: operation, code: SQLITE_CANTOPEN,
+                message: "\(path): \(error.description)")
         }
         var missing: [String] = []
         var folder = url.deletingLastPathComponent().standardizedFileURL.path

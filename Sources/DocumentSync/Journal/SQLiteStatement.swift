@@ -118,8 +118,10 @@ package struct SQLiteRow {
     func require(_ type: Int32, at index: Int32, _ expected: String) throws {
         let found = sqlite3_column_type(statement, index)
         guard found != type else { return }
-        let names = [SQLITE_INTEGER: "an integer", SQLITE_FLOAT: "a real number", SQLITE_TEXT: "text",
-            SQLITE_BLOB: "a blob", SQLITE_NULL: "NULL"]
+        let names = [
+            SQLITE_INTEGER: "an integer", SQLITE_FLOAT: "a real number", SQLITE_TEXT: "text",
+            SQLITE_BLOB: "a blob", SQLITE_NULL: "NULL",
+        ]
         let column = sqlite3_column_name(statement, index).map { String(cString: $0) } ?? "\(index)"
         throw SQLiteError(
             url: connection.url, operation: "read column \(column)", code: SQLITE_MISMATCH,
@@ -166,7 +168,8 @@ final class SQLiteStatement {
                     }
                     return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
                         sqlite3_bind_text64(
-                            handle, index, $0, sqlite3_uint64(bytes.count), sqliteTransient, UInt8(SQLITE_UTF8))
+                            handle, index, $0, sqlite3_uint64(bytes.count), sqliteTransient,
+                            UInt8(SQLITE_UTF8))
                     }
                 }
             case .blob(let data):
@@ -175,7 +178,8 @@ final class SQLiteStatement {
                     guard let base = bytes.baseAddress, !bytes.isEmpty else {
                         return sqlite3_bind_zeroblob(handle, index, 0)
                     }
-                    return sqlite3_bind_blob64(handle, index, base, sqlite3_uint64(bytes.count), sqliteTransient)
+                    return sqlite3_bind_blob64(
+                        handle, index, base, sqlite3_uint64(bytes.count), sqliteTransient)
                 }
             }
             guard result == SQLITE_OK else {

@@ -14,7 +14,9 @@ extension SyncJournal {
 
         /// The row for `path`, or nil when the journal has none.
         package func item(at path: RemotePath) throws -> JournalItem? {
-            try connection.queryFirst("SELECT \(Self.columns) FROM items WHERE path = ?", [.text(path.string)]) {
+            try connection.queryFirst(
+                "SELECT \(Self.columns) FROM items WHERE path = ?", [.text(path.string)]
+            ) {
                 try item(from: $0)
             }
         }
@@ -47,8 +49,10 @@ extension SyncJournal {
                 """,
                 [
                     .text(item.path.string), .text(item.kind.rawValue), SQLiteValue(item.remoteTag?.rawValue),
-                    SQLiteValue(item.remoteSize), SQLiteValue(item.remoteFileID), SQLiteValue(item.syncedHash),
-                    SQLiteValue(item.local.map { Int64(bitPattern: $0.inode) }), SQLiteValue(item.local?.size),
+                    SQLiteValue(item.remoteSize), SQLiteValue(item.remoteFileID),
+                    SQLiteValue(item.syncedHash),
+                    SQLiteValue(item.local.map { Int64(bitPattern: $0.inode) }),
+                    SQLiteValue(item.local?.size),
                     SQLiteValue(item.local?.modification), SQLiteValue(item.local?.statusChange),
                     SQLiteValue(item.baseVersion),
                 ])
@@ -77,7 +81,8 @@ extension SyncJournal {
                 throw SyncJournalError.invalidRename(url, from: source, to: destination)
             }
             let (taken, takenBindings) = Self.subtree(destination)
-            if try connection.queryFirst("SELECT 1 FROM items WHERE \(taken) LIMIT 1", takenBindings, { _ in true })
+            if try connection.queryFirst(
+                "SELECT 1 FROM items WHERE \(taken) LIMIT 1", takenBindings, { _ in true })
                 ?? false
             {
                 throw SyncJournalError.pathTaken(url, destination)
@@ -86,7 +91,8 @@ extension SyncJournal {
             let (filter, bindings) = Self.subtree(source)
             try connection.execute(
                 "UPDATE items SET path = ? || substr(path, ?) WHERE \(filter)",
-                [.text(destination.string), .integer(Int64(source.string.unicodeScalars.count + 1))] + bindings)
+                [.text(destination.string), .integer(Int64(source.string.unicodeScalars.count + 1))]
+                    + bindings)
             return connection.changes
         }
 
@@ -128,7 +134,8 @@ extension SyncJournal {
                 let path = RemotePath(try row.value(at: 2) as String)
                 let operationName: String = try row.value(at: 1)
                 guard let operation = SyncIntent.Operation(rawValue: operationName) else {
-                    throw SyncJournalError.invalidRow(url, path: path.string, detail: "operation \(operationName)")
+                    throw SyncJournalError.invalidRow(
+                        url, path: path.string, detail: "operation \(operationName)")
                 }
                 let condition: WriteCondition?
                 switch try row.value(at: 5) as String? {
@@ -190,7 +197,10 @@ extension SyncJournal {
         private static func subtree(_ path: RemotePath) -> (String, [SQLiteValue]) {
             guard !path.isRoot else { return ("1", []) }
             let prefix = path.string
-            return ("(path = ? OR (path >= ? AND path < ?))", [.text(prefix), .text(prefix + "/"), .text(prefix + "0")])
+            return (
+                "(path = ? OR (path >= ? AND path < ?))",
+                [.text(prefix), .text(prefix + "/"), .text(prefix + "0")]
+            )
         }
     }
 }

@@ -90,8 +90,11 @@ package final class SyncJournal: Sendable {
         if let path = environment["XDG_STATE_HOME"], path.hasPrefix("/") {
             return URL(fileURLWithPath: path, isDirectory: true)
         }
-        let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? StandardDirectories.current.home.path
-        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(".local/state", isDirectory: true)
+        let home =
+            environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? StandardDirectories.current.home.path
+        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
+            ".local/state", isDirectory: true)
     }
 
     /// Where the journal of `container` lives: `STATE/DocumentKit/sync/HASH.sqlite3`, HASH
@@ -144,7 +147,8 @@ package final class SyncJournal: Sendable {
             let source = URL(fileURLWithPath: url.path + companion)
             guard FileStatus(path: source.path, followingLinks: false) != nil else { continue }
             let destination = URL(fileURLWithPath: url.path + suffix + companion)
-            try SafeSave.moveItem(at: source, to: destination, operation: "set aside the damaged sync journal")
+            try SafeSave.moveItem(
+                at: source, to: destination, operation: "set aside the damaged sync journal")
             if companion.isEmpty { kept = destination }
         }
         return kept

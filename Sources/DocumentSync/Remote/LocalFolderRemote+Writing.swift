@@ -14,14 +14,17 @@ extension LocalFolderRemote {
     {
         try validate(path, .write)
         let folder: FileDescriptor
-        do { folder = try openFolder(path.parent) } catch { throw failure(error, .write, path, missing: .parentMissing) }
+        do { folder = try openFolder(path.parent) } catch {
+            throw failure(error, .write, path, missing: .parentMissing)
+        }
 
         // The bytes go to a temporary file beside the target before the lock is taken, so that
         // a long upload holds up no other writer.
         let temporaryName = Self.temporaryPrefix + String(UInt64.random(in: .min ... .max), radix: 16)
         let temporary: FileDescriptor
         switch Syscall.openat(folder.rawValue, temporaryName, O_WRONLY | O_CREAT | O_EXCL, 0o666) {
-        case .success(let fd): temporary = FileDescriptor(rawValue: fd, url: folder.url.appendingPathComponent(temporaryName))
+        case .success(let fd):
+            temporary = FileDescriptor(rawValue: fd, url: folder.url.appendingPathComponent(temporaryName))
         case .failure(let errno): throw failure(errno, .write, path, missing: .parentMissing)
         }
         var placed = false
@@ -40,7 +43,8 @@ extension LocalFolderRemote {
         }
         guard written == source.size else {
             throw failure(
-                .sourceChanged, .write, path, detail: "the source gave \(written) bytes or more, not \(source.size)")
+                .sourceChanged, .write, path,
+                detail: "the source gave \(written) bytes or more, not \(source.size)")
         }
         do { try temporary.sync() } catch { throw failure(error, .write, path, missing: .parentMissing) }
 
@@ -57,7 +61,8 @@ extension LocalFolderRemote {
                 switch condition {
                 case .absent:
                     try SafeSave.renameWithoutReplacing(
-                        temporaryName, to: path.name, in: folder, url: URL(fileURLWithPath: absolutePath(path)),
+                        temporaryName, to: path.name, in: folder,
+                        url: URL(fileURLWithPath: absolutePath(path)),
                         operation: "write")
                 case .matches:
                     _ = try Syscall.renameat(folder.rawValue, temporaryName, folder.rawValue, path.name).get(
@@ -77,7 +82,9 @@ extension LocalFolderRemote {
     public func delete(_ path: RemotePath, condition: WriteCondition) throws {
         try validate(path, .delete)
         let folder: FileDescriptor
-        do { folder = try openFolder(path.parent) } catch { throw failure(error, .delete, path, missing: .notFound) }
+        do { folder = try openFolder(path.parent) } catch {
+            throw failure(error, .delete, path, missing: .notFound)
+        }
         try withExclusiveLock(.delete, path) { _ in
             guard let current = try itemStatus(path.name, in: folder, .delete, path) else {
                 throw failure(.notFound, .delete, path)
@@ -223,7 +230,8 @@ extension LocalFolderRemote {
         var time = FileStatus.Timestamp(now)
         let floors = [(try? Syscall.fileStatus(of: lock.rawValue).get())?.modification, replaced]
         for case let floor? in floors where time <= floor {
-            time = floor.nanoseconds == 999_999_999
+            time =
+                floor.nanoseconds == 999_999_999
                 ? FileStatus.Timestamp(seconds: floor.seconds + 1, nanoseconds: 0)
                 : FileStatus.Timestamp(seconds: floor.seconds, nanoseconds: floor.nanoseconds + 1)
         }

@@ -72,7 +72,8 @@ public final class LocalFolderRemote: Remote {
         } catch {
             let errno = error
             if errno == .notDirectory || errno == .tooManySymbolicLinkLevels,
-                case .success(let status) = Syscall.fileStatus(atPath: absolutePath(folder), followingLinks: false),
+                case .success(let status) = Syscall.fileStatus(
+                    atPath: absolutePath(folder), followingLinks: false),
                 status.isRegularFile
             {
                 throw failure(.notAFolder, .list, folder)
@@ -87,7 +88,9 @@ public final class LocalFolderRemote: Remote {
         }
         var entries: [RemoteEntry] = []
         for item in names {
-            guard let name = item.validName, !name.hasPrefix(Self.temporaryPrefix), Self.isNFC(name) else { continue }
+            guard let name = item.validName, !name.hasPrefix(Self.temporaryPrefix), Self.isNFC(name) else {
+                continue
+            }
             switch Syscall.fileStatus(directory.rawValue, name, followingLinks: false) {
             case .success(let status):
                 if let entry = Self.entry(named: name, status) { entries.append(entry) }
@@ -114,7 +117,8 @@ public final class LocalFolderRemote: Remote {
         try validate(path, .read, allowingRoot: true)
         let file: FileDescriptor
         switch Syscall.openat(AT_FDCWD, absolutePath(path), O_RDONLY | O_NOFOLLOW | O_NONBLOCK) {
-        case .success(let fd): file = FileDescriptor(rawValue: fd, url: URL(fileURLWithPath: absolutePath(path)))
+        case .success(let fd):
+            file = FileDescriptor(rawValue: fd, url: URL(fileURLWithPath: absolutePath(path)))
         case .failure(.tooManySymbolicLinkLevels), .failure(.notDirectory):
             throw failure(.notFound, .read, path)
         case .failure(let errno): throw failure(errno, .read, path, missing: .notFound)
@@ -171,7 +175,8 @@ public final class LocalFolderRemote: Remote {
     }
 
     private static func isNFC(_ name: String) -> Bool {
-        name.utf8.allSatisfy { $0 < 0x80 } || name.utf8.elementsEqual(name.precomposedStringWithCanonicalMapping.utf8)
+        name.utf8.allSatisfy { $0 < 0x80 }
+            || name.utf8.elementsEqual(name.precomposedStringWithCanonicalMapping.utf8)
     }
 
     var rootIsThere: Bool {
@@ -182,7 +187,8 @@ public final class LocalFolderRemote: Remote {
     func openFolder(_ folder: RemotePath) throws(Errno) -> FileDescriptor {
         let flags = O_RDONLY | O_DIRECTORY | (folder.isRoot ? 0 : O_NOFOLLOW)
         switch Syscall.openat(AT_FDCWD, absolutePath(folder), flags) {
-        case .success(let fd): return FileDescriptor(rawValue: fd, url: URL(fileURLWithPath: absolutePath(folder)))
+        case .success(let fd):
+            return FileDescriptor(rawValue: fd, url: URL(fileURLWithPath: absolutePath(folder)))
         case .failure(let errno): throw errno
         }
     }
@@ -215,12 +221,14 @@ public final class LocalFolderRemote: Remote {
         destination: RemotePath? = nil, detail: String? = nil
     ) -> RemoteError {
         RemoteError(
-            kind, operation: operation, path: path, destination: destination, remote: displayName, detail: detail)
+            kind, operation: operation, path: path, destination: destination, remote: displayName,
+            detail: detail)
     }
 
     /// The remote's form of a system error; `missing` is what "no such file" means here.
     func failure(
-        _ errno: Errno, _ operation: RemoteError.Operation, _ path: RemotePath, destination: RemotePath? = nil,
+        _ errno: Errno, _ operation: RemoteError.Operation, _ path: RemotePath,
+        destination: RemotePath? = nil,
         missing: RemoteError.Kind
     ) -> RemoteError {
         let kind: RemoteError.Kind
@@ -239,14 +247,17 @@ public final class LocalFolderRemote: Remote {
 
     /// The remote's form of an error thrown by DocumentKit's System layer.
     func failure(
-        _ error: any Error, _ operation: RemoteError.Operation, _ path: RemotePath, destination: RemotePath? = nil,
+        _ error: any Error, _ operation: RemoteError.Operation, _ path: RemotePath,
+        destination: RemotePath? = nil,
         missing: RemoteError.Kind
     ) -> any Error {
         if let error = error as? RemoteError { return error }
         if let error = error as? DocumentKitError, let errno = error.errno {
             return failure(errno, operation, path, destination: destination, missing: missing)
         }
-        if let errno = error as? Errno { return failure(errno, operation, path, destination: destination, missing: missing) }
+        if let errno = error as? Errno {
+            return failure(errno, operation, path, destination: destination, missing: missing)
+        }
         return error
     }
 }

@@ -94,7 +94,8 @@ extension SimulatedRemote {
                 let prefix = RemotePath(components: Array(folder.components.prefix(depth)))
                 switch tree[prefix]?.kind {
                 case .folder: continue
-                case .file: throw RemoteError(.notAFolder, operation: .makeFolder, path: prefix, remote: remote)
+                case .file:
+                    throw RemoteError(.notAFolder, operation: .makeFolder, path: prefix, remote: remote)
                 case nil: insertFolder(prefix)
                 }
             }
@@ -102,7 +103,8 @@ extension SimulatedRemote {
 
         /// Throws `.preconditionFailed` unless `condition` holds at `path`.
         func check(
-            _ condition: WriteCondition, at path: RemotePath, _ operation: RemoteError.Operation, remote: String
+            _ condition: WriteCondition, at path: RemotePath, _ operation: RemoteError.Operation,
+            remote: String
         ) throws {
             let holds: Bool
             switch condition {

@@ -194,8 +194,8 @@ public final class SimulatedRemote: Remote {
         }
         return try state.withLock { state in
             try state.race(fault, at: path, remote: displayName)
-            try state.check(condition, at: path, .write, remote: displayName)
             guard state.tree[path.parent]?.kind == .folder else { throw error(.parentMissing, .write, path) }
+            try state.check(condition, at: path, .write, remote: displayName)
             if state.tree[path]?.kind == .folder { throw error(.notAFile, .write, path) }
             let tag = try state.put(path, bytes, remote: displayName)
             if case .timeoutAfterApplying = fault { throw error(.timedOut, .write, path) }
@@ -256,7 +256,8 @@ public final class SimulatedRemote: Remote {
 
     /// Throws for a fault that strikes before anything is applied.
     private func fail(
-        _ fault: Fault?, _ operation: RemoteError.Operation, _ path: RemotePath, destination: RemotePath? = nil
+        _ fault: Fault?, _ operation: RemoteError.Operation, _ path: RemotePath,
+        destination: RemotePath? = nil
     ) throws {
         switch fault {
         case .serverError(let status):

@@ -38,7 +38,9 @@ final class TemporaryFolder: @unchecked Sendable {
 
     /// The names in a folder inside (or the folder itself), sorted.
     func names(in relativePath: String = "") throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: relativePath.isEmpty ? url.path : file(relativePath).path)
-            .sorted()
+        try FileManager.default.contentsOfDirectory(
+            atPath: relativePath.isEmpty ? url.path : file(relativePath).path
+        )
+        .sorted()
     }
 }
