@@ -151,13 +151,25 @@ public final class LocalFolderRemote: Remote {
     // MARK: Helpers
 
     /// The tag of an item's status: inode, size, modification and status-change times.
+    ///
+    /// Spelled `INODE-SIZE-MTIME-CTIME` (inode in hexadecimal, times as seconds.nanoseconds),
+    /// built without `String(format:)`: a listing makes one per entry.
     static func tag(_ status: FileStatus) -> RemoteTag {
-        func nanoseconds(_ time: FileStatus.Timestamp) -> String {
-            String(format: "%lld.%09u", time.seconds, time.nanoseconds)
+        func append(_ time: FileStatus.Timestamp, to text: inout String) {
+            text += String(time.seconds)
+            text += "."
+            let nanoseconds = String(time.nanoseconds)
+            text += String(repeating: "0", count: max(9 - nanoseconds.count, 0))
+            text += nanoseconds
         }
-        return RemoteTag(
-            "\(String(status.inode, radix: 16))-\(status.size)-\(nanoseconds(status.modification))-"
-                + nanoseconds(status.statusChange))
+        var text = String(status.inode, radix: 16)
+        text += "-"
+        text += String(status.size)
+        text += "-"
+        append(status.modification, to: &text)
+        text += "-"
+        append(status.statusChange, to: &text)
+        return RemoteTag(text)
     }
 
     static func entry(named name: String, _ status: FileStatus) -> RemoteEntry? {
@@ -233,7 +245,9 @@ public final class LocalFolderRemote: Remote {
     ) -> RemoteError {
         let kind: RemoteError.Kind
         switch errno {
-        case .noSuchFileOrDirectory, .notDirectory: kind = rootIsThere ? missing : .unavailable
+        // A symbolic link below the root is not an item: as good as nothing there.
+        case .noSuchFileOrDirectory, .notDirectory, .tooManySymbolicLinkLevels:
+            kind = rootIsThere ? missing : .unavailable
         case .permissionDenied, .notPermitted, .readOnlyFileSystem: kind = .permissionDenied
         case .noSpace, .diskQuotaExceeded: kind = .outOfSpace
         case .fileNameTooLong: kind = .invalidName
