@@ -37,6 +37,7 @@ public struct RemoteEntry: Hashable, Sendable {
 
     /// The item's name in its folder, in NFC.
     public var name: String
+    /// A file or a folder.
     public var kind: Kind
     /// The file's size in bytes; for a folder, whatever the remote says (often 0).
     public var size: Int64
@@ -69,6 +70,7 @@ public struct RemoteListing: Sendable {
     /// The folder's own tag, where the remote has one.
     public var folderTag: RemoteTag?
 
+    /// A listing of `folder`.
     public init(folder: RemotePath, entries: [RemoteEntry], folderTag: RemoteTag?) {
         self.folder = folder
         self.entries = entries

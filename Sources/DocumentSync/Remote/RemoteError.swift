@@ -72,7 +72,9 @@ public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
         case makeFolder
     }
 
+    /// What went wrong: what the engine acts on.
     public var kind: Kind
+    /// The call that failed.
     public var operation: Operation
     /// The item the operation was on (the source of a move).
     public var path: RemotePath
@@ -83,6 +85,7 @@ public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
     /// More in words: the system's or the server's message.
     public var detail: String?
 
+    /// An error of `kind` in `operation` on `path` of the remote named `remote`.
     public init(
         _ kind: Kind, operation: Operation, path: RemotePath, destination: RemotePath? = nil,
         remote: String, detail: String? = nil

@@ -36,7 +36,9 @@ public final class SimulatedRemote: Remote {
     ///   - faults: The faults that strike on their own.
     ///   - generator: Where every random draw comes from.
     ///   - chunkSize: How many bytes a read gives at a time.
-    ///   - historyLimit: How many past trees to keep for stale listings.
+    ///   - historyLimit: How many past trees to keep for stale listings. Each mutation then
+    ///     copies the tree's index: give 0 for a tree of thousands of items that needs no stale
+    ///     listings (a benchmark).
     public init(
         displayName: String = "simulated remote", faults: Faults = .none,
         generator: SeededGenerator = SeededGenerator(seed: 0), chunkSize: Int = RemoteChunk.size,
