@@ -5,6 +5,7 @@ let package = Package(
     name: "DocumentKit",
     products: [
         .library(name: "DocumentKit", targets: ["DocumentKit"]),
+        .library(name: "DocumentSync", targets: ["DocumentSync"]),
         .executable(name: "docbench", targets: ["docbench"]),
         .executable(name: "locus", targets: ["locus"]),
         .executable(name: "symmetry", targets: ["symmetry"]),
@@ -19,6 +20,13 @@ let package = Package(
             name: "DocumentKit",
             dependencies: ["CDocumentSystem", "CCrypto"]
         ),
+
+        // Sync of a container with a remote, above DocumentKit: the journal is SQLite (Debian's
+        // libsqlite3), the remotes a local folder and an in-memory one for the simulation.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "DocumentSync", dependencies: ["DocumentKit", "CSQLite"]),
+        .testTarget(name: "DocumentSyncTests", dependencies: ["DocumentSync", "DocumentKit"]),
+
         .executableTarget(
             name: "docbench",
             dependencies: ["DocumentKit"]

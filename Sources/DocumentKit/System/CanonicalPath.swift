@@ -9,9 +9,9 @@ import Synchronization
 #endif
 
 /// Canonical paths: one spelling per item, so that two URLs of one file coordinate together.
-enum CanonicalPath {
+package enum CanonicalPath {
     /// The one spelling every process uses for the item at `url`: see ``of(path:)``.
-    static func of(_ url: URL) -> String {
+    package static func of(_ url: URL) -> String {
         of(path: url.path)
     }
 

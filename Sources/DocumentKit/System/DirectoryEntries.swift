@@ -181,7 +181,7 @@ extension Syscall {
     /// Sets the access and modification times of an open file; `nil` leaves a time as it is.
     ///
     /// The corresponding C function is `futimens(2)`.
-    static func futimens(_ fd: CInt, modification: timespec?) -> Result<CInt, Errno> {
+    package static func futimens(_ fd: CInt, modification: timespec?) -> Result<CInt, Errno> {
         // UTIME_OMIT is a C macro Swift does not import: ((1 << 30) - 2) in <sys/stat.h>.
         let omit = timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2)
         var times = [omit, modification ?? omit]

@@ -8,11 +8,11 @@ import Foundation
 
 /// An open file descriptor that closes itself, with the path it was opened for so that
 /// every error can name the file.
-final class FileDescriptor {
-    let rawValue: CInt
-    let url: URL
+package final class FileDescriptor {
+    package let rawValue: CInt
+    package let url: URL
 
-    init(rawValue: CInt, url: URL) {
+    package init(rawValue: CInt, url: URL) {
         self.rawValue = rawValue
         self.url = url
     }
@@ -20,7 +20,7 @@ final class FileDescriptor {
     deinit { Syscall.close(rawValue) }
 
     /// Opens `url` relative to nothing (an absolute path).
-    static func open(_ url: URL, _ flags: CInt, mode: mode_t = 0, operation: String) throws -> FileDescriptor
+    package static func open(_ url: URL, _ flags: CInt, mode: mode_t = 0, operation: String) throws -> FileDescriptor
     {
         switch Syscall.openat(AT_FDCWD, url.path, flags, mode) {
         case .success(let fd): return FileDescriptor(rawValue: fd, url: url)
@@ -29,7 +29,7 @@ final class FileDescriptor {
     }
 
     /// Opens the folder `url` for use as the anchor of `*at` calls and for `fsync`.
-    static func openDirectory(_ url: URL, operation: String) throws -> FileDescriptor {
+    package static func openDirectory(_ url: URL, operation: String) throws -> FileDescriptor {
         try open(url, O_RDONLY | O_DIRECTORY, operation: operation)
     }
 
@@ -37,11 +37,11 @@ final class FileDescriptor {
         try Syscall.fstat(rawValue).get(operation, url)
     }
 
-    func sync(operation: String = "fsync") throws {
+    package func sync(operation: String = "fsync") throws {
         _ = try Syscall.fsync(rawValue).get(operation, url)
     }
 
-    func writeAll(_ bytes: UnsafeRawBufferPointer, operation: String = "write") throws {
+    package func writeAll(_ bytes: UnsafeRawBufferPointer, operation: String = "write") throws {
         _ = try Syscall.writeAll(rawValue, bytes).get(operation, url)
     }
 
@@ -65,7 +65,7 @@ final class FileDescriptor {
 
 extension Result where Failure == Errno {
     /// The value, or a ``DocumentKitError`` naming the operation and file.
-    func get(_ operation: String, _ url: URL?) throws -> Success {
+    package func get(_ operation: String, _ url: URL?) throws -> Success {
         switch self {
         case .success(let value): return value
         case .failure(let error): throw DocumentKitError(error, operation: operation, url: url)

@@ -206,7 +206,7 @@ extension Syscall {
     /// The status of `name` in the folder open as `directory`.
     ///
     /// The corresponding C function is `statx(2)`.
-    static func fileStatus(_ directory: CInt, _ name: String, followingLinks: Bool) -> Result<
+    package static func fileStatus(_ directory: CInt, _ name: String, followingLinks: Bool) -> Result<
         FileStatus, Errno
     > {
         name.withCString { fileStatus(directory, $0, followingLinks: followingLinks) }

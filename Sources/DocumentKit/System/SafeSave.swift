@@ -474,7 +474,7 @@ public enum SafeSave {
     ///
     /// - Throws: ``DocumentKitError``: `.fileExists` naming `url` (the destination) when
     ///   `name` is taken; any other failure names `source` when it is given, else `url`.
-    static func renameWithoutReplacing(
+    package static func renameWithoutReplacing(
         _ from: String, from fromDirectory: FileDescriptor? = nil, to name: String,
         in directory: FileDescriptor,
         url: URL, operation: String = "create", source: URL? = nil

@@ -11,7 +11,7 @@ extension Syscall {
     /// on `fd`'s open file description, or releases it (`LOCK_UN`).
     ///
     /// The corresponding C function is `flock(2)`.
-    static func flock(_ fd: CInt, _ operation: CInt) -> Result<CInt, Errno> {
+    package static func flock(_ fd: CInt, _ operation: CInt) -> Result<CInt, Errno> {
         retrying { cFlock(fd, operation) }
     }
 

@@ -23,7 +23,7 @@ package enum Syscall {
     }
 
     /// The corresponding C function is `openat(2)`.
-    static func openat(
+    package static func openat(
         _ directory: CInt, _ path: String, _ flags: CInt, _ mode: mode_t = 0
     ) -> Result<CInt, Errno> {
         retrying { Glibc.openat(directory, path, flags | O_CLOEXEC, mode) }
@@ -50,7 +50,7 @@ package enum Syscall {
     }
 
     /// The corresponding C function is `read(2)`.
-    static func read(_ fd: CInt, _ buffer: UnsafeMutableRawBufferPointer) -> Result<Int, Errno> {
+    package static func read(_ fd: CInt, _ buffer: UnsafeMutableRawBufferPointer) -> Result<Int, Errno> {
         retrying { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
@@ -120,7 +120,7 @@ package enum Syscall {
     }
 
     /// The corresponding C function is `fchmod(2)`.
-    static func fchmod(_ fd: CInt, _ mode: mode_t) -> Result<CInt, Errno> {
+    package static func fchmod(_ fd: CInt, _ mode: mode_t) -> Result<CInt, Errno> {
         retrying { Glibc.fchmod(fd, mode) }
     }
 
@@ -130,7 +130,7 @@ package enum Syscall {
     }
 
     /// The corresponding C function is `renameat(2)`.
-    static func renameat(
+    package static func renameat(
         _ fromDirectory: CInt, _ from: String, _ toDirectory: CInt, _ to: String
     ) -> Result<CInt, Errno> {
         retrying { Glibc.renameat(fromDirectory, from, toDirectory, to) }
@@ -144,14 +144,14 @@ package enum Syscall {
     }
 
     /// The corresponding C function is `unlinkat(2)`.
-    static func unlinkat(_ directory: CInt, _ path: String, removeDirectory: Bool = false) -> Result<
+    package static func unlinkat(_ directory: CInt, _ path: String, removeDirectory: Bool = false) -> Result<
         CInt, Errno
     > {
         retrying { Glibc.unlinkat(directory, path, removeDirectory ? AT_REMOVEDIR : 0) }
     }
 
     /// The corresponding C function is `mkdirat(2)`.
-    static func mkdirat(_ directory: CInt, _ path: String, _ mode: mode_t) -> Result<CInt, Errno> {
+    package static func mkdirat(_ directory: CInt, _ path: String, _ mode: mode_t) -> Result<CInt, Errno> {
         retrying { Glibc.mkdirat(directory, path, mode) }
     }
 

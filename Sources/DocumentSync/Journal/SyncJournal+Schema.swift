@@ -1,0 +1,39 @@
+extension SyncJournal {
+    /// The schema, one migration per version (`PRAGMA user_version`); append, never edit.
+    static var migrations: [(SQLiteConnection) throws -> Void] {
+        [
+            { connection in
+                try connection.executeScript(
+                    """
+                    CREATE TABLE items (
+                        path TEXT PRIMARY KEY NOT NULL,
+                        kind TEXT NOT NULL CHECK (kind IN ('file', 'folder')),
+                        remoteTag TEXT,
+                        remoteSize INTEGER,
+                        remoteFileID TEXT,
+                        syncedHash TEXT,
+                        localInode INTEGER,
+                        localSize INTEGER,
+                        localModification INTEGER,
+                        localStatusChange INTEGER,
+                        baseVersion TEXT
+                    ) WITHOUT ROWID;
+                    CREATE TABLE intents (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        operation TEXT NOT NULL
+                            CHECK (operation IN ('upload', 'delete', 'move', 'makeFolder', 'conflictUpload')),
+                        path TEXT NOT NULL,
+                        destination TEXT,
+                        hash TEXT,
+                        condition TEXT,
+                        created INTEGER NOT NULL
+                    );
+                    CREATE TABLE settings (
+                        key TEXT PRIMARY KEY NOT NULL,
+                        value TEXT NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+            }
+        ]
+    }
+}

@@ -1,0 +1,220 @@
+import DocumentKit
+import Foundation
+
+/// The sync journal of one container: what both sides looked like when they last agreed, and
+/// the remote writes in flight.
+///
+/// It is a SQLite database outside the container, under
+/// `$XDG_STATE_HOME/DocumentKit/sync/` (by default `~/.local/state/DocumentKit/sync/`), named by
+/// the SHA-256 of the container's canonical path: one journal per container, wherever the
+/// container is opened from. It holds three tables: `items` (one ``JournalItem`` per path),
+/// `intents` (one ``SyncIntent`` per remote write whose outcome is not yet recorded) and
+/// `settings` (the remote remembered for the container, a pause with its reason).
+///
+/// Every change is one transaction: each method here makes its own, and ``transaction(_:)``
+/// groups several, so that the engine records an item and completes its intent together. A
+/// journal whose file is damaged or not a database throws ``SyncJournalError/corrupt(_:)``,
+/// when opened or at any call; ``reset(at:now:)`` sets the file aside and starts empty.
+///
+/// It is `Sendable`: calls are serialised on one connection (see ``SQLiteDatabase``).
+///
+/// For example:
+///
+/// ```swift
+/// let journal = try SyncJournal(container: container)
+/// try journal.upsert(JournalItem(path: RemotePath("plan.txt"), kind: .file, remoteTag: tag))
+/// try journal.renameItem(from: RemotePath("Notes"), to: RemotePath("Archive/Notes"))
+/// for intent in try journal.pendingIntents() { /* resolve by reading the remote */ }
+/// ```
+package final class SyncJournal: Sendable {
+    /// The name of a setting.
+    package struct SettingKey: RawRepresentable, Hashable, Sendable {
+        package let rawValue: String
+        package init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The remote the container syncs with, as the user gave it (no credentials).
+        package static let remoteURL = SettingKey(rawValue: "remoteURL")
+        /// Set while sync is paused (a mass delete, a vanished root): the reason, in words.
+        package static let pauseReason = SettingKey(rawValue: "pauseReason")
+        /// The canonical path of the container, recorded when the journal is made.
+        package static let container = SettingKey(rawValue: "container")
+    }
+
+    /// The database file.
+    package let url: URL
+    private let database: SQLiteDatabase
+
+    /// Opens the journal at `url`, creating it if it is missing.
+    ///
+    /// - Throws: ``SyncJournalError``: ``SyncJournalError/corrupt(_:)`` when the file is
+    ///   damaged or is not a database; ``SyncJournalError/newerVersion(_:found:supported:)``.
+    package init(url: URL) throws {
+        self.url = url
+        let database: SQLiteDatabase
+        do {
+            database = try SQLiteDatabase(url: url)
+        } catch let error as SQLiteError {
+            throw SyncJournalError(error)
+        }
+        do {
+            guard try database.quickCheck().isEmpty else { throw SyncJournalError.corrupt(url) }
+            let found = try database.userVersion()
+            guard found <= Self.migrations.count else {
+                throw SyncJournalError.newerVersion(url, found: found, supported: Self.migrations.count)
+            }
+            try database.migrate(Self.migrations)
+        } catch {
+            // Closed now, so that the caller can set the file aside.
+            database.close()
+            if let error = error as? SQLiteError { throw SyncJournalError(error) }
+            throw error
+        }
+        self.database = database
+    }
+
+    /// Opens (or creates) the journal of `container`.
+    ///
+    /// - Parameters:
+    ///   - container: The synced folder.
+    ///   - stateHome: The folder standing for `$XDG_STATE_HOME`; by default the environment's.
+    package convenience init(container: URL, stateHome: URL? = nil) throws {
+        try self.init(url: Self.url(forContainer: container, stateHome: stateHome))
+        if try setting(.container) == nil { try setSetting(.container, CanonicalPath.of(container)) }
+    }
+
+    /// `$XDG_STATE_HOME` when it is an absolute path (the spec says to ignore any other),
+    /// else `~/.local/state`, as ``StandardDirectories`` resolves the other XDG folders.
+    package static func defaultStateHome(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> URL {
+        if let path = environment["XDG_STATE_HOME"], path.hasPrefix("/") {
+            return URL(fileURLWithPath: path, isDirectory: true)
+        }
+        let home =
+            environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? StandardDirectories.current.home.path
+        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
+            ".local/state", isDirectory: true)
+    }
+
+    /// Where the journal of `container` lives: `STATE/DocumentKit/sync/HASH.sqlite3`, HASH
+    /// being the SHA-256 of the container's canonical path.
+    package static func url(forContainer container: URL, stateHome: URL? = nil) -> URL {
+        let hash = ContentHash(of: Data(CanonicalPath.of(container).utf8)).hex
+        return (stateHome ?? defaultStateHome())
+            .appendingPathComponent("DocumentKit/sync", isDirectory: true)
+            .appendingPathComponent("\(hash).sqlite3")
+    }
+
+    /// Sets the journal file at `url` aside and opens a new, empty one there.
+    ///
+    /// The old file is kept beside it as `NAME.corrupt-YYYYMMDDTHHMMSSZ`, with its `-wal` and
+    /// `-shm` files (moved first, so that a crash halfway never pairs a new database with the
+    /// old one's log).
+    ///
+    /// - Throws: ``DocumentKitError`` when a file cannot be moved; ``SyncJournalError``.
+    package static func reset(at url: URL, now: Date = Date()) throws -> SyncJournal {
+        try setAside(url, now: now)
+        return try SyncJournal(url: url)
+    }
+
+    /// Closes this journal, sets its file aside and opens a new, empty one in its place. This
+    /// journal throws at every call afterwards.
+    package func reset(now: Date = Date()) throws -> SyncJournal {
+        database.close()
+        return try Self.reset(at: url, now: now)
+    }
+
+    /// Moves the journal file at `url` and its companions aside.
+    ///
+    /// - Returns: Where the main file went, or nil when there was none.
+    @discardableResult
+    package static func setAside(_ url: URL, now: Date = Date()) throws -> URL? {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: now)
+        let stamp = String(
+            format: "%04d%02d%02dT%02d%02d%02dZ", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0,
+            parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0)
+        var suffix = ".corrupt-\(stamp)"
+        var attempt = 1
+        while FileStatus(path: url.path + suffix, followingLinks: false) != nil {
+            attempt += 1
+            suffix = ".corrupt-\(stamp)-\(attempt)"
+        }
+        var kept: URL?
+        for companion in ["-wal", "-shm", ""] {
+            let source = URL(fileURLWithPath: url.path + companion)
+            guard FileStatus(path: source.path, followingLinks: false) != nil else { continue }
+            let destination = URL(fileURLWithPath: url.path + suffix + companion)
+            try SafeSave.moveItem(
+                at: source, to: destination, operation: "set aside the damaged sync journal")
+            if companion.isEmpty { kept = destination }
+        }
+        return kept
+    }
+
+    // MARK: Access
+
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+    ///
+    /// - Throws: ``SyncJournalError``, or what `body` throws.
+    package func transaction<T>(_ body: (Transaction) throws -> T) throws -> T {
+        do {
+            return try database.transaction { try body(Transaction(connection: $0)) }
+        } catch let error as SQLiteError {
+            throw SyncJournalError(error)
+        }
+    }
+
+    private func read<T>(_ body: (Transaction) throws -> T) throws -> T {
+        do {
+            return try database.read { try body(Transaction(connection: $0)) }
+        } catch let error as SQLiteError {
+            throw SyncJournalError(error)
+        }
+    }
+
+    /// The row for `path`, or nil when the journal has none.
+    package func item(at path: RemotePath) throws -> JournalItem? { try read { try $0.item(at: path) } }
+
+    /// Every row, in path order.
+    package func allItems() throws -> [JournalItem] { try read { try $0.allItems() } }
+
+    /// The rows of `folder` and everything inside it, in path order.
+    package func items(under folder: RemotePath) throws -> [JournalItem] {
+        try read { try $0.items(under: folder) }
+    }
+
+    /// Records `item`, replacing the row at its path.
+    package func upsert(_ item: JournalItem) throws { try transaction { try $0.upsert(item) } }
+
+    /// Removes the row at `path` and the rows inside it; returns how many.
+    @discardableResult
+    package func remove(_ path: RemotePath) throws -> Int { try transaction { try $0.remove(path) } }
+
+    /// Moves the row at `source` and the rows inside it to `destination`; returns how many.
+    @discardableResult
+    package func renameItem(from source: RemotePath, to destination: RemotePath) throws -> Int {
+        try transaction { try $0.renameItem(from: source, to: destination) }
+    }
+
+    /// Records an intent before its remote write; returns it with its number.
+    package func beginIntent(_ intent: SyncIntent) throws -> SyncIntent {
+        try transaction { try $0.beginIntent(intent) }
+    }
+
+    /// Removes a pending intent (alone: to record its outcome with it, use ``transaction(_:)``).
+    package func completeIntent(_ id: Int64) throws { try transaction { try $0.completeIntent(id) } }
+
+    /// The intents whose outcome was never recorded, oldest first.
+    package func pendingIntents() throws -> [SyncIntent] { try read { try $0.pendingIntents() } }
+
+    /// The value of a setting, or nil.
+    package func setting(_ key: SettingKey) throws -> String? { try read { try $0.setting(key) } }
+
+    /// Sets a setting, or removes it when `value` is nil.
+    package func setSetting(_ key: SettingKey, _ value: String?) throws {
+        try transaction { try $0.setSetting(key, value) }
+    }
+}

@@ -1,0 +1,277 @@
+import DocumentKit
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// A folder as a remote: another disk, a mounted share. The embedded default, with no server.
+///
+/// Documents are plain files at their relative paths, so people and other tools see ordinary
+/// files. Every change is made under an exclusive `flock` on `.documentsync/lock` at the root,
+/// so that two engines writing the same folder, in one process or several, exclude each other
+/// between checking a write's condition and applying it; a write streams into a temporary file
+/// in the item's folder first (outside the lock), is flushed, and under the lock is checked,
+/// renamed into place (`renameat2(RENAME_NOREPLACE)` for ``WriteCondition/absent``) and its
+/// folder flushed.
+///
+/// A tag is the item's inode, size, modification and status-change times (to the nanosecond),
+/// from the one `statx` a listing makes per entry anyway: any program that changes a file, in
+/// place or by a rename, changes its tag, without anything being read. Writes through this
+/// remote also give the new file a modification time later than any this remote gave before
+/// (kept as the lock file's own modification time), so two writes never share a tag, even
+/// within one clock tick and at equal size. Moving an item changes its status-change time and
+/// so its tag; its ``RemoteEntry/fileID`` (device and inode) stays.
+///
+/// What the folder holds that is not a regular file or a folder (links, sockets), names that
+/// are not UTF-8 or not in NFC, and the temporary files of writes in progress are left out of
+/// listings. Symbolic links inside the folder are not followed by listings.
+///
+/// For example:
+///
+/// ```swift
+/// let remote = LocalFolderRemote(root: URL(fileURLWithPath: "/mnt/backup/Notes"))
+/// let tag = try remote.write(RemotePath("plan.txt"), from: UploadSource(bytes), condition: .absent)
+/// ```
+public final class LocalFolderRemote: Remote {
+    /// The folder.
+    public let root: URL
+    public let displayName: String
+    private let rootPath: String
+
+    /// The prefix of the temporary files writes stream into, beside their targets.
+    static let temporaryPrefix = ".documentsync-tmp-"
+    /// The lock file, inside the metadata folder.
+    static let lockPath = RemotePath.metadataFolder.appending("lock")
+
+    /// The remote of the folder at `root`; nothing is checked or made until it is used.
+    ///
+    /// - Parameters:
+    ///   - root: The folder (made by the caller).
+    ///   - displayName: The name in messages; by default the folder's path.
+    public init(root: URL, displayName: String? = nil) {
+        self.root = root.standardizedFileURL
+        rootPath = self.root.path == "/" ? "" : self.root.path
+        self.displayName = displayName ?? self.root.path
+    }
+
+    /// The absolute path of `path` in the folder.
+    func absolutePath(_ path: RemotePath) -> String {
+        path.isRoot ? (rootPath.isEmpty ? "/" : rootPath) : rootPath + "/" + path.string
+    }
+
+    // MARK: Reading
+
+    public func list(_ folder: RemotePath) throws -> RemoteListing {
+        try validate(folder, .list, allowingRoot: true)
+        let directory: FileDescriptor
+        do {
+            directory = try openFolder(folder)
+        } catch {
+            let errno = error
+            if errno == .notDirectory || errno == .tooManySymbolicLinkLevels,
+                case .success(let status) = Syscall.fileStatus(
+                    atPath: absolutePath(folder), followingLinks: false),
+                status.isRegularFile
+            {
+                throw failure(.notAFolder, .list, folder)
+            }
+            throw failure(errno, .list, folder, missing: .notFound)
+        }
+        let folderStatus = try status(of: directory, .list, folder)
+        let names: [DirectoryEntry]
+        switch Syscall.directoryEntries(in: directory.rawValue) {
+        case .success(let entries): names = entries
+        case .failure(let errno): throw failure(errno, .list, folder, missing: .notFound)
+        }
+        var entries: [RemoteEntry] = []
+        for item in names {
+            guard let name = item.validName, !name.hasPrefix(Self.temporaryPrefix), Self.isNFC(name) else {
+                continue
+            }
+            switch Syscall.fileStatus(directory.rawValue, name, followingLinks: false) {
+            case .success(let status):
+                if let entry = Self.entry(named: name, status) { entries.append(entry) }
+            case .failure(.noSuchFileOrDirectory): continue  // removed since the folder was read
+            case .failure(let errno): throw failure(errno, .list, folder.appending(name), missing: .notFound)
+            }
+        }
+        entries.sort { $0.name < $1.name }
+        return RemoteListing(folder: folder, entries: entries, folderTag: Self.tag(folderStatus))
+    }
+
+    public func entry(at path: RemotePath) throws -> RemoteEntry? {
+        try validate(path, .entry, allowingRoot: true)
+        switch Syscall.fileStatus(atPath: absolutePath(path), followingLinks: path.isRoot) {
+        case .success(let status): return Self.entry(named: path.name, status)
+        case .failure(.noSuchFileOrDirectory), .failure(.notDirectory):
+            guard rootIsThere else { throw failure(.unavailable, .entry, path) }
+            return nil
+        case .failure(let errno): throw failure(errno, .entry, path, missing: .notFound)
+        }
+    }
+
+    public func read(_ path: RemotePath, into sink: (Data) throws -> Void) throws -> RemoteTag {
+        try validate(path, .read, allowingRoot: true)
+        let file: FileDescriptor
+        switch Syscall.openat(AT_FDCWD, absolutePath(path), O_RDONLY | O_NOFOLLOW | O_NONBLOCK) {
+        case .success(let fd):
+            file = FileDescriptor(rawValue: fd, url: URL(fileURLWithPath: absolutePath(path)))
+        case .failure(.tooManySymbolicLinkLevels), .failure(.notDirectory):
+            throw failure(.notFound, .read, path)
+        case .failure(let errno): throw failure(errno, .read, path, missing: .notFound)
+        }
+        let before = try status(of: file, .read, path)
+        guard !before.isDirectory else { throw failure(.notAFile, .read, path) }
+        guard before.isRegularFile else { throw failure(.notFound, .read, path) }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RemoteChunk.size, alignment: 16)
+        defer { buffer.deallocate() }
+        var total: Int64 = 0
+        while true {
+            let count: Int
+            switch Syscall.read(file.rawValue, buffer) {
+            case .success(let value): count = value
+            case .failure(let errno): throw failure(errno, .read, path, missing: .notFound)
+            }
+            if count == 0 { break }
+            total += Int64(count)
+            try sink(Data(UnsafeRawBufferPointer(rebasing: buffer[..<count])))
+        }
+        // Written in place while it was read: the bytes given may mix two versions. (Replaced by
+        // a rename is fine: the open file kept the old bytes whole; its status-change time moves
+        // as it loses its name, so that time is not compared.)
+        guard try status(of: file, .read, path).isSameFileAndContents(as: before), total == before.size else {
+            throw failure(.changedDuringRead, .read, path)
+        }
+        return Self.tag(before)
+    }
+
+    // MARK: Helpers
+
+    /// The tag of an item's status: inode, size, modification and status-change times.
+    ///
+    /// Spelled `INODE-SIZE-MTIME-CTIME` (inode in hexadecimal, times as seconds.nanoseconds),
+    /// built without `String(format:)`: a listing makes one per entry.
+    static func tag(_ status: FileStatus) -> RemoteTag {
+        func append(_ time: FileStatus.Timestamp, to text: inout String) {
+            text += String(time.seconds)
+            text += "."
+            let nanoseconds = String(time.nanoseconds)
+            text += String(repeating: "0", count: max(9 - nanoseconds.count, 0))
+            text += nanoseconds
+        }
+        var text = String(status.inode, radix: 16)
+        text += "-"
+        text += String(status.size)
+        text += "-"
+        append(status.modification, to: &text)
+        text += "-"
+        append(status.statusChange, to: &text)
+        return RemoteTag(text)
+    }
+
+    static func entry(named name: String, _ status: FileStatus) -> RemoteEntry? {
+        let kind: RemoteEntry.Kind
+        if status.isRegularFile {
+            kind = .file
+        } else if status.isDirectory {
+            kind = .folder
+        } else {
+            return nil
+        }
+        return RemoteEntry(
+            name: name, kind: kind, size: kind == .file ? status.size : 0, tag: tag(status),
+            fileID: "\(String(status.device, radix: 16)):\(String(status.inode, radix: 16))")
+    }
+
+    private static func isNFC(_ name: String) -> Bool {
+        name.utf8.allSatisfy { $0 < 0x80 }
+            || name.utf8.elementsEqual(name.precomposedStringWithCanonicalMapping.utf8)
+    }
+
+    var rootIsThere: Bool {
+        FileStatus(path: absolutePath(.root))?.isDirectory == true
+    }
+
+    /// Opens a folder of the tree; the root may be a symbolic link, nothing below it is followed.
+    func openFolder(_ folder: RemotePath) throws(Errno) -> FileDescriptor {
+        let flags = O_RDONLY | O_DIRECTORY | (folder.isRoot ? 0 : O_NOFOLLOW)
+        switch Syscall.openat(AT_FDCWD, absolutePath(folder), flags) {
+        case .success(let fd):
+            return FileDescriptor(rawValue: fd, url: URL(fileURLWithPath: absolutePath(folder)))
+        case .failure(let errno): throw errno
+        }
+    }
+
+    func status(of file: FileDescriptor, _ operation: RemoteError.Operation, _ path: RemotePath) throws
+        -> FileStatus
+    {
+        switch Syscall.fileStatus(of: file.rawValue) {
+        case .success(let status): return status
+        case .failure(let errno): throw failure(errno, operation, path, missing: .notFound)
+        }
+    }
+
+    /// Refuses names the folder cannot hold, and the remote's own files.
+    func validate(
+        _ path: RemotePath, _ operation: RemoteError.Operation, allowingRoot: Bool = false,
+        destination: RemotePath? = nil
+    ) throws {
+        let valid =
+            (allowingRoot || !path.isRoot)
+            && path.components.allSatisfy {
+                RemotePath.isValidComponent($0) && $0.utf8.count <= 255 && !$0.hasPrefix(Self.temporaryPrefix)
+            }
+            && path != Self.lockPath
+        guard valid else { throw failure(.invalidName, operation, path, destination: destination) }
+    }
+
+    func failure(
+        _ kind: RemoteError.Kind, _ operation: RemoteError.Operation, _ path: RemotePath,
+        destination: RemotePath? = nil, detail: String? = nil
+    ) -> RemoteError {
+        RemoteError(
+            kind, operation: operation, path: path, destination: destination, remote: displayName,
+            detail: detail)
+    }
+
+    /// The remote's form of a system error; `missing` is what "no such file" means here.
+    func failure(
+        _ errno: Errno, _ operation: RemoteError.Operation, _ path: RemotePath,
+        destination: RemotePath? = nil,
+        missing: RemoteError.Kind
+    ) -> RemoteError {
+        let kind: RemoteError.Kind
+        switch errno {
+        // A symbolic link below the root is not an item: as good as nothing there.
+        case .noSuchFileOrDirectory, .notDirectory, .tooManySymbolicLinkLevels:
+            kind = rootIsThere ? missing : .unavailable
+        case .permissionDenied, .notPermitted, .readOnlyFileSystem: kind = .permissionDenied
+        case .noSpace, .diskQuotaExceeded: kind = .outOfSpace
+        case .fileNameTooLong: kind = .invalidName
+        case .fileExists: kind = .exists
+        case .directoryNotEmpty: kind = .notEmpty
+        case .isDirectory: kind = .notAFile
+        default: kind = .other
+        }
+        return failure(kind, operation, path, destination: destination, detail: errno.description)
+    }
+
+    /// The remote's form of an error thrown by DocumentKit's System layer.
+    func failure(
+        _ error: any Error, _ operation: RemoteError.Operation, _ path: RemotePath,
+        destination: RemotePath? = nil,
+        missing: RemoteError.Kind
+    ) -> any Error {
+        if let error = error as? RemoteError { return error }
+        if let error = error as? DocumentKitError, let errno = error.errno {
+            return failure(errno, operation, path, destination: destination, missing: missing)
+        }
+        if let errno = error as? Errno {
+            return failure(errno, operation, path, destination: destination, missing: missing)
+        }
+        return error
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+
+/// An opaque version tag: an ETag on WebDAV, anything that changes on every write.
+///
+/// Two tags are compared for equality and nothing else: equal tags mean the same bytes, as
+/// far as the remote can tell. A remote hands one out with every entry and every write, and
+/// takes one back in ``WriteCondition/matches(_:)`` to write only over what the caller saw.
+public struct RemoteTag: Hashable, Sendable, Codable, CustomStringConvertible {
+    /// The tag as the remote spells it.
+    public let rawValue: String
+
+    /// A tag spelled `rawValue`.
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// A tag spelled `rawValue`.
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    public var description: String { rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// One item in a remote folder, as a listing gives it.
+public struct RemoteEntry: Hashable, Sendable {
+    /// Whether an item is a file or a folder; remotes leave out anything else (links, devices).
+    public enum Kind: String, Sendable, Codable {
+        case file
+        case folder
+    }
+
+    /// The item's name in its folder, in NFC.
+    public var name: String
+    /// A file or a folder.
+    public var kind: Kind
+    /// The file's size in bytes; for a folder, whatever the remote says (often 0).
+    public var size: Int64
+    /// The item's version; nil where the remote gives none (some servers tag no folders).
+    public var tag: RemoteTag?
+    /// What the remote calls the stored item, kept when it moves (an inode, Nextcloud's
+    /// `oc:fileid`): lets the engine tell a remote rename from a delete and a create. Nil where
+    /// the remote has no such identity.
+    public var fileID: String?
+
+    /// An entry; `fileID` defaults to none.
+    public init(name: String, kind: Kind, size: Int64, tag: RemoteTag?, fileID: String? = nil) {
+        self.name = name
+        self.kind = kind
+        self.size = size
+        self.tag = tag
+        self.fileID = fileID
+    }
+}
+
+/// A complete listing of one folder.
+///
+/// A remote that cannot give a complete listing throws; it never returns part of one, so that
+/// a name missing from a listing really is missing from the folder.
+public struct RemoteListing: Sendable {
+    /// The folder listed.
+    public var folder: RemotePath
+    /// Every file and folder directly inside, sorted by name.
+    public var entries: [RemoteEntry]
+    /// The folder's own tag, where the remote has one.
+    public var folderTag: RemoteTag?
+
+    /// A listing of `folder`.
+    public init(folder: RemotePath, entries: [RemoteEntry], folderTag: RemoteTag?) {
+        self.folder = folder
+        self.entries = entries
+        self.folderTag = folderTag
+    }
+}
+
+/// What must hold at a path for a write, delete or move to go ahead.
+public enum WriteCondition: Hashable, Sendable {
+    /// Nothing is at the path (WebDAV's `If-None-Match: *`).
+    case absent
+    /// The item at the path has this tag (WebDAV's `If-Match`).
+    case matches(RemoteTag)
+}
+
+/// Bytes to upload, read in order in chunks; `nextChunk` returns nil at the end.
+///
+/// Reading may throw (the local file vanished); the remote then stops, applies nothing, and
+/// rethrows that error as it is. A source that gives more or fewer than ``size`` bytes makes
+/// the write fail with ``RemoteError/Kind/sourceChanged`` and apply nothing.
+///
+/// For example:
+///
+/// ```swift
+/// let tag = try remote.write(path, from: UploadSource(data), condition: .absent)
+/// ```
+public struct UploadSource {
+    /// How many bytes the source gives in all.
+    public let size: Int64
+    /// The next chunk, or nil after the last.
+    public let nextChunk: () throws -> Data?
+
+    /// A source of `size` bytes produced by `nextChunk`.
+    public init(size: Int64, nextChunk: @escaping () throws -> Data?) {
+        self.size = size
+        self.nextChunk = nextChunk
+    }
+
+    /// A source giving `data` in chunks of `chunkSize` bytes.
+    public init(_ data: Data, chunkSize: Int = RemoteChunk.size) {
+        var offset = data.startIndex
+        let step = max(chunkSize, 1)
+        self.init(size: Int64(data.count)) {
+            guard offset < data.endIndex else { return nil }
+            let end = data.index(offset, offsetBy: step, limitedBy: data.endIndex) ?? data.endIndex
+            defer { offset = end }
+            return data[offset..<end]
+        }
+    }
+}
+
+/// The size of the chunks remotes read and write: large enough that calls cost nothing beside
+/// the bytes, small enough that a file of any size streams in little memory.
+public enum RemoteChunk {
+    /// 1 MiB.
+    public static let size = 1 << 20
+}
+
+/// Where a synced container's documents are kept: a folder on another disk, a WebDAV
+/// collection, an in-memory tree for the simulation.
+///
+/// A remote holds each document as a plain file at its relative path, so that people and other
+/// clients see ordinary files; the engine's own data is in ``RemotePath/metadataFolder``. Every
+/// write is conditional, so that an update made elsewhere since the caller looked is never
+/// overwritten: the call fails with ``RemoteError/Kind/preconditionFailed`` instead.
+///
+/// The calls are synchronous and throwing on purpose: the deterministic simulation drives a
+/// remote step by step, and a network remote blocks its caller (the sync engine's own task).
+/// Every failure is a ``RemoteError`` naming the remote, the operation and the path, except
+/// an error thrown by an ``UploadSource`` or a read's sink, which passes through as it is.
+///
+/// For example:
+///
+/// ```swift
+/// let remote = LocalFolderRemote(root: URL(fileURLWithPath: "/mnt/backup/Notes"))
+/// let tag = try remote.write(RemotePath("plan.txt"), from: UploadSource(bytes), condition: .absent)
+/// try remote.write(RemotePath("plan.txt"), from: UploadSource(edited), condition: .matches(tag!))
+/// ```
+public protocol Remote: AnyObject, Sendable {
+    /// The remote as the user named it, without credentials: used in messages.
+    var displayName: String { get }
+
+    /// Every file and folder directly in `folder`, sorted by name.
+    ///
+    /// - Throws: ``RemoteError``: `.notFound` when there is no such folder, `.notAFolder` when
+    ///   it is a file; never a partial listing.
+    func list(_ folder: RemotePath) throws -> RemoteListing
+
+    /// The item at `path`, or nil when there is none.
+    func entry(at path: RemotePath) throws -> RemoteEntry?
+
+    /// Streams the file's bytes to `sink` in chunks; returns the tag of the bytes read.
+    ///
+    /// - Throws: ``RemoteError``: `.notFound`, `.notAFile` for a folder, `.connectionLost` after
+    ///   part of the bytes, `.changedDuringRead` when the file changed under the read (the bytes
+    ///   given are then not one version); or what `sink` throws.
+    func read(_ path: RemotePath, into sink: (Data) throws -> Void) throws -> RemoteTag
+
+    /// Writes the file only if `condition` holds, atomically where the remote can: a reader
+    /// sees the old bytes or the new, never part.
+    ///
+    /// - Returns: The new tag when the remote tells it, nil when the caller must ask
+    ///   (``entry(at:)``).
+    /// - Throws: ``RemoteError``: `.preconditionFailed` when the condition does not hold
+    ///   (`.absent` with an item there, `.matches` with another tag or nothing there; nothing
+    ///   is written), `.parentMissing` when the folder is not there, `.notAFile` when a folder
+    ///   has the tag asked for; or what the source throws.
+    @discardableResult
+    func write(_ path: RemotePath, from source: UploadSource, condition: WriteCondition) throws -> RemoteTag?
+
+    /// Deletes the file or the empty folder at `path` if `condition` holds.
+    ///
+    /// A folder is deleted only when it is empty (`.notEmpty` otherwise), so that a delete
+    /// never takes along items the caller has not seen; its condition is checked against the
+    /// folder's own tag. `.absent` never holds for something to delete.
+    ///
+    /// - Throws: ``RemoteError``: `.notFound`, `.preconditionFailed`, `.notEmpty`.
+    func delete(_ path: RemotePath, condition: WriteCondition) throws
+
+    /// Moves the item at `source` to `destination` without overwriting anything there.
+    ///
+    /// `condition`, when given, must hold for the source (`.matches(tag)`: the item is still
+    /// the one the caller saw); nil moves whatever is there. A folder moves with its contents.
+    ///
+    /// - Returns: The moved item's tag at its new path when the remote tells it (a move may
+    ///   change it), nil when the caller must ask.
+    /// - Throws: ``RemoteError``: `.exists` when `destination` is taken (nothing moves),
+    ///   `.notFound`, `.parentMissing`, `.preconditionFailed`, `.invalidMove` for a folder
+    ///   into itself.
+    @discardableResult
+    func move(_ source: RemotePath, to destination: RemotePath, condition: WriteCondition?) throws
+        -> RemoteTag?
+
+    /// Makes a folder at `path`, in a folder that exists.
+    ///
+    /// - Throws: ``RemoteError``: `.exists` when anything is there, `.parentMissing`.
+    func makeFolder(_ path: RemotePath) throws
+}

@@ -1,0 +1,145 @@
+import Foundation
+
+/// The error a ``Remote`` throws: what went wrong, in which operation, on which path, on
+/// which remote.
+///
+/// The kind is what the engine acts on (a failed condition means "look again and
+/// reconcile"; a timeout means "the write may or may not have happened: read back and compare
+/// hashes"); the rest makes the message. The description names the remote by its display
+/// name, which never carries credentials.
+///
+/// For example:
+///
+/// ```swift
+/// do {
+///     try remote.write(path, from: source, condition: .matches(tag))
+/// } catch let error as RemoteError where error.kind == .preconditionFailed {
+///     // someone else wrote it since: reconcile
+/// }
+/// ```
+public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
+    /// What kind of failure this is.
+    public enum Kind: Hashable, Sendable {
+        /// A write condition did not hold: the item changed, appeared or vanished since the
+        /// caller looked. Nothing was written.
+        case preconditionFailed
+        /// Nothing is at the path.
+        case notFound
+        /// Something is already where a move or a new folder was to go.
+        case exists
+        /// The folder to hold the item is not there (or is a file).
+        case parentMissing
+        /// The item is a file where a folder was needed.
+        case notAFolder
+        /// The item is a folder where a file was needed.
+        case notAFile
+        /// The folder to delete still holds items.
+        case notEmpty
+        /// A name the remote cannot hold: empty, "." or "..", with "/" or NUL, too long, or
+        /// reserved for the remote's own use.
+        case invalidName
+        /// A folder cannot move into itself.
+        case invalidMove
+        /// The file changed while it was read; the bytes given are not one version.
+        case changedDuringRead
+        /// The upload source gave more or fewer bytes than it said (the local file changed).
+        case sourceChanged
+        /// No answer in time: the operation may or may not have been applied.
+        case timedOut
+        /// The connection broke: a read gave part of the bytes, a write applied nothing.
+        case connectionLost
+        /// The server answered with an error status (5xx) and applied nothing.
+        case server(status: Int)
+        /// The remote is not there: the folder is missing (an unmounted disk), the server
+        /// unreachable.
+        case unavailable
+        /// The remote refuses this user.
+        case permissionDenied
+        /// The remote is full.
+        case outOfSpace
+        /// Any other failure; the detail says what.
+        case other
+    }
+
+    /// The remote operation that failed.
+    public enum Operation: String, Hashable, Sendable, CaseIterable {
+        case list
+        case entry
+        case read
+        case write
+        case delete
+        case move
+        case makeFolder
+    }
+
+    /// What went wrong: what the engine acts on.
+    public var kind: Kind
+    /// The call that failed.
+    public var operation: Operation
+    /// The item the operation was on (the source of a move).
+    public var path: RemotePath
+    /// Where a move was to put the item.
+    public var destination: RemotePath?
+    /// The remote's ``Remote/displayName``.
+    public var remote: String
+    /// More in words: the system's or the server's message.
+    public var detail: String?
+
+    /// An error of `kind` in `operation` on `path` of the remote named `remote`.
+    public init(
+        _ kind: Kind, operation: Operation, path: RemotePath, destination: RemotePath? = nil,
+        remote: String, detail: String? = nil
+    ) {
+        self.kind = kind
+        self.operation = operation
+        self.path = path
+        self.destination = destination
+        self.remote = remote
+        self.detail = detail
+    }
+
+    /// One sentence naming the operation, the path, the remote and the reason, such as
+    /// `Could not write “Notes/plan.txt” on /mnt/backup: it changed since it was read`.
+    public var description: String {
+        var text = "Could not \(verb) “\(path)”"
+        if let destination { text += " to “\(destination)”" }
+        text += " on \(remote): \(reason)"
+        if let detail { text += " (\(detail))" }
+        return text
+    }
+
+    private var verb: String {
+        switch operation {
+        case .list: return "list"
+        case .entry: return "look up"
+        case .read: return "read"
+        case .write: return "write"
+        case .delete: return "delete"
+        case .move: return "move"
+        case .makeFolder: return "make the folder"
+        }
+    }
+
+    private var reason: String {
+        switch kind {
+        case .preconditionFailed: return "it changed since it was last seen"
+        case .notFound: return "there is no such item"
+        case .exists: return "an item is already there"
+        case .parentMissing: return "its folder is not there"
+        case .notAFolder: return "it is a file, not a folder"
+        case .notAFile: return "it is a folder, not a file"
+        case .notEmpty: return "the folder is not empty"
+        case .invalidName: return "the remote cannot hold this name"
+        case .invalidMove: return "a folder cannot move into itself"
+        case .changedDuringRead: return "it changed while it was read"
+        case .sourceChanged: return "the local file changed while it was uploaded"
+        case .timedOut: return "no answer in time; it may or may not have been done"
+        case .connectionLost: return "the connection broke"
+        case .server(let status): return "the server answered \(status)"
+        case .unavailable: return "the remote is not there"
+        case .permissionDenied: return "permission denied"
+        case .outOfSpace: return "no space left"
+        case .other: return "it failed"
+        }
+    }
+}

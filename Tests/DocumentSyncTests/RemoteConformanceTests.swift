@@ -1,0 +1,296 @@
+import Foundation
+import Testing
+
+@testable import DocumentSync
+
+/// The behaviour every ``Remote`` promises, run against each implementation.
+@Suite struct RemoteConformanceTests {
+    enum Implementation: String, CaseIterable, CustomTestStringConvertible {
+        case localFolder
+        case simulated
+
+        var testDescription: String { rawValue }
+    }
+
+    /// A remote of the kind, with the folder that backs it (kept alive by the value).
+    struct Fixture {
+        let remote: any Remote
+        let folder: TemporaryFolder?
+
+        init(_ implementation: Implementation, _ name: String = #function) throws {
+            switch implementation {
+            case .localFolder:
+                let folder = try TemporaryFolder(name)
+                self.folder = folder
+                remote = LocalFolderRemote(root: try folder.folder("remote"))
+            case .simulated:
+                folder = nil
+                remote = SimulatedRemote(generator: SeededGenerator(seed: 1))
+            }
+        }
+
+        @discardableResult
+        func write(_ path: String, _ text: String, _ condition: WriteCondition = .absent) throws -> RemoteTag
+        {
+            let tag = try remote.write(
+                RemotePath(path), from: UploadSource(Data(text.utf8)), condition: condition)
+            return try tag ?? #require(try remote.entry(at: RemotePath(path))?.tag)
+        }
+
+        func contents(_ path: String) throws -> String {
+            var data = Data()
+            _ = try remote.read(RemotePath(path)) { data.append($0) }
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+
+    private func kind(of body: () throws -> Void) -> RemoteError.Kind? {
+        do {
+            try body()
+            return nil
+        } catch let error as RemoteError {
+            return error.kind
+        } catch {
+            Issue.record("not a RemoteError: \(error)")
+            return nil
+        }
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func aSecondWriteIfAbsentFailsItsPrecondition(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        try fixture.write("a.txt", "first")
+        #expect(kind { try fixture.write("a.txt", "second") } == .preconditionFailed)
+        #expect(try fixture.contents("a.txt") == "first")
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func aWriteOverAStaleTagFailsAndLeavesTheBytes(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        let old = try fixture.write("a.txt", "one")
+        let current = try fixture.write("a.txt", "two", .matches(old))
+        #expect(current != old)
+        #expect(kind { try fixture.write("a.txt", "three", .matches(old)) } == .preconditionFailed)
+        #expect(try fixture.contents("a.txt") == "two")
+        #expect(kind { try fixture.write("missing.txt", "x", .matches(old)) } == .preconditionFailed)
+        #expect(try fixture.remote.entry(at: RemotePath("missing.txt")) == nil)
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func theTagOfAWriteIsTheTagListedAndRead(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        try fixture.remote.makeFolder(RemotePath("f"))
+        let tag = try fixture.write("f/a.txt", "hello")
+        let listed = try fixture.remote.list(RemotePath("f"))
+        #expect(listed.entries == [try #require(try fixture.remote.entry(at: RemotePath("f/a.txt")))])
+        #expect(listed.entries.first?.tag == tag)
+        #expect(listed.entries.first?.size == 5)
+        #expect(listed.entries.first?.kind == .file)
+        #expect(try fixture.remote.read(RemotePath("f/a.txt")) { _ in } == tag)
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func theTagChangesOnEveryWriteEvenAtEqualSizeWithinOneSecond(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        var tags = [try fixture.write("a.txt", "aaaa")]
+        for text in ["bbbb", "cccc", "aaaa", "bbbb"] {
+            tags.append(try fixture.write("a.txt", text, .matches(tags.last!)))
+        }
+        #expect(Set(tags).count == tags.count)
+        // Deleted and written again: still a tag never seen.
+        try fixture.remote.delete(RemotePath("a.txt"), condition: .matches(tags.last!))
+        tags.append(try fixture.write("a.txt", "aaaa"))
+        #expect(Set(tags).count == tags.count)
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func aDeleteWithAStaleTagFailsAndTheFileStays(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        let old = try fixture.write("a.txt", "one")
+        let current = try fixture.write("a.txt", "two", .matches(old))
+        #expect(
+            kind { try fixture.remote.delete(RemotePath("a.txt"), condition: .matches(old)) }
+                == .preconditionFailed)
+        #expect(
+            kind { try fixture.remote.delete(RemotePath("a.txt"), condition: .absent) } == .preconditionFailed
+        )
+        #expect(try fixture.contents("a.txt") == "two")
+        try fixture.remote.delete(RemotePath("a.txt"), condition: .matches(current))
+        #expect(try fixture.remote.entry(at: RemotePath("a.txt")) == nil)
+        #expect(
+            kind { try fixture.remote.delete(RemotePath("a.txt"), condition: .matches(current)) } == .notFound
+        )
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func aFolderIsDeletedOnlyWhenEmpty(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        try fixture.remote.makeFolder(RemotePath("f"))
+        try fixture.write("f/a.txt", "x")
+        let full = try #require(try fixture.remote.list(RemotePath("f")).folderTag)
+        #expect(kind { try fixture.remote.delete(RemotePath("f"), condition: .matches(full)) } == .notEmpty)
+        try fixture.remote.delete(
+            RemotePath("f/a.txt"),
+            condition: .matches(try #require(try fixture.remote.entry(at: RemotePath("f/a.txt"))?.tag)))
+        let empty = try #require(try fixture.remote.entry(at: RemotePath("f"))?.tag)
+        try fixture.remote.delete(RemotePath("f"), condition: .matches(empty))
+        #expect(try fixture.remote.entry(at: RemotePath("f")) == nil)
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func aMoveOntoAnExistingItemFailsAndBothStay(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        try fixture.write("a.txt", "a")
+        try fixture.write("b.txt", "b")
+        #expect(
+            kind { try fixture.remote.move(RemotePath("a.txt"), to: RemotePath("b.txt"), condition: nil) }
+                == .exists)
+        #expect(try fixture.contents("a.txt") == "a")
+        #expect(try fixture.contents("b.txt") == "b")
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func aMoveTakesAFolderWithItsContentsAndHonoursItsCondition(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        try fixture.remote.makeFolder(RemotePath("f"))
+        try fixture.remote.makeFolder(RemotePath("g"))
+        let tag = try fixture.write("f/a.txt", "a")
+        #expect(
+            kind {
+                try fixture.remote.move(
+                    RemotePath("f/a.txt"), to: RemotePath("g/a.txt"), condition: .matches(RemoteTag("stale")))
+            } == .preconditionFailed)
+        let moved = try fixture.remote.move(
+            RemotePath("f/a.txt"), to: RemotePath("g/b.txt"), condition: .matches(tag))
+        let movedEntry = try fixture.remote.entry(at: RemotePath("g/b.txt"))
+        #expect(moved == nil || moved == movedEntry?.tag)
+        try fixture.remote.move(RemotePath("g"), to: RemotePath("f/g"), condition: nil)
+        #expect(try fixture.contents("f/g/b.txt") == "a")
+        #expect(try fixture.remote.list(.root).entries.map(\.name).filter { $0 != ".documentsync" } == ["f"])
+        #expect(
+            kind { try fixture.remote.move(RemotePath("f"), to: RemotePath("f/g/f"), condition: nil) }
+                == .invalidMove)
+        #expect(
+            kind { try fixture.remote.move(RemotePath("nothing"), to: RemotePath("x"), condition: nil) }
+                == .notFound)
+        #expect(
+            kind { try fixture.remote.move(RemotePath("f"), to: RemotePath("no/f"), condition: nil) }
+                == .parentMissing)
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func makingAFolderTwiceFailsWithExists(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        try fixture.remote.makeFolder(RemotePath("f"))
+        #expect(kind { try fixture.remote.makeFolder(RemotePath("f")) } == .exists)
+        try fixture.write("file", "x")
+        #expect(kind { try fixture.remote.makeFolder(RemotePath("file")) } == .exists)
+        #expect(kind { try fixture.remote.makeFolder(RemotePath("no/f")) } == .parentMissing)
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func writingIntoAMissingFolderFailsWithParentMissing(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        #expect(kind { try fixture.write("no/a.txt", "x") } == .parentMissing)
+        try fixture.write("file", "x")
+        #expect(kind { try fixture.write("file/a.txt", "x") } == .parentMissing)
+        #expect(try fixture.remote.entry(at: RemotePath("no")) == nil)
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func listingAMissingFolderOrAFileFails(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        try fixture.write("file", "x")
+        #expect(kind { _ = try fixture.remote.list(RemotePath("missing")) } == .notFound)
+        #expect(kind { _ = try fixture.remote.list(RemotePath("file")) } == .notAFolder)
+        #expect(kind { _ = try fixture.remote.read(RemotePath("missing")) { _ in } } == .notFound)
+        try fixture.remote.makeFolder(RemotePath("f"))
+        #expect(kind { _ = try fixture.remote.read(RemotePath("f")) { _ in } } == .notAFile)
+        #expect(
+            kind {
+                try fixture.write(
+                    "f", "x", .matches(try #require(try fixture.remote.entry(at: RemotePath("f"))?.tag)))
+            } == .notAFile)
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func aListingIsSortedAndShowsTheMetadataFolder(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        for name in ["b", "a", "C", "\u{e9}"] { try fixture.write(name, name) }
+        try fixture.remote.makeFolder(RemotePath("d"))
+        try? fixture.remote.makeFolder(.metadataFolder)
+        let listing = try fixture.remote.list(.root)
+        #expect(listing.folder == .root)
+        #expect(listing.entries.map(\.name) == [".documentsync", "C", "a", "b", "d", "\u{e9}"])
+        #expect(listing.entries.first { $0.name == "d" }?.kind == .folder)
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func aReadStreamsAFileOfManyChunks(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        var generator = SeededGenerator(seed: 9)
+        let bytes = Data(
+            (0..<(RemoteChunk.size * 2 + 12345)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let tag = try fixture.remote.write(
+            RemotePath("big.bin"), from: UploadSource(bytes, chunkSize: 100_000), condition: .absent)
+        var chunks: [Data] = []
+        let readTag = try fixture.remote.read(RemotePath("big.bin")) { chunks.append($0) }
+        #expect(chunks.count >= 3)
+        #expect(chunks.allSatisfy { $0.count <= RemoteChunk.size })
+        #expect(chunks.reduce(Data(), +) == bytes)
+        #expect(tag == nil || tag == readTag)
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func aSourceThatFailsOrLiesAboutItsSizeAppliesNothing(_ implementation: Implementation) throws {
+        struct Vanished: Error {}
+        let fixture = try Fixture(implementation)
+        var calls = 0
+        let failing = UploadSource(size: 10) {
+            calls += 1
+            if calls > 1 { throw Vanished() }
+            return Data("12345".utf8)
+        }
+        #expect(throws: Vanished.self) {
+            try fixture.remote.write(RemotePath("a.txt"), from: failing, condition: .absent)
+        }
+        #expect(try fixture.remote.entry(at: RemotePath("a.txt")) == nil)
+        let short = UploadSource(size: 10) { nil }
+        #expect(
+            kind { try fixture.remote.write(RemotePath("a.txt"), from: short, condition: .absent) }
+                == .sourceChanged)
+        let long = UploadSource(Data("0123456789ABC".utf8))
+        let lying = UploadSource(size: 10, nextChunk: long.nextChunk)
+        #expect(
+            kind { try fixture.remote.write(RemotePath("a.txt"), from: lying, condition: .absent) }
+                == .sourceChanged)
+        #expect(try fixture.remote.entry(at: RemotePath("a.txt")) == nil)
+        #expect(try fixture.remote.list(.root).entries.filter { !RemotePath($0.name).isMetadata }.isEmpty)
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func namesNoRemoteCanHoldAreRefused(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        for path in [
+            RemotePath(components: [".."]), RemotePath(components: ["a\u{0}b"]),
+            RemotePath(components: ["a/b"]), RemotePath(components: [""]),
+        ] {
+            #expect(
+                kind { try fixture.remote.write(path, from: UploadSource(Data()), condition: .absent) }
+                    == .invalidName)
+            #expect(kind { try fixture.remote.makeFolder(path) } == .invalidName)
+        }
+        #expect(kind { try fixture.remote.delete(.root, condition: .absent) } == .invalidName)
+        #expect(
+            kind { try fixture.remote.write(.root, from: UploadSource(Data()), condition: .absent) }
+                == .invalidName)
+    }
+
+    @Test(arguments: Implementation.allCases)
+    func anEmptyFileIsAFile(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        try fixture.write("empty", "")
+        #expect(try fixture.remote.entry(at: RemotePath("empty"))?.size == 0)
+        #expect(try fixture.contents("empty") == "")
+    }
+}
