@@ -15,7 +15,7 @@ package enum CanonicalPath {
         of(path: url.path)
     }
 
-    static func isAncestor(_ ancestor: String, of path: String) -> Bool {
+    package static func isAncestor(_ ancestor: String, of path: String) -> Bool {
         let a = ancestor.utf8
         let p = path.utf8
         guard p.count > a.count, p.starts(with: a) else { return false }

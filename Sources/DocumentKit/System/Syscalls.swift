@@ -55,7 +55,7 @@ package enum Syscall {
     }
 
     /// The corresponding C function is `pread(2)`.
-    static func pread(
+    package static func pread(
         _ fd: CInt, _ buffer: UnsafeMutableRawBufferPointer, _ offset: off_t
     ) -> Result<Int, Errno> {
         retrying { Glibc.pread(fd, buffer.baseAddress, buffer.count, offset) }

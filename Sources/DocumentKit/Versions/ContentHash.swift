@@ -61,10 +61,10 @@ package struct ContentHash: Hashable, Sendable, CustomStringConvertible {
     /// A digest computed over bytes given in pieces, such as a file read in blocks.
     ///
     /// Not copyable: it owns libcrypto's digest context, freed when the hasher goes away.
-    struct Hasher: ~Copyable {
+    package struct Hasher: ~Copyable {
         private let context: OpaquePointer
 
-        init() {
+        package init() {
             // Allocation is the only way these fail; there is no digest without memory.
             guard let context = EVP_MD_CTX_new() else { fatalError("libcrypto: out of memory for a digest") }
             guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
@@ -76,21 +76,21 @@ package struct ContentHash: Hashable, Sendable, CustomStringConvertible {
         deinit { EVP_MD_CTX_free(context) }
 
         /// Adds `bytes` to the digest.
-        mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        package mutating func update(_ bytes: UnsafeRawBufferPointer) {
             guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
             guard EVP_DigestUpdate(context, base, bytes.count) == 1 else {
                 fatalError("libcrypto: SHA-256 update failed")
             }
         }
 
-        mutating func update(_ data: Data) {
+        package mutating func update(_ data: Data) {
             for region in data.regions {
                 region.withUnsafeBytes { update($0) }
             }
         }
 
         /// The digest of everything added.
-        consuming func finalize() -> ContentHash {
+        package consuming func finalize() -> ContentHash {
             var digest = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))
             var length: CUnsignedInt = 0
             let finished = withUnsafeMutableBytes(of: &digest) { buffer in

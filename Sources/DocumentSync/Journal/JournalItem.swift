@@ -142,3 +142,27 @@ package struct SyncIntent: Hashable, Sendable, Identifiable {
         Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 }
+
+/// A conflict version that every device shows: kept in the remote's conflicts area under
+/// ``id``, and in this device's version store as ``localVersion``.
+///
+/// Resolving it on any device (marking the version resolved, or removing it) removes it from
+/// the remote; a device that finds it gone from the remote marks its own copy resolved.
+package struct SharedConflict: Hashable, Sendable {
+    /// The conflict's name in the remote's conflicts area, the same on every device.
+    package var id: String
+    /// The item it is a conflict version of.
+    package var path: RemotePath
+    /// Its ``FileVersion/persistentIdentifier`` in this device's version store.
+    package var localVersion: String
+    /// Whether its bytes and description are on the remote; false for a conflict this device
+    /// made and has not yet shared.
+    package var isUploaded: Bool
+
+    package init(id: String, path: RemotePath, localVersion: String, isUploaded: Bool) {
+        self.id = id
+        self.path = path
+        self.localVersion = localVersion
+        self.isUploaded = isUploaded
+    }
+}

@@ -33,7 +33,19 @@ extension SyncJournal {
                         value TEXT NOT NULL
                     ) WITHOUT ROWID;
                     """)
-            }
+            },
+            // Conflict versions shared through the remote's conflicts area.
+            { connection in
+                try connection.executeScript(
+                    """
+                    CREATE TABLE conflicts (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        path TEXT NOT NULL,
+                        localVersion TEXT NOT NULL,
+                        uploaded INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+            },
         ]
     }
 }

@@ -172,6 +172,32 @@ extension SyncJournal {
             }
         }
 
+        /// Every conflict version shared through the remote, by its identifier there.
+        package func conflicts() throws -> [SharedConflict] {
+            try connection.queryAll("SELECT id, path, localVersion, uploaded FROM conflicts") { row in
+                SharedConflict(
+                    id: try row.value(at: 0), path: RemotePath(try row.value(at: 1) as String),
+                    localVersion: try row.value(at: 2), isUploaded: try row.value(at: 3))
+            }.sorted { $0.id < $1.id }
+        }
+
+        /// Records a shared conflict version, replacing the row with its identifier.
+        package func upsertConflict(_ conflict: SharedConflict) throws {
+            try connection.execute(
+                "INSERT INTO conflicts (id, path, localVersion, uploaded) VALUES (?, ?, ?, ?) "
+                    + "ON CONFLICT (id) DO UPDATE SET path = excluded.path, "
+                    + "localVersion = excluded.localVersion, uploaded = excluded.uploaded",
+                [
+                    .text(conflict.id), .text(conflict.path.string), .text(conflict.localVersion),
+                    SQLiteValue(conflict.isUploaded),
+                ])
+        }
+
+        /// Forgets a shared conflict version.
+        package func removeConflict(_ id: String) throws {
+            try connection.execute("DELETE FROM conflicts WHERE id = ?", [.text(id)])
+        }
+
         private func item(from row: SQLiteRow) throws -> JournalItem {
             let path = RemotePath(try row.value(at: 0) as String)
             let kindName: String = try row.value(at: 1)

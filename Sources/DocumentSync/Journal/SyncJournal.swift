@@ -38,6 +38,9 @@ package final class SyncJournal: Sendable {
         package static let pauseReason = SettingKey(rawValue: "pauseReason")
         /// The canonical path of the container, recorded when the journal is made.
         package static let container = SettingKey(rawValue: "container")
+        /// Set by resuming a pass paused for a mass delete: the next pass may delete that
+        /// many, and clears it.
+        package static let approvedDeletions = SettingKey(rawValue: "approvedDeletions")
     }
 
     /// The database file.

@@ -1,0 +1,133 @@
+import DocumentKit
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How a shared conflict version is described in the remote's conflicts area, beside its bytes.
+struct SharedConflictDescription: Codable, Equatable {
+    /// The item it is a conflict version of.
+    var path: String
+    /// The computer whose edit it holds.
+    var computer: String?
+    /// When that edit was made, in seconds since 1970.
+    var modified: Double?
+}
+
+extension SyncEngine {
+    /// The remote folder conflict versions are shared in: `.documentsync/conflicts`.
+    static let conflictsFolder = RemotePath.metadataFolder.appending("conflicts")
+
+    /// Brings this device's conflict versions and the remote's conflicts area in line:
+    /// conflicts made here are shared; conflicts another device shared become conflict
+    /// versions here; a conflict resolved on any device (marked resolved, or removed) is
+    /// removed from the remote, and a device that finds it gone marks its own resolved.
+    func shareConflicts() throws {
+        let listing: RemoteListing
+        do {
+            listing = try remote.list(Self.conflictsFolder)
+        } catch let error as RemoteError where error.kind == .notFound {
+            listing = RemoteListing(folder: Self.conflictsFolder, entries: [], folderTag: nil)
+        }
+        let described = Set(
+            listing.entries.compactMap { $0.name.hasSuffix(".json") ? String($0.name.dropLast(5)) : nil })
+        var known: Set<String> = []
+        for conflict in try journal.transaction({ try $0.conflicts() }) {
+            known.insert(conflict.id)
+            let url = localURL(conflict.path)
+            let version = store.version(itemAt: url, forPersistentIdentifier: conflict.localVersion)
+            let unresolved = version.map { !$0.isResolved } ?? false
+            if !conflict.isUploaded {
+                guard let version, unresolved else {
+                    try journal.transaction { try $0.removeConflict(conflict.id) }
+                    continue
+                }
+                try upload(conflict, version)
+            } else if !unresolved {
+                // Resolved here: resolved everywhere.
+                try removeFromRemote(conflict.id)
+                try journal.transaction { try $0.removeConflict(conflict.id) }
+                summary.conflictsShared += 1
+            } else if !described.contains(conflict.id) {
+                // Resolved on another device.
+                version?.isResolved = true
+                try journal.transaction { try $0.removeConflict(conflict.id) }
+                summary.conflictsShared += 1
+            }
+        }
+        for id in described.subtracting(known).sorted() {
+            try take(id)
+        }
+    }
+
+    /// Shares a conflict version made here: its bytes first, then its description, whose
+    /// presence says the conflict is whole.
+    private func upload(_ conflict: SharedConflict, _ version: FileVersion) throws {
+        try makeRemoteFolder(RemotePath.metadataFolder)
+        try makeRemoteFolder(Self.conflictsFolder)
+        let data = Self.conflictsFolder.appending(conflict.id + ".data")
+        let bytes = try Data(contentsOf: version.url)
+        try checkpoint(.beforeRemoteWrite)
+        try writeIfAbsent(data, bytes)
+        let description = SharedConflictDescription(
+            path: conflict.path.string, computer: version.localizedNameOfSavingComputer,
+            modified: version.modificationDate?.timeIntervalSince1970)
+        try writeIfAbsent(
+            Self.conflictsFolder.appending(conflict.id + ".json"), try JSONEncoder().encode(description))
+        try checkpoint(.afterRemoteWrite)
+        var shared = conflict
+        shared.isUploaded = true
+        try journal.transaction { try $0.upsertConflict(shared) }
+        summary.conflictsShared += 1
+    }
+
+    /// Writes a file that only this device names (a conflict's identifier): one already
+    /// there is an earlier attempt of the same write.
+    private func writeIfAbsent(_ path: RemotePath, _ bytes: Data) throws {
+        do {
+            try remote.write(path, from: UploadSource(bytes), condition: .absent)
+        } catch let error as RemoteError where error.kind == .preconditionFailed || error.kind == .exists {}
+    }
+
+    private func removeFromRemote(_ id: String) throws {
+        for name in [id + ".json", id + ".data"] {
+            let path = Self.conflictsFolder.appending(name)
+            do {
+                guard let entry = try remote.entry(at: path) else { continue }
+                try remote.delete(path, condition: entry.tag.map(WriteCondition.matches) ?? .absent)
+            } catch let error as RemoteError where error.kind == .notFound {}
+        }
+    }
+
+    /// Takes a conflict another device shared: a conflict version of the item here, made
+    /// once (the journal remembers it by its identifier).
+    private func take(_ id: String) throws {
+        var descriptionBytes = Data()
+        _ = try remote.read(Self.conflictsFolder.appending(id + ".json")) { descriptionBytes.append($0) }
+        guard
+            let description = try? JSONDecoder().decode(
+                SharedConflictDescription.self, from: descriptionBytes)
+        else {
+            summary.failures.append(
+                "conflict \(id): its description on \(remote.displayName) is not readable")
+            return
+        }
+        let path = RemotePath(description.path)
+        let url = localURL(path)
+        // The item comes first: a conflict version of nothing waits for the item to arrive.
+        guard FileStatus(path: url.path)?.isRegularFile == true else { return }
+        let fetched = try fetch(Self.conflictsFolder.appending(id + ".data"), besides: url)
+        defer { _ = Syscall.unlinkat(AT_FDCWD, fetched.url.path) }
+        let version = try store.addConflictOfItem(
+            at: url, withContentsOf: fetched.url, savingComputer: description.computer,
+            modificationDate: description.modified.map(Date.init(timeIntervalSince1970:)), options: .byMoving)
+        try journal.transaction { journal in
+            try journal.upsertConflict(
+                SharedConflict(
+                    id: id, path: path, localVersion: version.persistentIdentifier, isUploaded: true))
+        }
+        summary.conflictsShared += 1
+        summary.notes.append("\(path): a conflict version from \(description.computer ?? "another device")")
+    }
+}

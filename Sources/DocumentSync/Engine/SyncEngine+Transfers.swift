@@ -1,0 +1,532 @@
+import DocumentKit
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension SyncEngine {
+    func perform(
+        _ action: SyncAction, local: [RemotePath: LocalEntry], known: [RemotePath: JournalItem],
+        remoteTree: [RemotePath: RemoteEntry]
+    ) throws {
+        switch action {
+        case .upload(let path, let condition, let note):
+            try upload(path, condition: condition, base: known[path])
+            note.map { summary.notes.append($0) }
+        case .download(let path, let entry, let note):
+            try download(path, entry, replacing: local[path]?.status)
+            note.map { summary.notes.append($0) }
+        case .reconcile(let path, let entry):
+            guard let status = local[path]?.status else { return }
+            try reconcile(path, entry, local: status, known: known[path])
+        case .recordLocalStatus(let path, let status):
+            guard var item = known[path] else { return }
+            item.local = JournalItem.LocalStatus(status)
+            try journal.upsert(item)
+        case .deleteRemote(let path, let tag):
+            try deleteRemote(path, tag: tag)
+        case .deleteLocal(let path):
+            guard let status = local[path]?.status else { return }
+            try deleteLocal(path, status: status)
+        case .forget(let path):
+            try journal.remove(path)
+        case .moveRemote(let from, let to, let tag):
+            try moveRemote(from, to: to, tag: tag, known: known[from])
+        case .moveLocal(let from, let to, let entry):
+            try moveLocal(from, to: to, entry, known: known[from])
+        case .makeRemoteFolder(let path):
+            try makeRemoteFolder(path)
+        case .makeLocalFolder(let path):
+            try FileManager.default.createDirectory(at: localURL(path), withIntermediateDirectories: true)
+            try journal.upsert(JournalItem(path: path, kind: .folder))
+            summary.foldersMade += 1
+        case .recordFolder(let path):
+            try journal.upsert(JournalItem(path: path, kind: .folder))
+        case .deleteRemoteFolder(let path):
+            do {
+                try remote.delete(
+                    path, condition: remoteTree[path]?.tag.map(WriteCondition.matches) ?? .absent)
+            } catch let error as RemoteError
+                where error.kind == .notEmpty || error.kind == .preconditionFailed
+            {
+                return  // something new is inside: it stays, and so does the folder
+            } catch let error as RemoteError where error.kind == .notFound {}
+            try journal.remove(path)
+        case .deleteLocalFolder(let path):
+            // Only an empty folder: anything left inside was kept for a reason.
+            guard case .success = Syscall.unlinkat(AT_FDCWD, localURL(path).path, removeDirectory: true)
+            else {
+                return
+            }
+            try journal.remove(path)
+        }
+    }
+
+    // MARK: - Uploading
+
+    /// Uploads the local file at `path` on `condition`, as a coordinated read (presenters of
+    /// the file save first), and records it with its intent.
+    func upload(_ path: RemotePath, condition: WriteCondition, base: JournalItem?) throws {
+        let url = localURL(path)
+        guard let status = FileStatus(path: url.path), status.isRegularFile else {
+            throw SkippedItem(reason: "gone before it was uploaded")
+        }
+        if configuration.settleTime > .zero,
+            Date().timeIntervalSince(status.modification.date) < configuration.settleTime.seconds
+        {
+            throw SkippedItem(reason: "still being written")
+        }
+        try makeRemoteParents(of: path)
+        let coordinator = FileCoordinator()
+        try coordinator.coordinate(readingItemAt: url) { url in
+            let file = try FileDescriptor.open(url, O_RDONLY | O_CLOEXEC, operation: "read for upload")
+            let before = try Syscall.fileStatus(of: file.rawValue).get("read for upload", url)
+            let hash = try Self.hash(file, url: url)
+            let intent = try journal.beginIntent(
+                SyncIntent(operation: .upload, path: path, hash: hash, condition: condition, created: Date()))
+            try checkpoint(.beforeRemoteWrite)
+            let written = try write(
+                path, from: file, url: url, size: before.size, hash: hash, condition: condition)
+            try checkpoint(.afterRemoteWrite)
+            let after = try Syscall.fileStatus(of: file.rawValue).get("read for upload", url)
+            // Changed while it was read (a program that does not coordinate): what went up may
+            // be torn, so the journal does not take it as this file's state, and the next pass
+            // uploads it again.
+            let local = after == before ? JournalItem.LocalStatus(before) : nil
+            try journal.transaction { journal in
+                try journal.upsert(
+                    JournalItem(
+                        path: path, kind: .file, remoteTag: written.tag, remoteSize: before.size,
+                        remoteFileID: written.fileID, syncedHash: hash, local: local,
+                        baseVersion: try keepBase(of: url, size: before.size)))
+                try journal.completeIntent(intent.id)
+            }
+            try checkpoint(.afterJournal)
+        }
+        summary.uploaded += 1
+    }
+
+    /// Writes the open file to the remote; an answer that leaves the outcome unknown (a
+    /// timeout, a cut connection, a refused condition) is settled by reading the remote back.
+    private func write(
+        _ path: RemotePath, from file: FileDescriptor, url: URL, size: Int64, hash: String,
+        condition: WriteCondition
+    ) throws -> (tag: RemoteTag?, fileID: String?) {
+        var offset: Int64 = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RemoteChunk.size, alignment: 64)
+        defer { buffer.deallocate() }
+        let source = UploadSource(size: size) {
+            let count = try Syscall.pread(file.rawValue, buffer, off_t(offset)).get("read for upload", url)
+            guard count > 0 else { return nil }
+            offset += Int64(count)
+            return Data(buffer[..<count])
+        }
+        do {
+            let tag = try remote.write(path, from: source, condition: condition)
+            let entry = try remote.entry(at: path)
+            // The entry read after the write belongs to it only if it carries its tag.
+            if let tag { return (tag, entry?.tag == tag ? entry?.fileID : nil) }
+            return (entry?.tag, entry?.fileID)
+        } catch let error as RemoteError where error.leavesOutcomeUnknown {
+            if let (remoteHash, tag) = try? remoteHash(path), remoteHash == hash {
+                return (tag, try? remote.entry(at: path)?.fileID)
+            }
+            throw error
+        }
+    }
+
+    // MARK: - Downloading
+
+    /// Downloads the remote file at `path` beside its place, verified, and puts it in place
+    /// as a coordinated write (open documents reload), keeping the replaced bytes as a version.
+    ///
+    /// - Parameter expected: The local file as the scan saw it, nil for none: anything else
+    ///   there now is a change made since, left for the next pass.
+    func download(_ path: RemotePath, _ entry: RemoteEntry, replacing expected: FileStatus?) throws {
+        let url = localURL(path)
+        let temporary = try fetch(path, besides: url)
+        defer { _ = Syscall.unlinkat(AT_FDCWD, temporary.url.path) }
+        try place(temporary.url, at: url, expecting: expected, keeping: .history)
+        try recordDownload(path, url: url, hash: temporary.hash, tag: temporary.tag, entry: entry)
+        summary.downloaded += 1
+    }
+
+    /// Records a file whose local bytes now hash to `hash` and whose remote tag is `tag`.
+    func recordDownload(_ path: RemotePath, url: URL, hash: String, tag: RemoteTag, entry: RemoteEntry)
+        throws
+    {
+        let status = FileStatus(path: url.path)
+        try journal.upsert(
+            JournalItem(
+                path: path, kind: .file, remoteTag: tag, remoteSize: entry.size, remoteFileID: entry.fileID,
+                syncedHash: hash, local: status.map(JournalItem.LocalStatus.init),
+                baseVersion: try keepBase(of: url, size: status?.size ?? 0)))
+        try checkpoint(.afterJournal)
+    }
+
+    /// What becomes of the local file a download replaces.
+    enum Replaced {
+        /// A history version: the replaced bytes were synced or are being replaced by a merge.
+        case history
+        /// A conflict version from this computer: this device's edit the remote's replaces.
+        case conflict
+    }
+
+    /// Streams the remote file into a hidden file in the folder of `url`, flushed, with the
+    /// hash of what arrived and the tag of what was read.
+    func fetch(_ path: RemotePath, besides url: URL) throws -> (url: URL, hash: String, tag: RemoteTag) {
+        let folder = url.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let temporary = folder.appendingPathComponent(".documentsync-\(UUID().uuidString).download")
+        let file = try FileDescriptor.open(
+            temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o644, operation: "download into")
+        var hasher = ContentHash.Hasher()
+        do {
+            let tag = try remote.read(path) { data in
+                try data.withUnsafeBytes { bytes in
+                    hasher.update(bytes)
+                    try file.writeAll(bytes, operation: "write the download into")
+                }
+            }
+            try file.sync(operation: "flush (fsync) the download")
+            return (temporary, hasher.finalize().hex, tag)
+        } catch {
+            _ = Syscall.unlinkat(AT_FDCWD, temporary.path)
+            throw error
+        }
+    }
+
+    /// Renames `temporary` over `url` as a coordinated write, if the local file is still
+    /// `expected`, keeping what it replaces in the version store.
+    ///
+    /// - Returns: The conflict version made of the replaced file, for ``Replaced/conflict``.
+    @discardableResult
+    func place(_ temporary: URL, at url: URL, expecting expected: FileStatus?, keeping replaced: Replaced)
+        throws -> FileVersion?
+    {
+        try checkpoint(.beforeLocalWrite)
+        let coordinator = FileCoordinator()
+        var version: FileVersion?
+        try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { url in
+            let current = FileStatus(path: url.path)
+            guard current.map(JournalItem.LocalStatus.init) == expected.map(JournalItem.LocalStatus.init)
+            else {
+                throw SkippedItem(reason: "changed here while the remote's version was fetched")
+            }
+            if let current {
+                switch replaced {
+                case .history:
+                    _ = try store.addOfItem(at: url, withContentsOf: url)
+                case .conflict:
+                    version = try store.addConflictOfItem(
+                        at: url, withContentsOf: url, savingComputer: configuration.computerName,
+                        modificationDate: current.modification.date)
+                }
+            }
+            _ = try Syscall.renameat(AT_FDCWD, temporary.path, AT_FDCWD, url.path).get("put in place", url)
+            try FileDescriptor.openDirectory(
+                url.deletingLastPathComponent(), operation: "flush the folder of"
+            )
+            .sync(operation: "flush (fsync) the folder of")
+        }
+        try checkpoint(.afterLocalWrite)
+        return version
+    }
+
+    // MARK: - Both sides changed
+
+    /// Both sides changed the file: equal bytes are recorded; text changes that do not
+    /// overlap are merged and written to both sides; anything else keeps the remote's version
+    /// at the path and this device's as a conflict version, shared with every device.
+    func reconcile(_ path: RemotePath, _ entry: RemoteEntry, local: FileStatus, known: JournalItem?) throws {
+        let url = localURL(path)
+        let theirs = try fetch(path, besides: url)
+        defer { _ = Syscall.unlinkat(AT_FDCWD, theirs.url.path) }
+        let mineHash = try ContentHash(contentsOf: url).hex
+        if mineHash == theirs.hash {
+            try journal.upsert(
+                JournalItem(
+                    path: path, kind: .file, remoteTag: theirs.tag, remoteSize: entry.size,
+                    remoteFileID: entry.fileID, syncedHash: mineHash, local: JournalItem.LocalStatus(local),
+                    baseVersion: try keepBase(of: url, size: local.size)))
+            summary.recorded += 1
+            return
+        }
+        if let base = baseBytes(of: known, at: url), let mine = try? Data(contentsOf: url),
+            let theirsBytes = try? Data(contentsOf: theirs.url),
+            case .merged(let merged) = TextMerge.merge(base: base, mine: mine, theirs: theirsBytes)
+        {
+            try writeMerge(merged, path, url: url, over: theirs.tag, local: local)
+            summary.merged += 1
+            summary.notes.append("\(path): changed on both sides; the changes were merged")
+            return
+        }
+        guard let version = try place(theirs.url, at: url, expecting: local, keeping: .conflict) else {
+            return
+        }
+        try journal.transaction { journal in
+            let status = FileStatus(path: url.path)
+            try journal.upsert(
+                JournalItem(
+                    path: path, kind: .file, remoteTag: theirs.tag, remoteSize: entry.size,
+                    remoteFileID: entry.fileID, syncedHash: theirs.hash,
+                    local: status.map(JournalItem.LocalStatus.init),
+                    baseVersion: nil))
+            try journal.upsertConflict(
+                SharedConflict(
+                    id: UUID().uuidString, path: path, localVersion: version.persistentIdentifier,
+                    isUploaded: false
+                ))
+        }
+        try checkpoint(.afterJournal)
+        summary.conflicts += 1
+        summary.notes.append(
+            "\(path): changed on both sides; the remote's version is in place and this device's is a conflict version"
+        )
+    }
+
+    /// Writes a clean merge: to the remote on the tag of the version merged, then here.
+    private func writeMerge(
+        _ merged: Data, _ path: RemotePath, url: URL, over tag: RemoteTag, local: FileStatus
+    )
+        throws
+    {
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(
+            ".documentsync-\(UUID().uuidString).merge")
+        try SafeSave.write(merged, to: temporary)
+        defer { _ = Syscall.unlinkat(AT_FDCWD, temporary.path) }
+        let hash = ContentHash(of: merged).hex
+        let intent = try journal.beginIntent(
+            SyncIntent(operation: .upload, path: path, hash: hash, condition: .matches(tag), created: Date()))
+        try checkpoint(.beforeRemoteWrite)
+        let file = try FileDescriptor.open(temporary, O_RDONLY | O_CLOEXEC, operation: "read the merge of")
+        let written = try write(
+            path, from: file, url: temporary, size: Int64(merged.count), hash: hash, condition: .matches(tag))
+        try checkpoint(.afterRemoteWrite)
+        try place(temporary, at: url, expecting: local, keeping: .history)
+        let status = FileStatus(path: url.path)
+        try journal.transaction { journal in
+            try journal.upsert(
+                JournalItem(
+                    path: path, kind: .file, remoteTag: written.tag, remoteSize: Int64(merged.count),
+                    remoteFileID: written.fileID, syncedHash: hash,
+                    local: status.map(JournalItem.LocalStatus.init),
+                    baseVersion: try keepBase(of: url, size: Int64(merged.count))))
+            try journal.completeIntent(intent.id)
+        }
+        try checkpoint(.afterJournal)
+    }
+
+    // MARK: - Deleting and moving
+
+    func deleteRemote(_ path: RemotePath, tag: RemoteTag?) throws {
+        let condition = tag.map(WriteCondition.matches) ?? .absent
+        let intent = try journal.beginIntent(
+            SyncIntent(operation: .delete, path: path, condition: condition, created: Date()))
+        try checkpoint(.beforeRemoteWrite)
+        do {
+            try remote.delete(path, condition: condition)
+        } catch let error as RemoteError where error.kind == .notFound {
+            // Already gone: what the delete was for.
+        } catch {
+            // Never recorded as done: the next pass sees the item again.
+            try journal.completeIntent(intent.id)
+            throw error
+        }
+        try checkpoint(.afterRemoteWrite)
+        try journal.transaction { journal in
+            try journal.remove(path)
+            try journal.completeIntent(intent.id)
+        }
+        summary.deletedRemotely += 1
+    }
+
+    /// Deletes the local file the remote deleted, as a coordinated deletion (an open document
+    /// closes or keeps its unsaved text), after keeping it in the version store.
+    func deleteLocal(_ path: RemotePath, status: FileStatus) throws {
+        let url = localURL(path)
+        try checkpoint(.beforeLocalWrite)
+        try FileCoordinator().coordinate(writingItemAt: url, options: .forDeleting) { url in
+            guard
+                FileStatus(path: url.path).map(JournalItem.LocalStatus.init)
+                    == JournalItem.LocalStatus(status)
+            else {
+                throw SkippedItem(reason: "changed here while its deletion on the remote was applied")
+            }
+            _ = try store.addOfItem(at: url, withContentsOf: url)
+            if let folder = configuration.deletedItemsFolder {
+                try setAside(url, in: folder)
+            } else {
+                _ = try Syscall.unlinkat(AT_FDCWD, url.path).get("delete", url)
+            }
+        }
+        try checkpoint(.afterLocalWrite)
+        try journal.remove(path)
+        summary.deletedLocally += 1
+    }
+
+    /// Moves a deleted document into `folder` under a free name (`NAME 2.txt` after
+    /// `NAME.txt`), never over another.
+    private func setAside(_ url: URL, in folder: URL) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let stem = url.deletingPathExtension().lastPathComponent
+        let suffix = url.pathExtension.isEmpty ? "" : "." + url.pathExtension
+        for attempt in 1...1000 {
+            let name = attempt == 1 ? url.lastPathComponent : "\(stem) \(attempt)\(suffix)"
+            do {
+                try SafeSave.moveItem(
+                    at: url, to: folder.appendingPathComponent(name),
+                    operation: "set aside the deleted document")
+                return
+            } catch let error as DocumentKitError where error.code == .fileExists {
+                continue
+            }
+        }
+        throw SkippedItem(reason: "no free name for it in \(folder.path)")
+    }
+
+    func moveRemote(_ source: RemotePath, to destination: RemotePath, tag: RemoteTag?, known: JournalItem?)
+        throws
+    {
+        try makeRemoteParents(of: destination)
+        let intent = try journal.beginIntent(
+            SyncIntent(
+                operation: .move, path: source, destination: destination, hash: known?.syncedHash,
+                condition: tag.map(WriteCondition.matches), created: Date()))
+        try checkpoint(.beforeRemoteWrite)
+        let newTag: RemoteTag?
+        do {
+            newTag = try remote.move(source, to: destination, condition: tag.map(WriteCondition.matches))
+        } catch {
+            try journal.completeIntent(intent.id)
+            throw error
+        }
+        try checkpoint(.afterRemoteWrite)
+        let entry = try remote.entry(at: destination)
+        let status = FileStatus(path: localURL(destination).path)
+        try journal.transaction { journal in
+            try journal.renameItem(from: source, to: destination)
+            if var item = try journal.item(at: destination) {
+                item.remoteTag = newTag ?? entry?.tag
+                item.remoteFileID = entry?.fileID ?? item.remoteFileID
+                item.local = status.map(JournalItem.LocalStatus.init)
+                try journal.upsert(item)
+            }
+            try journal.completeIntent(intent.id)
+        }
+        summary.moved += 1
+    }
+
+    /// Moves the local file as the remote's was moved: a coordinated move, never over a file.
+    func moveLocal(
+        _ source: RemotePath, to destination: RemotePath, _ entry: RemoteEntry, known: JournalItem?
+    )
+        throws
+    {
+        let from = localURL(source)
+        let to = localURL(destination)
+        try FileManager.default.createDirectory(
+            at: to.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try checkpoint(.beforeLocalWrite)
+        let coordinator = FileCoordinator()
+        try coordinator.coordinate(
+            writingItemAt: from, options: .forMoving, writingItemAt: to, options: .forReplacing
+        ) { from, to in
+            try SafeSave.moveItem(at: from, to: to, operation: "move as on the remote")
+            coordinator.item(at: from, didMoveTo: to)
+        }
+        try checkpoint(.afterLocalWrite)
+        let status = FileStatus(path: to.path)
+        try journal.transaction { journal in
+            try journal.renameItem(from: source, to: destination)
+            if var item = try journal.item(at: destination) {
+                item.remoteTag = entry.tag
+                item.remoteFileID = entry.fileID
+                item.remoteSize = entry.size
+                item.local = status.map(JournalItem.LocalStatus.init)
+                try journal.upsert(item)
+            }
+        }
+        summary.moved += 1
+    }
+
+    // MARK: - Folders
+
+    func makeRemoteFolder(_ path: RemotePath) throws {
+        do {
+            try remote.makeFolder(path)
+            summary.foldersMade += 1
+        } catch let error as RemoteError where error.kind == .exists {}
+        remoteFolders.insert(path)
+        try journal.upsert(JournalItem(path: path, kind: .folder))
+    }
+
+    /// Makes the remote folders above `path` that the pass has not seen there.
+    func makeRemoteParents(of path: RemotePath) throws {
+        var missing: [RemotePath] = []
+        var folder = path.parent
+        while !remoteFolders.contains(folder) {
+            missing.append(folder)
+            folder = folder.parent
+        }
+        for folder in missing.reversed() { try makeRemoteFolder(folder) }
+    }
+
+    // MARK: - Hashes and bases
+
+    /// The SHA-256 (hex) of an open file, read from its start.
+    static func hash(_ file: FileDescriptor, url: URL) throws -> String {
+        var hasher = ContentHash.Hasher()
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RemoteChunk.size, alignment: 64)
+        defer { buffer.deallocate() }
+        var offset: off_t = 0
+        while true {
+            let count = try Syscall.pread(file.rawValue, buffer, offset).get("read to hash", url)
+            if count == 0 { break }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[..<count]))
+            offset += off_t(count)
+        }
+        return hasher.finalize().hex
+    }
+
+    /// The hash of the remote file's bytes and the tag they were read at.
+    func remoteHash(_ path: RemotePath) throws -> (String, RemoteTag) {
+        var hasher = ContentHash.Hasher()
+        let tag = try remote.read(path) { data in data.withUnsafeBytes { hasher.update($0) } }
+        return (hasher.finalize().hex, tag)
+    }
+
+    /// Keeps the bytes just synced as the merge base of the next three-way merge, for a text
+    /// document small enough to merge; returns the version holding them.
+    func keepBase(of url: URL, size: Int64) throws -> String? {
+        guard size <= Int64(TextMerge.mostBytes) else { return nil }
+        return try? store.addOfItem(at: url, withContentsOf: url).persistentIdentifier
+    }
+
+    /// The bytes last synced, from the version the journal names, if it still holds them.
+    func baseBytes(of known: JournalItem?, at url: URL) -> Data? {
+        guard let known, let id = known.baseVersion, let hash = known.syncedHash,
+            let version = store.version(itemAt: url, forPersistentIdentifier: id),
+            let bytes = try? Data(contentsOf: version.url), ContentHash(of: bytes).hex == hash
+        else { return nil }
+        return bytes
+    }
+}
+
+extension RemoteError {
+    /// Whether the write may have happened though the call failed: the remote is read back.
+    var leavesOutcomeUnknown: Bool {
+        switch kind {
+        case .timedOut, .connectionLost, .preconditionFailed: return true
+        case .server(let status): return status >= 500
+        default: return false
+        }
+    }
+}
+
+extension Duration {
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

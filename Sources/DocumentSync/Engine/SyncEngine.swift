@@ -1,0 +1,257 @@
+import DocumentKit
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How a ``SyncEngine`` keeps its journal, its versions and its pace.
+public struct SyncConfiguration: Sendable {
+    /// Where journals are kept: `$XDG_STATE_HOME` (by default `~/.local/state`) when nil.
+    public var stateHome: URL?
+    /// Where replaced, deleted and conflicting contents go, and the merge bases.
+    public var versionStore: VersionStore
+    /// A file modified more recently than this is left for a later pass: a program that
+    /// does not coordinate may still be writing it.
+    public var settleTime: Duration
+    /// The name conflict versions made here carry to other devices.
+    public var computerName: String
+    /// The most passes ``SyncEngine/sync()`` makes before it returns.
+    public var mostPasses: Int
+    /// Where documents the remote deleted are moved, when set (an app's Deleted folder);
+    /// they are kept in ``versionStore`` either way.
+    public var deletedItemsFolder: URL?
+
+    public init(
+        stateHome: URL? = nil, versionStore: VersionStore = .shared, settleTime: Duration = .seconds(1),
+        computerName: String = ProcessInfo.processInfo.hostName, mostPasses: Int = 8,
+        deletedItemsFolder: URL? = nil
+    ) {
+        self.deletedItemsFolder = deletedItemsFolder
+        self.stateHome = stateHome
+        self.versionStore = versionStore
+        self.settleTime = settleTime
+        self.computerName = computerName
+        self.mostPasses = mostPasses
+    }
+}
+
+/// Keeps one container (a local folder of documents) in sync with one ``Remote``, with no
+/// lost update.
+///
+/// Each pass compares three things: the container, the remote, and the journal of how they
+/// were when they last agreed (SQLite, outside the container). A side that changed is
+/// propagated to the other; both changed to the same bytes is only recorded; both changed
+/// differently is merged when the document is text and the changes do not overlap, and is
+/// otherwise a conflict: the remote's version stays at the path and this device's becomes a
+/// conflict version (`FileVersion.isConflict`) that every device shows. Nothing is decided
+/// by modification time. Every local read and write is coordinated, so open documents save
+/// before an upload and reload after a download; every remote write is conditional and
+/// preceded by an intent row, so a crash at any point is resolved by reading the remote.
+///
+/// For example:
+///
+/// ```swift
+/// let remote = LocalFolderRemote(root: URL(fileURLWithPath: "/mnt/share/Notes"))
+/// let engine = try SyncEngine(container: documentsFolder, remote: remote)
+/// let summary = try engine.sync()
+/// print(summary)      // "2 uploaded, 1 downloaded"
+/// ```
+///
+/// One engine per container at a time, across processes: a second one throws
+/// ``SyncError/Kind/busy``. Use an engine from one thread.
+public final class SyncEngine {
+    public let container: URL
+    public let remote: any Remote
+    let journal: SyncJournal
+    let store: VersionStore
+    let configuration: SyncConfiguration
+    /// Held with an exclusive `flock` while the engine lives.
+    private let lock: FileDescriptor
+    /// Called between the steps of every change, for the simulation's crashes: an error it
+    /// throws ends the pass at once.
+    package var checkpoint: (SyncStep) throws -> Void = { _ in }
+    /// What the pass under way did.
+    var summary = SyncSummary()
+    /// Folders known to exist on the remote during this pass.
+    var remoteFolders: Set<RemotePath> = []
+
+    /// Opens the journal of `container` and takes the container for this process.
+    ///
+    /// A journal that is corrupt is set aside and started again: the next pass rescans, and
+    /// equal contents count as synced, different contents become conflicts, nothing is
+    /// deleted.
+    ///
+    /// - Throws: ``SyncError`` when the container is not a folder, overlaps the remote's
+    ///   folder, or another sync of it runs; ``SyncJournalError`` when the journal cannot be
+    ///   opened.
+    public init(container: URL, remote: any Remote, configuration: SyncConfiguration = SyncConfiguration())
+        throws
+    {
+        let container = URL(fileURLWithPath: CanonicalPath.of(container), isDirectory: true)
+        guard let status = FileStatus(path: container.path), status.isDirectory else {
+            throw SyncError(.unusable, "the container \(container.path) is not a folder")
+        }
+        if let local = remote as? LocalFolderRemote {
+            let root = CanonicalPath.of(local.root)
+            if root == container.path || CanonicalPath.isAncestor(root, of: container.path)
+                || CanonicalPath.isAncestor(container.path, of: root)
+            {
+                throw SyncError(
+                    .unusable,
+                    "the container \(container.path) and the remote folder \(root) overlap; sync needs two separate folders"
+                )
+            }
+        }
+        self.container = container
+        self.remote = remote
+        self.configuration = configuration
+        store = configuration.versionStore
+        let url = SyncJournal.url(forContainer: container, stateHome: configuration.stateHome)
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        lock = try FileDescriptor.open(
+            URL(fileURLWithPath: url.path + ".lock"), O_RDWR | O_CREAT | O_CLOEXEC, mode: 0o600,
+            operation: "open the sync lock of")
+        if case .failure(let error) = Syscall.flock(lock.rawValue, LOCK_EX | LOCK_NB) {
+            if error == .resourceTemporarilyUnavailable {
+                throw SyncError(.busy, "another sync of \(container.path) is running; this one stops")
+            }
+            throw SyncError(.failed, "cannot lock the sync journal \(url.path): \(error)")
+        }
+        do {
+            journal = try SyncJournal(url: url)
+        } catch SyncJournalError.corrupt {
+            journal = try SyncJournal.reset(at: url)
+            summary.notes.append(
+                "the sync journal \(url.path) was damaged; it was set aside and everything rescanned")
+        }
+        try journal.setSetting(.container, container.path)
+    }
+
+    /// Passes until one finds nothing to do, at most ``SyncConfiguration/mostPasses``.
+    ///
+    /// - Returns: What the passes did; ``SyncSummary/failures`` lists the items the last pass
+    ///   could not sync.
+    /// - Throws: ``SyncError`` when sync is paused or a whole pass failed.
+    @discardableResult
+    public func sync() throws -> SyncSummary {
+        var total = SyncSummary()
+        for _ in 0..<max(1, configuration.mostPasses) {
+            let summary = try pass()
+            total.add(summary)
+            total.failures = summary.failures
+            if !summary.didWork { break }
+        }
+        return total
+    }
+
+    /// Lets a paused sync go on: after a mass delete or a vanished root was checked.
+    public func resume() throws {
+        try journal.transaction { journal in
+            if try journal.setting(.pauseReason) != nil { try journal.setSetting(.approvedDeletions, "yes") }
+            try journal.setSetting(.pauseReason, nil)
+        }
+    }
+
+    /// Why sync is paused, or nil.
+    public var pauseReason: String? {
+        get throws { try journal.setting(.pauseReason) }
+    }
+
+    /// One pass: recover what a crash left, scan both sides, decide, act.
+    ///
+    /// - Throws: ``SyncError`` when sync is paused (or this pass pauses it), or the remote or
+    ///   the container cannot be listed; nothing is changed then.
+    @discardableResult
+    public func pass() throws -> SyncSummary {
+        defer { summary = SyncSummary() }
+        if let reason = try journal.setting(.pauseReason) { throw SyncError(.paused, reason) }
+        try resolvePendingIntents()
+        let known = Dictionary(uniqueKeysWithValues: try journal.allItems().map { ($0.path, $0) })
+        guard FileStatus(path: container.path)?.isDirectory == true else {
+            throw try pause("the container \(container.path) is gone")
+        }
+        let local = try SyncTrees.local(container)
+        let remoteTree: [RemotePath: RemoteEntry]
+        do {
+            remoteTree = try SyncTrees.remote(remote)
+        } catch let error as RemoteError where error.kind == .notFound && error.path.isRoot && !known.isEmpty
+        {
+            throw try pause("the remote \(remote.displayName) is gone (its folder was not found)")
+        } catch let error as RemoteError {
+            throw SyncError(.failed, "cannot list \(remote.displayName): \(error); nothing was changed")
+        }
+        remoteFolders = Set(remoteTree.filter { $0.value.kind == .folder }.keys).union([.root])
+        var hashes: [RemotePath: String] = [:]
+        let plan = try SyncPlanner(journal: known, local: local, remote: remoteTree) { path in
+            if let hash = hashes[path] { return hash }
+            let hash = try ContentHash(contentsOf: self.localURL(path)).hex
+            hashes[path] = hash
+            return hash
+        }.plan()
+        try guardAgainstMassDeletion(plan, known: known)
+        summary.notes += plan.notes
+        for action in plan.actions {
+            do {
+                try perform(action, local: local, known: known, remoteTree: remoteTree)
+            } catch let interruption as SyncInterruption {
+                throw interruption
+            } catch let skipped as SkippedItem {
+                summary.notes.append("\(action.path): \(skipped.reason); left for the next pass")
+            } catch {
+                summary.failures.append("\(action.path): \(error)")
+            }
+        }
+        do {
+            try shareConflicts()
+        } catch let interruption as SyncInterruption {
+            throw interruption
+        } catch {
+            summary.failures.append("conflict versions: \(error)")
+        }
+        return summary
+    }
+
+    /// The container URL of `path`.
+    func localURL(_ path: RemotePath) -> URL {
+        path.isRoot ? container : container.appendingPathComponent(path.string)
+    }
+
+    /// Pauses sync with `reason`, and returns the error that says so.
+    private func pause(_ reason: String) throws -> SyncError {
+        let message = "sync of \(container.path) is paused: \(reason); check, then resume"
+        try journal.setSetting(.pauseReason, message)
+        return SyncError(.paused, message)
+    }
+
+    /// More than half of the items (and more than 10) deleted on one side, in one pass, is
+    /// more likely a mistake (an unmounted disk, a wiped folder) than a wish: sync pauses.
+    private func guardAgainstMassDeletion(_ plan: SyncPlan, known: [RemotePath: JournalItem]) throws {
+        if try journal.setting(.approvedDeletions) != nil {
+            try journal.setSetting(.approvedDeletions, nil)
+            return
+        }
+        let files = known.values.count { $0.kind == .file }
+        for (count, side) in [(plan.localDeletions, "here"), (plan.remoteDeletions, "on the remote")]
+        where count > 10 && count * 2 > files {
+            throw try pause("\(count) of \(files) documents would be deleted \(side)")
+        }
+    }
+}
+
+/// A point between two steps of a change, where the simulation may crash the engine.
+package enum SyncStep: String, Sendable, CaseIterable {
+    case beforeRemoteWrite, afterRemoteWrite, beforeLocalWrite, afterLocalWrite, afterJournal
+}
+
+/// Thrown by a ``SyncEngine/checkpoint`` to stop the engine where it stands, as a crash would.
+package struct SyncInterruption: Error {
+    package init() {}
+}
+
+/// An item left for the next pass: it changed while the pass looked at it.
+struct SkippedItem: Error {
+    var reason: String
+}

@@ -1,0 +1,227 @@
+import DocumentKit
+import Foundation
+
+/// What a pass does for one item, decided three-way from the journal, the container and the
+/// remote. Executed in the order of ``phase``.
+enum SyncAction: Hashable, Sendable {
+    /// The local file is new or changed and the remote's is not: written on `condition`.
+    case upload(RemotePath, condition: WriteCondition, note: String?)
+    /// The remote file is new or changed and the local one is not.
+    case download(RemotePath, RemoteEntry, note: String?)
+    /// Both sides changed (or both made the item): equal bytes are recorded, text is merged,
+    /// anything else is a conflict.
+    case reconcile(RemotePath, RemoteEntry)
+    /// The local file's status changed but not its bytes: the journal notes the new status.
+    case recordLocalStatus(RemotePath, FileStatus)
+    case deleteRemote(RemotePath, tag: RemoteTag?)
+    case deleteLocal(RemotePath)
+    /// Gone from both sides: the journal forgets it.
+    case forget(RemotePath)
+    case moveRemote(from: RemotePath, to: RemotePath, tag: RemoteTag?)
+    case moveLocal(from: RemotePath, to: RemotePath, RemoteEntry)
+    case makeRemoteFolder(RemotePath)
+    case makeLocalFolder(RemotePath)
+    /// A folder both sides have that the journal does not know yet.
+    case recordFolder(RemotePath)
+    case deleteRemoteFolder(RemotePath)
+    case deleteLocalFolder(RemotePath)
+
+    /// Folders first, shallowest first; then moves, transfers, file deletions; folder
+    /// deletions last, deepest first, once their files are gone.
+    var phase: (Int, Int, RemotePath) {
+        switch self {
+        case .makeRemoteFolder(let path), .makeLocalFolder(let path), .recordFolder(let path):
+            return (0, path.components.count, path)
+        case .moveRemote(let path, _, _), .moveLocal(let path, _, _): return (1, 0, path)
+        case .upload(let path, _, _), .download(let path, _, _), .reconcile(let path, _),
+            .recordLocalStatus(let path, _), .forget(let path):
+            return (2, 0, path)
+        case .deleteRemote(let path, _), .deleteLocal(let path): return (3, 0, path)
+        case .deleteRemoteFolder(let path), .deleteLocalFolder(let path):
+            return (4, -path.components.count, path)
+        }
+    }
+
+    var path: RemotePath { phase.2 }
+}
+
+/// The actions of one pass, with the deletions counted for the mass-delete guard.
+struct SyncPlan: Sendable {
+    var actions: [SyncAction] = []
+    var notes: [String] = []
+
+    /// Files the pass would delete here, and on the remote.
+    var localDeletions: Int {
+        actions.count { if case .deleteLocal = $0 { true } else { false } }
+    }
+    var remoteDeletions: Int {
+        actions.count { if case .deleteRemote = $0 { true } else { false } }
+    }
+}
+
+/// Decides a pass: a pure function of the journal, the two trees, and the hashes of local
+/// files whose status changed since the journal saw them (`hash`).
+///
+/// A local edit is a content change (a status change alone is recorded, not uploaded); a
+/// remote edit is a tag change. A deletion propagates only when the other side is unchanged;
+/// an edit beats a delete. A rename is found by inode and hash here, by the remote's file
+/// identity (or tag and size) there, and propagated as a move. Nothing is decided by time.
+struct SyncPlanner {
+    var journal: [RemotePath: JournalItem]
+    var local: [RemotePath: LocalEntry]
+    var remote: [RemotePath: RemoteEntry]
+    /// The SHA-256 (hex) of the local file at a path.
+    var hash: (RemotePath) throws -> String
+
+    private enum LocalChange: Equatable {
+        case absent, created, unchanged, deleted
+        case touched(FileStatus)
+        case modified(String)
+    }
+
+    private enum RemoteChange: Equatable { case absent, created, unchanged, modified, deleted }
+
+    func plan() throws -> SyncPlan {
+        var plan = SyncPlan()
+        var handled = Set<RemotePath>()
+        let paths = Set(journal.keys).union(local.keys).union(remote.keys).sorted()
+        var localChanges: [RemotePath: LocalChange] = [:]
+        var remoteChanges: [RemotePath: RemoteChange] = [:]
+        for path in paths {
+            let kinds = [journal[path]?.kind, local[path]?.kind, remote[path]?.kind].compactMap { $0 }
+            if Set(kinds).count > 1 {
+                plan.notes.append("\(path): a file on one side and a folder on the other; left as it is")
+                handled.insert(path)
+                continue
+            }
+            guard kinds.first == .file else { continue }
+            localChanges[path] = try localChange(path)
+            remoteChanges[path] = remoteChange(path)
+        }
+        try findMoves(&plan, &handled, localChanges, remoteChanges)
+
+        for path in paths where !handled.contains(path) {
+            let kind = journal[path]?.kind ?? local[path]?.kind ?? remote[path]?.kind
+            if kind == .folder {
+                folderAction(path).map { plan.actions.append($0) }
+                continue
+            }
+            guard let localChange = localChanges[path], let remoteChange = remoteChanges[path] else {
+                continue
+            }
+            if let action = fileAction(path, localChange, remoteChange) {
+                plan.actions.append(action)
+            }
+        }
+        plan.actions.sort { $0.phase < $1.phase }
+        return plan
+    }
+
+    private func localChange(_ path: RemotePath) throws -> LocalChange {
+        let known = journal[path]
+        guard let entry = local[path] else { return known?.local != nil ? .deleted : .absent }
+        guard let known, known.local != nil || known.syncedHash != nil else { return .created }
+        if known.local == JournalItem.LocalStatus(entry.status) { return .unchanged }
+        let current = try hash(path)
+        return current == known.syncedHash ? .touched(entry.status) : .modified(current)
+    }
+
+    private func remoteChange(_ path: RemotePath) -> RemoteChange {
+        let known = journal[path]
+        guard let entry = remote[path] else { return known?.remoteTag != nil ? .deleted : .absent }
+        guard let knownTag = known?.remoteTag else { return .created }
+        return entry.tag == knownTag ? .unchanged : .modified
+    }
+
+    private func fileAction(
+        _ path: RemotePath, _ localChange: LocalChange, _ remoteChange: RemoteChange
+    ) -> SyncAction? {
+        let known = journal[path]
+        let entry = remote[path]
+        let keptNote = "\(path): deleted on the remote but changed here; the change is kept and uploaded"
+        let restoredNote = "\(path): deleted here but changed on the remote; the change is kept"
+        switch localChange {
+        case .absent:
+            switch remoteChange {
+            case .absent, .deleted: return known != nil ? .forget(path) : nil
+            case .created, .unchanged, .modified: return entry.map { .download(path, $0, note: nil) }
+            }
+        case .created:
+            switch remoteChange {
+            case .absent, .deleted: return .upload(path, condition: .absent, note: nil)
+            case .created, .unchanged, .modified: return entry.map { .reconcile(path, $0) }
+            }
+        case .unchanged, .touched:
+            switch remoteChange {
+            case .absent: return .upload(path, condition: .absent, note: nil)
+            case .created: return entry.map { .reconcile(path, $0) }
+            case .unchanged:
+                if case .touched(let status) = localChange { return .recordLocalStatus(path, status) }
+                return nil
+            case .modified: return entry.map { .download(path, $0, note: nil) }
+            case .deleted: return .deleteLocal(path)
+            }
+        case .modified:
+            switch remoteChange {
+            case .absent: return .upload(path, condition: .absent, note: nil)
+            case .deleted: return .upload(path, condition: .absent, note: keptNote)
+            case .unchanged:
+                return .upload(
+                    path, condition: known?.remoteTag.map(WriteCondition.matches) ?? .absent, note: nil)
+            case .created, .modified: return entry.map { .reconcile(path, $0) }
+            }
+        case .deleted:
+            switch remoteChange {
+            case .absent, .deleted: return .forget(path)
+            case .unchanged: return .deleteRemote(path, tag: known?.remoteTag)
+            case .created, .modified: return entry.map { .download(path, $0, note: restoredNote) }
+            }
+        }
+    }
+
+    private func folderAction(_ path: RemotePath) -> SyncAction? {
+        let known = journal[path] != nil
+        switch (local[path] != nil, remote[path] != nil) {
+        case (true, true): return known ? nil : .recordFolder(path)
+        case (true, false): return known ? .deleteLocalFolder(path) : .makeRemoteFolder(path)
+        case (false, true): return known ? .deleteRemoteFolder(path) : .makeLocalFolder(path)
+        case (false, false): return known ? .forget(path) : nil
+        }
+    }
+
+    /// Renames: a file gone from one side whose other side is unchanged, and a new file on
+    /// the same side that is the same file (here: the inode and the bytes; there: the file
+    /// identity, or the tag and size), where the other side has nothing.
+    private func findMoves(
+        _ plan: inout SyncPlan, _ handled: inout Set<RemotePath>, _ localChanges: [RemotePath: LocalChange],
+        _ remoteChanges: [RemotePath: RemoteChange]
+    ) throws {
+        let newHere = localChanges.filter { $0.value == .created && remote[$0.key] == nil }.map(\.key)
+            .sorted()
+        let newThere = remoteChanges.filter { $0.value == .created && local[$0.key] == nil }.map(\.key)
+            .sorted()
+        for (path, known) in journal.sorted(by: { $0.key < $1.key }) where known.kind == .file {
+            if localChanges[path] == .deleted, remoteChanges[path] == .unchanged,
+                let inode = known.local?.inode,
+                let destination = try newHere.first(where: { candidate in
+                    guard !handled.contains(candidate), local[candidate]?.status.inode == inode else {
+                        return false
+                    }
+                    return try hash(candidate) == known.syncedHash
+                })
+            {
+                plan.actions.append(.moveRemote(from: path, to: destination, tag: known.remoteTag))
+                handled.formUnion([path, destination])
+            } else if remoteChanges[path] == .deleted, localChanges[path] == .unchanged,
+                let destination = newThere.first(where: { candidate in
+                    guard !handled.contains(candidate), let entry = remote[candidate] else { return false }
+                    if let id = entry.fileID, let knownID = known.remoteFileID { return id == knownID }
+                    return entry.tag == known.remoteTag && entry.size == known.remoteSize
+                }), let entry = remote[destination]
+            {
+                plan.actions.append(.moveLocal(from: path, to: destination, entry))
+                handled.formUnion([path, destination])
+            }
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import DocumentKit
+import Foundation
+
+/// What sync passes did: counts by kind, and a line for each item that needs the user's
+/// attention (a conflict, an edit that beat a delete, an item that failed and will be tried
+/// again).
+///
+/// For example:
+///
+/// ```swift
+/// let summary = try engine.sync()
+/// print("\(summary.uploaded) up, \(summary.downloaded) down, \(summary.conflicts) conflicts")
+/// for note in summary.notes { print(note) }
+/// ```
+public struct SyncSummary: Sendable, Equatable, CustomStringConvertible {
+    public var uploaded = 0
+    public var downloaded = 0
+    /// Items both sides changed whose changes merged cleanly, written to both sides.
+    public var merged = 0
+    /// Items both sides changed differently: the remote's version is at the path, this
+    /// device's is a conflict version on every device.
+    public var conflicts = 0
+    /// Items deleted here because the remote deleted them (kept in the version store).
+    public var deletedLocally = 0
+    /// Items deleted on the remote because they were deleted here.
+    public var deletedRemotely = 0
+    /// Items renamed on one side and moved to match on the other.
+    public var moved = 0
+    /// Folders made on either side.
+    public var foldersMade = 0
+    /// Items both sides changed to the same bytes, or found equal: recorded, nothing moved.
+    public var recorded = 0
+    /// Conflict versions shared with other devices, taken from them, or resolved.
+    public var conflictsShared = 0
+    /// Items that could not be synced this pass; each is tried again by the next.
+    public var failures: [String] = []
+    /// What the user should know: conflicts, edits that beat deletes, items waiting.
+    public var notes: [String] = []
+
+    public init() {}
+
+    /// Whether the passes changed anything on either side or in the journal.
+    public var didWork: Bool {
+        uploaded + downloaded + merged + conflicts + deletedLocally + deletedRemotely + moved + foldersMade
+            + recorded + conflictsShared > 0
+    }
+
+    public var description: String {
+        var parts: [String] = []
+        for (count, label) in [
+            (uploaded, "uploaded"), (downloaded, "downloaded"), (merged, "merged"), (conflicts, "conflicted"),
+            (deletedLocally, "deleted here"), (deletedRemotely, "deleted on the remote"), (moved, "moved"),
+            (foldersMade, "folders made"), (conflictsShared, "conflict versions shared"),
+        ] where count > 0 {
+            parts.append("\(count) \(label)")
+        }
+        if !failures.isEmpty { parts.append("\(failures.count) failed") }
+        return parts.isEmpty ? "nothing to do" : parts.joined(separator: ", ")
+    }
+
+    mutating func add(_ other: SyncSummary) {
+        uploaded += other.uploaded
+        downloaded += other.downloaded
+        merged += other.merged
+        conflicts += other.conflicts
+        deletedLocally += other.deletedLocally
+        deletedRemotely += other.deletedRemotely
+        moved += other.moved
+        foldersMade += other.foldersMade
+        recorded += other.recorded
+        conflictsShared += other.conflictsShared
+        notes += other.notes
+    }
+}
+
+/// Why sync stopped: it names the container or the remote, and what to do.
+public struct SyncError: Error, CustomStringConvertible, Equatable, Sendable {
+    public enum Kind: String, Sendable {
+        /// Sync is paused (a mass delete, a vanished root) until told to go on.
+        case paused
+        /// Another sync process has the container.
+        case busy
+        /// The container and the remote overlap, or the remote cannot be used.
+        case unusable
+        /// The remote or the journal failed for the whole pass.
+        case failed
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+}

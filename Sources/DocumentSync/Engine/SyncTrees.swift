@@ -1,0 +1,58 @@
+import DocumentKit
+import Foundation
+
+/// One item of the container as a scan found it.
+struct LocalEntry: Hashable, Sendable {
+    var kind: RemoteEntry.Kind
+    var status: FileStatus
+}
+
+/// The two trees a pass compares: the container's items and the remote's, by path.
+enum SyncTrees {
+    /// Every item of the container below `root`, by path: regular files and folders whose
+    /// names are UTF-8 in NFC and not hidden. Links, sockets and the like are not synced.
+    ///
+    /// - Throws: ``DocumentKitError`` naming the folder that could not be read: a scan that
+    ///   misses a folder must never read as its items being deleted.
+    static func local(_ root: URL) throws -> [RemotePath: LocalEntry] {
+        var found: [RemotePath: LocalEntry] = [:]
+        var folders: [(URL, RemotePath)] = [(root, .root)]
+        while let (url, path) = folders.popLast() {
+            let listed = try DirectoryEntry.entries(
+                ofFolderAt: url, followingLinks: false, operation: "list the container for sync"
+            ) { entry in
+                guard let name = entry.validName else { return false }
+                return RemotePath.isValidComponent(name) && !name.hasPrefix(".")
+                    && name.precomposedStringWithCanonicalMapping == name
+            }
+            for (entry, status) in listed {
+                let child = path.appending(entry.name)
+                if status.isDirectory {
+                    found[child] = LocalEntry(kind: .folder, status: status)
+                    folders.append((url.appendingPathComponent(entry.name, isDirectory: true), child))
+                } else if status.isRegularFile {
+                    found[child] = LocalEntry(kind: .file, status: status)
+                }
+            }
+        }
+        return found
+    }
+
+    /// Every item of the remote, by path, without its metadata folder, from one complete
+    /// listing of each folder.
+    ///
+    /// - Throws: ``RemoteError`` when any listing fails: a partial tree is never returned.
+    static func remote(_ remote: any Remote) throws -> [RemotePath: RemoteEntry] {
+        var found: [RemotePath: RemoteEntry] = [:]
+        var folders: [RemotePath] = [.root]
+        while let folder = folders.popLast() {
+            let listing = try remote.list(folder)
+            for entry in listing.entries where !entry.name.hasPrefix(".") {
+                let child = folder.appending(entry.name)
+                found[child] = entry
+                if entry.kind == .folder { folders.append(child) }
+            }
+        }
+        return found
+    }
+}

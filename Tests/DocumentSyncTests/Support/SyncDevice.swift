@@ -1,0 +1,86 @@
+import DocumentKit
+import Foundation
+
+@testable import DocumentSync
+
+/// One device of a sync test: a real container folder, its own journal (state folder) and
+/// version store, and an engine on a shared remote, opened again after a crash.
+final class SyncDevice {
+    let name: String
+    let container: URL
+    let stateHome: URL
+    let store: VersionStore
+    /// Where documents the remote deleted go.
+    let deleted: URL
+    let remote: any Remote
+    private(set) var engine: SyncEngine?
+
+    init(_ name: String, remote: any Remote, in folder: TemporaryFolder) throws {
+        self.name = name
+        self.remote = remote
+        container = try folder.folder("\(name)/Documents")
+        stateHome = try folder.folder("\(name)/state")
+        store = VersionStore(root: try folder.folder("\(name)/Versions"))
+        deleted = folder.file("\(name)/Deleted")
+    }
+
+    var configuration: SyncConfiguration {
+        SyncConfiguration(
+            stateHome: stateHome, versionStore: store, settleTime: .zero, computerName: name, mostPasses: 12,
+            deletedItemsFolder: deleted)
+    }
+
+    /// The device's engine, opened if it has none (at first, and after a crash).
+    func opened() throws -> SyncEngine {
+        if let engine { return engine }
+        let engine = try SyncEngine(container: container, remote: remote, configuration: configuration)
+        self.engine = engine
+        return engine
+    }
+
+    @discardableResult
+    func sync() throws -> SyncSummary {
+        let summary = try opened().sync()
+        store.waitUntilIdle()
+        return summary
+    }
+
+    /// Drops the engine where it stands, as a killed process leaves things.
+    func crash() { engine = nil }
+
+    func url(_ path: String) -> URL { container.appendingPathComponent(path) }
+
+    /// Writes as an editor that does not coordinate writes: in place.
+    func write(_ path: String, _ text: String) throws {
+        let url = url(path)
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url)
+    }
+
+    func read(_ path: String) -> String? {
+        (try? Data(contentsOf: url(path))).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func delete(_ path: String) throws {
+        try FileManager.default.removeItem(at: url(path))
+    }
+
+    func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: url(path).path) }
+
+    /// The texts of the item's unresolved conflict versions, sorted.
+    func conflicts(_ path: String) -> [String] {
+        store.unresolvedConflictVersionsOfItem(at: url(path)).compactMap { version in
+            (try? Data(contentsOf: version.url)).map { String(decoding: $0, as: UTF8.self) }
+        }.sorted()
+    }
+
+    /// Every file of the container, by path, with its text.
+    func tree() throws -> [String: String] {
+        var result: [String: String] = [:]
+        for (path, entry) in try SyncTrees.local(container) where entry.kind == .file {
+            result[path.string] = read(path.string)
+        }
+        return result
+    }
+}
