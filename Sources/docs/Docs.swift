@@ -9,7 +9,8 @@ enum Docs {
     static let version = "0.1.0"
 
     static let commands = [
-        "list", "new", "show", "edit", "rename", "delete", "versions", "restore", "resolve", "watch",
+        "list", "new", "show", "edit", "rename", "delete", "versions", "restore", "resolve", "watch", "sync",
+        "status",
     ]
 
     /// Runs the tool with the arguments after the program name and returns the exit status.
@@ -124,6 +125,26 @@ enum Docs {
         case "watch":
             try requireOperands(operands, command: command, names: [])
             try await WatchCommand.run(container, json: invocation.json)
+        case "sync":
+            try requireOperands(operands, command: command, names: [])
+            if invocation.once && invocation.watch {
+                throw DocsFailure.usage("--once and --watch do not go together", command: command)
+            }
+            var interval = Duration.seconds(30)
+            if let text = invocation.interval {
+                guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+                    throw DocsFailure.usage(
+                        "--interval takes a number of seconds, not “\(text)”", command: command)
+                }
+                interval = .milliseconds(Int64(seconds * 1000))
+            }
+            return try SyncCommand.run(
+                container, remote: invocation.remote, mode: invocation.watch ? .watch : .once,
+                interval: interval,
+                json: invocation.json)
+        case "status":
+            try requireOperands(operands, command: command, names: [])
+            try StatusCommand.run(container, json: invocation.json)
         default:
             throw DocsFailure.usage("unknown command “\(command)”", command: nil)
         }
@@ -132,8 +153,17 @@ enum Docs {
 
     /// Refuses options that mean nothing to `command`, rather than ignoring them.
     static func checkOptions(_ invocation: Invocation, command: String) throws {
-        if invocation.json && !["list", "versions", "watch"].contains(command) {
-            throw DocsFailure.usage("--json is for list, versions and watch", command: command)
+        if invocation.json && !["list", "versions", "watch", "sync", "status"].contains(command) {
+            throw DocsFailure.usage("--json is for list, versions, watch, sync and status", command: command)
+        }
+        if command != "sync" {
+            for (given, option) in [
+                (invocation.remote != nil, "--remote"), (invocation.once, "--once"),
+                (invocation.watch, "--watch"),
+                (invocation.interval != nil, "--interval"),
+            ] where given {
+                throw DocsFailure.usage("\(option) is for sync", command: command)
+            }
         }
         if invocation.from != nil && command != "new" {
             throw DocsFailure.usage("--from is for new", command: command)

@@ -17,11 +17,14 @@ enum Help {
           resolve NAME --keep mine|theirs|both [--version-id ID]
                                     settle a document's conflicts
           watch                     print documents added, changed and removed, until interrupted
+          sync [--remote URL] [--once|--watch]
+                                    sync the container with a remote (file:///absolute/path)
+          status                    where each document stands with the remote
 
         Options, anywhere on the line:
           --container PATH  the folder of documents (default: $STE_CONTAINER, else
                             “Simple Text Editor” in your Documents folder)
-          --json            machine-readable output for list, versions and watch
+          --json            machine-readable output for list, versions, watch, sync and status
           -h, --help        this help, or a command's with `docs COMMAND --help`
           --version         the version, and which parts of DocumentKit this build has
 
@@ -47,6 +50,8 @@ enum Help {
         case "restore": return restore
         case "resolve": return resolve
         case "watch": return watch
+        case "sync": return sync
+        case "status": return status
         default: return tool
         }
     }
@@ -163,6 +168,40 @@ enum Help {
                   “NAME (conflict from COMPUTER DATE)”; prints its path
         Nothing is deleted: the side not kept stays in the history (`docs versions`), and
         the version is marked resolved. Other conflict versions stay unresolved.
+
+        """
+
+    static let sync = """
+        Usage: docs sync [--remote URL] [--once | --watch] [--interval SECONDS] [--json]
+
+        Syncs the container with a remote: documents changed on one side are copied to the
+        other; documents changed on both are merged when their changes do not overlap, and
+        otherwise the remote's stays and this computer's becomes a conflict version (see
+        `docs versions` and `docs resolve`), on every computer that syncs. Nothing is chosen by
+        modification time; documents the remote deleted go to the Deleted folder.
+
+        The remote is a folder given as file:///absolute/path (another disk, a mounted share).
+        It is remembered for the container once given.
+
+          --once            pass until nothing is left to do, then exit (the default)
+          --watch           keep syncing: at every change here, and every --interval seconds
+                            (default 30) for changes on the remote, until interrupted
+          --json            the summary as one JSON object
+
+        A pass that would delete more than half of the documents (and more than 10), or finds
+        the container or the remote gone, pauses sync with a message until checked.
+
+        Exit status: 0 synced, 1 something could not be synced (each named on standard
+        error; the next sync tries again), 2 bad usage or an unusable remote.
+
+        """
+
+    static let status = """
+        Usage: docs status [--json]
+
+        Prints each document with where it stands with the container's remote: synced, to
+        upload, to download, changed on both sides, to delete, to move, conflict, or not
+        synced. Reads only; works while `docs sync --watch` runs.
 
         """
 

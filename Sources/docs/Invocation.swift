@@ -10,6 +10,10 @@ struct Invocation: Equatable {
     var from: String?
     var keep: String?
     var versionID: String?
+    var remote: String?
+    var once = false
+    var watch = false
+    var interval: String?
 
     /// Parses the arguments after the program name.
     ///
@@ -51,6 +55,13 @@ struct Invocation: Equatable {
             case "--from": from = try value(for: option, inline: inline)
             case "--keep": keep = try value(for: option, inline: inline)
             case "--version-id": versionID = try value(for: option, inline: inline)
+            case "--remote": remote = try value(for: option, inline: inline)
+            case "--interval": interval = try value(for: option, inline: inline)
+            case "--once", "--watch":
+                guard inline == nil else {
+                    throw DocsFailure.usage("\(option) takes no value", command: command)
+                }
+                if option == "--once" { once = true } else { watch = true }
             case "--json", "-h", "--help", "--version":
                 guard inline == nil else {
                     throw DocsFailure.usage("\(option) takes no value", command: command)

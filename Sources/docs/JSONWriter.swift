@@ -73,6 +73,16 @@ struct JSONWriter {
         raw("\":")
     }
 
+    /// An array of strings.
+    mutating func strings(_ values: [String]) {
+        raw("[")
+        for (index, value) in values.enumerated() {
+            if index > 0 { raw(",") }
+            string(value)
+        }
+        raw("]")
+    }
+
     /// A key and a string value (or null).
     mutating func field(_ name: StaticString, _ value: String?) {
         key(name)

@@ -50,16 +50,16 @@ import Synchronization
 /// ```
 ///
 /// The watcher stops when ``cancel()`` is called or when it is released.
-final class DirectoryWatcher: Sendable {
+package final class DirectoryWatcher: Sendable {
     /// How long a batch that ends with half of a change waits for the other half.
     static let holdingWindow: DispatchTimeInterval = .milliseconds(50)
 
     /// One change to one item.
-    struct Event: Sendable, Equatable, CustomStringConvertible {
+    package struct Event: Sendable, Equatable, CustomStringConvertible {
         /// What happened to the item.
-        var kind: Kind
+        package var kind: Kind
         /// The item: the destination of a move, the watched root of an overflow.
-        var url: URL
+        package var url: URL
         /// Whether the item is a folder.
         var isDirectory: Bool
         /// The exact bytes of the item's path.
@@ -71,7 +71,7 @@ final class DirectoryWatcher: Sendable {
         /// For a move, the exact bytes of the item's previous path.
         var previousFileSystemPath: [UInt8]?
 
-        var description: String {
+        package var description: String {
             switch kind {
             case .moved(let from, let to): return "moved \(from.path) -> \(to.path)\(isDirectory ? "/" : "")"
             default: return "\(kind) \(url.path)\(isDirectory ? "/" : "")"
@@ -80,7 +80,7 @@ final class DirectoryWatcher: Sendable {
     }
 
     /// What happened to an item.
-    enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// The item appeared: created, hard-linked, moved in from an unwatched folder, or
         /// found inside a folder that appeared before the folder could be watched.
         case created
@@ -112,7 +112,7 @@ final class DirectoryWatcher: Sendable {
     ///   - handler: Receives each batch of events, in order, one batch at a time.
     /// - Throws: ``DocumentKitError`` when the process or user has too many inotify
     ///   instances (`fs.inotify.max_user_instances`) or descriptors.
-    init(queue: DispatchQueue? = nil, handler: @escaping @Sendable ([Event]) -> Void) throws {
+    package init(queue: DispatchQueue? = nil, handler: @escaping @Sendable ([Event]) -> Void) throws {
         let fd: CInt
         switch Syscall.inotifyInit() {
         case .success(let value): fd = value
@@ -159,7 +159,7 @@ final class DirectoryWatcher: Sendable {
     ///   ``DocumentKitError/Code/watchLimitReached`` when the user's inotify watches
     ///   (`fs.inotify.max_user_watches`) run out; then nothing of this call stays watched.
     ///   The corresponding C function is `inotify_add_watch(2)`.
-    func watch(_ directory: URL, recursive: Bool) throws {
+    package func watch(_ directory: URL, recursive: Bool) throws {
         try core.watch(Self.fileSystemPath(of: directory), url: directory, recursive: recursive)
     }
 
@@ -178,7 +178,7 @@ final class DirectoryWatcher: Sendable {
 
     /// Stops the watcher: no batch starts after this returns, and the inotify descriptor
     /// is closed once the reader is idle. Calling it again does nothing.
-    func cancel() {
+    package func cancel() {
         core.cancel()
     }
 

@@ -75,7 +75,7 @@ extension SyncEngine {
         if configuration.settleTime > .zero,
             Date().timeIntervalSince(status.modification.date) < configuration.settleTime.seconds
         {
-            throw SkippedItem(reason: "still being written")
+            throw SkippedItem(reason: "still being written", isSettling: true)
         }
         try makeRemoteParents(of: path)
         let coordinator = FileCoordinator()
@@ -456,7 +456,7 @@ extension SyncEngine {
     func makeRemoteFolder(_ path: RemotePath) throws {
         do {
             try remote.makeFolder(path)
-            summary.foldersMade += 1
+            if !path.isMetadata { summary.foldersMade += 1 }
         } catch let error as RemoteError where error.kind == .exists {}
         remoteFolders.insert(path)
         try journal.upsert(JournalItem(path: path, kind: .folder))

@@ -63,7 +63,7 @@ public struct SyncConfiguration: Sendable {
 public final class SyncEngine {
     public let container: URL
     public let remote: any Remote
-    let journal: SyncJournal
+    private(set) var journal: SyncJournal
     let store: VersionStore
     let configuration: SyncConfiguration
     /// Held with an exclusive `flock` while the engine lives.
@@ -128,6 +128,16 @@ public final class SyncEngine {
                 "the sync journal \(url.path) was damaged; it was set aside and everything rescanned")
         }
         try journal.setSetting(.container, container.path)
+        // A journal of another remote describes none of this one's tags: starting from it
+        // would read every item as changed or deleted. Set it aside and rescan instead.
+        if let previous = try journal.setting(.remoteURL), previous != remote.displayName {
+            journal = try journal.reset()
+            try journal.setSetting(.container, container.path)
+            summary.notes.append(
+                "\(container.path) synced with \(previous) before; everything was rescanned against \(remote.displayName)"
+            )
+        }
+        try journal.setSetting(.remoteURL, remote.displayName)
     }
 
     /// Passes until one finds nothing to do, at most ``SyncConfiguration/mostPasses``.
@@ -142,7 +152,17 @@ public final class SyncEngine {
             let summary = try pass()
             total.add(summary)
             total.failures = summary.failures
+            total.settling = summary.settling
+            if summary.settling > 0 && !summary.didWork {
+                // Files still being written: wait for them rather than leave them behind.
+                Thread.sleep(forTimeInterval: configuration.settleTime.seconds)
+                continue
+            }
             if !summary.didWork { break }
+        }
+        if total.settling > 0 {
+            total.notes.append(
+                "\(total.settling) documents were still being written; the next sync takes them")
         }
         return total
     }
@@ -198,6 +218,8 @@ public final class SyncEngine {
                 try perform(action, local: local, known: known, remoteTree: remoteTree)
             } catch let interruption as SyncInterruption {
                 throw interruption
+            } catch let skipped as SkippedItem where skipped.isSettling {
+                summary.settling += 1
             } catch let skipped as SkippedItem {
                 summary.notes.append("\(action.path): \(skipped.reason); left for the next pass")
             } catch {
@@ -254,4 +276,6 @@ package struct SyncInterruption: Error {
 /// An item left for the next pass: it changed while the pass looked at it.
 struct SkippedItem: Error {
     var reason: String
+    /// Left because it was modified too recently, not because it changed under the pass.
+    var isSettling = false
 }

@@ -36,6 +36,8 @@ public struct SyncSummary: Sendable, Equatable, CustomStringConvertible {
     public var failures: [String] = []
     /// What the user should know: conflicts, edits that beat deletes, items waiting.
     public var notes: [String] = []
+    /// Items left because they were modified too recently: a program may still be writing.
+    var settling = 0
 
     public init() {}
 

@@ -1,0 +1,129 @@
+import DocumentKit
+import Foundation
+
+/// Where one item of a container stands with its remote.
+public struct SyncItemStatus: Sendable, Equatable {
+    public enum State: String, Sendable {
+        /// Both sides hold what the journal recorded.
+        case synced
+        /// Changed or new here: the next pass uploads it.
+        case toUpload = "to upload"
+        /// Changed or new on the remote: the next pass downloads it.
+        case toDownload = "to download"
+        /// Changed on both sides: the next pass merges it or makes a conflict.
+        case toReconcile = "changed on both sides"
+        /// Deleted on one side: the next pass deletes it on the other.
+        case toDelete = "to delete"
+        /// Renamed on one side: the next pass moves it on the other.
+        case toMove = "to move"
+        /// It has unresolved conflict versions.
+        case conflict
+        /// The container has no remote yet, or the item is new to both.
+        case notSynced = "not synced"
+    }
+
+    /// The item's path in the container.
+    public var path: String
+    public var state: State
+
+    public init(path: String, state: State) {
+        self.path = path
+        self.state = state
+    }
+}
+
+extension SyncEngine {
+    /// The remote the container's journal remembers (the URL given to the last sync), or nil.
+    public static func rememberedRemote(
+        ofContainer container: URL, configuration: SyncConfiguration = SyncConfiguration()
+    ) throws -> String? {
+        let url = SyncJournal.url(
+            forContainer: URL(fileURLWithPath: CanonicalPath.of(container)),
+            stateHome: configuration.stateHome)
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        return try SyncJournal(url: url).setting(.remoteURL)
+    }
+
+    /// Where each item of the container stands, by what a pass would do now: read-only, and
+    /// usable while another process syncs the container.
+    ///
+    /// - Throws: ``SyncError`` when the remote cannot be listed.
+    public static func status(
+        ofContainer container: URL, remote: any Remote, configuration: SyncConfiguration = SyncConfiguration()
+    ) throws -> [SyncItemStatus] {
+        let container = URL(fileURLWithPath: CanonicalPath.of(container), isDirectory: true)
+        let journalURL = SyncJournal.url(forContainer: container, stateHome: configuration.stateHome)
+        let journal =
+            FileManager.default.fileExists(atPath: journalURL.path) ? try SyncJournal(url: journalURL) : nil
+        let known = Dictionary(uniqueKeysWithValues: try (journal?.allItems() ?? []).map { ($0.path, $0) })
+        let local = try SyncTrees.local(container)
+        let remoteTree: [RemotePath: RemoteEntry]
+        do {
+            remoteTree = try SyncTrees.remote(remote)
+        } catch let error as RemoteError {
+            throw SyncError(.failed, "cannot list \(remote.displayName): \(error)")
+        }
+        let plan = try SyncPlanner(journal: known, local: local, remote: remoteTree) { path in
+            try ContentHash(contentsOf: container.appendingPathComponent(path.string)).hex
+        }.plan()
+        var states: [RemotePath: SyncItemStatus.State] = [:]
+        for path in Set(known.keys).union(local.keys).union(remoteTree.keys)
+        where (known[path]?.kind ?? local[path]?.kind ?? remoteTree[path]?.kind) == .file {
+            states[path] = known[path] == nil ? .notSynced : .synced
+        }
+        for action in plan.actions {
+            switch action {
+            case .upload(let path, _, _): states[path] = .toUpload
+            case .download(let path, _, _): states[path] = .toDownload
+            case .reconcile(let path, _): states[path] = .toReconcile
+            case .deleteRemote(let path, _), .deleteLocal(let path): states[path] = .toDelete
+            case .moveRemote(let from, let to, _), .moveLocal(let from, let to, _):
+                states[from] = nil
+                states[to] = .toMove
+            case .recordLocalStatus, .forget, .makeRemoteFolder, .makeLocalFolder, .recordFolder,
+                .deleteRemoteFolder, .deleteLocalFolder:
+                break
+            }
+        }
+        for path in states.keys where local[path] != nil {
+            if configuration.versionStore.hasUnresolvedConflicts(
+                itemAt: container.appendingPathComponent(path.string))
+            {
+                states[path] = .conflict
+            }
+        }
+        return states.map { SyncItemStatus(path: $0.key.string, state: $0.value) }.sorted {
+            $0.path < $1.path
+        }
+    }
+}
+
+/// The remotes a URL can name.
+public enum SyncRemotes {
+    /// The remote at `url`: `file:///absolute/path` is a folder (a disk, a mounted share).
+    ///
+    /// - Throws: ``SyncError`` naming the URL when its scheme is not one sync speaks, or the
+    ///   folder it names is missing or not a folder.
+    public static func remote(for url: String) throws -> any Remote {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else {
+            throw SyncError(.unusable, "“\(url)” is not a URL; a folder is file:///absolute/path")
+        }
+        switch scheme {
+        case "file":
+            let path = parsed.path
+            guard path.hasPrefix("/") else {
+                throw SyncError(.unusable, "“\(url)” is not an absolute file URL (file:///absolute/path)")
+            }
+            guard let status = FileStatus(path: path) else {
+                throw SyncError(.unusable, "the remote folder \(path) (\(url)) does not exist")
+            }
+            guard status.isDirectory else {
+                throw SyncError(.unusable, "the remote \(url) is not a folder")
+            }
+            return LocalFolderRemote(root: URL(fileURLWithPath: path, isDirectory: true), displayName: url)
+        default:
+            throw SyncError(
+                .unusable, "“\(url)”: sync speaks file:// URLs (WebDAV is coming); not \(scheme)://")
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import DocumentKit
+import Foundation
+
+extension SyncEngine {
+    /// Syncs now, then again whenever the container changes (inotify, through DocumentKit's
+    /// watcher) or `interval` has passed (the remote is polled), until `shouldStop` says so.
+    ///
+    /// Each round's outcome goes to `report`; a failed round (the remote unreachable, sync
+    /// paused) does not end the loop, the next change or poll tries again.
+    ///
+    /// - Throws: ``DocumentKitError`` when the container cannot be watched.
+    public func keepSyncing(
+        every interval: Duration, until shouldStop: @escaping @Sendable () -> Bool,
+        report: (Result<SyncSummary, any Error>) -> Void
+    ) throws {
+        let changed = DispatchSemaphore(value: 0)
+        let watcher = try DirectoryWatcher { events in
+            // The engine's own downloads and temporaries are hidden names: not a change to sync.
+            if events.contains(where: { !$0.url.lastPathComponent.hasPrefix(".") }) { changed.signal() }
+        }
+        defer { watcher.cancel() }
+        try watcher.watch(container, recursive: true)
+        while !shouldStop() {
+            report(Result { try sync() })
+            // Wait for a change or the poll, in short slices so that a stop is heard at once.
+            let deadline = ContinuousClock.now + interval
+            while !shouldStop(), ContinuousClock.now < deadline {
+                if changed.wait(timeout: .now() + .milliseconds(200)) == .success {
+                    // A burst of writes (an editor saving) is one round.
+                    Thread.sleep(forTimeInterval: 0.2)
+                    while changed.wait(timeout: .now()) == .success {}
+                    break
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+import DocumentKit
+import DocumentSync
+import Foundation
+import Synchronization
+import TextContainer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Set by SIGINT or SIGTERM while `docs sync --watch` runs.
+let syncStopRequested = Atomic<Bool>(false)
+
+/// `docs sync`: keeps the container in sync with a remote, once or continuously.
+@MainActor
+enum SyncCommand {
+    enum Mode { case once, watch }
+
+    /// The sync engine's settings for the Simple Text Editor's container: its versions in the
+    /// shared store (where `docs versions` finds conflicts), documents deleted by the remote in
+    /// the Deleted folder `docs delete` uses.
+    static var configuration: SyncConfiguration {
+        SyncConfiguration(deletedItemsFolder: TextContainer.deletedDocumentsFolder)
+    }
+
+    static func run(
+        _ container: TextContainer, remote remoteURL: String?, mode: Mode, interval: Duration, json: Bool
+    ) throws -> ExitStatus {
+        let url = try remoteURL ?? remembered(for: container)
+        let engine: SyncEngine
+        do {
+            engine = try SyncEngine(
+                container: container.url, remote: try SyncRemotes.remote(for: url),
+                configuration: configuration)
+        } catch let error as SyncError where error.kind == .unusable {
+            throw DocsFailure.usage(error.message, command: "sync")
+        } catch let error as SyncError {
+            throw DocsFailure.failure(error.message)
+        }
+        switch mode {
+        case .once:
+            do {
+                let summary = try engine.sync()
+                try report(summary, json: json)
+                return summary.failures.isEmpty ? .success : .failure
+            } catch let error as SyncError {
+                throw DocsFailure.failure(error.message)
+            }
+        case .watch:
+            let stop: @convention(c) (Int32) -> Void = { _ in
+                syncStopRequested.store(true, ordering: .relaxed)
+            }
+            signal(SIGINT, stop)
+            signal(SIGTERM, stop)
+            Output.error("docs: syncing \(container.url.path) with \(url); stop with Ctrl-C")
+            do {
+                try engine.keepSyncing(every: interval, until: { syncStopRequested.load(ordering: .relaxed) })
+                {
+                    result in
+                    switch result {
+                    case .success(let summary) where summary.didWork || !summary.failures.isEmpty:
+                        try? report(summary, json: json)
+                    case .success: break
+                    case .failure(let error): Output.error("docs: \(error)")
+                    }
+                }
+            } catch let error as DocumentKitError {
+                throw DocsFailure.failure("cannot watch the container: \(DocsFailure.reason(for: error))")
+            }
+            return .success
+        }
+    }
+
+    /// The remote the container synced with last.
+    static func remembered(for container: TextContainer) throws -> String {
+        guard
+            let url = try SyncEngine.rememberedRemote(
+                ofContainer: container.url, configuration: configuration)
+        else {
+            throw DocsFailure.usage(
+                "\(container.url.path) has no remote yet; give one with --remote file:///absolute/path",
+                command: "sync")
+        }
+        return url
+    }
+
+    /// One line of counts (or a JSON object), then the notes and failures, one a line.
+    static func report(_ summary: SyncSummary, json: Bool) throws {
+        if json {
+            var writer = JSONWriter()
+            writer.raw("{")
+            writer.field("uploaded", summary.uploaded)
+            writer.field("downloaded", summary.downloaded)
+            writer.field("merged", summary.merged)
+            writer.field("conflicts", summary.conflicts)
+            writer.field("deletedLocally", summary.deletedLocally)
+            writer.field("deletedRemotely", summary.deletedRemotely)
+            writer.field("moved", summary.moved)
+            writer.key("notes")
+            writer.strings(summary.notes)
+            writer.key("failures")
+            writer.strings(summary.failures)
+            writer.raw("}")
+            writer.newline()
+            try Output.write(writer.bytes)
+        } else {
+            var text = "sync: \(summary)\n"
+            for note in summary.notes { text += "  \(Output.escaped(note))\n" }
+            try Output.write(text)
+            for failure in summary.failures { Output.error("docs: \(failure)") }
+        }
+    }
+}
+
+/// `docs status`: where each document stands with the container's remote.
+@MainActor
+enum StatusCommand {
+    static func run(_ container: TextContainer, json: Bool) throws {
+        let configuration = SyncCommand.configuration
+        let states: [SyncItemStatus]
+        if let url = try SyncEngine.rememberedRemote(ofContainer: container.url, configuration: configuration)
+        {
+            do {
+                states = try SyncEngine.status(
+                    ofContainer: container.url, remote: try SyncRemotes.remote(for: url),
+                    configuration: configuration)
+            } catch let error as SyncError {
+                throw DocsFailure.failure(error.message)
+            }
+        } else {
+            states = try container.documents().map { SyncItemStatus(path: $0.fileName, state: .notSynced) }
+        }
+        let documents = states.filter { TextContainer.isDocumentFileName($0.path) && !$0.path.contains("/") }
+        if json {
+            var writer = JSONWriter()
+            writer.raw("{\"documents\":[")
+            for (index, status) in documents.enumerated() {
+                writer.raw(index == 0 ? "\n{" : ",\n{")
+                writer.field("name", TextContainer.documentName(forFileName: status.path))
+                writer.field("file", status.path)
+                writer.field("state", status.state.rawValue)
+                writer.raw("}")
+            }
+            writer.raw("\n]}\n")
+            try Output.write(writer.bytes)
+        } else {
+            var text = ""
+            for status in documents {
+                text +=
+                    "\(status.state.rawValue)\t\(Output.escaped(TextContainer.documentName(forFileName: status.path)))\n"
+            }
+            try Output.write(text)
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import DocumentKit
+import Foundation
+import Testing
+
+/// `docs sync` end to end: two containers, each a device with its own version store and
+/// journal, synced through a remote folder by the real `docs` in child processes; and `ste`
+/// open on a document while the other device edits it.
+@Suite("docs: sync", .serialized)
+struct DocsSyncTests {
+    /// A device: a container with its own data and state folders.
+    final class Device {
+        let folder: DocsFolder
+        let remote: URL
+
+        init(remote: URL) throws {
+            folder = try DocsFolder()
+            self.remote = remote
+        }
+
+        var stateHome: URL { folder.root.appendingPathComponent("state") }
+
+        func docs(_ arguments: [String], input: Data? = nil) throws -> DocsResult {
+            try folder.run(arguments, input: input, environment: ["XDG_STATE_HOME": stateHome.path])
+        }
+    }
+
+    let remoteRoot: URL
+
+    init() throws {
+        remoteRoot = FileManager.default.temporaryDirectory
+            .appendingPathComponent("docs-sync-remote-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: remoteRoot, withIntermediateDirectories: true)
+    }
+
+    var remoteURL: String { "file://" + remoteRoot.path }
+
+    @Test func twoContainersSyncEditsConflictsAndResolutionsThroughAFolder() throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let a = try Device(remote: remoteRoot)
+        let b = try Device(remote: remoteRoot)
+        #expect(try a.docs(["new", "Notes", "--from", "-"], input: Data("first\n".utf8)).status == 0)
+
+        let first = try a.docs(["sync", "--remote", remoteURL])
+        #expect(first.status == 0, "\(first.error)")
+        #expect(first.output.contains("1 uploaded"), "\(first.output)")
+        let down = try b.docs(["sync", "--remote", remoteURL, "--json"])
+        #expect(down.status == 0, "\(down.error)")
+        #expect(down.output.contains("\"downloaded\":1"), "\(down.output)")
+        #expect(try b.folder.contents("Notes.txt") == "first\n")
+        #expect(try b.docs(["status"]).output == "synced\tNotes\n")
+
+        // The remote is remembered: later syncs name none.
+        try b.folder.write("Notes.txt", "second\n")
+        #expect(try b.docs(["status"]).output == "to upload\tNotes\n")
+        #expect(try b.docs(["sync"]).status == 0)
+        #expect(try a.docs(["sync"]).status == 0)
+        #expect(try a.folder.contents("Notes.txt") == "second\n")
+
+        // Both edit the same line: b's edit goes up first; a keeps b's at the path and its own
+        // as a conflict version, which b shows too.
+        try a.folder.write("Notes.txt", "from a\n")
+        try b.folder.write("Notes.txt", "from b\n")
+        #expect(try b.docs(["sync"]).status == 0)
+        let conflicted = try a.docs(["sync"])
+        #expect(conflicted.status == 0)
+        #expect(conflicted.output.contains("1 conflicted"), "\(conflicted.output)")
+        #expect(try a.folder.contents("Notes.txt") == "from b\n")
+        #expect(try b.docs(["sync"]).status == 0)
+        for device in [a, b] {
+            let versions = try device.docs(["versions", "Notes", "--json"]).output
+            #expect(versions.contains("\"conflict\":true,\"resolved\":false"), "\(versions)")
+        }
+
+        // Resolved on b, keeping its own: a hears of it and has nothing left to resolve.
+        let resolved = try b.docs(["resolve", "Notes", "--keep", "theirs"])
+        #expect(resolved.status == 0, "\(resolved.error)")
+        #expect(try b.docs(["sync"]).status == 0)
+        #expect(try a.docs(["sync"]).status == 0)
+        for device in [a, b] {
+            let versions = try device.docs(["versions", "Notes", "--json"]).output
+            #expect(!versions.contains("\"resolved\":false"), "\(versions)")
+        }
+        #expect(try a.folder.contents("Notes.txt") == b.folder.contents("Notes.txt"))
+    }
+
+    @Test func badRemotesAreUsageErrorsNamingTheURL() throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let a = try Device(remote: remoteRoot)
+        let none = try a.docs(["sync"])
+        #expect(none.status == 2)
+        #expect(none.error.contains("no remote yet"), "\(none.error)")
+        let web = try a.docs(["sync", "--remote", "https://example.org/dav"])
+        #expect(web.status == 2)
+        #expect(web.error.contains("https://example.org/dav"))
+        let missing = try a.docs(["sync", "--remote", remoteURL + "/missing"])
+        #expect(missing.status == 2)
+        #expect(missing.error.contains("missing"), "\(missing.error)")
+        let inside = try a.docs(["sync", "--remote", "file://" + a.folder.root.path])
+        #expect(inside.status == 2)
+        #expect(inside.error.contains("overlap"), "\(inside.error)")
+        #expect(try a.docs(["sync", "--once", "--watch", "--remote", remoteURL]).status == 2)
+    }
+
+    /// `ste` shows a document on one device while the other edits it: the sync's download
+    /// reaches ste as a coordinated write, which reloads it; what ste then saves goes back.
+    @Test func steOpenOnADocumentReloadsTheOtherDevicesEditAndItsTypingSyncsBack() async throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let a = try Device(remote: remoteRoot)
+        let ste = try SteSession { container in
+            try Data("shared start\n".utf8).write(to: container.appendingPathComponent("Shared.txt"))
+        }
+        let steState = ["XDG_STATE_HOME": ste.root.appendingPathComponent("state").path]
+        #expect(try ste.docs(["sync", "--remote", remoteURL], environment: steState).status == 0)
+        #expect(try a.docs(["sync", "--remote", remoteURL]).status == 0)
+        #expect(try a.folder.contents("Shared.txt") == "shared start\n")
+
+        ste.start()
+        #expect(await ste.waitForScreen(containing: "Shared"))
+        ste.keys("Enter")
+        #expect(await ste.waitForScreen(containing: "shared start"))
+
+        try a.folder.write("Shared.txt", "edited on the other device\n")
+        #expect(try a.docs(["sync"]).status == 0)
+        let pulled = try ste.docs(["sync"], environment: steState)
+        #expect(pulled.status == 0, "\(pulled.error)")
+        #expect(await ste.waitForScreen(containing: "edited on the other device"))
+
+        ste.keys("C-End")
+        ste.type("typed in ste")
+        #expect(await ste.wait { ste.text(of: "Shared.txt")?.contains("typed in ste") == true })
+        ste.keys("C-q")
+        #expect(await ste.wait { ste.exitStatus != nil })
+        #expect(try ste.docs(["sync"], environment: steState).status == 0)
+        #expect(try a.docs(["sync"]).status == 0)
+        #expect(try a.folder.contents("Shared.txt") == ste.text(of: "Shared.txt"))
+        #expect(try a.folder.contents("Shared.txt").contains("typed in ste"))
+        #expect(ste.conflictTexts(of: "Shared.txt").isEmpty)
+    }
+}
