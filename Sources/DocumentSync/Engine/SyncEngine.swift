@@ -158,7 +158,7 @@ public final class SyncEngine {
                 Thread.sleep(forTimeInterval: configuration.settleTime.seconds)
                 continue
             }
-            if !summary.didWork { break }
+            if !summary.didWork && summary.changedDuringPass == 0 { break }
         }
         if total.settling > 0 {
             total.notes.append(
@@ -220,8 +220,8 @@ public final class SyncEngine {
                 throw interruption
             } catch let skipped as SkippedItem where skipped.isSettling {
                 summary.settling += 1
-            } catch let skipped as SkippedItem {
-                summary.notes.append("\(action.path): \(skipped.reason); left for the next pass")
+            } catch is SkippedItem {
+                summary.changedDuringPass += 1
             } catch {
                 summary.failures.append("\(action.path): \(error)")
             }

@@ -38,6 +38,8 @@ public struct SyncSummary: Sendable, Equatable, CustomStringConvertible {
     public var notes: [String] = []
     /// Items left because they were modified too recently: a program may still be writing.
     var settling = 0
+    /// Items left because they changed while the pass handled them: the next pass takes them.
+    var changedDuringPass = 0
 
     public init() {}
 

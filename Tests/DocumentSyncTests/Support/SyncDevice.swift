@@ -5,7 +5,7 @@ import Foundation
 
 /// One device of a sync test: a real container folder, its own journal (state folder) and
 /// version store, and an engine on a shared remote, opened again after a crash.
-final class SyncDevice {
+final class SyncDevice: @unchecked Sendable {
     let name: String
     let container: URL
     let stateHome: URL
