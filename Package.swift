@@ -29,7 +29,7 @@ let package = Package(
 
         .executableTarget(
             name: "docbench",
-            dependencies: ["DocumentKit"]
+            dependencies: ["DocumentKit", "DocumentSync"]
         ),
         // Spawned by the tests as a real child process: crash, rlimit and privilege tests.
         .executableTarget(

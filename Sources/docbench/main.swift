@@ -7,6 +7,9 @@ let arguments = CommandLine.arguments.dropFirst()
 if arguments.first == "--child-writer", let path = arguments.dropFirst().first {
     runChildWriter(path: path)
 }
+if arguments.first == "--sync-child" {
+    runSyncChild(Array(arguments.dropFirst()))
+}
 let json = arguments.contains("--json")
 let quick = arguments.contains("--quick")
 let filter = arguments.firstIndex(of: "--filter").flatMap { index in
@@ -32,6 +35,9 @@ let benchmarks: [(String, @MainActor () async throws -> [BenchmarkRow])] = [
     ("hash.sha256.100MiB", { [try benchmarkContentHash(iterations: quick ? 3 : 7)] }),
     ("versions.save.1MiB.100x", { try await benchmarkVersionSaves(saves: quick ? 20 : 100) }),
     ("versions.store.open.swept", { [try benchmarkStoreSweep(iterations: quick ? 3 : 9)] }),
+    ("sync.first.1000x4KiB", { [try benchmarkFirstSync(iterations: quick ? 1 : 5)] }),
+    ("sync.passes.10000", { try benchmarkSyncPasses(iterations: quick ? 3 : 9) }),
+    ("sync.memory.1GiB", { [try benchmarkSyncMemory(megabytes: quick ? 256 : 1024)] }),
     (
         "query",
         {

@@ -98,8 +98,7 @@ extension SyncEngine {
                 try journal.upsert(
                     JournalItem(
                         path: path, kind: .file, remoteTag: written.tag, remoteSize: before.size,
-                        remoteFileID: written.fileID, syncedHash: hash, local: local,
-                        baseVersion: try keepBase(of: url, size: before.size)))
+                        remoteFileID: written.fileID, syncedHash: hash, local: local, baseVersion: nil))
                 try journal.completeIntent(intent.id)
             }
             try checkpoint(.afterJournal)
@@ -249,7 +248,7 @@ extension SyncEngine {
                 JournalItem(
                     path: path, kind: .file, remoteTag: theirs.tag, remoteSize: entry.size,
                     remoteFileID: entry.fileID, syncedHash: mineHash, local: JournalItem.LocalStatus(local),
-                    baseVersion: try keepBase(of: url, size: local.size)))
+                    baseVersion: nil))
             summary.recorded += 1
             return
         }
@@ -497,20 +496,37 @@ extension SyncEngine {
         return (hasher.finalize().hex, tag)
     }
 
-    /// Keeps the bytes just synced as the merge base of the next three-way merge, for a text
-    /// document small enough to merge; returns the version holding them.
+    /// Keeps bytes that came from the remote as the merge base of the next three-way merge,
+    /// for a document small enough to merge; returns the version holding them.
+    ///
+    /// Only for downloads and merges: bytes this device uploaded are its own, and the save
+    /// that next changes them keeps them as a history version, where ``baseBytes(of:at:)``
+    /// finds them by their hash. (Adding a version costs the store a rewrite of its index, so
+    /// one per upload would make a first sync of many documents quadratic.)
     func keepBase(of url: URL, size: Int64) throws -> String? {
         guard size <= Int64(TextMerge.mostBytes) else { return nil }
         return try? store.addOfItem(at: url, withContentsOf: url).persistentIdentifier
     }
 
-    /// The bytes last synced, from the version the journal names, if it still holds them.
+    /// The bytes last synced: the version the journal names, or else the newest version of
+    /// the item that holds bytes with the synced hash; nil when the store has neither.
     func baseBytes(of known: JournalItem?, at url: URL) -> Data? {
-        guard let known, let id = known.baseVersion, let hash = known.syncedHash,
-            let version = store.version(itemAt: url, forPersistentIdentifier: id),
-            let bytes = try? Data(contentsOf: version.url), ContentHash(of: bytes).hex == hash
-        else { return nil }
-        return bytes
+        guard let known, let hash = known.syncedHash else { return nil }
+        func holdingBase(_ version: FileVersion) -> Data? {
+            guard let bytes = try? Data(contentsOf: version.url), ContentHash(of: bytes).hex == hash else {
+                return nil
+            }
+            return bytes
+        }
+        if let id = known.baseVersion, let version = store.version(itemAt: url, forPersistentIdentifier: id),
+            let bytes = holdingBase(version)
+        {
+            return bytes
+        }
+        for version in store.otherVersionsOfItem(at: url).reversed() where !version.isConflict {
+            if let bytes = holdingBase(version) { return bytes }
+        }
+        return nil
     }
 }
 

@@ -84,36 +84,50 @@ struct SyncPlanner {
     func plan() throws -> SyncPlan {
         var plan = SyncPlan()
         var handled = Set<RemotePath>()
-        let paths = Set(journal.keys).union(local.keys).union(remote.keys).sorted()
+        var paths = Set(journal.keys)
+        paths.formUnion(local.keys)
+        paths.formUnion(remote.keys)
         var localChanges: [RemotePath: LocalChange] = [:]
         var remoteChanges: [RemotePath: RemoteChange] = [:]
+        var folders: [RemotePath] = []
         for path in paths {
-            let kinds = [journal[path]?.kind, local[path]?.kind, remote[path]?.kind].compactMap { $0 }
-            if Set(kinds).count > 1 {
+            let known = journal[path]
+            let here = local[path]
+            let there = remote[path]
+            let kind = known?.kind ?? here?.kind ?? there?.kind
+            if (known.map { $0.kind != kind } ?? false) || (here.map { $0.kind != kind } ?? false)
+                || (there.map { $0.kind != kind } ?? false)
+            {
                 plan.notes.append("\(path): a file on one side and a folder on the other; left as it is")
                 handled.insert(path)
                 continue
             }
-            guard kinds.first == .file else { continue }
+            guard kind == .file else {
+                folders.append(path)
+                continue
+            }
+            // Most files of a pass are as the journal left them: one comparison each, no hash.
+            if let known, let here, let there, let seen = known.local, there.tag == known.remoteTag,
+                seen == JournalItem.LocalStatus(here.status)
+            {
+                continue
+            }
             localChanges[path] = try localChange(path)
             remoteChanges[path] = remoteChange(path)
         }
         try findMoves(&plan, &handled, localChanges, remoteChanges)
 
-        for path in paths where !handled.contains(path) {
-            let kind = journal[path]?.kind ?? local[path]?.kind ?? remote[path]?.kind
-            if kind == .folder {
-                folderAction(path).map { plan.actions.append($0) }
-                continue
-            }
-            guard let localChange = localChanges[path], let remoteChange = remoteChanges[path] else {
-                continue
-            }
+        for path in folders where !handled.contains(path) {
+            folderAction(path).map { plan.actions.append($0) }
+        }
+        for (path, localChange) in localChanges where !handled.contains(path) {
+            guard let remoteChange = remoteChanges[path] else { continue }
             if let action = fileAction(path, localChange, remoteChange) {
                 plan.actions.append(action)
             }
         }
         plan.actions.sort { $0.phase < $1.phase }
+        plan.notes.sort()
         return plan
     }
 
@@ -200,7 +214,12 @@ struct SyncPlanner {
             .sorted()
         let newThere = remoteChanges.filter { $0.value == .created && local[$0.key] == nil }.map(\.key)
             .sorted()
-        for (path, known) in journal.sorted(by: { $0.key < $1.key }) where known.kind == .file {
+        guard !newHere.isEmpty || !newThere.isEmpty else { return }
+        let gone =
+            localChanges.filter { $0.value == .deleted }.map(\.key)
+            + remoteChanges.filter { $0.value == .deleted }.map(\.key)
+        for path in Set(gone).sorted() {
+            guard let known = journal[path], known.kind == .file else { continue }
             if localChanges[path] == .deleted, remoteChanges[path] == .unchanged,
                 let inode = known.local?.inode,
                 let destination = try newHere.first(where: { candidate in

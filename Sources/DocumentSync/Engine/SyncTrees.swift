@@ -23,7 +23,8 @@ enum SyncTrees {
             ) { entry in
                 guard let name = entry.validName else { return false }
                 return RemotePath.isValidComponent(name) && !name.hasPrefix(".")
-                    && name.precomposedStringWithCanonicalMapping == name
+                    && (name.utf8.allSatisfy { $0 < 0x80 }
+                        || name.precomposedStringWithCanonicalMapping == name)
             }
             for (entry, status) in listed {
                 let child = path.appending(entry.name)

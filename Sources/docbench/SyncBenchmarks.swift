@@ -1,0 +1,221 @@
+import DocumentKit
+import DocumentSync
+import Foundation
+
+/// A fresh device for a sync benchmark: a container, a remote folder, its own journal and
+/// version store, all under `folder`.
+private struct SyncBench {
+    let container: URL
+    let remote: URL
+    let state: URL
+    let store: VersionStore
+
+    init(in folder: URL, name: String) throws {
+        container = folder.appendingPathComponent("\(name)/container", isDirectory: true)
+        remote = folder.appendingPathComponent("\(name)/remote", isDirectory: true)
+        state = folder.appendingPathComponent("\(name)/state", isDirectory: true)
+        store = VersionStore(root: folder.appendingPathComponent("\(name)/Versions", isDirectory: true))
+        for url in [container, remote, state] {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        }
+    }
+
+    func engine() throws -> SyncEngine {
+        try SyncEngine(
+            container: container, remote: LocalFolderRemote(root: remote),
+            configuration: SyncConfiguration(stateHome: state, versionStore: store, settleTime: .zero))
+    }
+}
+
+/// Writes `count` documents of `size` bytes into `folder`, ten to a subfolder past 1,000.
+private func writeDocuments(_ count: Int, size: Int, into folder: URL) throws {
+    var bytes = [UInt8](repeating: 0, count: size)
+    for index in 0..<count {
+        for offset in stride(from: 0, to: size, by: 64) {
+            bytes[offset] = UInt8(truncatingIfNeeded: index &+ offset)
+        }
+        let sub = count > 1000 ? folder.appendingPathComponent("folder \(index / 1000)") : folder
+        if index % 1000 == 0 {
+            try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+        }
+        try Data(bytes).write(to: sub.appendingPathComponent("document \(index).txt"))
+    }
+}
+
+/// `sync.first.1000x4KiB`: the first sync of 1,000 documents of 4 KiB to a local-folder
+/// remote, against `cp -r` of the same tree, each into an empty folder, alternately.
+func benchmarkFirstSync(iterations: Int) throws -> BenchmarkRow {
+    let folder = try scratchFolder("sync-first")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let source = folder.appendingPathComponent("source", isDirectory: true)
+    try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+    try writeDocuments(1000, size: 4096, into: source)
+    var syncs: [Double] = []
+    var copies: [Double] = []
+    for round in 0..<iterations {
+        let bench = try SyncBench(in: folder, name: "round \(round)")
+        try FileManager.default.removeItem(at: bench.container)
+        try FileManager.default.copyItem(at: source, to: bench.container)
+        let engine = try bench.engine()
+        var start = now()
+        let summary = try engine.sync()
+        syncs.append(now() - start)
+        guard summary.uploaded == 1000 else { throw CocoaError(.fileWriteUnknown) }
+        let destination = folder.appendingPathComponent("copy \(round)", isDirectory: true)
+        start = now()
+        guard run("/bin/cp", ["-r", source.path, destination.path]) == 0 else {
+            throw CocoaError(.fileWriteUnknown)
+        }
+        copies.append(now() - start)
+        try? FileManager.default.removeItem(at: folder.appendingPathComponent("round \(round)"))
+        try? FileManager.default.removeItem(at: destination)
+    }
+    let (sync, copy) = (middle(syncs), middle(copies))
+    return BenchmarkRow(
+        name: "sync.first.1000x4KiB", unit: "ms", value: sync * 1000, floor: copy * 1000,
+        floorDescription: "cp -r of the same tree (\(iterations) runs)", ratio: sync / copy,
+        target: "at most 3x", met: sync / copy <= 3)
+}
+
+private func middle(_ samples: [Double]) -> Double { samples.sorted()[samples.count / 2] }
+
+/// `sync.nochange.10000` and `sync.onechange.10000`: a pass over 10,000 synced documents
+/// with nothing changed, against a bare `readdir` + `fstatat` walk of both trees; and one with
+/// one document changed, against the no-change pass.
+func benchmarkSyncPasses(iterations: Int) throws -> [BenchmarkRow] {
+    let folder = try scratchFolder("sync-passes")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    let bench = try SyncBench(in: folder, name: "device")
+    try writeDocuments(10_000, size: 512, into: bench.container)
+    let engine = try bench.engine()
+    guard try engine.sync().uploaded == 10_000 else { throw CocoaError(.fileWriteUnknown) }
+    var failed = false
+    let quiet = interleavedMedians(
+        iterations,
+        measured: {
+            if (try? engine.pass().didWork) != false { failed = true }
+        },
+        floor: {
+            if statWalk(bench.container) + statWalk(bench.remote) < 20_000 { failed = true }
+        })
+    var edit = 0
+    let changed = interleavedMedians(
+        iterations,
+        measured: {
+            edit += 1
+            let url = bench.container.appendingPathComponent("folder 3/document 3333.txt")
+            try? Data("edit \(edit)".utf8).write(to: url)
+            if (try? engine.pass().uploaded) != 1 { failed = true }
+        },
+        floor: {
+            if (try? engine.pass().didWork) != false { failed = true }
+        })
+    if failed { throw CocoaError(.fileReadUnknown) }
+    return [
+        BenchmarkRow(
+            name: "sync.nochange.10000", unit: "ms", value: quiet.measured * 1000, floor: quiet.floor * 1000,
+            floorDescription: "readdir + fstatat of both trees (\(iterations) runs)",
+            ratio: quiet.measured / quiet.floor, target: "at most 2x", met: quiet.measured / quiet.floor <= 2),
+        BenchmarkRow(
+            name: "sync.onechange.10000", unit: "ms", value: changed.measured * 1000,
+            floor: changed.floor * 1000,
+            floorDescription: "the no-change pass (\(iterations) runs)",
+            ratio: changed.measured / changed.floor,
+            target: "at most 2x", met: changed.measured / changed.floor <= 2),
+    ]
+}
+
+/// `sync.memory.1GiB`: the peak resident memory of a child process syncing one 1 GiB file
+/// up to a local-folder remote, against the same child's peak with a 4 KiB file.
+func benchmarkSyncMemory(megabytes: Int) throws -> BenchmarkRow {
+    let folder = try scratchFolder("sync-memory")
+    defer { try? FileManager.default.removeItem(at: folder) }
+    func peak(bytes: Int, name: String) throws -> Double {
+        let bench = try SyncBench(in: folder, name: name)
+        let path = bench.container.appendingPathComponent("big.bin").path
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+            let file = FileHandle(forWritingAtPath: path)
+        else { throw CocoaError(.fileWriteUnknown) }
+        let block = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        var written = 0
+        while written < bytes {
+            let count = min(block.count, bytes - written)
+            file.write(block.prefix(count))
+            written += count
+        }
+        try file.close()
+        let status = run(
+            CommandLine.arguments[0],
+            [
+                "--sync-child", bench.container.path, bench.remote.path, bench.state.path,
+                bench.store.root.path,
+            ])
+        guard status == 0,
+            FileStatus(path: bench.remote.appendingPathComponent("big.bin").path)?.size == Int64(bytes)
+        else { throw CocoaError(.fileWriteUnknown) }
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        return Double(usage.ru_maxrss) / 1024
+    }
+    // RUSAGE_CHILDREN keeps the largest child's peak: the small sync goes first.
+    let small = try peak(bytes: 4096, name: "small")
+    let large = try peak(bytes: megabytes << 20, name: "large")
+    return BenchmarkRow(
+        name: "sync.memory.\(megabytes >= 1024 ? "\(megabytes >> 10)GiB" : "\(megabytes)MiB")", unit: "MiB",
+        value: large, floor: small,
+        floorDescription: "the same sync of a 4 KiB file (peak RSS of the child)", ratio: large / small,
+        target: "under 64 MiB", met: large < 64)
+}
+
+/// The child of `sync.memory`: one sync of `container` to the folder `remote`, then exit.
+func runSyncChild(_ arguments: [String]) -> Never {
+    guard arguments.count == 4 else { exit(2) }
+    do {
+        let engine = try SyncEngine(
+            container: URL(fileURLWithPath: arguments[0]),
+            remote: LocalFolderRemote(root: URL(fileURLWithPath: arguments[1])),
+            configuration: SyncConfiguration(
+                stateHome: URL(fileURLWithPath: arguments[2]),
+                versionStore: VersionStore(root: URL(fileURLWithPath: arguments[3])), settleTime: .zero))
+        let summary = try engine.sync()
+        exit(summary.failures.isEmpty ? 0 : 1)
+    } catch {
+        FileHandle.standardError.write(Data("docbench --sync-child: \(error)\n".utf8))
+        exit(1)
+    }
+}
+
+/// Runs a program and waits for it; its exit status.
+private func run(_ path: String, _ arguments: [String]) -> Int32 {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    do {
+        try process.run()
+    } catch {
+        return -1
+    }
+    process.waitUntilExit()
+    return process.terminationStatus
+}
+
+/// Counts the entries under `root` with one `fstatat` each: the least a scan of it costs.
+private func statWalk(_ root: URL) -> Int {
+    var count = 0
+    var folders = [root.path]
+    while let folder = folders.popLast() {
+        guard let stream = opendir(folder) else { continue }
+        defer { closedir(stream) }
+        var info = stat()
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: &entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name == "." || name == ".." { continue }
+            guard fstatat(dirfd(stream), name, &info, AT_SYMLINK_NOFOLLOW) == 0 else { continue }
+            count += 1
+            if info.st_mode & S_IFMT == S_IFDIR { folders.append(folder + "/" + name) }
+        }
+    }
+    return count
+}
