@@ -90,10 +90,11 @@ extension SyncEngine {
                 path, from: file, url: url, size: before.size, hash: hash, condition: condition)
             try checkpoint(.afterRemoteWrite)
             let after = try Syscall.fileStatus(of: file.rawValue).get("read for upload", url)
-            // Changed while it was read (a program that does not coordinate): what went up may
+            // Written while it was read (a program that does not coordinate): what went up may
             // be torn, so the journal does not take it as this file's state, and the next pass
-            // uploads it again.
-            let local = after == before ? JournalItem.LocalStatus(before) : nil
+            // uploads it again. Deleted or renamed meanwhile is no change to the bytes read.
+            let unchanged = after.size == before.size && after.modification == before.modification
+            let local = unchanged ? JournalItem.LocalStatus(before) : nil
             try journal.transaction { journal in
                 try journal.upsert(
                     JournalItem(
@@ -122,7 +123,12 @@ extension SyncEngine {
             return Data(buffer[..<count])
         }
         do {
-            let tag = try remote.write(path, from: source, condition: condition)
+            let tag: RemoteTag?
+            do {
+                tag = try remote.write(path, from: source, condition: condition)
+            } catch let error as RemoteError where error.kind == .sourceChanged {
+                throw SkippedItem(reason: "written while it was uploaded")
+            }
             let entry = try remote.entry(at: path)
             // The entry read after the write belongs to it only if it carries its tag.
             if let tag { return (tag, entry?.tag == tag ? entry?.fileID : nil) }

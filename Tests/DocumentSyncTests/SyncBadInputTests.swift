@@ -1,0 +1,73 @@
+import DocumentKit
+import Foundation
+import Testing
+
+@testable import DocumentSync
+
+/// Files that change or vanish while sync reads them, and remotes that refuse: a clear
+/// failure naming the item, nothing lost, and the next pass goes on.
+@Suite struct SyncBadInputTests {
+    let folder: TemporaryFolder
+    let remote: LocalFolderRemote
+
+    init() throws {
+        folder = try TemporaryFolder()
+        remote = LocalFolderRemote(root: try folder.folder("remote"))
+    }
+
+    @Test func aFileThatVanishesMidUploadEndsDeletedOnBothSidesNeverTorn() throws {
+        let a = try SyncDevice("a", remote: remote, in: folder)
+        let b = try SyncDevice("b", remote: remote, in: folder)
+        try a.write("brief.txt", String(repeating: "a long brief\n", count: 5000))
+        let url = a.url("brief.txt")
+        try a.opened().checkpoint = { step in
+            if step == .beforeRemoteWrite, FileManager.default.fileExists(atPath: url.path) {
+                try FileManager.default.removeItem(at: url)
+            }
+        }
+        try a.sync()
+        try b.sync()
+        #expect(!a.exists("brief.txt") && !b.exists("brief.txt"))
+        #expect(!FileManager.default.fileExists(atPath: remote.root.appendingPathComponent("brief.txt").path))
+    }
+
+    /// A program that does not coordinate appends while the upload reads: what went up is
+    /// not taken as the file's state, and the next pass sends the whole file.
+    @Test func aFileWrittenDuringItsUploadIsUploadedAgainWhole() throws {
+        let a = try SyncDevice("a", remote: remote, in: folder)
+        let b = try SyncDevice("b", remote: remote, in: folder)
+        try a.write("log.txt", "first line\n")
+        let url = a.url("log.txt")
+        var appended = false
+        try a.opened().checkpoint = { step in
+            if step == .beforeRemoteWrite, !appended {
+                appended = true
+                let handle = try FileHandle(forWritingTo: url)
+                try handle.seekToEnd()
+                try handle.write(contentsOf: Data("appended during the upload\n".utf8))
+                try handle.close()
+            }
+        }
+        let up = try a.sync()
+        let down = try b.sync()
+        #expect(
+            b.read("log.txt") == "first line\nappended during the upload\n", "\(up) \(up.failures) / \(down)")
+        #expect(b.conflicts("log.txt").isEmpty && a.conflicts("log.txt").isEmpty)
+    }
+
+    @Test func aRemoteThatFailsAWriteIsNamedAndTheNextPassGoesOn() throws {
+        let simulated = SimulatedRemote(displayName: "sim://flaky")
+        let a = try SyncDevice("a", remote: simulated, in: folder)
+        try a.write("one.txt", "1")
+        try a.write("two.txt", "2")
+        simulated.schedule(.serverError(status: 507), on: .write, at: RemotePath("one.txt"))
+        let first = try a.opened().pass()
+        #expect(first.failures.count == 1)
+        #expect(first.failures.first?.contains("one.txt") == true, "\(first.failures)")
+        #expect(simulated.snapshot().files[RemotePath("two.txt")] == Data("2".utf8), "the others went on")
+        #expect(a.read("one.txt") == "1", "nothing lost")
+        let second = try a.sync()
+        #expect(second.failures.isEmpty && second.uploaded == 1)
+        #expect(simulated.snapshot().files[RemotePath("one.txt")] == Data("1".utf8))
+    }
+}
