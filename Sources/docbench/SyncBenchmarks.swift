@@ -144,20 +144,18 @@ func benchmarkSyncMemory(megabytes: Int) throws -> BenchmarkRow {
             written += count
         }
         try file.close()
-        let status = run(
+        let (status, output) = runCapturing(
             CommandLine.arguments[0],
             [
                 "--sync-child", bench.container.path, bench.remote.path, bench.state.path,
                 bench.store.root.path,
             ])
         guard status == 0,
-            FileStatus(path: bench.remote.appendingPathComponent("big.bin").path)?.size == Int64(bytes)
+            FileStatus(path: bench.remote.appendingPathComponent("big.bin").path)?.size == Int64(bytes),
+            let kilobytes = Double(output.trimmingCharacters(in: .whitespacesAndNewlines))
         else { throw CocoaError(.fileWriteUnknown) }
-        var usage = rusage()
-        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
-        return Double(usage.ru_maxrss) / 1024
+        return kilobytes / 1024
     }
-    // RUSAGE_CHILDREN keeps the largest child's peak: the small sync goes first.
     let small = try peak(bytes: 4096, name: "small")
     let large = try peak(bytes: megabytes << 20, name: "large")
     return BenchmarkRow(
@@ -178,6 +176,11 @@ func runSyncChild(_ arguments: [String]) -> Never {
                 stateHome: URL(fileURLWithPath: arguments[2]),
                 versionStore: VersionStore(root: URL(fileURLWithPath: arguments[3])), settleTime: .zero))
         let summary = try engine.sync()
+        // The child's own peak, for the parent: RUSAGE_CHILDREN there would be the largest of
+        // every child the run has had.
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        print(usage.ru_maxrss)
         exit(summary.failures.isEmpty ? 0 : 1)
     } catch {
         FileHandle.standardError.write(Data("docbench --sync-child: \(error)\n".utf8))
@@ -197,6 +200,23 @@ private func run(_ path: String, _ arguments: [String]) -> Int32 {
     }
     process.waitUntilExit()
     return process.terminationStatus
+}
+
+/// Runs a program and waits for it; its exit status and standard output.
+private func runCapturing(_ path: String, _ arguments: [String]) -> (Int32, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    do {
+        try process.run()
+    } catch {
+        return (-1, "")
+    }
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
 }
 
 /// Counts the entries under `root` with one `fstatat` each: the least a scan of it costs.
