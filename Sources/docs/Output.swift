@@ -24,8 +24,8 @@ enum Output {
 
     /// Writes `line` and a newline to standard error, ignoring failure: there is nowhere
     /// left to report it.
-    static func error(_ line: String) {
-        var text = line + "\n"
+    static func error(_ line: String, terminated: Bool = true) {
+        var text = terminated ? line + "\n" : line
         text.withUTF8 { try? write($0, to: STDERR_FILENO) }
     }
 

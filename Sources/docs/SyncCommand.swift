@@ -37,6 +37,7 @@ enum SyncCommand {
         } catch let error as SyncError {
             throw DocsFailure.failure(error.message)
         }
+        if isatty(STDERR_FILENO) == 1 { engine.progress = ProgressBar.draw }
         switch mode {
         case .once:
             do {
@@ -151,5 +152,23 @@ enum StatusCommand {
             }
             try Output.write(text)
         }
+    }
+}
+
+/// A one-line progress bar on standard error, for a terminal: redrawn in place, cleared when
+/// the pass is done.
+enum ProgressBar {
+    static func draw(done: Int, total: Int) {
+        // A pass with little to do finishes before a bar is worth seeing.
+        guard total >= 20 else { return }
+        let width = 30
+        let filled = total == 0 ? width : done * width / total
+        let line =
+            done >= total
+            ? "\r\u{1B}[K"
+            : "\rsync [" + String(repeating: "#", count: filled)
+                + String(repeating: " ", count: width - filled)
+                + "] \(done)/\(total)"
+        Output.error(line, terminated: false)
     }
 }

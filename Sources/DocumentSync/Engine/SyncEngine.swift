@@ -71,6 +71,9 @@ public final class SyncEngine {
     /// Called between the steps of every change, for the simulation's crashes: an error it
     /// throws ends the pass at once.
     package var checkpoint: (SyncStep) throws -> Void = { _ in }
+    /// Told, during a pass, how many of its actions are done and how many it has: for a
+    /// progress bar. Called on the engine's thread.
+    public var progress: ((_ done: Int, _ total: Int) -> Void)?
     /// What the pass under way did.
     var summary = SyncSummary()
     /// Folders known to exist on the remote during this pass.
@@ -213,7 +216,9 @@ public final class SyncEngine {
         }.plan()
         try guardAgainstMassDeletion(plan, known: known)
         summary.notes += plan.notes
-        for action in plan.actions {
+        for (index, action) in plan.actions.enumerated() {
+            progress?(index, plan.actions.count)
+            defer { if index == plan.actions.count - 1 { progress?(plan.actions.count, plan.actions.count) } }
             do {
                 try perform(action, local: local, known: known, remoteTree: remoteTree)
             } catch let interruption as SyncInterruption {
