@@ -9,6 +9,14 @@ import Foundation
 extension VersionStore {
     // MARK: - The identity index
 
+    /// The index as this store object last read or wrote it: trusted by its file's status
+    /// when that status is old enough to be unique, and otherwise by its bytes.
+    struct IndexCache: Sendable {
+        var stamp: FileStatus
+        var data: Data
+        var index: IdentityIndex
+    }
+
     /// Reads `index.json`; a missing one is rebuilt and written back, a damaged one is
     /// reported and rebuilt from the records.
     ///
@@ -16,7 +24,8 @@ extension VersionStore {
     /// identifying items and listing conflicts cost a `stat`, not a read, per call.
     func loadIndex() -> IdentityIndex {
         let stamp = FileStatus(path: indexURL.path)
-        if let stamp, let cached = indexCache.withLock({ $0 }), cached.stamp == stamp {
+        let cached = indexCache.withLock { $0 }
+        if let stamp, let cached, cached.stamp == stamp, !stamp.isRecent {
             return cached.index
         }
         let data: Data
@@ -31,11 +40,19 @@ extension VersionStore {
             if !rebuilt.items.isEmpty { try? saveIndex(rebuilt, options: .withoutOverwriting) }
             return rebuilt
         }
+        // The bytes this object last read or wrote: the same index, without decoding it again
+        // (a file just written can share its status with the next one, its bytes cannot).
+        if let cached, cached.data == data {
+            if let stamp {
+                indexCache.withLock { $0 = IndexCache(stamp: stamp, data: data, index: cached.index) }
+            }
+            return cached.index
+        }
         let decoder = JSONDecoder()
         if let index = try? decoder.decode(IdentityIndex.self, from: data), index.format == 1,
             index.items.keys.allSatisfy({ UUID(uuidString: $0) != nil })
         {
-            if let stamp, !stamp.isRecent { indexCache.withLock { $0 = (stamp, index) } }
+            if let stamp { indexCache.withLock { $0 = IndexCache(stamp: stamp, data: data, index: index) } }
             return index
         }
         reportRecovery(
@@ -81,8 +98,8 @@ extension VersionStore {
         } else {
             try replaceWithoutFlushing(indexURL, with: data)
         }
-        if let stamp = FileStatus(path: indexURL.path), !stamp.isRecent {
-            indexCache.withLock { $0 = (stamp, index) }
+        if let stamp = FileStatus(path: indexURL.path) {
+            indexCache.withLock { $0 = IndexCache(stamp: stamp, data: data, index: index) }
         }
     }
 

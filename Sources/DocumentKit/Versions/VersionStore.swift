@@ -54,7 +54,7 @@ public final class VersionStore: Sendable {
     /// Which items have unresolved conflicts, as last read; see `hasUnresolvedConflicts(itemAt:)`.
     let conflictCache = Mutex<ConflictSummary?>(nil)
     /// The identity index as last read, with the stamp of the file it was read from.
-    let indexCache = Mutex<(stamp: FileStatus, index: IdentityIndex)?>(nil)
+    let indexCache = Mutex<IndexCache?>(nil)
     /// The unchanging part of each item's records, by item and record file name, as last
     /// read; see `recordSummaries(ofItem:)`.
     let recordSummaryCache = Mutex<[String: [String: RecordSummary]]>([:])
