@@ -73,12 +73,12 @@ extension TextMerge {
         while next < tagged.count {
             var span = tagged[next].hunk.base
             var group = [[Hunk]](repeating: [], count: 2)
-            while next < tagged.count, tagged[next].hunk.base.lowerBound < span.upperBound {
+            repeat {
                 let (side, hunk) = tagged[next]
                 span = span.lowerBound..<max(span.upperBound, hunk.base.upperBound)
                 group[side].append(hunk)
                 next += 1
-            }
+            } while next < tagged.count && tagged[next].hunk.base.lowerBound <= span.upperBound
             merged += base[kept..<span.lowerBound]
             kept = span.upperBound
             let versions = (0..<2).map { version(of: span, in: base, side: sides[$0], hunks: group[$0]) }
