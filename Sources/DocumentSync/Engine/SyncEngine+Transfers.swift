@@ -275,7 +275,7 @@ extension SyncEngine {
                     baseVersion: nil))
             try journal.upsertConflict(
                 SharedConflict(
-                    id: UUID().uuidString, path: path, localVersion: version.persistentIdentifier,
+                    id: makeIdentifier(), path: path, localVersion: version.persistentIdentifier,
                     isUploaded: false
                 ))
         }

@@ -71,6 +71,10 @@ public final class SyncEngine {
     /// Called between the steps of every change, for the simulation's crashes: an error it
     /// throws ends the pass at once.
     package var checkpoint: (SyncStep) throws -> Void = { _ in }
+    /// Names the conflict versions this engine shares through the remote. Random by default;
+    /// the simulation counts instead, because the names order the remote calls that share
+    /// conflicts, and a seed replays only if the calls come in the same order.
+    package var makeIdentifier: () -> String = { UUID().uuidString }
     /// What the pass under way did.
     var summary = SyncSummary()
     /// Folders known to exist on the remote during this pass.

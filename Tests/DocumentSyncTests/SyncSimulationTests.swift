@@ -1,0 +1,65 @@
+import DocumentKit
+import Foundation
+import Testing
+
+@testable import DocumentSync
+
+/// The deterministic simulation (see ``SyncSimulation``) over many seeds, and the cases it
+/// found, each kept as a test of its own.
+///
+/// The environment chooses the seeds:
+///
+/// - `SYNC_SIMULATION_SEEDS=N` runs seeds 0..<N (1,000 by default), from
+///   `SYNC_SIMULATION_FIRST_SEED` (0 by default);
+/// - `SYNC_SIMULATION_SEED=S` runs seed S alone and prints its steps;
+/// - `SYNC_SIMULATION_STEPS=K` stops each run after its first K steps (a prefix of the same
+///   run), for finding the step that breaks a seed.
+@Suite struct SyncSimulationTests {
+    /// The seeds are split in this many chunks, run in parallel.
+    static let chunks = 0..<16
+
+    @Test(arguments: chunks)
+    func everySeedKeepsEveryProperty(chunk: Int) throws {
+        let settings = Settings()
+        for seed in settings.seeds(chunk: chunk, of: Self.chunks.count) {
+            let simulation = try SyncSimulation(seed: seed, stepLimit: settings.stepLimit)
+            let violations = simulation.run()
+            if settings.single { print(simulation.trace.joined(separator: "\n")) }
+            if !violations.isEmpty { Issue.record(Comment(rawValue: simulation.report(violations))) }
+        }
+    }
+
+    /// The same seed makes the same steps, the same faults and the same outcome.
+    @Test(arguments: [3, 17, 42] as [UInt64])
+    func aSeedReplaysTheSameRun(seed: UInt64) throws {
+        let first = try SyncSimulation(seed: seed)
+        let second = try SyncSimulation(seed: seed)
+        _ = first.run()
+        _ = second.run()
+        #expect(first.trace == second.trace)
+        #expect(first.remote.snapshot() == second.remote.snapshot())
+        #expect(first.remote.operationCounts == second.remote.operationCounts)
+    }
+
+    struct Settings {
+        var first: UInt64 = 0
+        var count: UInt64 = 1000
+        var single = false
+        var stepLimit: Int?
+
+        init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+            if let seed = environment["SYNC_SIMULATION_SEED"].flatMap(UInt64.init) {
+                (first, count, single) = (seed, 1, true)
+            } else {
+                first = environment["SYNC_SIMULATION_FIRST_SEED"].flatMap(UInt64.init) ?? first
+                count = environment["SYNC_SIMULATION_SEEDS"].flatMap(UInt64.init) ?? count
+            }
+            stepLimit = environment["SYNC_SIMULATION_STEPS"].flatMap(Int.init)
+        }
+
+        /// The seeds of one chunk: every `chunks`th seed, so that the chunks take about as long.
+        func seeds(chunk: Int, of chunks: Int) -> [UInt64] {
+            stride(from: UInt64(chunk), to: count, by: chunks).map { first + $0 }
+        }
+    }
+}
