@@ -41,6 +41,45 @@ import Testing
         #expect(first.remote.operationCounts == second.remote.operationCounts)
     }
 
+    // MARK: - What the simulation found
+
+    /// Seed 41: the journal's conflict rows kept the path the conflict was made at, so after
+    /// a rename the engine looked for the conflict version at the old path, did not find it,
+    /// took that as "resolved here" and removed the conflict from the remote: a rename
+    /// resolved the conflict on every device, and the devices that had moved the item first
+    /// kept theirs unresolved.
+    @Test func aConflictFollowsItsDocumentWhenItIsRenamed() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b, c) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder),
+            try SyncDevice("c", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
+        try FileManager.default.moveItem(at: a.url("story.txt"), to: a.url("tale.txt"))
+        try a.sync()
+        try b.sync()
+        try c.sync()
+        for device in [a, b, c] {
+            #expect(device.read("tale.txt") == "It was a stormy night.\n", "\(device.name)")
+            #expect(device.conflicts("tale.txt") == ["It was a quiet night.\n"], "\(device.name)")
+        }
+        // Resolved on c, the device that took it at the new path: resolved everywhere.
+        for version in c.store.unresolvedConflictVersionsOfItem(at: c.url("tale.txt")) {
+            version.isResolved = true
+        }
+        for device in [c, a, b] { try device.sync() }
+        for device in [a, b, c] { #expect(device.conflicts("tale.txt").isEmpty, "\(device.name)") }
+    }
+
     struct Settings {
         var first: UInt64 = 0
         var count: UInt64 = 1000

@@ -54,6 +54,13 @@ extension SyncEngine {
                 version?.isResolved = true
                 try journal.transaction { try $0.removeConflict(conflict.id) }
                 summary.conflictsShared += 1
+            } else if conflict.describedPath != nil, let version {
+                // Its item moved: devices that have not taken it yet look for it at the new path.
+                try describe(conflict, version, replacing: true)
+                var described = conflict
+                described.describedPath = nil
+                try journal.transaction { try $0.upsertConflict(described) }
+                summary.conflictsShared += 1
             }
         }
         for id in described.subtracting(known).sorted() {
@@ -70,16 +77,34 @@ extension SyncEngine {
         let bytes = try Data(contentsOf: version.url)
         try checkpoint(.beforeRemoteWrite)
         try writeIfAbsent(data, bytes)
-        let description = SharedConflictDescription(
-            path: conflict.path.string, computer: version.localizedNameOfSavingComputer,
-            modified: version.modificationDate?.timeIntervalSince1970)
-        try writeIfAbsent(
-            Self.conflictsFolder.appending(conflict.id + ".json"), try JSONEncoder().encode(description))
+        try describe(conflict, version, replacing: false)
         try checkpoint(.afterRemoteWrite)
         var shared = conflict
         shared.isUploaded = true
+        shared.describedPath = nil
         try journal.transaction { try $0.upsertConflict(shared) }
         summary.conflictsShared += 1
+    }
+
+    /// Writes the description of a conflict, whose presence says the conflict is whole; with
+    /// `replacing`, over the one there (its item moved), on that one's tag.
+    private func describe(_ conflict: SharedConflict, _ version: FileVersion, replacing: Bool) throws {
+        let path = Self.conflictsFolder.appending(conflict.id + ".json")
+        let description = try JSONEncoder().encode(
+            SharedConflictDescription(
+                path: conflict.path.string, computer: version.localizedNameOfSavingComputer,
+                modified: version.modificationDate?.timeIntervalSince1970))
+        guard replacing else { return try writeIfAbsent(path, description) }
+        // Gone meanwhile: resolved on another device, which the next pass sees.
+        guard let entry = try remote.entry(at: path), let tag = entry.tag else { return }
+        do {
+            try remote.write(path, from: UploadSource(description), condition: .matches(tag))
+        } catch let error as RemoteError where error.leavesOutcomeUnknown {
+            // Another device rewrote it (it moved the item too), or this write went through.
+            var bytes = Data()
+            _ = try remote.read(path) { bytes.append($0) }
+            if bytes != description { throw error }
+        }
     }
 
     /// Writes a file that only this device names (a conflict's identifier): one already

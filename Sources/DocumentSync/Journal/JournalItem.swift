@@ -158,11 +158,17 @@ package struct SharedConflict: Hashable, Sendable {
     /// Whether its bytes and description are on the remote; false for a conflict this device
     /// made and has not yet shared.
     package var isUploaded: Bool
+    /// The path the remote's description names, when the item moved since and the
+    /// description is still to be rewritten; nil when it names ``path``.
+    package var describedPath: RemotePath?
 
-    package init(id: String, path: RemotePath, localVersion: String, isUploaded: Bool) {
+    package init(
+        id: String, path: RemotePath, localVersion: String, isUploaded: Bool, describedPath: RemotePath? = nil
+    ) {
         self.id = id
         self.path = path
         self.localVersion = localVersion
         self.isUploaded = isUploaded
+        self.describedPath = describedPath
     }
 }

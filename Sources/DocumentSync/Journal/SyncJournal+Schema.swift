@@ -46,6 +46,10 @@ extension SyncJournal {
                     ) WITHOUT ROWID;
                     """)
             },
+            // Where a shared conflict's description still names the path its item moved from.
+            { connection in
+                try connection.executeScript("ALTER TABLE conflicts ADD COLUMN describedPath TEXT;")
+            },
         ]
     }
 }
