@@ -80,6 +80,28 @@ import Testing
         for device in [a, b, c] { #expect(device.conflicts("tale.txt").isEmpty, "\(device.name)") }
     }
 
+    /// Seed 544: a folder made here inside a folder the remote deleted meanwhile could never
+    /// be made there (its parent was missing), and every pass failed on it, forever.
+    @Test func aFolderMadeInsideOneDeletedElsewhereBringsItBack() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("Box/old.txt", "old\n")
+        try a.sync()
+        try b.sync()
+        try FileManager.default.removeItem(at: a.url("Box"))
+        try a.sync()
+        try FileManager.default.createDirectory(at: b.url("Box/Inner"), withIntermediateDirectories: true)
+        let summary = try b.sync()
+        #expect(summary.failures.isEmpty, "\(summary.failures)")
+        try a.sync()
+        #expect(FileStatus(path: a.url("Box/Inner").path)?.isDirectory == true)
+        #expect(!a.exists("Box/old.txt") && !b.exists("Box/old.txt"))
+        #expect(try !a.sync().didWork && !b.sync().didWork)
+    }
+
     struct Settings {
         var first: UInt64 = 0
         var count: UInt64 = 1000

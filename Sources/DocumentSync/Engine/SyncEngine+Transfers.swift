@@ -454,6 +454,8 @@ extension SyncEngine {
     // MARK: - Folders
 
     func makeRemoteFolder(_ path: RemotePath) throws {
+        // A folder made here inside one the remote deleted meanwhile brings its parent back.
+        if !path.parent.isRoot, !remoteFolders.contains(path.parent) { try makeRemoteParents(of: path) }
         do {
             try remote.makeFolder(path)
             summary.foldersMade += 1
