@@ -80,6 +80,57 @@ import Testing
         for device in [a, b, c] { #expect(device.conflicts("tale.txt").isEmpty, "\(device.name)") }
     }
 
+    /// Seeds 949 and 586: a crash after a download was put in place and before the journal
+    /// knew left a file the journal did not know; the next pass read it as a new document and
+    /// uploaded it, over the deletion another device had made meanwhile.
+    @Test func aDownloadCutShortByACrashDoesNotUndoADeletionMadeSince() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "short-lived\n")
+        try a.sync()
+        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
+        b.crash()
+        #expect(b.read("notes.txt") == "short-lived\n", "put in place before the crash")
+        try a.delete("notes.txt")
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        #expect(!b.exists("notes.txt") && !a.exists("notes.txt"))
+        #expect(remote.snapshot().files[RemotePath("notes.txt")] == nil)
+    }
+
+    /// The same window in a conflict: the remote's version was in place, this device's kept
+    /// as a conflict version, and the crash came before the journal recorded the conflict:
+    /// it was never shared.
+    @Test func aConflictCutShortByACrashIsSharedOnce() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        try a.sync()
+        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
+        b.crash()
+        try b.sync()
+        try a.sync()
+        for device in [a, b] {
+            #expect(device.read("story.txt") == "It was a stormy night.\n", "\(device.name)")
+            #expect(device.conflicts("story.txt") == ["It was a quiet night.\n"], "\(device.name)")
+        }
+        let shared = try remote.list(SyncEngine.conflictsFolder).entries.filter { $0.name.hasSuffix(".json") }
+        #expect(shared.count == 1)
+    }
+
     /// Seed 544: a folder made here inside a folder the remote deleted meanwhile could never
     /// be made there (its parent was missing), and every pass failed on it, forever.
     @Test func aFolderMadeInsideOneDeletedElsewhereBringsItBack() throws {
@@ -100,6 +151,33 @@ import Testing
         #expect(FileStatus(path: a.url("Box/Inner").path)?.isDirectory == true)
         #expect(!a.exists("Box/old.txt") && !b.exists("Box/old.txt"))
         #expect(try !a.sync().didWork && !b.sync().didWork)
+    }
+
+    /// Seed 635: after a conflict the remote's version, now at the path on both sides, was
+    /// not kept as the merge base (nor anywhere in the version store): the next edits of
+    /// different lines were a conflict instead of a merge, and an edit of that version
+    /// replaced it with no copy kept.
+    @Test func afterAConflictTheRemotesVersionIsTheBaseOfTheNextMerge() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("list.txt", "one\ntwo\nthree\n")
+        try b.write("list.txt", "uno\ndos\ntres\n")
+        try a.sync()
+        try b.sync()
+        #expect(b.read("list.txt") == "one\ntwo\nthree\n")
+        #expect(
+            b.store.otherVersionsOfItem(at: b.url("list.txt")).contains {
+                !$0.isConflict && (try? String(contentsOf: $0.url, encoding: .utf8)) == "one\ntwo\nthree\n"
+            }, "the remote's version is kept")
+        try a.write("list.txt", "ONE\ntwo\nthree\n")
+        try b.write("list.txt", "one\ntwo\nTHREE\n")
+        try a.sync()
+        #expect(try b.sync().merged == 1)
+        try a.sync()
+        #expect(a.read("list.txt") == "ONE\ntwo\nTHREE\n" && b.read("list.txt") == "ONE\ntwo\nTHREE\n")
     }
 
     struct Settings {

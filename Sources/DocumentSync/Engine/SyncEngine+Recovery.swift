@@ -54,6 +54,28 @@ extension SyncEngine {
                 } else {
                     try journal.completeIntent(intent.id)
                 }
+            case .download:
+                // Put in place if the file holds the bytes fetched: the journal takes them as
+                // synced at the tag they were read at.
+                let url = localURL(intent.path)
+                if let hash = intent.hash, case .matches(let tag)? = intent.condition,
+                    let status = FileStatus(path: url.path), status.isRegularFile,
+                    (try? ContentHash(contentsOf: url).hex) == hash
+                {
+                    try journal.transaction { journal in
+                        var item =
+                            try journal.item(at: intent.path) ?? JournalItem(path: intent.path, kind: .file)
+                        item.remoteTag = tag
+                        item.remoteSize = status.size
+                        item.syncedHash = hash
+                        item.local = nil
+                        item.baseVersion = try keepBase(of: url, size: status.size)
+                        try journal.upsert(item)
+                        try journal.completeIntent(intent.id)
+                    }
+                } else {
+                    try journal.completeIntent(intent.id)
+                }
             case .makeFolder, .conflictUpload:
                 // Both are made again if missing: the conflict's row says whether it is shared.
                 try journal.completeIntent(intent.id)

@@ -147,21 +147,40 @@ extension SyncEngine {
         let url = localURL(path)
         let temporary = try fetch(path, besides: url)
         defer { _ = Syscall.unlinkat(AT_FDCWD, temporary.url.path) }
-        try place(temporary.url, at: url, expecting: expected, keeping: .history)
-        try recordDownload(path, url: url, hash: temporary.hash, tag: temporary.tag, entry: entry)
+        let intent = try beginDownload(path, temporary)
+        try place(temporary.url, at: url, expecting: expected, keeping: .history, intent: intent)
+        try recordDownload(
+            path, url: url, hash: temporary.hash, tag: temporary.tag, entry: entry, intent: intent)
         summary.downloaded += 1
     }
 
-    /// Records a file whose local bytes now hash to `hash` and whose remote tag is `tag`.
-    func recordDownload(_ path: RemotePath, url: URL, hash: String, tag: RemoteTag, entry: RemoteEntry)
-        throws
+    /// Records, before a download is put in place, what it puts there: a crash between the
+    /// rename and the journal leaves a file the journal does not know, which would otherwise
+    /// read as a new document here (and come back on a remote that deleted it since).
+    func beginDownload(_ path: RemotePath, _ fetched: (url: URL, hash: String, tag: RemoteTag)) throws
+        -> SyncIntent
     {
+        try journal.beginIntent(
+            SyncIntent(
+                operation: .download, path: path, hash: fetched.hash, condition: .matches(fetched.tag),
+                created: Date()))
+    }
+
+    /// Records a file whose local bytes now hash to `hash` and whose remote tag is `tag`, and
+    /// settles the download's intent.
+    func recordDownload(
+        _ path: RemotePath, url: URL, hash: String, tag: RemoteTag, entry: RemoteEntry, intent: SyncIntent
+    ) throws {
         let status = FileStatus(path: url.path)
-        try journal.upsert(
-            JournalItem(
-                path: path, kind: .file, remoteTag: tag, remoteSize: entry.size, remoteFileID: entry.fileID,
-                syncedHash: hash, local: status.map(JournalItem.LocalStatus.init),
-                baseVersion: try keepBase(of: url, size: status?.size ?? 0)))
+        try journal.transaction { journal in
+            try journal.upsert(
+                JournalItem(
+                    path: path, kind: .file, remoteTag: tag, remoteSize: entry.size,
+                    remoteFileID: entry.fileID,
+                    syncedHash: hash, local: status.map(JournalItem.LocalStatus.init),
+                    baseVersion: try keepBase(of: url, size: status?.size ?? 0)))
+            try journal.completeIntent(intent.id)
+        }
         try checkpoint(.afterJournal)
     }
 
@@ -200,11 +219,31 @@ extension SyncEngine {
     /// Renames `temporary` over `url` as a coordinated write, if the local file is still
     /// `expected`, keeping what it replaces in the version store.
     ///
+    /// - Parameters:
+    ///   - intent: The intent recorded for this download; settled here when nothing is put in
+    ///     place (the caller settles it with the journal's record otherwise).
+    ///   - beforeReplacing: Runs once the replaced file is kept, before the rename: the
+    ///     caller's chance to record what the kept version is for.
     /// - Returns: The conflict version made of the replaced file, for ``Replaced/conflict``.
     @discardableResult
-    func place(_ temporary: URL, at url: URL, expecting expected: FileStatus?, keeping replaced: Replaced)
-        throws -> FileVersion?
-    {
+    func place(
+        _ temporary: URL, at url: URL, expecting expected: FileStatus?, keeping replaced: Replaced,
+        intent: SyncIntent? = nil, beforeReplacing: (FileVersion?) throws -> Void = { _ in }
+    ) throws -> FileVersion? {
+        do {
+            return try replace(
+                temporary, at: url, expecting: expected, keeping: replaced, beforeReplacing: beforeReplacing)
+        } catch let error where !(error is SyncInterruption) {
+            // A crash leaves the intent for the next pass; any other failure placed nothing.
+            if let intent { try journal.completeIntent(intent.id) }
+            throw error
+        }
+    }
+
+    private func replace(
+        _ temporary: URL, at url: URL, expecting expected: FileStatus?, keeping replaced: Replaced,
+        beforeReplacing: (FileVersion?) throws -> Void
+    ) throws -> FileVersion? {
         try checkpoint(.beforeLocalWrite)
         let coordinator = FileCoordinator()
         var version: FileVersion?
@@ -224,6 +263,7 @@ extension SyncEngine {
                         modificationDate: current.modification.date)
                 }
             }
+            try beforeReplacing(version)
             _ = try Syscall.renameat(AT_FDCWD, temporary.path, AT_FDCWD, url.path).get("put in place", url)
             try FileDescriptor.openDirectory(
                 url.deletingLastPathComponent(), operation: "flush the folder of"
@@ -262,22 +302,41 @@ extension SyncEngine {
             summary.notes.append("\(path): changed on both sides; the changes were merged")
             return
         }
-        guard let version = try place(theirs.url, at: url, expecting: local, keeping: .conflict) else {
-            return
+        let intent = try beginDownload(path, theirs)
+        // The conflict is recorded before the remote's version replaces this device's: a crash
+        // in between leaves a conflict version that is shared all the same. One already
+        // recorded for the same version (an attempt a crash cut short) is not recorded twice.
+        let recordConflict: (FileVersion?) throws -> Void = { version in
+            guard let version else { return }
+            try self.journal.transaction { journal in
+                guard
+                    !(try journal.conflicts().contains {
+                        $0.path == path && $0.localVersion == version.persistentIdentifier
+                    })
+                else { return }
+                try journal.upsertConflict(
+                    SharedConflict(
+                        id: self.makeIdentifier(), path: path, localVersion: version.persistentIdentifier,
+                        isUploaded: false))
+            }
         }
+        guard
+            try place(
+                theirs.url, at: url, expecting: local, keeping: .conflict, intent: intent,
+                beforeReplacing: recordConflict) != nil
+        else {
+            return try journal.completeIntent(intent.id)
+        }
+        let status = FileStatus(path: url.path)
         try journal.transaction { journal in
-            let status = FileStatus(path: url.path)
+            // The remote's version is now the one both sides have: the base of the next merge.
             try journal.upsert(
                 JournalItem(
                     path: path, kind: .file, remoteTag: theirs.tag, remoteSize: entry.size,
                     remoteFileID: entry.fileID, syncedHash: theirs.hash,
                     local: status.map(JournalItem.LocalStatus.init),
-                    baseVersion: nil))
-            try journal.upsertConflict(
-                SharedConflict(
-                    id: makeIdentifier(), path: path, localVersion: version.persistentIdentifier,
-                    isUploaded: false
-                ))
+                    baseVersion: try keepBase(of: url, size: status?.size ?? 0)))
+            try journal.completeIntent(intent.id)
         }
         try checkpoint(.afterJournal)
         summary.conflicts += 1

@@ -105,6 +105,10 @@ package struct SyncIntent: Hashable, Sendable, Identifiable {
         case makeFolder
         /// A conflict version written to the remote's conflicts area.
         case conflictUpload
+        /// A remote file put in place here (not a remote write, but a crash between the rename
+        /// and the journal must be settled as one): ``SyncIntent/hash`` is what was fetched,
+        /// ``SyncIntent/condition`` `.matches` the tag it was read at.
+        case download
     }
 
     /// The journal's number for the intent; 0 until ``SyncJournal/beginIntent(_:)`` records it.
