@@ -75,6 +75,12 @@ final class SyncSimulation {
     /// The devices that moved a document holding these bytes (a rename, a folder move): a
     /// concurrent change that brings back a document deleted elsewhere.
     private var movers: [Data: Set<String>] = [:]
+    /// Bytes a crash left in an upload whose outcome the device's journal never learned. If
+    /// the remote has nothing there when the device starts again, it cannot tell "never
+    /// written" from "written, then deleted by another device", and it uploads them again
+    /// rather than delete a document that may exist nowhere else: a deletion of them may come
+    /// back, by design.
+    private var uncertainUploads: Set<Data> = []
 
     private static let fileNames = ["a.txt", "b.txt", "c.txt", "d.bin", "e.bin"]
     private static let folderNames = ["A", "B", "C"]
@@ -416,7 +422,8 @@ final class SyncSimulation {
         }
 
         // (d) Nothing deleted came back, unless another device moved it meanwhile.
-        for deletion in deletions where live.contains(deletion.bytes) {
+        for deletion in deletions
+        where live.contains(deletion.bytes) && !uncertainUploads.contains(deletion.bytes) {
             let excused = (movers[deletion.bytes] ?? []).subtracting([deletion.device])
             guard excused.isEmpty else { continue }
             let now = remoteFiles.filter { $0.value == deletion.bytes }.keys.sorted()
