@@ -103,6 +103,30 @@ import Testing
         #expect(remote.snapshot().files[RemotePath("notes.txt")] == nil)
     }
 
+    /// Seed 872: the same crash, and the user deleted the document before sync started again.
+    /// Nothing said the download had been put in place, so the deletion read as "never
+    /// downloaded" and the document came back.
+    @Test func aDocumentDeletedAfterACrashCutShortItsDownloadStaysDeleted() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "unwanted\n")
+        try a.sync()
+        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
+        b.crash()
+        try b.delete("notes.txt")
+        #expect(try b.sync().deletedRemotely == 1)
+        try a.sync()
+        #expect(!b.exists("notes.txt") && !a.exists("notes.txt"))
+        #expect(remote.snapshot().files[RemotePath("notes.txt")] == nil)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: b.container.path).isEmpty,
+            "no temporary file left behind")
+    }
+
     /// The same window in a conflict: the remote's version was in place, this device's kept
     /// as a conflict version, and the crash came before the journal recorded the conflict:
     /// it was never shared.

@@ -146,24 +146,43 @@ extension SyncEngine {
     func download(_ path: RemotePath, _ entry: RemoteEntry, replacing expected: FileStatus?) throws {
         let url = localURL(path)
         let temporary = try fetch(path, besides: url)
-        defer { _ = Syscall.unlinkat(AT_FDCWD, temporary.url.path) }
-        let intent = try beginDownload(path, temporary)
-        try place(temporary.url, at: url, expecting: expected, keeping: .history, intent: intent)
-        try recordDownload(
-            path, url: url, hash: temporary.hash, tag: temporary.tag, entry: entry, intent: intent)
+        try removing(temporary.url) {
+            let intent = try beginDownload(path, temporary)
+            try place(temporary.url, at: url, expecting: expected, keeping: .history, intent: intent)
+            try recordDownload(
+                path, url: url, hash: temporary.hash, tag: temporary.tag, entry: entry, intent: intent)
+        }
         summary.downloaded += 1
     }
 
-    /// Records, before a download is put in place, what it puts there: a crash between the
-    /// rename and the journal leaves a file the journal does not know, which would otherwise
-    /// read as a new document here (and come back on a remote that deleted it since).
+    /// Runs `body`, then removes `temporary` if it is still there; unless a crash (the
+    /// simulation's ``SyncInterruption``) stopped it, which leaves things as a killed process
+    /// does, for the next pass to settle.
+    func removing<Result>(_ temporary: URL, after body: () throws -> Result) throws -> Result {
+        do {
+            let result = try body()
+            _ = Syscall.unlinkat(AT_FDCWD, temporary.path)
+            return result
+        } catch let interruption as SyncInterruption {
+            throw interruption
+        } catch {
+            _ = Syscall.unlinkat(AT_FDCWD, temporary.path)
+            throw error
+        }
+    }
+
+    /// Records, before a download is put in place, what it puts there and the temporary file
+    /// it is renamed from: a crash between the rename and the journal leaves a file the
+    /// journal does not know, which would otherwise read as a new document here (and come back
+    /// on a remote that deleted it since). The temporary file gone says the rename happened.
     func beginDownload(_ path: RemotePath, _ fetched: (url: URL, hash: String, tag: RemoteTag)) throws
         -> SyncIntent
     {
         try journal.beginIntent(
             SyncIntent(
-                operation: .download, path: path, hash: fetched.hash, condition: .matches(fetched.tag),
-                created: Date()))
+                operation: .download, path: path,
+                destination: path.parent.appending(fetched.url.lastPathComponent),
+                hash: fetched.hash, condition: .matches(fetched.tag), created: Date()))
     }
 
     /// Records a file whose local bytes now hash to `hash` and whose remote tag is `tag`, and
@@ -197,7 +216,8 @@ extension SyncEngine {
     func fetch(_ path: RemotePath, besides url: URL) throws -> (url: URL, hash: String, tag: RemoteTag) {
         let folder = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let temporary = folder.appendingPathComponent(".documentsync-\(UUID().uuidString).download")
+        let temporary = folder.appendingPathComponent(
+            SyncTrees.temporaryPrefix + "\(UUID().uuidString).download")
         let file = try FileDescriptor.open(
             temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o644, operation: "download into")
         var hasher = ContentHash.Hasher()
@@ -282,7 +302,14 @@ extension SyncEngine {
     func reconcile(_ path: RemotePath, _ entry: RemoteEntry, local: FileStatus, known: JournalItem?) throws {
         let url = localURL(path)
         let theirs = try fetch(path, besides: url)
-        defer { _ = Syscall.unlinkat(AT_FDCWD, theirs.url.path) }
+        try removing(theirs.url) { try reconcile(path, entry, local: local, known: known, theirs: theirs) }
+    }
+
+    private func reconcile(
+        _ path: RemotePath, _ entry: RemoteEntry, local: FileStatus, known: JournalItem?,
+        theirs: (url: URL, hash: String, tag: RemoteTag)
+    ) throws {
+        let url = localURL(path)
         let mineHash = try ContentHash(contentsOf: url).hex
         if mineHash == theirs.hash {
             try journal.upsert(
@@ -352,9 +379,17 @@ extension SyncEngine {
         throws
     {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(
-            ".documentsync-\(UUID().uuidString).merge")
+            SyncTrees.temporaryPrefix + "\(UUID().uuidString).merge")
         try SafeSave.write(merged, to: temporary)
-        defer { _ = Syscall.unlinkat(AT_FDCWD, temporary.path) }
+        try removing(temporary) {
+            try writeMerge(merged, path, url: url, over: tag, local: local, from: temporary)
+        }
+    }
+
+    private func writeMerge(
+        _ merged: Data, _ path: RemotePath, url: URL, over tag: RemoteTag, local: FileStatus,
+        from temporary: URL
+    ) throws {
         let hash = ContentHash(of: merged).hex
         let intent = try journal.beginIntent(
             SyncIntent(operation: .upload, path: path, hash: hash, condition: .matches(tag), created: Date()))

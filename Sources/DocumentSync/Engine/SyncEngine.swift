@@ -177,7 +177,10 @@ public final class SyncEngine {
         guard FileStatus(path: container.path)?.isDirectory == true else {
             throw try pause("the container \(container.path) is gone")
         }
-        let local = try SyncTrees.local(container)
+        // What a crash left of downloads and merges: the intents that named them are settled.
+        var leftovers: [URL] = []
+        let local = try SyncTrees.local(container) { leftovers.append($0) }
+        for url in leftovers { _ = Syscall.unlinkat(AT_FDCWD, url.path) }
         let remoteTree: [RemotePath: RemoteEntry]
         do {
             remoteTree = try SyncTrees.remote(remote)

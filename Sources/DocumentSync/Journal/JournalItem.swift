@@ -34,6 +34,10 @@ package struct JournalItem: Hashable, Sendable {
             self.statusChange = statusChange
         }
 
+        /// A file the journal knows was here but never looked at (a download a crash cut short):
+        /// whatever is found there is hashed, and nothing found there is a deletion.
+        package static let unseen = LocalStatus(inode: 0, size: -1, modification: 0, statusChange: 0)
+
         /// The fields of a look at the file.
         package init(_ status: FileStatus) {
             self.init(
