@@ -272,11 +272,10 @@ final class SyncSimulation {
 
     /// A pass stopped at its Nth checkpoint, as a killed process stops, then a new engine.
     private func crash(_ device: SyncDevice) throws {
-        let engine = try device.opened()
         let stop = Int.random(in: 1...8, using: &random)
         var calls = 0
         var stoppedAt: SyncStep?
-        engine.checkpoint = { step in
+        try device.opened().checkpoint = { step in
             calls += 1
             if calls == stop {
                 stoppedAt = step
@@ -285,7 +284,7 @@ final class SyncSimulation {
         }
         let outcome: String
         do {
-            outcome = Self.describe(try engine.pass())
+            outcome = Self.describe(try device.opened().pass())
         } catch {
             outcome = error is SyncInterruption ? "" : "threw \(error)"
         }
@@ -294,6 +293,12 @@ final class SyncSimulation {
         let place =
             stoppedAt.map { "crashed at checkpoint \(stop) (\($0))" } ?? "finished (\(calls) checkpoints)"
         note("\(device.name): crash pass: \(place) \(outcome)")
+        let pending = try device.opened().journal.pendingIntents().filter { $0.operation == .upload }
+        let hashes = Set(pending.compactMap(\.hash))
+        for (path, bytes) in try files(of: device) where hashes.contains(ContentHash(of: bytes).hex) {
+            uncertainUploads.insert(bytes)
+            note("\(device.name): the upload of \(path) may or may not have happened")
+        }
     }
 
     /// Another client writes on the remote, over whatever is there.
