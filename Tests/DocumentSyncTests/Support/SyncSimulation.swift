@@ -122,6 +122,31 @@ final class SyncSimulation {
         }
     }
 
+    /// Each device's journal rows and every name in its container, hidden ones too: for
+    /// looking into a failed seed.
+    func dump() -> String {
+        var lines: [String] = []
+        for device in devices {
+            lines.append("\(device.name):")
+            let items = (try? device.opened().journal.allItems()) ?? []
+            for item in items {
+                lines.append(
+                    "  journal \(item.path) \(item.kind) tag \(item.remoteTag?.rawValue ?? "-") "
+                        + "local \(item.local.map { "\($0.inode)" } ?? "-") hash \(item.syncedHash?.prefix(8) ?? "-")"
+                )
+            }
+            let conflicts = (try? device.opened().journal.transaction { try $0.conflicts() }) ?? []
+            for conflict in conflicts {
+                lines.append(
+                    "  conflict \(conflict.id) \(conflict.path) uploaded \(conflict.isUploaded) "
+                        + "described \(conflict.describedPath?.string ?? "-")")
+            }
+            let enumerator = FileManager.default.enumerator(atPath: device.container.path)
+            while let name = enumerator?.nextObject() as? String { lines.append("  file \(name)") }
+        }
+        return lines.joined(separator: "\n")
+    }
+
     /// The report of a failed run: the seed, how to replay it, what broke, and the steps.
     func report(_ violations: [Violation]) -> String {
         let replay = "replay: SYNC_SIMULATION_SEED=\(seed) swift test --filter SyncSimulation"
