@@ -24,7 +24,7 @@ import Testing
         for seed in settings.seeds(chunk: chunk, of: Self.chunks.count) {
             let simulation = try SyncSimulation(seed: seed, stepLimit: settings.stepLimit)
             let violations = simulation.run()
-            if settings.single { print(simulation.trace.joined(separator: "\n")) }
+            if settings.single { print(simulation.trace.joined(separator: "\n") + "\n" + simulation.dump()) }
             if !violations.isEmpty { Issue.record(Comment(rawValue: simulation.report(violations))) }
         }
     }
@@ -202,6 +202,28 @@ import Testing
         #expect(try b.sync().merged == 1)
         try a.sync()
         #expect(a.read("list.txt") == "ONE\ntwo\nTHREE\n" && b.read("list.txt") == "ONE\ntwo\nTHREE\n")
+    }
+
+    /// Seed 464: a rename on the remote of a file that was also edited there was found by
+    /// its file identity and applied here as a move, and the journal took the new tag as the
+    /// tag of the bytes here: the edit never arrived, and this device kept the old bytes for
+    /// good.
+    @Test func aFileEditedAndRenamedOnTheRemoteArrivesEdited() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("Old/data.bin", "first")
+        try a.sync()
+        try b.sync()
+        try a.write("Old/data.bin", "second")
+        try a.sync()
+        try FileManager.default.moveItem(at: a.url("Old"), to: a.url("New"))
+        try a.sync()
+        try b.sync()
+        #expect(b.read("New/data.bin") == "second")
+        #expect(try !b.sync().didWork)
     }
 
     struct Settings {

@@ -45,10 +45,15 @@ extension SyncEngine {
                 if let destination = intent.destination, try remote.entry(at: intent.path) == nil,
                     let entry = try remote.entry(at: destination)
                 {
+                    // The tag after the move is the synced bytes' only if they are still what is
+                    // there; otherwise the old tag makes the next pass fetch what changed.
+                    let unchanged =
+                        entry.kind == .file && intent.hash != nil
+                        && (try? remoteHash(destination))?.0 == intent.hash
                     try journal.transaction { journal in
                         try journal.renameItem(from: intent.path, to: destination)
                         if var item = try journal.item(at: destination) {
-                            item.remoteTag = entry.tag
+                            if unchanged { item.remoteTag = entry.tag }
                             item.remoteFileID = entry.fileID
                             item.local = nil
                             try journal.upsert(item)

@@ -535,9 +535,11 @@ extension SyncEngine {
         try journal.transaction { journal in
             try journal.renameItem(from: source, to: destination)
             if var item = try journal.item(at: destination) {
-                item.remoteTag = entry.tag
+                // Found by its file identity, the remote file may also have been edited since
+                // (a new tag): the journal keeps the tag it knew, so that the next pass sees
+                // the edit and fetches it instead of taking the bytes here as the remote's.
+                if entry.tag == item.remoteTag { item.remoteSize = entry.size }
                 item.remoteFileID = entry.fileID
-                item.remoteSize = entry.size
                 item.local = status.map(JournalItem.LocalStatus.init)
                 try journal.upsert(item)
             }
