@@ -226,6 +226,29 @@ import Testing
         #expect(try !b.sync().didWork)
     }
 
+    /// Seed 586: deleting a folder is work, but no summary counted it, so a pass that only
+    /// deleted folders read as "nothing to do": sync() stopped, and the simulation called
+    /// the devices quiet while one still had a folder the others had deleted. Deleting a
+    /// nested folder on the remote also took a pass per level: the listing's tag of each
+    /// folder was stale once its contents were deleted.
+    @Test func aDeletedFolderTreeIsGoneEverywhereAfterOneSync() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("Top/Middle/Bottom/notes.txt", "deep\n")
+        try a.sync()
+        try b.sync()
+        try FileManager.default.removeItem(at: a.url("Top"))
+        let deleted = try a.sync()
+        #expect(deleted.foldersDeleted == 3, "\(deleted)")
+        #expect(remote.snapshot().folders.isEmpty)
+        try b.sync()
+        #expect(!b.exists("Top"))
+        #expect(try !a.sync().didWork && !b.sync().didWork)
+    }
+
     struct Settings {
         var first: UInt64 = 0
         var count: UInt64 = 1000

@@ -44,15 +44,9 @@ extension SyncEngine {
         case .recordFolder(let path):
             try journal.upsert(JournalItem(path: path, kind: .folder))
         case .deleteRemoteFolder(let path):
-            do {
-                try remote.delete(
-                    path, condition: remoteTree[path]?.tag.map(WriteCondition.matches) ?? .absent)
-            } catch let error as RemoteError
-                where error.kind == .notEmpty || error.kind == .preconditionFailed
-            {
-                return  // something new is inside: it stays, and so does the folder
-            } catch let error as RemoteError where error.kind == .notFound {}
+            guard try deleteRemoteFolder(path, tag: remoteTree[path]?.tag) else { return }
             try journal.remove(path)
+            summary.foldersDeleted += 1
         case .deleteLocalFolder(let path):
             // Only an empty folder: anything left inside was kept for a reason.
             guard case .success = Syscall.unlinkat(AT_FDCWD, localURL(path).path, removeDirectory: true)
@@ -60,7 +54,35 @@ extension SyncEngine {
                 return
             }
             try journal.remove(path)
+            summary.foldersDeleted += 1
         }
+    }
+
+    /// Deletes the remote folder if it is empty; returns whether it is gone.
+    ///
+    /// The tag the listing gave changes when this pass deletes what was inside (the files
+    /// first, then the folders, deepest first): a refused condition is tried once more on the
+    /// folder's tag now. A folder is deleted only when empty, so nothing made inside since is
+    /// taken along.
+    private func deleteRemoteFolder(_ path: RemotePath, tag: RemoteTag?) throws -> Bool {
+        var tag = tag
+        for attempt in 1...2 {
+            do {
+                try remote.delete(path, condition: tag.map(WriteCondition.matches) ?? .absent)
+                return true
+            } catch let error as RemoteError where error.kind == .notFound {
+                return true
+            } catch let error as RemoteError where error.kind == .preconditionFailed && attempt == 1 {
+                guard let entry = try remote.entry(at: path) else { return true }
+                guard entry.kind == .folder else { return false }
+                tag = entry.tag
+            } catch let error as RemoteError
+                where error.kind == .notEmpty || error.kind == .preconditionFailed
+            {
+                return false  // something new is inside: it stays, and so does the folder
+            }
+        }
+        return false
     }
 
     // MARK: - Uploading
