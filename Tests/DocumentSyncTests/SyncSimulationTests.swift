@@ -127,6 +127,30 @@ import Testing
             "no temporary file left behind")
     }
 
+    /// Seed 272: the same crash, and the user edited the document before sync started again.
+    /// The downloaded version was kept as the merge base only with the journal's record, so
+    /// the crash lost it: nothing kept the bytes the user had started from.
+    @Test func aDownloadCutShortByACrashIsKeptThoughEditedBeforeSyncStartsAgain() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "from a\n")
+        try a.sync()
+        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
+        b.crash()
+        try b.write("notes.txt", "from a\nand b\n")
+        let kept = b.store.otherVersionsOfItem(at: b.url("notes.txt")).compactMap {
+            try? String(contentsOf: $0.url, encoding: .utf8)
+        }
+        #expect(kept.contains("from a\n"), "\(kept)")
+        #expect(try b.sync().uploaded == 1)
+        try a.sync()
+        #expect(a.read("notes.txt") == "from a\nand b\n")
+    }
+
     /// The same window in a conflict: the remote's version was in place, this device's kept
     /// as a conflict version, and the crash came before the journal recorded the conflict:
     /// it was never shared.

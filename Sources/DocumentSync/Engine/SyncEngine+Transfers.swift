@@ -170,9 +170,11 @@ extension SyncEngine {
         let temporary = try fetch(path, besides: url)
         try removing(temporary.url) {
             let intent = try beginDownload(path, temporary)
-            try place(temporary.url, at: url, expecting: expected, keeping: .history, intent: intent)
+            let placed = try place(
+                temporary.url, at: url, expecting: expected, keeping: .history, intent: intent)
             try recordDownload(
-                path, url: url, hash: temporary.hash, tag: temporary.tag, entry: entry, intent: intent)
+                path, url: url, hash: temporary.hash, tag: temporary.tag, entry: entry, base: placed.base,
+                intent: intent)
         }
         summary.downloaded += 1
     }
@@ -210,7 +212,8 @@ extension SyncEngine {
     /// Records a file whose local bytes now hash to `hash` and whose remote tag is `tag`, and
     /// settles the download's intent.
     func recordDownload(
-        _ path: RemotePath, url: URL, hash: String, tag: RemoteTag, entry: RemoteEntry, intent: SyncIntent
+        _ path: RemotePath, url: URL, hash: String, tag: RemoteTag, entry: RemoteEntry, base: String?,
+        intent: SyncIntent
     ) throws {
         let status = FileStatus(path: url.path)
         try journal.transaction { journal in
@@ -218,8 +221,7 @@ extension SyncEngine {
                 JournalItem(
                     path: path, kind: .file, remoteTag: tag, remoteSize: entry.size,
                     remoteFileID: entry.fileID,
-                    syncedHash: hash, local: status.map(JournalItem.LocalStatus.init),
-                    baseVersion: try keepBase(of: url, size: status?.size ?? 0)))
+                    syncedHash: hash, local: status.map(JournalItem.LocalStatus.init), baseVersion: base))
             try journal.completeIntent(intent.id)
         }
         try checkpoint(.afterJournal)
@@ -266,12 +268,14 @@ extension SyncEngine {
     ///     place (the caller settles it with the journal's record otherwise).
     ///   - beforeReplacing: Runs once the replaced file is kept, before the rename: the
     ///     caller's chance to record what the kept version is for.
-    /// - Returns: The conflict version made of the replaced file, for ``Replaced/conflict``.
+    /// - Returns: The conflict version made of the replaced file, and the merge base kept of
+    ///   the bytes put in place: kept right after the rename, so that a crash before the
+    ///   journal records the download, and an edit before sync starts again, lose no bytes.
     @discardableResult
     func place(
         _ temporary: URL, at url: URL, expecting expected: FileStatus?, keeping replaced: Replaced,
         intent: SyncIntent? = nil, beforeReplacing: (FileVersion?) throws -> Void = { _ in }
-    ) throws -> FileVersion? {
+    ) throws -> (conflict: FileVersion?, base: String?) {
         do {
             return try replace(
                 temporary, at: url, expecting: expected, keeping: replaced, beforeReplacing: beforeReplacing)
@@ -285,10 +289,11 @@ extension SyncEngine {
     private func replace(
         _ temporary: URL, at url: URL, expecting expected: FileStatus?, keeping replaced: Replaced,
         beforeReplacing: (FileVersion?) throws -> Void
-    ) throws -> FileVersion? {
+    ) throws -> (conflict: FileVersion?, base: String?) {
         try checkpoint(.beforeLocalWrite)
         let coordinator = FileCoordinator()
         var version: FileVersion?
+        var base: String?
         try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { url in
             let current = FileStatus(path: url.path)
             guard current.map(JournalItem.LocalStatus.init) == expected.map(JournalItem.LocalStatus.init)
@@ -311,9 +316,10 @@ extension SyncEngine {
                 url.deletingLastPathComponent(), operation: "flush the folder of"
             )
             .sync(operation: "flush (fsync) the folder of")
+            base = try keepBase(of: url, size: FileStatus(path: url.path)?.size ?? 0)
         }
         try checkpoint(.afterLocalWrite)
-        return version
+        return (version, base)
     }
 
     // MARK: - Both sides changed
@@ -369,13 +375,10 @@ extension SyncEngine {
                         isUploaded: false))
             }
         }
-        guard
-            try place(
-                theirs.url, at: url, expecting: local, keeping: .conflict, intent: intent,
-                beforeReplacing: recordConflict) != nil
-        else {
-            return try journal.completeIntent(intent.id)
-        }
+        let placed = try place(
+            theirs.url, at: url, expecting: local, keeping: .conflict, intent: intent,
+            beforeReplacing: recordConflict)
+        guard placed.conflict != nil else { return try journal.completeIntent(intent.id) }
         let status = FileStatus(path: url.path)
         try journal.transaction { journal in
             // The remote's version is now the one both sides have: the base of the next merge.
@@ -383,8 +386,7 @@ extension SyncEngine {
                 JournalItem(
                     path: path, kind: .file, remoteTag: theirs.tag, remoteSize: entry.size,
                     remoteFileID: entry.fileID, syncedHash: theirs.hash,
-                    local: status.map(JournalItem.LocalStatus.init),
-                    baseVersion: try keepBase(of: url, size: status?.size ?? 0)))
+                    local: status.map(JournalItem.LocalStatus.init), baseVersion: placed.base))
             try journal.completeIntent(intent.id)
         }
         try checkpoint(.afterJournal)
@@ -420,15 +422,14 @@ extension SyncEngine {
         let written = try write(
             path, from: file, url: temporary, size: Int64(merged.count), hash: hash, condition: .matches(tag))
         try checkpoint(.afterRemoteWrite)
-        try place(temporary, at: url, expecting: local, keeping: .history)
+        let placed = try place(temporary, at: url, expecting: local, keeping: .history)
         let status = FileStatus(path: url.path)
         try journal.transaction { journal in
             try journal.upsert(
                 JournalItem(
                     path: path, kind: .file, remoteTag: written.tag, remoteSize: Int64(merged.count),
                     remoteFileID: written.fileID, syncedHash: hash,
-                    local: status.map(JournalItem.LocalStatus.init),
-                    baseVersion: try keepBase(of: url, size: Int64(merged.count))))
+                    local: status.map(JournalItem.LocalStatus.init), baseVersion: placed.base))
             try journal.completeIntent(intent.id)
         }
         try checkpoint(.afterJournal)
