@@ -259,9 +259,10 @@ final class SyncSimulation {
         guard FileStatus(path: device.url(destination).path) == nil else {
             return note("\(device.name): rename \(path) to \(destination): taken")
         }
-        try move(path, to: destination, on: device, coordinated: chance(2))
+        let coordinated = chance(2)
+        try move(path, to: destination, on: device, coordinated: coordinated)
         movers[bytes, default: []].insert(device.name)
-        note("\(device.name): rename \(path) to \(destination)")
+        note("\(device.name): rename \(path) to \(destination)\(coordinated ? "" : " (mv)")")
     }
 
     private func moveFolder(on device: SyncDevice) throws {
@@ -280,8 +281,9 @@ final class SyncSimulation {
         for (path, bytes) in try files(of: device) where path.hasPrefix(source + "/") {
             movers[bytes, default: []].insert(device.name)
         }
-        try move(source, to: destination, on: device, coordinated: chance(2))
-        note("\(device.name): move folder \(source) to \(destination)")
+        let coordinated = chance(2)
+        try move(source, to: destination, on: device, coordinated: coordinated)
+        note("\(device.name): move folder \(source) to \(destination)\(coordinated ? "" : " (mv)")")
     }
 
     private func pass(on device: SyncDevice) {
@@ -431,7 +433,7 @@ final class SyncSimulation {
                     Violation(
                         property: "b",
                         detail: "the unresolved conflicts of \(path) differ: \(sides.joined(separator: "; "))"
-                    ))
+                            + sharedIdentities(of: path)))
             }
         }
 
@@ -465,6 +467,23 @@ final class SyncSimulation {
                         + "at step \(deletion.step) came back (at \(now))"))
         }
         return violations
+    }
+
+    /// The devices on which another document is the same item as `path` for the version
+    /// store (which then shows the same versions and conflicts for both), for messages.
+    private func sharedIdentities(of path: String) -> String {
+        var shared: [String] = []
+        for device in devices {
+            guard let item = try? device.store.identity(ofItemAt: device.url(path), creating: false)?.id,
+                let others = try? files(of: device).map(\.0)
+            else { continue }
+            for other in others where other != path {
+                if (try? device.store.identity(ofItemAt: device.url(other), creating: false)?.id) == item {
+                    shared.append("\(device.name): \(other)")
+                }
+            }
+        }
+        return shared.isEmpty ? "" : " (the version store's same item as \(shared.joined(separator: ", ")))"
     }
 
     // MARK: - The model
