@@ -273,6 +273,61 @@ import Testing
         #expect(try !a.sync().didWork && !b.sync().didWork)
     }
 
+    /// Seeds 349 and 438: another client wrote the conflict's file in the remote's conflicts
+    /// area first (the simulated remote's racing writer strikes any conditional write). The
+    /// write if absent took "something is there" for an earlier attempt of its own, and every
+    /// other device showed that client's bytes as the conflict version.
+    @Test func aConflictSharedOverAnotherClientsFileIsStillThisDevicesVersion() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        try a.sync()
+        remote.schedule(
+            .racingWrite(Data("another client\n".utf8)), on: .write,
+            at: SyncEngine.conflictsFolder.appending("b-1.data"))
+        try b.sync()
+        try a.sync()
+        #expect(b.conflicts("story.txt") == ["It was a quiet night.\n"])
+        #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
+    }
+
+    /// Seeds 58 and 561: deleting a document with a conflict made the deleting device take
+    /// "its conflict version cannot be found" for "resolved", and remove the conflict from the
+    /// remote; the other devices marked theirs resolved, but the deleting device's own stayed
+    /// unresolved in its version store. When the document came back (an edit elsewhere beat
+    /// the delete), that device alone showed the conflict again.
+    @Test func aConflictedDocumentThatComesBackShowsTheSameConflictsEverywhere() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        try b.delete("story.txt")
+        try a.write("story.txt", "It was a stormy night, and then it rained.\n")
+        try b.sync()
+        try a.sync()
+        try b.sync()
+        #expect(
+            b.read("story.txt") == "It was a stormy night, and then it rained.\n", "the edit beat the delete")
+        #expect(a.conflicts("story.txt") == b.conflicts("story.txt"))
+        #expect(try !a.sync().didWork && !b.sync().didWork)
+    }
+
     struct Settings {
         var first: UInt64 = 0
         var count: UInt64 = 1000

@@ -37,6 +37,11 @@ extension SyncEngine {
             known.insert(conflict.id)
             let url = localURL(conflict.path)
             let version = store.version(itemAt: url, forPersistentIdentifier: conflict.localVersion)
+            // The item is gone (deleted, here or elsewhere): its version cannot be looked up, which
+            // says nothing of the conflict. It waits, as a conflict another device shared waits
+            // for its item to arrive; a document that comes back at the path (an edit beat the
+            // delete) finds its conflict again on every device.
+            if version == nil, FileStatus(path: url.path) == nil { continue }
             let unresolved = version.map { !$0.isResolved } ?? false
             if !conflict.isUploaded {
                 guard let version, unresolved else {
@@ -109,10 +114,18 @@ extension SyncEngine {
 
     /// Writes a file that only this device names (a conflict's identifier): one already
     /// there is an earlier attempt of the same write.
+    ///
+    /// The file there is read back all the same: bytes another client put there (not an
+    /// earlier attempt) are written over, on their tag, rather than shared as the conflict.
     private func writeIfAbsent(_ path: RemotePath, _ bytes: Data) throws {
         do {
             try remote.write(path, from: UploadSource(bytes), condition: .absent)
-        } catch let error as RemoteError where error.kind == .preconditionFailed || error.kind == .exists {}
+        } catch let error as RemoteError where error.kind == .preconditionFailed || error.kind == .exists {
+            var found = Data()
+            let tag = try remote.read(path) { found.append($0) }
+            guard found != bytes else { return }
+            try remote.write(path, from: UploadSource(bytes), condition: .matches(tag))
+        }
     }
 
     private func removeFromRemote(_ id: String) throws {
