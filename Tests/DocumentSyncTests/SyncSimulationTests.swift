@@ -328,6 +328,42 @@ import Testing
         #expect(try !a.sync().didWork && !b.sync().didWork)
     }
 
+    /// Seeds 707, 564 and 876: a conflicted document renamed on one device while another
+    /// deleted it. Sync takes that rename for a deletion and a new document (the other side
+    /// changed), but the renaming device's version store moves the conflict version with the
+    /// file: that device alone showed the conflict, on the new name. The conflict's row now
+    /// follows the version store to the new name and its description is rewritten; a device
+    /// that took the conflict under the old name takes it again under the new one.
+    @Test(arguments: [false, true])
+    func aConflictFollowsARenameSyncTookForANewDocument(renamedByTheConflictsDevice: Bool) throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        // b's edit is the conflict version; one device renames, the other deletes.
+        let (renamer, deleter) = renamedByTheConflictsDevice ? (b, a) : (a, b)
+        try deleter.delete("story.txt")
+        try deleter.sync()
+        try FileManager.default.moveItem(at: renamer.url("story.txt"), to: renamer.url("tale.txt"))
+        try renamer.sync()
+        try deleter.sync()
+        try renamer.sync()
+        for device in [a, b] {
+            #expect(device.read("tale.txt") == "It was a stormy night.\n", "\(device.name)")
+            #expect(device.conflicts("tale.txt") == ["It was a quiet night.\n"], "\(device.name)")
+        }
+        #expect(try !a.sync().didWork && !b.sync().didWork)
+    }
+
     struct Settings {
         var first: UInt64 = 0
         var count: UInt64 = 1000

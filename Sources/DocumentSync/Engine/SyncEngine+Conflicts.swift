@@ -23,7 +23,11 @@ extension SyncEngine {
     /// conflicts made here are shared; conflicts another device shared become conflict
     /// versions here; a conflict resolved on any device (marked resolved, or removed) is
     /// removed from the remote, and a device that finds it gone marks its own resolved.
-    func shareConflicts() throws {
+    ///
+    /// - Parameter newFiles: The files this pass found here that the journal did not know
+    ///   (new, or another file at a known path): where to look for a conflicted document that
+    ///   moved without sync seeing a move.
+    func shareConflicts(newFiles: [RemotePath] = []) throws {
         let listing: RemoteListing
         do {
             listing = try remote.list(Self.conflictsFolder)
@@ -33,10 +37,22 @@ extension SyncEngine {
         let described = Set(
             listing.entries.compactMap { $0.name.hasSuffix(".json") ? String($0.name.dropLast(5)) : nil })
         var known: Set<String> = []
-        for conflict in try journal.transaction({ try $0.conflicts() }) {
+        for var conflict in try journal.transaction({ try $0.conflicts() }) {
             known.insert(conflict.id)
-            let url = localURL(conflict.path)
-            let version = store.version(itemAt: url, forPersistentIdentifier: conflict.localVersion)
+            var url = localURL(conflict.path)
+            var version = store.version(itemAt: url, forPersistentIdentifier: conflict.localVersion)
+            if version == nil, FileStatus(path: url.path) == nil {
+                if let moved = try follow(&conflict, among: newFiles + arrived.sorted()) {
+                    (url, version) = (localURL(conflict.path), moved)
+                } else if conflict.isUploaded, described.contains(conflict.id),
+                    !arrived.isEmpty || !newFiles.isEmpty
+                {
+                    // Its document is gone here, and documents arrived: the device that moved it may
+                    // have described it at its new path, where this device takes it again.
+                    try take(conflict.id, movedFrom: conflict.path)
+                    continue
+                }
+            }
             // The item is gone (deleted, here or elsewhere): its version cannot be looked up, which
             // says nothing of the conflict. It waits, as a conflict another device shared waits
             // for its item to arrive; a document that comes back at the path (an edit beat the
@@ -71,6 +87,31 @@ extension SyncEngine {
         for id in described.subtracting(known).sorted() {
             try take(id)
         }
+    }
+
+    /// Finds the document of a conflict whose path has no file any more among the files new
+    /// here, as the version store sees them: a rename sync took for a deletion and a new
+    /// document (the other side changed meanwhile) moved the document and its versions here,
+    /// but not the journal's row. The row follows, and its description on the remote is
+    /// rewritten, so that every device shows the conflict with the same document.
+    ///
+    /// - Returns: The conflict version, found at the conflict's new path.
+    private func follow(_ conflict: inout SharedConflict, among newFiles: [RemotePath]) throws -> FileVersion?
+    {
+        for path in newFiles where path != conflict.path {
+            guard
+                let version = store.version(
+                    itemAt: localURL(path), forPersistentIdentifier: conflict.localVersion)
+            else { continue }
+            if conflict.isUploaded, conflict.describedPath == nil { conflict.describedPath = conflict.path }
+            conflict.path = path
+            if conflict.describedPath == path { conflict.describedPath = nil }
+            let moved = conflict
+            try journal.transaction { try $0.upsertConflict(moved) }
+            summary.conflictsShared += 1
+            return version
+        }
+        return nil
     }
 
     /// Shares a conflict version made here: its bytes first, then its description, whose
@@ -140,7 +181,12 @@ extension SyncEngine {
 
     /// Takes a conflict another device shared: a conflict version of the item here, made
     /// once (the journal remembers it by its identifier).
-    private func take(_ id: String) throws {
+    ///
+    /// - Parameter movedFrom: For a conflict taken before, the path it was taken at: it is
+    ///   taken again only if its description names another path now (its document moved).
+    /// - Returns: Whether it was taken.
+    @discardableResult
+    private func take(_ id: String, movedFrom: RemotePath? = nil) throws -> Bool {
         var descriptionBytes = Data()
         _ = try remote.read(Self.conflictsFolder.appending(id + ".json")) { descriptionBytes.append($0) }
         guard
@@ -149,12 +195,13 @@ extension SyncEngine {
         else {
             summary.failures.append(
                 "conflict \(id): its description on \(remote.displayName) is not readable")
-            return
+            return false
         }
         let path = RemotePath(description.path)
+        if let movedFrom, path == movedFrom { return false }
         let url = localURL(path)
         // The item comes first: a conflict version of nothing waits for the item to arrive.
-        guard FileStatus(path: url.path)?.isRegularFile == true else { return }
+        guard FileStatus(path: url.path)?.isRegularFile == true else { return false }
         let fetched = try fetch(Self.conflictsFolder.appending(id + ".data"), besides: url)
         defer { _ = Syscall.unlinkat(AT_FDCWD, fetched.url.path) }
         let version = try store.addConflictOfItem(
@@ -167,5 +214,6 @@ extension SyncEngine {
         }
         summary.conflictsShared += 1
         summary.notes.append("\(path): a conflict version from \(description.computer ?? "another device")")
+        return true
     }
 }

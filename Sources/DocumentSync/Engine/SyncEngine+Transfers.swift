@@ -177,6 +177,7 @@ extension SyncEngine {
                 intent: intent)
         }
         summary.downloaded += 1
+        arrived.insert(path)
     }
 
     /// Runs `body`, then removes `temporary` if it is still there; unless a crash (the
@@ -568,6 +569,7 @@ extension SyncEngine {
             }
         }
         summary.moved += 1
+        arrived.insert(destination)
     }
 
     // MARK: - Folders

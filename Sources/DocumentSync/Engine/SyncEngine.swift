@@ -79,6 +79,9 @@ public final class SyncEngine {
     var summary = SyncSummary()
     /// Folders known to exist on the remote during this pass.
     var remoteFolders: Set<RemotePath> = []
+    /// Files this pass downloaded or moved into place here: where a conflicted document that
+    /// moved elsewhere may now be.
+    var arrived: Set<RemotePath> = []
 
     /// Opens the journal of `container` and takes the container for this process.
     ///
@@ -170,7 +173,7 @@ public final class SyncEngine {
     ///   the container cannot be listed; nothing is changed then.
     @discardableResult
     public func pass() throws -> SyncSummary {
-        defer { summary = SyncSummary() }
+        defer { (summary, arrived) = (SyncSummary(), []) }
         if let reason = try journal.setting(.pauseReason) { throw SyncError(.paused, reason) }
         try resolvePendingIntents()
         let known = Dictionary(uniqueKeysWithValues: try journal.allItems().map { ($0.path, $0) })
@@ -212,7 +215,11 @@ public final class SyncEngine {
             }
         }
         do {
-            try shareConflicts()
+            // New here, or another file than the journal knew at the path (by inode).
+            let newFiles = local.filter { path, entry in
+                entry.kind == .file && known[path]?.local?.inode != entry.status.inode
+            }
+            try shareConflicts(newFiles: newFiles.keys.sorted())
         } catch let interruption as SyncInterruption {
             throw interruption
         } catch {
