@@ -33,9 +33,17 @@ final class SyncSimulation {
         /// The property's letter: a, b, c or d; "run" when a step of the run itself failed.
         var property: String
         var detail: String
+        /// The known issue outside sync that explains it, when one does.
+        var knownIssue: String?
 
         var description: String { "(\(property)) \(detail)" }
     }
+
+    /// The known issue of DocumentKit's version store behind some conflict-set differences:
+    /// see VersionStoreIdentityTests.
+    static let versionStoreIdentityIssue =
+        "DocumentKit: the version store binds a new file at a moved or deleted document's last path to that "
+        + "document, and shows its conflicts there too"
 
     /// The most rounds of passes of every device the quiet end may take.
     static let mostRounds = 10
@@ -429,11 +437,13 @@ final class SyncSimulation {
                 let sides = seen.sorted { $0.key < $1.key }.map {
                     "\($0.key): [\($0.value.map(Self.show).joined(separator: ", "))]"
                 }
+                let identities = sharedIdentities(of: path)
                 violations.append(
                     Violation(
                         property: "b",
                         detail: "the unresolved conflicts of \(path) differ: \(sides.joined(separator: "; "))"
-                            + sharedIdentities(of: path)))
+                            + identities,
+                        knownIssue: identities.isEmpty ? nil : Self.versionStoreIdentityIssue))
             }
         }
 
@@ -470,10 +480,20 @@ final class SyncSimulation {
     }
 
     /// The devices on which another document is the same item as `path` for the version
-    /// store (which then shows the same versions and conflicts for both), for messages.
+    /// store (which then shows the same versions and conflicts for both), or on which the
+    /// store shows at `path` a conflict version that sync's journal has for another path;
+    /// empty when there is none.
     private func sharedIdentities(of path: String) -> String {
         var shared: [String] = []
         for device in devices {
+            let rows = (try? device.opened().journal.transaction { try $0.conflicts() }) ?? []
+            for version in device.store.unresolvedConflictVersionsOfItem(at: device.url(path)) {
+                if let row = rows.first(where: { $0.localVersion == version.persistentIdentifier }),
+                    row.path.string != path
+                {
+                    shared.append("\(device.name): a conflict of \(row.path) in sync's journal")
+                }
+            }
             guard let item = try? device.store.identity(ofItemAt: device.url(path), creating: false)?.id,
                 let others = try? files(of: device).map(\.0)
             else { continue }
