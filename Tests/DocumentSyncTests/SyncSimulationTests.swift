@@ -160,6 +160,39 @@ import Testing
         #expect(a.read("notes.txt") == "from a\nand b\n")
     }
 
+    /// Seed 2709: a crash after a rename's move reached the remote and before the journal
+    /// knew, then the user deleted the document. Recovery recorded the move with no local
+    /// status ("never seen here"), so the missing file read as never downloaded and came
+    /// back. The same held for an upload cut short the same way.
+    @Test(arguments: ["move", "upload"])
+    func aDocumentDeletedAfterACrashCutShortItsMoveOrUploadStaysDeleted(_ cutShort: String) throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "notes\n")
+        try a.sync()
+        try b.sync()
+        let path: String
+        if cutShort == "move" {
+            path = "renamed.txt"
+            try FileManager.default.moveItem(at: a.url("notes.txt"), to: a.url(path))
+        } else {
+            path = "notes.txt"
+            try a.write(path, "notes, edited\n")
+        }
+        try a.opened().checkpoint = { if $0 == .afterRemoteWrite { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try a.opened().pass() }
+        a.crash()
+        #expect(remote.snapshot().files.keys.map(\.string) == [path], "the remote has the \(cutShort)")
+        try a.delete(path)
+        try a.sync()
+        try b.sync()
+        for device in [a, b] { #expect(try device.tree().isEmpty, "\(device.name)") }
+        #expect(remote.snapshot().files.isEmpty)
+    }
+
     /// The same window in a conflict: the remote's version was in place, this device's kept
     /// as a conflict version, and the crash came before the journal recorded the conflict:
     /// it was never shared.

@@ -23,8 +23,9 @@ extension SyncEngine {
                         item.remoteSize = entry.size
                         item.remoteFileID = entry.fileID
                         item.syncedHash = hash
-                        // Whether the local file still holds these bytes is for the scan to tell.
-                        item.local = nil
+                        // Whether the local file still holds these bytes is for the scan to tell; it
+                        // was here, so none found there is a deletion (nil would read as never here).
+                        item.local = .unseen
                         item.baseVersion = nil
                         try journal.upsert(item)
                         try journal.completeIntent(intent.id)
@@ -55,7 +56,8 @@ extension SyncEngine {
                         if var item = try journal.item(at: destination) {
                             if unchanged { item.remoteTag = entry.tag }
                             item.remoteFileID = entry.fileID
-                            item.local = nil
+                            // The move followed a rename here: the file was at the destination.
+                            item.local = .unseen
                             try journal.upsert(item)
                         }
                         try journal.completeIntent(intent.id)
