@@ -677,8 +677,12 @@ final class SyncSimulation {
         var line = summary.description
         if summary.recorded > 0 { line += ", \(summary.recorded) recorded" }
         if !summary.failures.isEmpty { line += " [\(summary.failures.joined(separator: "; "))]" }
+        if showsNotes, !summary.notes.isEmpty { line += " {\(summary.notes.joined(separator: "; "))}" }
         return line
     }
+
+    /// Whether the trace gives each pass's notes too: `SYNC_SIMULATION_NOTES=1`.
+    private static let showsNotes = ProcessInfo.processInfo.environment["SYNC_SIMULATION_NOTES"] != nil
 
     /// Text as one line, binary as hex.
     static func show(_ bytes: Data) -> String {
