@@ -406,6 +406,40 @@ import Testing
         #expect(try !a.sync().didWork && !b.sync().didWork)
     }
 
+    /// Seed 3443: the conflicted document was renamed here, and another document renamed onto
+    /// its old path. The conflict version was not found at that path, where a file was: that
+    /// read as "removed by the user", and the conflict was resolved on every device though
+    /// nobody had resolved it.
+    @Test func aConflictIsNotResolvedByAnotherDocumentTakingItsPlace() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.write("other.txt", "Another story.\n")
+        try a.sync()
+        try b.sync()
+        try b.write("story.txt", "It was a stormy night.\n")
+        try a.write("story.txt", "It was a quiet night.\n")
+        try b.sync()
+        try a.sync()
+        try b.sync()
+        #expect(b.conflicts("story.txt") == ["It was a quiet night.\n"])
+        try b.delete("story.txt")
+        try b.sync()
+        try FileManager.default.moveItem(at: a.url("story.txt"), to: a.url("tale.txt"))
+        try FileManager.default.moveItem(at: a.url("other.txt"), to: a.url("story.txt"))
+        try a.sync()
+        #expect(a.conflicts("tale.txt") == ["It was a quiet night.\n"])
+        #expect(try remote.list(SyncEngine.conflictsFolder).entries.count == 2, "still shared")
+        // A device that comes to it now sees the conflict with the document.
+        let c = try SyncDevice("c", remote: remote, in: folder)
+        try c.sync()
+        #expect(c.read("tale.txt") == "It was a stormy night.\n")
+        #expect(c.conflicts("tale.txt") == ["It was a quiet night.\n"])
+    }
+
     struct Settings {
         var first: UInt64 = 0
         var count: UInt64 = 1000

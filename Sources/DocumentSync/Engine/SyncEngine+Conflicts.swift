@@ -41,23 +41,24 @@ extension SyncEngine {
             known.insert(conflict.id)
             var url = localURL(conflict.path)
             var version = store.version(itemAt: url, forPersistentIdentifier: conflict.localVersion)
-            if version == nil, FileStatus(path: url.path) == nil {
-                if let moved = try follow(&conflict, among: newFiles + arrived.sorted()) {
-                    (url, version) = (localURL(conflict.path), moved)
-                } else if conflict.isUploaded, described.contains(conflict.id),
-                    !arrived.isEmpty || !newFiles.isEmpty
-                {
-                    // Its document is gone here, and documents arrived: the device that moved it may
-                    // have described it at its new path, where this device takes it again.
-                    try take(conflict.id, movedFrom: conflict.path)
-                    continue
-                }
+            // Not found at its path: its document may have moved where sync saw no move (a
+            // new document there, or another file renamed onto the path here).
+            if version == nil, let moved = try follow(&conflict, among: newFiles + arrived.sorted()) {
+                (url, version) = (localURL(conflict.path), moved)
             }
-            // The item is gone (deleted, here or elsewhere): its version cannot be looked up, which
-            // says nothing of the conflict. It waits, as a conflict another device shared waits
-            // for its item to arrive; a document that comes back at the path (an edit beat the
-            // delete) finds its conflict again on every device.
-            if version == nil, FileStatus(path: url.path) == nil { continue }
+            if version == nil, FileStatus(path: url.path) == nil {
+                // The document is gone (deleted, here or elsewhere): its version cannot be looked up,
+                // which says nothing of the conflict. It waits, as a conflict another device shared
+                // waits for its document to arrive; a document that comes back at the path (an edit
+                // beat the delete) finds its conflict again on every device. If documents arrived
+                // here, the device that moved it may have described it at a new path: it is taken
+                // again there.
+                if conflict.isUploaded, described.contains(conflict.id), !arrived.isEmpty || !newFiles.isEmpty
+                {
+                    try take(conflict.id, movedFrom: conflict.path)
+                }
+                continue
+            }
             let unresolved = version.map { !$0.isResolved } ?? false
             if !conflict.isUploaded {
                 guard let version, unresolved else {
