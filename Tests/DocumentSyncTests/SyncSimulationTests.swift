@@ -440,6 +440,27 @@ import Testing
         #expect(c.conflicts("tale.txt") == ["It was a quiet night.\n"])
     }
 
+    /// Seeds 13489 and 18002: a document deleted here, and a stale listing that did not show
+    /// it on the remote yet (or any more): "gone on both sides", and the journal forgot it.
+    /// The remote still had it, and the next pass downloaded it again.
+    @Test func aDeletionIsNotUndoneByAStaleListing() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "notes\n")
+        try a.sync()
+        try b.sync()
+        try a.delete("notes.txt")
+        // The root as it was before notes.txt was written.
+        remote.schedule(.staleListing(age: 1), on: .list, at: .root)
+        try a.sync()
+        try b.sync()
+        #expect(!a.exists("notes.txt") && !b.exists("notes.txt"))
+        #expect(remote.snapshot().files.isEmpty)
+    }
+
     struct Settings {
         var first: UInt64 = 0
         var count: UInt64 = 1000

@@ -31,6 +31,8 @@ extension SyncEngine {
             try deleteLocal(path, status: status)
         case .forget(let path):
             try journal.remove(path)
+        case .forgetIfGone(let path, let tag):
+            try deleteRemote(path, tag: tag, confirming: true)
         case .moveRemote(let from, let to, let tag):
             try moveRemote(from, to: to, tag: tag, known: known[from])
         case .moveLocal(let from, let to, let entry):
@@ -438,15 +440,21 @@ extension SyncEngine {
 
     // MARK: - Deleting and moving
 
-    func deleteRemote(_ path: RemotePath, tag: RemoteTag?) throws {
+    /// Deletes the remote file on the tag last seen, and forgets it.
+    ///
+    /// - Parameter confirming: The listing had it no more: only a delete that finds it is
+    ///   counted (a stale listing left it out).
+    func deleteRemote(_ path: RemotePath, tag: RemoteTag?, confirming: Bool = false) throws {
         let condition = tag.map(WriteCondition.matches) ?? .absent
         let intent = try journal.beginIntent(
             SyncIntent(operation: .delete, path: path, condition: condition, created: Date()))
         try checkpoint(.beforeRemoteWrite)
+        var deleted = true
         do {
             try remote.delete(path, condition: condition)
         } catch let error as RemoteError where error.kind == .notFound {
             // Already gone: what the delete was for.
+            deleted = false
         } catch {
             // Never recorded as done: the next pass sees the item again.
             try journal.completeIntent(intent.id)
@@ -457,7 +465,7 @@ extension SyncEngine {
             try journal.remove(path)
             try journal.completeIntent(intent.id)
         }
-        summary.deletedRemotely += 1
+        if deleted || !confirming { summary.deletedRemotely += 1 }
     }
 
     /// Deletes the local file the remote deleted, as a coordinated deletion (an open document
