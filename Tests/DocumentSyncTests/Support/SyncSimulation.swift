@@ -450,6 +450,9 @@ final class SyncSimulation {
         // (a) Nothing lost.
         var kept = live
         for device in devices { kept.formUnion(Self.contents(under: device.deleted)) }
+        // Another client's blind write over a version on the remote (the racing writer fault)
+        // replaces it, as a write of that client's own would.
+        kept.formUnion(remote.bytesReplacedByRacingWriters)
         var missing = written.filter { !superseded.contains($0.key) && !kept.contains($0.key.bytes) }
         if !missing.isEmpty {
             for device in devices { kept.formUnion(Self.storedContents(of: device.store)) }
