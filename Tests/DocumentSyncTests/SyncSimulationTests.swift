@@ -461,6 +461,34 @@ import Testing
         #expect(remote.snapshot().files.isEmpty)
     }
 
+    /// Seed 6100: another client wrote over a conflict's description just before this device
+    /// shared it, the read back failed, and the document was deleted before it could try
+    /// again. Every other device then failed on the unreadable description in every pass, so
+    /// sync never came to rest.
+    @Test func anUnreadableConflictDescriptionIsPassedOverQuietly() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try b.write("story.txt", "It was a stormy night.\n")
+        try a.write("story.txt", "It was a quiet night.\n")
+        try b.sync()
+        let description = SyncEngine.conflictsFolder.appending("a-1.json")
+        remote.schedule(.racingWrite(Data("another client\n".utf8)), on: .write, at: description)
+        remote.schedule(.serverError(status: 503), on: .read, at: description)
+        let conflicted = try a.opened().pass()
+        #expect(conflicted.conflicts == 1 && conflicted.failures.count == 1, "\(conflicted.failures)")
+        try a.delete("story.txt")
+        try a.sync()
+        let summary = try b.sync()
+        #expect(summary.failures.isEmpty, "\(summary.failures)")
+        #expect(try !b.sync().didWork)
+    }
+
     struct Settings {
         var first: UInt64 = 0
         var count: UInt64 = 1000

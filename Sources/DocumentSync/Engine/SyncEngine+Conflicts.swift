@@ -194,8 +194,9 @@ extension SyncEngine {
             let description = try? JSONDecoder().decode(
                 SharedConflictDescription.self, from: descriptionBytes)
         else {
-            summary.failures.append(
-                "conflict \(id): its description on \(remote.displayName) is not readable")
+            // Not what a device writes (another client wrote there): not shared yet, as far as this
+            // device can tell; the device that made it writes it over when it shares it.
+            summary.notes.append("conflict \(id): its description on \(remote.displayName) is not readable")
             return false
         }
         let path = RemotePath(description.path)
