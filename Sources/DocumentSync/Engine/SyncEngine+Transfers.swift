@@ -146,6 +146,13 @@ extension SyncEngine {
             offset += Int64(count)
             return Data(buffer[..<count])
         }
+        return try write(path, from: source, hash: hash, condition: condition)
+    }
+
+    /// Writes `source` to the remote, settling an unknown outcome by reading the remote back.
+    private func write(_ path: RemotePath, from source: UploadSource, hash: String, condition: WriteCondition)
+        throws -> (tag: RemoteTag?, fileID: String?)
+    {
         do {
             let tag = try remote.write(path, from: source, condition: condition)
             let entry = try remote.entry(at: path)
@@ -399,7 +406,7 @@ extension SyncEngine {
         )
     }
 
-    /// Writes a clean merge: to the remote on the tag of the version merged, then here.
+    /// Writes a clean merge: here, then to the remote on the tag of the version merged.
     private func writeMerge(
         _ merged: Data, _ path: RemotePath, url: URL, over tag: RemoteTag, local: FileStatus
     )
@@ -417,16 +424,19 @@ extension SyncEngine {
         _ merged: Data, _ path: RemotePath, url: URL, over tag: RemoteTag, local: FileStatus,
         from temporary: URL
     ) throws {
+        // Here first: a crash between the two writes must leave the merge where the next pass
+        // finds it. Placed here and not on the remote, it is this device's change, merged
+        // again with the remote's (which it contains); on the remote and not here, the journal
+        // would take it as synced and this device's unmerged side as a newer edit, and upload
+        // that over it.
+        let placed = try place(temporary, at: url, expecting: local, keeping: .history)
+        let status = FileStatus(path: url.path)
         let hash = ContentHash(of: merged).hex
         let intent = try journal.beginIntent(
             SyncIntent(operation: .upload, path: path, hash: hash, condition: .matches(tag), created: Date()))
         try checkpoint(.beforeRemoteWrite)
-        let file = try FileDescriptor.open(temporary, O_RDONLY | O_CLOEXEC, operation: "read the merge of")
-        let written = try write(
-            path, from: file, url: temporary, size: Int64(merged.count), hash: hash, condition: .matches(tag))
+        let written = try write(path, from: UploadSource(merged), hash: hash, condition: .matches(tag))
         try checkpoint(.afterRemoteWrite)
-        let placed = try place(temporary, at: url, expecting: local, keeping: .history)
-        let status = FileStatus(path: url.path)
         try journal.transaction { journal in
             try journal.upsert(
                 JournalItem(
