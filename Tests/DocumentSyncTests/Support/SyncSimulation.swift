@@ -14,7 +14,10 @@ import Foundation
 /// - (b) every device holds the remote's tree, byte for byte, and the same unresolved
 ///   conflict versions of each document;
 /// - (c) the devices got there within ``mostRounds`` rounds;
-/// - (d) nothing deleted came back, unless another device moved it meanwhile.
+/// - (d) nothing deleted came back, unless another device moved it meanwhile;
+/// - (e) no edit lost: every line a step wrote is in a document or an unresolved conflict
+///   version, unless an edit, a deletion or a resolution removed it on purpose (or another
+///   client wrote blindly over it).
 ///
 /// Every choice comes from one ``SeededGenerator``, and the remote draws its faults from
 /// another split from it, so the same seed makes the same steps and the same faults: a seed a
@@ -30,7 +33,7 @@ import Foundation
 final class SyncSimulation {
     /// A property a run broke.
     struct Violation: CustomStringConvertible {
-        /// The property's letter: a, b, c or d; "run" when a step of the run itself failed.
+        /// The property's letter, a to e; "run" when a step of the run itself failed.
         var property: String
         var detail: String
         /// The known issue outside sync that explains it, when one does.
@@ -89,6 +92,14 @@ final class SyncSimulation {
     /// rather than delete a document that may exist nowhere else: a deletion of them may come
     /// back, by design.
     private var uncertainUploads: Set<Data> = []
+    /// Every line the steps made, by its first word (unique), with where it was first
+    /// written: property (e) looks for each in the documents and unresolved conflicts.
+    private var lines: [String: String] = [:]
+    /// The first words of the lines `newLine` made, written or not.
+    private var madeLines: Set<String> = []
+    /// Lines removed on purpose: by an edit or a deletion of a text that had them, a
+    /// conflict version marked resolved, another client's blind write over them.
+    private var removedLines: Set<String> = []
 
     private static let fileNames = ["a.txt", "b.txt", "c.txt", "d.bin", "e.bin"]
     private static let folderNames = ["A", "B", "C"]
@@ -361,6 +372,7 @@ final class SyncSimulation {
         let versions = device.store.unresolvedConflictVersionsOfItem(at: device.url(path))
         let version = versions[Int.random(in: 0..<versions.count, using: &random)]
         version.isResolved = true
+        if let bytes = try? Data(contentsOf: version.url) { removedLines.formUnion(lineWords(bytes)) }
         note("\(device.name): resolve a conflict of \(path)")
     }
 
@@ -466,6 +478,27 @@ final class SyncSimulation {
                 ))
         }
 
+        // (e) No edit lost: every line made is in a document or an unresolved conflict
+        // version, unless removed on purpose (this finds an edit reverted in a document that
+        // survives whole only as an old version, which (a) accepts).
+        for replaced in remote.bytesReplacedByRacingWriters { removedLines.formUnion(lineWords(replaced)) }
+        var present = Set(live.flatMap(lineWords))
+        var lost = Set(lines.keys).subtracting(removedLines).subtracting(present)
+        if !lost.isEmpty {
+            for device in devices {
+                for bytes in Self.storedContents(of: device.store, unresolvedConflictsOnly: true) {
+                    present.formUnion(lineWords(bytes))
+                }
+            }
+            lost.subtract(present)
+        }
+        for word in lost.sorted(by: { lines[$0]! < lines[$1]! }) {
+            violations.append(
+                Violation(
+                    property: "e",
+                    detail: "the line \"\(word) …\" (\(lines[word]!)) is in no document or conflict"))
+        }
+
         // (d) Nothing deleted came back, unless another device moved it meanwhile.
         for deletion in deletions
         where live.contains(deletion.bytes) && !uncertainUploads.contains(deletion.bytes) {
@@ -512,6 +545,12 @@ final class SyncSimulation {
     // MARK: - The model
 
     private func record(_ bytes: Data, by writer: String, at path: String, replacing old: Data?) {
+        let before = old.map(lineWords) ?? []
+        let after = lineWords(bytes)
+        removedLines.formUnion(before.subtracting(after))
+        for word in after.subtracting(before) where lines[word] == nil {
+            lines[word] = "\(writer), step \(step), \(path)"
+        }
         if let old {
             let replaced = Version(writer: writer, bytes: old)
             if written[replaced] != nil { superseded.insert(replaced) }
@@ -523,6 +562,7 @@ final class SyncSimulation {
     }
 
     private func noteDeletion(of bytes: Data, at path: String, by device: String) {
+        removedLines.formUnion(lineWords(bytes))
         deletions.append(Deletion(device: device, path: path, bytes: bytes, step: step))
         let version = Version(writer: device, bytes: bytes)
         if written[version] != nil { superseded.insert(version) }
@@ -536,7 +576,19 @@ final class SyncSimulation {
 
     private func newLine(writer: String) -> String {
         counter += 1
+        madeLines.insert("\(writer)\(counter)")
         return "\(writer)\(counter) \(pick(Self.words))"
+    }
+
+    /// The first words of the lines of `bytes` that the steps made.
+    private func lineWords(_ bytes: Data) -> Set<String> {
+        guard let text = String(data: bytes, encoding: .utf8) else { return [] }
+        return Set(
+            text.split(separator: "\n").compactMap { line in
+                line.split(separator: " ").first.map(String.init).flatMap {
+                    madeLines.contains($0) ? $0 : nil
+                }
+            })
     }
 
     private func newText(writer: String = "") -> Data {
@@ -624,12 +676,16 @@ final class SyncSimulation {
         return found
     }
 
-    /// The contents of every version of every item the store holds, deleted items' too.
-    private static func storedContents(of store: VersionStore) -> Set<Data> {
+    /// The contents of every version of every item the store holds, deleted items' too; or of
+    /// its unresolved conflict versions only.
+    private static func storedContents(of store: VersionStore, unresolvedConflictsOnly: Bool = false) -> Set<
+        Data
+    > {
         store.waitUntilIdle()
         var found: Set<Data> = []
         for item in store.itemIDs() {
-            for record in store.records(ofItem: item) {
+            for record in store.records(ofItem: item)
+            where !unresolvedConflictsOnly || (record.isConflict && !record.isResolved) {
                 let version = FileVersion(record: record, store: store)
                 if let bytes = try? Data(contentsOf: version.url) { found.insert(bytes) }
             }
