@@ -23,7 +23,11 @@ extension SyncEngine {
     /// conflicts made here are shared; conflicts another device shared become conflict
     /// versions here; a conflict resolved on any device (marked resolved, or removed) is
     /// removed from the remote, and a device that finds it gone marks its own resolved.
-    func shareConflicts() throws {
+    ///
+    /// - Parameter newFiles: The files this pass found here that the journal did not know
+    ///   (new, or another file at a known path): where to look for a conflicted document that
+    ///   moved without sync seeing a move.
+    func shareConflicts(newFiles: [RemotePath] = []) throws {
         let listing: RemoteListing
         do {
             listing = try remote.list(Self.conflictsFolder)
@@ -33,10 +37,28 @@ extension SyncEngine {
         let described = Set(
             listing.entries.compactMap { $0.name.hasSuffix(".json") ? String($0.name.dropLast(5)) : nil })
         var known: Set<String> = []
-        for conflict in try journal.transaction({ try $0.conflicts() }) {
+        for var conflict in try journal.transaction({ try $0.conflicts() }) {
             known.insert(conflict.id)
-            let url = localURL(conflict.path)
-            let version = store.version(itemAt: url, forPersistentIdentifier: conflict.localVersion)
+            var url = localURL(conflict.path)
+            var version = store.version(itemAt: url, forPersistentIdentifier: conflict.localVersion)
+            // Not found at its path: its document may have moved where sync saw no move (a
+            // new document there, or another file renamed onto the path here).
+            if version == nil, let moved = try follow(&conflict, among: newFiles + arrived.sorted()) {
+                (url, version) = (localURL(conflict.path), moved)
+            }
+            if version == nil, FileStatus(path: url.path) == nil {
+                // The document is gone (deleted, here or elsewhere): its version cannot be looked up,
+                // which says nothing of the conflict. It waits, as a conflict another device shared
+                // waits for its document to arrive; a document that comes back at the path (an edit
+                // beat the delete) finds its conflict again on every device. If documents arrived
+                // here, the device that moved it may have described it at a new path: it is taken
+                // again there.
+                if conflict.isUploaded, described.contains(conflict.id), !arrived.isEmpty || !newFiles.isEmpty
+                {
+                    try take(conflict.id, movedFrom: conflict.path)
+                }
+                continue
+            }
             let unresolved = version.map { !$0.isResolved } ?? false
             if !conflict.isUploaded {
                 guard let version, unresolved else {
@@ -54,11 +76,43 @@ extension SyncEngine {
                 version?.isResolved = true
                 try journal.transaction { try $0.removeConflict(conflict.id) }
                 summary.conflictsShared += 1
+            } else if conflict.describedPath != nil, let version {
+                // Its item moved: devices that have not taken it yet look for it at the new path.
+                try describe(conflict, version, replacing: true)
+                var described = conflict
+                described.describedPath = nil
+                try journal.transaction { try $0.upsertConflict(described) }
+                summary.conflictsShared += 1
             }
         }
         for id in described.subtracting(known).sorted() {
             try take(id)
         }
+    }
+
+    /// Finds the document of a conflict whose path has no file any more among the files new
+    /// here, as the version store sees them: a rename sync took for a deletion and a new
+    /// document (the other side changed meanwhile) moved the document and its versions here,
+    /// but not the journal's row. The row follows, and its description on the remote is
+    /// rewritten, so that every device shows the conflict with the same document.
+    ///
+    /// - Returns: The conflict version, found at the conflict's new path.
+    private func follow(_ conflict: inout SharedConflict, among newFiles: [RemotePath]) throws -> FileVersion?
+    {
+        for path in newFiles where path != conflict.path {
+            guard
+                let version = store.version(
+                    itemAt: localURL(path), forPersistentIdentifier: conflict.localVersion)
+            else { continue }
+            if conflict.isUploaded, conflict.describedPath == nil { conflict.describedPath = conflict.path }
+            conflict.path = path
+            if conflict.describedPath == path { conflict.describedPath = nil }
+            let moved = conflict
+            try journal.transaction { try $0.upsertConflict(moved) }
+            summary.conflictsShared += 1
+            return version
+        }
+        return nil
     }
 
     /// Shares a conflict version made here: its bytes first, then its description, whose
@@ -70,24 +124,50 @@ extension SyncEngine {
         let bytes = try Data(contentsOf: version.url)
         try checkpoint(.beforeRemoteWrite)
         try writeIfAbsent(data, bytes)
-        let description = SharedConflictDescription(
-            path: conflict.path.string, computer: version.localizedNameOfSavingComputer,
-            modified: version.modificationDate?.timeIntervalSince1970)
-        try writeIfAbsent(
-            Self.conflictsFolder.appending(conflict.id + ".json"), try JSONEncoder().encode(description))
+        try describe(conflict, version, replacing: false)
         try checkpoint(.afterRemoteWrite)
         var shared = conflict
         shared.isUploaded = true
+        shared.describedPath = nil
         try journal.transaction { try $0.upsertConflict(shared) }
         summary.conflictsShared += 1
     }
 
+    /// Writes the description of a conflict, whose presence says the conflict is whole; with
+    /// `replacing`, over the one there (its item moved), on that one's tag.
+    private func describe(_ conflict: SharedConflict, _ version: FileVersion, replacing: Bool) throws {
+        let path = Self.conflictsFolder.appending(conflict.id + ".json")
+        let description = try JSONEncoder().encode(
+            SharedConflictDescription(
+                path: conflict.path.string, computer: version.localizedNameOfSavingComputer,
+                modified: version.modificationDate?.timeIntervalSince1970))
+        guard replacing else { return try writeIfAbsent(path, description) }
+        // Gone meanwhile: resolved on another device, which the next pass sees.
+        guard let entry = try remote.entry(at: path), let tag = entry.tag else { return }
+        do {
+            try remote.write(path, from: UploadSource(description), condition: .matches(tag))
+        } catch let error as RemoteError where error.leavesOutcomeUnknown {
+            // Another device rewrote it (it moved the item too), or this write went through.
+            var bytes = Data()
+            _ = try remote.read(path) { bytes.append($0) }
+            if bytes != description { throw error }
+        }
+    }
+
     /// Writes a file that only this device names (a conflict's identifier): one already
     /// there is an earlier attempt of the same write.
+    ///
+    /// The file there is read back all the same: bytes another client put there (not an
+    /// earlier attempt) are written over, on their tag, rather than shared as the conflict.
     private func writeIfAbsent(_ path: RemotePath, _ bytes: Data) throws {
         do {
             try remote.write(path, from: UploadSource(bytes), condition: .absent)
-        } catch let error as RemoteError where error.kind == .preconditionFailed || error.kind == .exists {}
+        } catch let error as RemoteError where error.kind == .preconditionFailed || error.kind == .exists {
+            var found = Data()
+            let tag = try remote.read(path) { found.append($0) }
+            guard found != bytes else { return }
+            try remote.write(path, from: UploadSource(bytes), condition: .matches(tag))
+        }
     }
 
     private func removeFromRemote(_ id: String) throws {
@@ -102,21 +182,28 @@ extension SyncEngine {
 
     /// Takes a conflict another device shared: a conflict version of the item here, made
     /// once (the journal remembers it by its identifier).
-    private func take(_ id: String) throws {
+    ///
+    /// - Parameter movedFrom: For a conflict taken before, the path it was taken at: it is
+    ///   taken again only if its description names another path now (its document moved).
+    /// - Returns: Whether it was taken.
+    @discardableResult
+    private func take(_ id: String, movedFrom: RemotePath? = nil) throws -> Bool {
         var descriptionBytes = Data()
         _ = try remote.read(Self.conflictsFolder.appending(id + ".json")) { descriptionBytes.append($0) }
         guard
             let description = try? JSONDecoder().decode(
                 SharedConflictDescription.self, from: descriptionBytes)
         else {
-            summary.failures.append(
-                "conflict \(id): its description on \(remote.displayName) is not readable")
-            return
+            // Not what a device writes (another client wrote there): not shared yet, as far as this
+            // device can tell; the device that made it writes it over when it shares it.
+            summary.notes.append("conflict \(id): its description on \(remote.displayName) is not readable")
+            return false
         }
         let path = RemotePath(description.path)
+        if let movedFrom, path == movedFrom { return false }
         let url = localURL(path)
         // The item comes first: a conflict version of nothing waits for the item to arrive.
-        guard FileStatus(path: url.path)?.isRegularFile == true else { return }
+        guard FileStatus(path: url.path)?.isRegularFile == true else { return false }
         let fetched = try fetch(Self.conflictsFolder.appending(id + ".data"), besides: url)
         defer { _ = Syscall.unlinkat(AT_FDCWD, fetched.url.path) }
         let version = try store.addConflictOfItem(
@@ -129,5 +216,6 @@ extension SyncEngine {
         }
         summary.conflictsShared += 1
         summary.notes.append("\(path): a conflict version from \(description.computer ?? "another device")")
+        return true
     }
 }

@@ -1,6 +1,10 @@
 import DocumentKit
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension SyncEngine {
     /// Settles the intents a crash left: each remote write that may or may not have happened
     /// is looked up on the remote and compared by hash, never retried blindly. A write found
@@ -19,8 +23,9 @@ extension SyncEngine {
                         item.remoteSize = entry.size
                         item.remoteFileID = entry.fileID
                         item.syncedHash = hash
-                        // Whether the local file still holds these bytes is for the scan to tell.
-                        item.local = nil
+                        // Whether the local file still holds these bytes is for the scan to tell; it
+                        // was here, so none found there is a deletion (nil would read as never here).
+                        item.local = .unseen
                         item.baseVersion = nil
                         try journal.upsert(item)
                         try journal.completeIntent(intent.id)
@@ -41,12 +46,18 @@ extension SyncEngine {
                 if let destination = intent.destination, try remote.entry(at: intent.path) == nil,
                     let entry = try remote.entry(at: destination)
                 {
+                    // The tag after the move is the synced bytes' only if they are still what is
+                    // there; otherwise the old tag makes the next pass fetch what changed.
+                    let unchanged =
+                        entry.kind == .file && intent.hash != nil
+                        && (try? remoteHash(destination))?.0 == intent.hash
                     try journal.transaction { journal in
                         try journal.renameItem(from: intent.path, to: destination)
                         if var item = try journal.item(at: destination) {
-                            item.remoteTag = entry.tag
+                            if unchanged { item.remoteTag = entry.tag }
                             item.remoteFileID = entry.fileID
-                            item.local = nil
+                            // The move followed a rename here: the file was at the destination.
+                            item.local = .unseen
                             try journal.upsert(item)
                         }
                         try journal.completeIntent(intent.id)
@@ -54,10 +65,41 @@ extension SyncEngine {
                 } else {
                     try journal.completeIntent(intent.id)
                 }
+            case .download:
+                try resolveDownload(intent)
             case .makeFolder, .conflictUpload:
                 // Both are made again if missing: the conflict's row says whether it is shared.
                 try journal.completeIntent(intent.id)
             }
+        }
+    }
+
+    /// A download was put in place if the temporary file it was renamed from is gone: the
+    /// journal then takes its bytes as synced at the tag they were read at, whatever the user
+    /// did to the file since (a deletion is a deletion, an edit an edit). Otherwise nothing
+    /// was put in place, and the temporary file is removed.
+    private func resolveDownload(_ intent: SyncIntent) throws {
+        let temporary = intent.destination.map(localURL)
+        let placed = temporary.map { FileStatus(path: $0.path) == nil } ?? false
+        guard placed, let hash = intent.hash, case .matches(let tag)? = intent.condition else {
+            if let temporary { _ = Syscall.unlinkat(AT_FDCWD, temporary.path) }
+            return try journal.completeIntent(intent.id)
+        }
+        let url = localURL(intent.path)
+        let status = FileStatus(path: url.path)
+        let holds = status?.isRegularFile == true && (try? ContentHash(contentsOf: url).hex) == hash
+        let base = holds ? try keepBase(of: url, size: status?.size ?? 0) : nil
+        try journal.transaction { journal in
+            var item = try journal.item(at: intent.path) ?? JournalItem(path: intent.path, kind: .file)
+            item.remoteTag = tag
+            item.remoteSize = holds ? status?.size : nil
+            item.syncedHash = hash
+            // Holding the bytes: the scan records its status. Not: the file was here, as the
+            // journal never saw it, and what is there now (or nothing) is the user's change.
+            item.local = holds ? nil : .unseen
+            item.baseVersion = base
+            try journal.upsert(item)
+            try journal.completeIntent(intent.id)
         }
     }
 }

@@ -31,6 +31,8 @@ extension SyncEngine {
             try deleteLocal(path, status: status)
         case .forget(let path):
             try journal.remove(path)
+        case .forgetIfGone(let path, let tag):
+            try deleteRemote(path, tag: tag, confirming: true)
         case .moveRemote(let from, let to, let tag):
             try moveRemote(from, to: to, tag: tag, known: known[from])
         case .moveLocal(let from, let to, let entry):
@@ -44,15 +46,9 @@ extension SyncEngine {
         case .recordFolder(let path):
             try journal.upsert(JournalItem(path: path, kind: .folder))
         case .deleteRemoteFolder(let path):
-            do {
-                try remote.delete(
-                    path, condition: remoteTree[path]?.tag.map(WriteCondition.matches) ?? .absent)
-            } catch let error as RemoteError
-                where error.kind == .notEmpty || error.kind == .preconditionFailed
-            {
-                return  // something new is inside: it stays, and so does the folder
-            } catch let error as RemoteError where error.kind == .notFound {}
+            guard try deleteRemoteFolder(path, tag: remoteTree[path]?.tag) else { return }
             try journal.remove(path)
+            summary.foldersDeleted += 1
         case .deleteLocalFolder(let path):
             // Only an empty folder: anything left inside was kept for a reason.
             guard case .success = Syscall.unlinkat(AT_FDCWD, localURL(path).path, removeDirectory: true)
@@ -60,7 +56,35 @@ extension SyncEngine {
                 return
             }
             try journal.remove(path)
+            summary.foldersDeleted += 1
         }
+    }
+
+    /// Deletes the remote folder if it is empty; returns whether it is gone.
+    ///
+    /// The tag the listing gave changes when this pass deletes what was inside (the files
+    /// first, then the folders, deepest first): a refused condition is tried once more on the
+    /// folder's tag now. A folder is deleted only when empty, so nothing made inside since is
+    /// taken along.
+    private func deleteRemoteFolder(_ path: RemotePath, tag: RemoteTag?) throws -> Bool {
+        var tag = tag
+        for attempt in 1...2 {
+            do {
+                try remote.delete(path, condition: tag.map(WriteCondition.matches) ?? .absent)
+                return true
+            } catch let error as RemoteError where error.kind == .notFound {
+                return true
+            } catch let error as RemoteError where error.kind == .preconditionFailed && attempt == 1 {
+                guard let entry = try remote.entry(at: path) else { return true }
+                guard entry.kind == .folder else { return false }
+                tag = entry.tag
+            } catch let error as RemoteError
+                where error.kind == .notEmpty || error.kind == .preconditionFailed
+            {
+                return false  // something new is inside: it stays, and so does the folder
+            }
+        }
+        return false
     }
 
     // MARK: - Uploading
@@ -122,6 +146,13 @@ extension SyncEngine {
             offset += Int64(count)
             return Data(buffer[..<count])
         }
+        return try write(path, from: source, hash: hash, condition: condition)
+    }
+
+    /// Writes `source` to the remote, settling an unknown outcome by reading the remote back.
+    private func write(_ path: RemotePath, from source: UploadSource, hash: String, condition: WriteCondition)
+        throws -> (tag: RemoteTag?, fileID: String?)
+    {
         do {
             let tag: RemoteTag?
             do {
@@ -151,22 +182,63 @@ extension SyncEngine {
     func download(_ path: RemotePath, _ entry: RemoteEntry, replacing expected: FileStatus?) throws {
         let url = localURL(path)
         let temporary = try fetch(path, besides: url)
-        defer { _ = Syscall.unlinkat(AT_FDCWD, temporary.url.path) }
-        try place(temporary.url, at: url, expecting: expected, keeping: .history)
-        try recordDownload(path, url: url, hash: temporary.hash, tag: temporary.tag, entry: entry)
+        try removing(temporary.url) {
+            let intent = try beginDownload(path, temporary)
+            let placed = try place(
+                temporary.url, at: url, expecting: expected, keeping: .history, intent: intent)
+            try recordDownload(
+                path, url: url, hash: temporary.hash, tag: temporary.tag, entry: entry, base: placed.base,
+                intent: intent)
+        }
         summary.downloaded += 1
+        arrived.insert(path)
     }
 
-    /// Records a file whose local bytes now hash to `hash` and whose remote tag is `tag`.
-    func recordDownload(_ path: RemotePath, url: URL, hash: String, tag: RemoteTag, entry: RemoteEntry)
-        throws
+    /// Runs `body`, then removes `temporary` if it is still there; unless a crash (the
+    /// simulation's ``SyncInterruption``) stopped it, which leaves things as a killed process
+    /// does, for the next pass to settle.
+    func removing<Result>(_ temporary: URL, after body: () throws -> Result) throws -> Result {
+        do {
+            let result = try body()
+            _ = Syscall.unlinkat(AT_FDCWD, temporary.path)
+            return result
+        } catch let interruption as SyncInterruption {
+            throw interruption
+        } catch {
+            _ = Syscall.unlinkat(AT_FDCWD, temporary.path)
+            throw error
+        }
+    }
+
+    /// Records, before a download is put in place, what it puts there and the temporary file
+    /// it is renamed from: a crash between the rename and the journal leaves a file the
+    /// journal does not know, which would otherwise read as a new document here (and come back
+    /// on a remote that deleted it since). The temporary file gone says the rename happened.
+    func beginDownload(_ path: RemotePath, _ fetched: (url: URL, hash: String, tag: RemoteTag)) throws
+        -> SyncIntent
     {
+        try journal.beginIntent(
+            SyncIntent(
+                operation: .download, path: path,
+                destination: path.parent.appending(fetched.url.lastPathComponent),
+                hash: fetched.hash, condition: .matches(fetched.tag), created: Date()))
+    }
+
+    /// Records a file whose local bytes now hash to `hash` and whose remote tag is `tag`, and
+    /// settles the download's intent.
+    func recordDownload(
+        _ path: RemotePath, url: URL, hash: String, tag: RemoteTag, entry: RemoteEntry, base: String?,
+        intent: SyncIntent
+    ) throws {
         let status = FileStatus(path: url.path)
-        try journal.upsert(
-            JournalItem(
-                path: path, kind: .file, remoteTag: tag, remoteSize: entry.size, remoteFileID: entry.fileID,
-                syncedHash: hash, local: status.map(JournalItem.LocalStatus.init),
-                baseVersion: try keepBase(of: url, size: status?.size ?? 0)))
+        try journal.transaction { journal in
+            try journal.upsert(
+                JournalItem(
+                    path: path, kind: .file, remoteTag: tag, remoteSize: entry.size,
+                    remoteFileID: entry.fileID,
+                    syncedHash: hash, local: status.map(JournalItem.LocalStatus.init), baseVersion: base))
+            try journal.completeIntent(intent.id)
+        }
         try checkpoint(.afterJournal)
     }
 
@@ -183,7 +255,8 @@ extension SyncEngine {
     func fetch(_ path: RemotePath, besides url: URL) throws -> (url: URL, hash: String, tag: RemoteTag) {
         let folder = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let temporary = folder.appendingPathComponent(".documentsync-\(UUID().uuidString).download")
+        let temporary = folder.appendingPathComponent(
+            SyncTrees.temporaryPrefix + "\(UUID().uuidString).download")
         let file = try FileDescriptor.open(
             temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o644, operation: "download into")
         var hasher = ContentHash.Hasher()
@@ -205,14 +278,37 @@ extension SyncEngine {
     /// Renames `temporary` over `url` as a coordinated write, if the local file is still
     /// `expected`, keeping what it replaces in the version store.
     ///
-    /// - Returns: The conflict version made of the replaced file, for ``Replaced/conflict``.
+    /// - Parameters:
+    ///   - intent: The intent recorded for this download; settled here when nothing is put in
+    ///     place (the caller settles it with the journal's record otherwise).
+    ///   - beforeReplacing: Runs once the replaced file is kept, before the rename: the
+    ///     caller's chance to record what the kept version is for.
+    /// - Returns: The conflict version made of the replaced file, and the merge base kept of
+    ///   the bytes put in place: kept right after the rename, so that a crash before the
+    ///   journal records the download, and an edit before sync starts again, lose no bytes.
     @discardableResult
-    func place(_ temporary: URL, at url: URL, expecting expected: FileStatus?, keeping replaced: Replaced)
-        throws -> FileVersion?
-    {
+    func place(
+        _ temporary: URL, at url: URL, expecting expected: FileStatus?, keeping replaced: Replaced,
+        intent: SyncIntent? = nil, beforeReplacing: (FileVersion?) throws -> Void = { _ in }
+    ) throws -> (conflict: FileVersion?, base: String?) {
+        do {
+            return try replace(
+                temporary, at: url, expecting: expected, keeping: replaced, beforeReplacing: beforeReplacing)
+        } catch let error where !(error is SyncInterruption) {
+            // A crash leaves the intent for the next pass; any other failure placed nothing.
+            if let intent { try journal.completeIntent(intent.id) }
+            throw error
+        }
+    }
+
+    private func replace(
+        _ temporary: URL, at url: URL, expecting expected: FileStatus?, keeping replaced: Replaced,
+        beforeReplacing: (FileVersion?) throws -> Void
+    ) throws -> (conflict: FileVersion?, base: String?) {
         try checkpoint(.beforeLocalWrite)
         let coordinator = FileCoordinator()
         var version: FileVersion?
+        var base: String?
         try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { url in
             let current = FileStatus(path: url.path)
             guard current.map(JournalItem.LocalStatus.init) == expected.map(JournalItem.LocalStatus.init)
@@ -229,14 +325,16 @@ extension SyncEngine {
                         modificationDate: current.modification.date)
                 }
             }
+            try beforeReplacing(version)
             _ = try Syscall.renameat(AT_FDCWD, temporary.path, AT_FDCWD, url.path).get("put in place", url)
             try FileDescriptor.openDirectory(
                 url.deletingLastPathComponent(), operation: "flush the folder of"
             )
             .sync(operation: "flush (fsync) the folder of")
+            base = try keepBase(of: url, size: FileStatus(path: url.path)?.size ?? 0)
         }
         try checkpoint(.afterLocalWrite)
-        return version
+        return (version, base)
     }
 
     // MARK: - Both sides changed
@@ -247,7 +345,14 @@ extension SyncEngine {
     func reconcile(_ path: RemotePath, _ entry: RemoteEntry, local: FileStatus, known: JournalItem?) throws {
         let url = localURL(path)
         let theirs = try fetch(path, besides: url)
-        defer { _ = Syscall.unlinkat(AT_FDCWD, theirs.url.path) }
+        try removing(theirs.url) { try reconcile(path, entry, local: local, known: known, theirs: theirs) }
+    }
+
+    private func reconcile(
+        _ path: RemotePath, _ entry: RemoteEntry, local: FileStatus, known: JournalItem?,
+        theirs: (url: URL, hash: String, tag: RemoteTag)
+    ) throws {
+        let url = localURL(path)
         let mineHash = try ContentHash(contentsOf: url).hex
         if mineHash == theirs.hash {
             try journal.upsert(
@@ -267,22 +372,37 @@ extension SyncEngine {
             summary.notes.append("\(path): changed on both sides; the changes were merged")
             return
         }
-        guard let version = try place(theirs.url, at: url, expecting: local, keeping: .conflict) else {
-            return
+        let intent = try beginDownload(path, theirs)
+        // The conflict is recorded before the remote's version replaces this device's: a crash
+        // in between leaves a conflict version that is shared all the same. One already
+        // recorded for the same version (an attempt a crash cut short) is not recorded twice.
+        let recordConflict: (FileVersion?) throws -> Void = { version in
+            guard let version else { return }
+            try self.journal.transaction { journal in
+                guard
+                    !(try journal.conflicts().contains {
+                        $0.path == path && $0.localVersion == version.persistentIdentifier
+                    })
+                else { return }
+                try journal.upsertConflict(
+                    SharedConflict(
+                        id: self.makeIdentifier(), path: path, localVersion: version.persistentIdentifier,
+                        isUploaded: false))
+            }
         }
+        let placed = try place(
+            theirs.url, at: url, expecting: local, keeping: .conflict, intent: intent,
+            beforeReplacing: recordConflict)
+        guard placed.conflict != nil else { return try journal.completeIntent(intent.id) }
+        let status = FileStatus(path: url.path)
         try journal.transaction { journal in
-            let status = FileStatus(path: url.path)
+            // The remote's version is now the one both sides have: the base of the next merge.
             try journal.upsert(
                 JournalItem(
                     path: path, kind: .file, remoteTag: theirs.tag, remoteSize: entry.size,
                     remoteFileID: entry.fileID, syncedHash: theirs.hash,
-                    local: status.map(JournalItem.LocalStatus.init),
-                    baseVersion: nil))
-            try journal.upsertConflict(
-                SharedConflict(
-                    id: UUID().uuidString, path: path, localVersion: version.persistentIdentifier,
-                    isUploaded: false
-                ))
+                    local: status.map(JournalItem.LocalStatus.init), baseVersion: placed.base))
+            try journal.completeIntent(intent.id)
         }
         try checkpoint(.afterJournal)
         summary.conflicts += 1
@@ -291,33 +411,43 @@ extension SyncEngine {
         )
     }
 
-    /// Writes a clean merge: to the remote on the tag of the version merged, then here.
+    /// Writes a clean merge: here, then to the remote on the tag of the version merged.
     private func writeMerge(
         _ merged: Data, _ path: RemotePath, url: URL, over tag: RemoteTag, local: FileStatus
     )
         throws
     {
         let temporary = url.deletingLastPathComponent().appendingPathComponent(
-            ".documentsync-\(UUID().uuidString).merge")
+            SyncTrees.temporaryPrefix + "\(UUID().uuidString).merge")
         try SafeSave.write(merged, to: temporary)
-        defer { _ = Syscall.unlinkat(AT_FDCWD, temporary.path) }
+        try removing(temporary) {
+            try writeMerge(merged, path, url: url, over: tag, local: local, from: temporary)
+        }
+    }
+
+    private func writeMerge(
+        _ merged: Data, _ path: RemotePath, url: URL, over tag: RemoteTag, local: FileStatus,
+        from temporary: URL
+    ) throws {
+        // Here first: a crash between the two writes must leave the merge where the next pass
+        // finds it. Placed here and not on the remote, it is this device's change, merged
+        // again with the remote's (which it contains); on the remote and not here, the journal
+        // would take it as synced and this device's unmerged side as a newer edit, and upload
+        // that over it.
+        let placed = try place(temporary, at: url, expecting: local, keeping: .history)
+        let status = FileStatus(path: url.path)
         let hash = ContentHash(of: merged).hex
         let intent = try journal.beginIntent(
             SyncIntent(operation: .upload, path: path, hash: hash, condition: .matches(tag), created: Date()))
         try checkpoint(.beforeRemoteWrite)
-        let file = try FileDescriptor.open(temporary, O_RDONLY | O_CLOEXEC, operation: "read the merge of")
-        let written = try write(
-            path, from: file, url: temporary, size: Int64(merged.count), hash: hash, condition: .matches(tag))
+        let written = try write(path, from: UploadSource(merged), hash: hash, condition: .matches(tag))
         try checkpoint(.afterRemoteWrite)
-        try place(temporary, at: url, expecting: local, keeping: .history)
-        let status = FileStatus(path: url.path)
         try journal.transaction { journal in
             try journal.upsert(
                 JournalItem(
                     path: path, kind: .file, remoteTag: written.tag, remoteSize: Int64(merged.count),
                     remoteFileID: written.fileID, syncedHash: hash,
-                    local: status.map(JournalItem.LocalStatus.init),
-                    baseVersion: try keepBase(of: url, size: Int64(merged.count))))
+                    local: status.map(JournalItem.LocalStatus.init), baseVersion: placed.base))
             try journal.completeIntent(intent.id)
         }
         try checkpoint(.afterJournal)
@@ -325,15 +455,21 @@ extension SyncEngine {
 
     // MARK: - Deleting and moving
 
-    func deleteRemote(_ path: RemotePath, tag: RemoteTag?) throws {
+    /// Deletes the remote file on the tag last seen, and forgets it.
+    ///
+    /// - Parameter confirming: The listing had it no more: only a delete that finds it is
+    ///   counted (a stale listing left it out).
+    func deleteRemote(_ path: RemotePath, tag: RemoteTag?, confirming: Bool = false) throws {
         let condition = tag.map(WriteCondition.matches) ?? .absent
         let intent = try journal.beginIntent(
             SyncIntent(operation: .delete, path: path, condition: condition, created: Date()))
         try checkpoint(.beforeRemoteWrite)
+        var deleted = true
         do {
             try remote.delete(path, condition: condition)
         } catch let error as RemoteError where error.kind == .notFound {
             // Already gone: what the delete was for.
+            deleted = false
         } catch {
             // Never recorded as done: the next pass sees the item again.
             try journal.completeIntent(intent.id)
@@ -344,7 +480,7 @@ extension SyncEngine {
             try journal.remove(path)
             try journal.completeIntent(intent.id)
         }
-        summary.deletedRemotely += 1
+        if deleted || !confirming { summary.deletedRemotely += 1 }
     }
 
     /// Deletes the local file the remote deleted, as a coordinated deletion (an open document
@@ -446,19 +582,24 @@ extension SyncEngine {
         try journal.transaction { journal in
             try journal.renameItem(from: source, to: destination)
             if var item = try journal.item(at: destination) {
-                item.remoteTag = entry.tag
+                // Found by its file identity, the remote file may also have been edited since
+                // (a new tag): the journal keeps the tag it knew, so that the next pass sees
+                // the edit and fetches it instead of taking the bytes here as the remote's.
+                if entry.tag == item.remoteTag { item.remoteSize = entry.size }
                 item.remoteFileID = entry.fileID
-                item.remoteSize = entry.size
                 item.local = status.map(JournalItem.LocalStatus.init)
                 try journal.upsert(item)
             }
         }
         summary.moved += 1
+        arrived.insert(destination)
     }
 
     // MARK: - Folders
 
     func makeRemoteFolder(_ path: RemotePath) throws {
+        // A folder made here inside one the remote deleted meanwhile brings its parent back.
+        if !path.parent.isRoot, !remoteFolders.contains(path.parent) { try makeRemoteParents(of: path) }
         do {
             try remote.makeFolder(path)
             if !path.isMetadata { summary.foldersMade += 1 }

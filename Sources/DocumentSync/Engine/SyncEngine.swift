@@ -74,10 +74,17 @@ public final class SyncEngine {
     /// Told, during a pass, how many of its actions are done and how many it has: for a
     /// progress bar. Called on the engine's thread.
     public var progress: ((_ done: Int, _ total: Int) -> Void)?
+    /// Names the conflict versions this engine shares through the remote. Random by default;
+    /// the simulation counts instead, because the names order the remote calls that share
+    /// conflicts, and a seed replays only if the calls come in the same order.
+    package var makeIdentifier: () -> String = { UUID().uuidString }
     /// What the pass under way did.
     var summary = SyncSummary()
     /// Folders known to exist on the remote during this pass.
     var remoteFolders: Set<RemotePath> = []
+    /// Files this pass downloaded or moved into place here: where a conflicted document that
+    /// moved elsewhere may now be.
+    var arrived: Set<RemotePath> = []
 
     /// Opens the journal of `container` and takes the container for this process.
     ///
@@ -189,14 +196,17 @@ public final class SyncEngine {
     ///   the container cannot be listed; nothing is changed then.
     @discardableResult
     public func pass() throws -> SyncSummary {
-        defer { summary = SyncSummary() }
+        defer { (summary, arrived) = (SyncSummary(), []) }
         if let reason = try journal.setting(.pauseReason) { throw SyncError(.paused, reason) }
         try resolvePendingIntents()
         let known = Dictionary(uniqueKeysWithValues: try journal.allItems().map { ($0.path, $0) })
         guard FileStatus(path: container.path)?.isDirectory == true else {
             throw try pause("the container \(container.path) is gone")
         }
-        let local = try SyncTrees.local(container)
+        // What a crash left of downloads and merges: the intents that named them are settled.
+        var leftovers: [URL] = []
+        let local = try SyncTrees.local(container) { leftovers.append($0) }
+        for url in leftovers { _ = Syscall.unlinkat(AT_FDCWD, url.path) }
         let remoteTree: [RemotePath: RemoteEntry]
         do {
             remoteTree = try SyncTrees.remote(remote)
@@ -232,7 +242,11 @@ public final class SyncEngine {
             }
         }
         do {
-            try shareConflicts()
+            // New here, or another file than the journal knew at the path (by inode).
+            let newFiles = local.filter { path, entry in
+                entry.kind == .file && known[path]?.local?.inode != entry.status.inode
+            }
+            try shareConflicts(newFiles: newFiles.keys.sorted())
         } catch let interruption as SyncInterruption {
             throw interruption
         } catch {

@@ -17,6 +17,10 @@ enum SyncAction: Hashable, Sendable {
     case deleteLocal(RemotePath)
     /// Gone from both sides: the journal forgets it.
     case forget(RemotePath)
+    /// Deleted here, and the remote's listing has it no more: a conditional delete on the tag
+    /// last seen confirms it, since a stale listing may leave out what is still there (which
+    /// would otherwise be downloaded again, a deletion undone).
+    case forgetIfGone(RemotePath, tag: RemoteTag?)
     case moveRemote(from: RemotePath, to: RemotePath, tag: RemoteTag?)
     case moveLocal(from: RemotePath, to: RemotePath, RemoteEntry)
     case makeRemoteFolder(RemotePath)
@@ -36,7 +40,8 @@ enum SyncAction: Hashable, Sendable {
         case .upload(let path, _, _), .download(let path, _, _), .reconcile(let path, _),
             .recordLocalStatus(let path, _), .forget(let path):
             return (2, 0, path)
-        case .deleteRemote(let path, _), .deleteLocal(let path): return (3, 0, path)
+        case .deleteRemote(let path, _), .deleteLocal(let path), .forgetIfGone(let path, _):
+            return (3, 0, path)
         case .deleteRemoteFolder(let path), .deleteLocalFolder(let path):
             return (4, -path.components.count, path)
         }
@@ -186,7 +191,8 @@ struct SyncPlanner {
             }
         case .deleted:
             switch remoteChange {
-            case .absent, .deleted: return .forget(path)
+            case .absent: return .forget(path)
+            case .deleted: return .forgetIfGone(path, tag: known?.remoteTag)
             case .unchanged: return .deleteRemote(path, tag: known?.remoteTag)
             case .created, .modified: return entry.map { .download(path, $0, note: restoredNote) }
             }

@@ -28,6 +28,8 @@ public struct SyncSummary: Sendable, Equatable, CustomStringConvertible {
     public var moved = 0
     /// Folders made on either side.
     public var foldersMade = 0
+    /// Folders deleted on either side because the other side deleted them.
+    public var foldersDeleted = 0
     /// Items both sides changed to the same bytes, or found equal: recorded, nothing moved.
     public var recorded = 0
     /// Conflict versions shared with other devices, taken from them, or resolved.
@@ -46,7 +48,7 @@ public struct SyncSummary: Sendable, Equatable, CustomStringConvertible {
     /// Whether the passes changed anything on either side or in the journal.
     public var didWork: Bool {
         uploaded + downloaded + merged + conflicts + deletedLocally + deletedRemotely + moved + foldersMade
-            + recorded + conflictsShared > 0
+            + foldersDeleted + recorded + conflictsShared > 0
     }
 
     public var description: String {
@@ -54,7 +56,8 @@ public struct SyncSummary: Sendable, Equatable, CustomStringConvertible {
         for (count, label) in [
             (uploaded, "uploaded"), (downloaded, "downloaded"), (merged, "merged"), (conflicts, "conflicted"),
             (deletedLocally, "deleted here"), (deletedRemotely, "deleted on the remote"), (moved, "moved"),
-            (foldersMade, "folders made"), (conflictsShared, "conflict versions shared"),
+            (foldersMade, "folders made"), (foldersDeleted, "folders deleted"),
+            (conflictsShared, "conflict versions shared"),
         ] where count > 0 {
             parts.append("\(count) \(label)")
         }
@@ -71,6 +74,7 @@ public struct SyncSummary: Sendable, Equatable, CustomStringConvertible {
         deletedRemotely += other.deletedRemotely
         moved += other.moved
         foldersMade += other.foldersMade
+        foldersDeleted += other.foldersDeleted
         recorded += other.recorded
         conflictsShared += other.conflictsShared
         notes += other.notes

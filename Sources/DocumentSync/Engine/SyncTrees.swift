@@ -9,12 +9,18 @@ struct LocalEntry: Hashable, Sendable {
 
 /// The two trees a pass compares: the container's items and the remote's, by path.
 enum SyncTrees {
+    /// How the names of sync's own temporary files begin, beside the documents they become.
+    static let temporaryPrefix = ".documentsync-"
+
     /// Every item of the container below `root`, by path: regular files and folders whose
     /// names are UTF-8 in NFC and not hidden. Links, sockets and the like are not synced.
     ///
     /// - Throws: ``DocumentKitError`` naming the folder that could not be read: a scan that
     ///   misses a folder must never read as its items being deleted.
-    static func local(_ root: URL) throws -> [RemotePath: LocalEntry] {
+    ///
+    /// - Parameter leftovers: Called with each of sync's own temporary files found (a
+    ///   download or a merge a crash left behind).
+    static func local(_ root: URL, leftovers: ((URL) -> Void)? = nil) throws -> [RemotePath: LocalEntry] {
         var found: [RemotePath: LocalEntry] = [:]
         var folders: [(URL, RemotePath)] = [(root, .root)]
         while let (url, path) = folders.popLast() {
@@ -22,6 +28,10 @@ enum SyncTrees {
                 ofFolderAt: url, followingLinks: false, operation: "list the container for sync"
             ) { entry in
                 guard let name = entry.validName else { return false }
+                if let leftovers, name.hasPrefix(SyncTrees.temporaryPrefix) {
+                    leftovers(url.appendingPathComponent(name))
+                    return false
+                }
                 return RemotePath.isValidComponent(name) && !name.hasPrefix(".")
                     && (name.utf8.allSatisfy { $0 < 0x80 }
                         || name.precomposedStringWithCanonicalMapping == name)

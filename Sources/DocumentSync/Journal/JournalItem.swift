@@ -34,6 +34,10 @@ package struct JournalItem: Hashable, Sendable {
             self.statusChange = statusChange
         }
 
+        /// A file the journal knows was here but never looked at (a download a crash cut short):
+        /// whatever is found there is hashed, and nothing found there is a deletion.
+        package static let unseen = LocalStatus(inode: 0, size: -1, modification: 0, statusChange: 0)
+
         /// The fields of a look at the file.
         package init(_ status: FileStatus) {
             self.init(
@@ -105,6 +109,10 @@ package struct SyncIntent: Hashable, Sendable, Identifiable {
         case makeFolder
         /// A conflict version written to the remote's conflicts area.
         case conflictUpload
+        /// A remote file put in place here (not a remote write, but a crash between the rename
+        /// and the journal must be settled as one): ``SyncIntent/hash`` is what was fetched,
+        /// ``SyncIntent/condition`` `.matches` the tag it was read at.
+        case download
     }
 
     /// The journal's number for the intent; 0 until ``SyncJournal/beginIntent(_:)`` records it.
@@ -158,11 +166,17 @@ package struct SharedConflict: Hashable, Sendable {
     /// Whether its bytes and description are on the remote; false for a conflict this device
     /// made and has not yet shared.
     package var isUploaded: Bool
+    /// The path the remote's description names, when the item moved since and the
+    /// description is still to be rewritten; nil when it names ``path``.
+    package var describedPath: RemotePath?
 
-    package init(id: String, path: RemotePath, localVersion: String, isUploaded: Bool) {
+    package init(
+        id: String, path: RemotePath, localVersion: String, isUploaded: Bool, describedPath: RemotePath? = nil
+    ) {
         self.id = id
         self.path = path
         self.localVersion = localVersion
         self.isUploaded = isUploaded
+        self.describedPath = describedPath
     }
 }

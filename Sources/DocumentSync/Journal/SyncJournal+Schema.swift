@@ -46,6 +46,31 @@ extension SyncJournal {
                     ) WITHOUT ROWID;
                     """)
             },
+            // Where a shared conflict's description still names the path its item moved from.
+            { connection in
+                try connection.executeScript("ALTER TABLE conflicts ADD COLUMN describedPath TEXT;")
+            },
+            // Downloads are recorded as intents too: the operation's CHECK is rebuilt to allow them.
+            { connection in
+                try connection.executeScript(
+                    """
+                    CREATE TABLE intents_new (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        operation TEXT NOT NULL
+                            CHECK (operation IN (
+                                'upload', 'delete', 'move', 'makeFolder', 'conflictUpload', 'download')),
+                        path TEXT NOT NULL,
+                        destination TEXT,
+                        hash TEXT,
+                        condition TEXT,
+                        created INTEGER NOT NULL
+                    );
+                    INSERT INTO intents_new SELECT id, operation, path, destination, hash, condition, created
+                        FROM intents;
+                    DROP TABLE intents;
+                    ALTER TABLE intents_new RENAME TO intents;
+                    """)
+            },
         ]
     }
 }

@@ -89,11 +89,21 @@ extension SyncJournal {
             }
             // substr counts characters (code points) from 1: keep what follows the source path.
             let (filter, bindings) = Self.subtree(source)
+            let rename: [SQLiteValue] = [
+                .text(destination.string), .integer(Int64(source.string.unicodeScalars.count + 1)),
+            ]
             try connection.execute(
-                "UPDATE items SET path = ? || substr(path, ?) WHERE \(filter)",
-                [.text(destination.string), .integer(Int64(source.string.unicodeScalars.count + 1))]
-                    + bindings)
-            return connection.changes
+                "UPDATE items SET path = ? || substr(path, ?) WHERE \(filter)", rename + bindings)
+            let moved = connection.changes
+            // The conflict versions of what moved move with it; the remote's descriptions of
+            // those already shared still name the old path until they are rewritten.
+            try connection.execute(
+                "UPDATE conflicts SET describedPath = coalesce(describedPath, path) WHERE uploaded AND \(filter)",
+                bindings)
+            try connection.execute(
+                "UPDATE conflicts SET path = ? || substr(path, ?) WHERE \(filter)", rename + bindings)
+            try connection.execute("UPDATE conflicts SET describedPath = NULL WHERE describedPath = path")
+            return moved
         }
 
         /// Records an intent before its remote write.
@@ -174,22 +184,25 @@ extension SyncJournal {
 
         /// Every conflict version shared through the remote, by its identifier there.
         package func conflicts() throws -> [SharedConflict] {
-            try connection.queryAll("SELECT id, path, localVersion, uploaded FROM conflicts") { row in
+            try connection.queryAll("SELECT id, path, localVersion, uploaded, describedPath FROM conflicts") {
+                row in
                 SharedConflict(
                     id: try row.value(at: 0), path: RemotePath(try row.value(at: 1) as String),
-                    localVersion: try row.value(at: 2), isUploaded: try row.value(at: 3))
+                    localVersion: try row.value(at: 2), isUploaded: try row.value(at: 3),
+                    describedPath: (try row.value(at: 4) as String?).map { RemotePath($0) })
             }.sorted { $0.id < $1.id }
         }
 
         /// Records a shared conflict version, replacing the row with its identifier.
         package func upsertConflict(_ conflict: SharedConflict) throws {
             try connection.execute(
-                "INSERT INTO conflicts (id, path, localVersion, uploaded) VALUES (?, ?, ?, ?) "
+                "INSERT INTO conflicts (id, path, localVersion, uploaded, describedPath) VALUES (?, ?, ?, ?, ?) "
                     + "ON CONFLICT (id) DO UPDATE SET path = excluded.path, "
-                    + "localVersion = excluded.localVersion, uploaded = excluded.uploaded",
+                    + "localVersion = excluded.localVersion, uploaded = excluded.uploaded, "
+                    + "describedPath = excluded.describedPath",
                 [
                     .text(conflict.id), .text(conflict.path.string), .text(conflict.localVersion),
-                    SQLiteValue(conflict.isUploaded),
+                    SQLiteValue(conflict.isUploaded), SQLiteValue(conflict.describedPath?.string),
                 ])
         }
 

@@ -29,6 +29,8 @@ extension SimulatedRemote {
         var scheduled: [ScheduledFault] = []
         var counts = OperationCounts()
         var raceCount = 0
+        /// The bytes each racing write replaced, in order.
+        var replacedByRaces: [Data] = []
 
         init(faults: Faults, generator: SeededGenerator, historyLimit: Int) {
             self.faults = faults
@@ -121,6 +123,7 @@ extension SimulatedRemote {
             guard case .racingWrite(let bytes) = fault, !path.isRoot,
                 tree[path.parent]?.kind == .folder, tree[path]?.kind != .folder
             else { return }
+            if let replaced = tree[path]?.bytes { replacedByRaces.append(replaced) }
             _ = try put(path, bytes, remote: remote)
         }
 

@@ -67,6 +67,11 @@ public final class SimulatedRemote: Remote {
     /// Sets every count back to zero.
     public func resetOperationCounts() { state.withLock { $0.counts = OperationCounts() } }
 
+    /// The bytes racing writers (``Faults/racingWriter``, ``Fault/racingWrite(_:)``) wrote
+    /// over, in order: another client's blind writes, which a test's model of what was lost
+    /// must know of.
+    public var bytesReplacedByRacingWriters: [Data] { state.withLock { $0.replacedByRaces } }
+
     /// Every file's bytes and every folder, as they are now.
     public func snapshot() -> Snapshot {
         state.withLock { state in

@@ -14,6 +14,13 @@ final class SyncDevice: @unchecked Sendable {
     let deleted: URL
     let remote: any Remote
     private(set) var engine: SyncEngine?
+    /// How many conflict identifiers this device's engines made, across crashes: they are
+    /// counted, not random, so that a simulated run replays.
+    private let identifiers = Counter()
+
+    private final class Counter {
+        var value = 0
+    }
 
     init(_ name: String, remote: any Remote, in folder: TemporaryFolder) throws {
         self.name = name
@@ -34,6 +41,11 @@ final class SyncDevice: @unchecked Sendable {
     func opened() throws -> SyncEngine {
         if let engine { return engine }
         let engine = try SyncEngine(container: container, remote: remote, configuration: configuration)
+        let (identifiers, name) = (identifiers, name)
+        engine.makeIdentifier = {
+            identifiers.value += 1
+            return "\(name)-\(identifiers.value)"
+        }
         self.engine = engine
         return engine
     }

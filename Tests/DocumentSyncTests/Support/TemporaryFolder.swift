@@ -4,8 +4,14 @@ import Foundation
 final class TemporaryFolder: @unchecked Sendable {
     let url: URL
 
-    init(_ name: String = #function) throws {
-        let base = URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
+    /// - Parameter inMemory: Whether to prefer a memory file system (`/dev/shm`) where there
+    ///   is one: for tests that make thousands of folders and whose subject is not durability,
+    ///   since a flush there costs nothing.
+    init(_ name: String = #function, inMemory: Bool = false) throws {
+        let memory = URL(fileURLWithPath: "/dev/shm", isDirectory: true)
+        let base =
+            inMemory && FileManager.default.isWritableFile(atPath: memory.path)
+            ? memory : URL(fileURLWithPath: NSTemporaryDirectory(), isDirectory: true)
         let safe = name.filter { $0.isLetter || $0.isNumber }.prefix(40)
         url = base.appendingPathComponent("ds-\(safe)-\(UUID().uuidString.prefix(8))", isDirectory: true)
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

@@ -1,0 +1,548 @@
+import DocumentKit
+import Foundation
+import Testing
+
+@testable import DocumentSync
+
+/// The deterministic simulation (see ``SyncSimulation``) over many seeds, and the cases it
+/// found, each kept as a test of its own.
+///
+/// The environment chooses the seeds:
+///
+/// - `SYNC_SIMULATION_SEEDS=N` runs seeds 0..<N (1,000 by default), from
+///   `SYNC_SIMULATION_FIRST_SEED` (0 by default);
+/// - `SYNC_SIMULATION_SEED=S` runs seed S alone and prints its steps;
+/// - `SYNC_SIMULATION_STEPS=K` stops each run after its first K steps (a prefix of the same
+///   run), for finding the step that breaks a seed.
+@Suite struct SyncSimulationTests {
+    /// The seeds are split in this many chunks, run in parallel.
+    static let chunks = 0..<16
+
+    @Test(arguments: chunks)
+    func everySeedKeepsEveryProperty(chunk: Int) throws {
+        let settings = Settings()
+        for seed in settings.seeds(chunk: chunk, of: Self.chunks.count) {
+            let simulation = try SyncSimulation(seed: seed, stepLimit: settings.stepLimit)
+            let violations = simulation.run()
+            if settings.single { print(simulation.trace.joined(separator: "\n") + "\n" + simulation.dump()) }
+            let known = violations.filter { $0.knownIssue != nil }
+            let unknown = violations.filter { $0.knownIssue == nil }
+            if !unknown.isEmpty { Issue.record(Comment(rawValue: simulation.report(unknown))) }
+            if !known.isEmpty {
+                withKnownIssue(
+                    Comment(rawValue: SyncSimulation.versionStoreIdentityIssue), isIntermittent: true
+                ) {
+                    Issue.record(Comment(rawValue: simulation.report(known)))
+                }
+            }
+        }
+    }
+
+    /// The same seed makes the same steps, the same faults and the same outcome.
+    @Test(arguments: [3, 17, 42] as [UInt64])
+    func aSeedReplaysTheSameRun(seed: UInt64) throws {
+        let first = try SyncSimulation(seed: seed)
+        let second = try SyncSimulation(seed: seed)
+        _ = first.run()
+        _ = second.run()
+        #expect(first.trace == second.trace)
+        #expect(first.remote.snapshot() == second.remote.snapshot())
+        #expect(first.remote.operationCounts == second.remote.operationCounts)
+    }
+
+    // MARK: - What the simulation found
+
+    /// Seed 41: the journal's conflict rows kept the path the conflict was made at, so after
+    /// a rename the engine looked for the conflict version at the old path, did not find it,
+    /// took that as "resolved here" and removed the conflict from the remote: a rename
+    /// resolved the conflict on every device, and the devices that had moved the item first
+    /// kept theirs unresolved.
+    @Test func aConflictFollowsItsDocumentWhenItIsRenamed() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b, c) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder),
+            try SyncDevice("c", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
+        try FileManager.default.moveItem(at: a.url("story.txt"), to: a.url("tale.txt"))
+        try a.sync()
+        try b.sync()
+        try c.sync()
+        for device in [a, b, c] {
+            #expect(device.read("tale.txt") == "It was a stormy night.\n", "\(device.name)")
+            #expect(device.conflicts("tale.txt") == ["It was a quiet night.\n"], "\(device.name)")
+        }
+        // Resolved on c, the device that took it at the new path: resolved everywhere.
+        for version in c.store.unresolvedConflictVersionsOfItem(at: c.url("tale.txt")) {
+            version.isResolved = true
+        }
+        for device in [c, a, b] { try device.sync() }
+        for device in [a, b, c] { #expect(device.conflicts("tale.txt").isEmpty, "\(device.name)") }
+    }
+
+    /// Seeds 949 and 586: a crash after a download was put in place and before the journal
+    /// knew left a file the journal did not know; the next pass read it as a new document and
+    /// uploaded it, over the deletion another device had made meanwhile.
+    @Test func aDownloadCutShortByACrashDoesNotUndoADeletionMadeSince() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "short-lived\n")
+        try a.sync()
+        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
+        b.crash()
+        #expect(b.read("notes.txt") == "short-lived\n", "put in place before the crash")
+        try a.delete("notes.txt")
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        #expect(!b.exists("notes.txt") && !a.exists("notes.txt"))
+        #expect(remote.snapshot().files[RemotePath("notes.txt")] == nil)
+    }
+
+    /// Seed 872: the same crash, and the user deleted the document before sync started again.
+    /// Nothing said the download had been put in place, so the deletion read as "never
+    /// downloaded" and the document came back.
+    @Test func aDocumentDeletedAfterACrashCutShortItsDownloadStaysDeleted() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "unwanted\n")
+        try a.sync()
+        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
+        b.crash()
+        try b.delete("notes.txt")
+        #expect(try b.sync().deletedRemotely == 1)
+        try a.sync()
+        #expect(!b.exists("notes.txt") && !a.exists("notes.txt"))
+        #expect(remote.snapshot().files[RemotePath("notes.txt")] == nil)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: b.container.path).isEmpty,
+            "no temporary file left behind")
+    }
+
+    /// Seed 272: the same crash, and the user edited the document before sync started again.
+    /// The downloaded version was kept as the merge base only with the journal's record, so
+    /// the crash lost it: nothing kept the bytes the user had started from.
+    @Test func aDownloadCutShortByACrashIsKeptThoughEditedBeforeSyncStartsAgain() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "from a\n")
+        try a.sync()
+        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
+        b.crash()
+        try b.write("notes.txt", "from a\nand b\n")
+        let kept = b.store.otherVersionsOfItem(at: b.url("notes.txt")).compactMap {
+            try? String(contentsOf: $0.url, encoding: .utf8)
+        }
+        #expect(kept.contains("from a\n"), "\(kept)")
+        #expect(try b.sync().uploaded == 1)
+        try a.sync()
+        #expect(a.read("notes.txt") == "from a\nand b\n")
+    }
+
+    /// Seed 2709: a crash after a rename's move reached the remote and before the journal
+    /// knew, then the user deleted the document. Recovery recorded the move with no local
+    /// status ("never seen here"), so the missing file read as never downloaded and came
+    /// back. The same held for an upload cut short the same way.
+    @Test(arguments: ["move", "upload"])
+    func aDocumentDeletedAfterACrashCutShortItsMoveOrUploadStaysDeleted(_ cutShort: String) throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "notes\n")
+        try a.sync()
+        try b.sync()
+        let path: String
+        if cutShort == "move" {
+            path = "renamed.txt"
+            try FileManager.default.moveItem(at: a.url("notes.txt"), to: a.url(path))
+        } else {
+            path = "notes.txt"
+            try a.write(path, "notes, edited\n")
+        }
+        try a.opened().checkpoint = { if $0 == .afterRemoteWrite { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try a.opened().pass() }
+        a.crash()
+        #expect(remote.snapshot().files.keys.map(\.string) == [path], "the remote has the \(cutShort)")
+        try a.delete(path)
+        try a.sync()
+        try b.sync()
+        for device in [a, b] { #expect(try device.tree().isEmpty, "\(device.name)") }
+        #expect(remote.snapshot().files.isEmpty)
+    }
+
+    /// The same window in a conflict: the remote's version was in place, this device's kept
+    /// as a conflict version, and the crash came before the journal recorded the conflict:
+    /// it was never shared.
+    @Test func aConflictCutShortByACrashIsSharedOnce() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        try a.sync()
+        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
+        b.crash()
+        try b.sync()
+        try a.sync()
+        for device in [a, b] {
+            #expect(device.read("story.txt") == "It was a stormy night.\n", "\(device.name)")
+            #expect(device.conflicts("story.txt") == ["It was a quiet night.\n"], "\(device.name)")
+        }
+        let shared = try remote.list(SyncEngine.conflictsFolder).entries.filter { $0.name.hasSuffix(".json") }
+        #expect(shared.count == 1)
+    }
+
+    /// Seed 544: a folder made here inside a folder the remote deleted meanwhile could never
+    /// be made there (its parent was missing), and every pass failed on it, forever.
+    @Test func aFolderMadeInsideOneDeletedElsewhereBringsItBack() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("Box/old.txt", "old\n")
+        try a.sync()
+        try b.sync()
+        try FileManager.default.removeItem(at: a.url("Box"))
+        try a.sync()
+        try FileManager.default.createDirectory(at: b.url("Box/Inner"), withIntermediateDirectories: true)
+        let summary = try b.sync()
+        #expect(summary.failures.isEmpty, "\(summary.failures)")
+        try a.sync()
+        #expect(FileStatus(path: a.url("Box/Inner").path)?.isDirectory == true)
+        #expect(!a.exists("Box/old.txt") && !b.exists("Box/old.txt"))
+        #expect(try !a.sync().didWork && !b.sync().didWork)
+    }
+
+    /// Seed 635: after a conflict the remote's version, now at the path on both sides, was
+    /// not kept as the merge base (nor anywhere in the version store): the next edits of
+    /// different lines were a conflict instead of a merge, and an edit of that version
+    /// replaced it with no copy kept.
+    @Test func afterAConflictTheRemotesVersionIsTheBaseOfTheNextMerge() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("list.txt", "one\ntwo\nthree\n")
+        try b.write("list.txt", "uno\ndos\ntres\n")
+        try a.sync()
+        try b.sync()
+        #expect(b.read("list.txt") == "one\ntwo\nthree\n")
+        #expect(
+            b.store.otherVersionsOfItem(at: b.url("list.txt")).contains {
+                !$0.isConflict && (try? String(contentsOf: $0.url, encoding: .utf8)) == "one\ntwo\nthree\n"
+            }, "the remote's version is kept")
+        try a.write("list.txt", "ONE\ntwo\nthree\n")
+        try b.write("list.txt", "one\ntwo\nTHREE\n")
+        try a.sync()
+        #expect(try b.sync().merged == 1)
+        try a.sync()
+        #expect(a.read("list.txt") == "ONE\ntwo\nTHREE\n" && b.read("list.txt") == "ONE\ntwo\nTHREE\n")
+    }
+
+    /// Seed 464: a rename on the remote of a file that was also edited there was found by
+    /// its file identity and applied here as a move, and the journal took the new tag as the
+    /// tag of the bytes here: the edit never arrived, and this device kept the old bytes for
+    /// good.
+    @Test func aFileEditedAndRenamedOnTheRemoteArrivesEdited() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("Old/data.bin", "first")
+        try a.sync()
+        try b.sync()
+        try a.write("Old/data.bin", "second")
+        try a.sync()
+        try FileManager.default.moveItem(at: a.url("Old"), to: a.url("New"))
+        try a.sync()
+        try b.sync()
+        #expect(b.read("New/data.bin") == "second")
+        #expect(try !b.sync().didWork)
+    }
+
+    /// Seed 586: deleting a folder is work, but no summary counted it, so a pass that only
+    /// deleted folders read as "nothing to do": sync() stopped, and the simulation called
+    /// the devices quiet while one still had a folder the others had deleted. Deleting a
+    /// nested folder on the remote also took a pass per level: the listing's tag of each
+    /// folder was stale once its contents were deleted.
+    @Test func aDeletedFolderTreeIsGoneEverywhereAfterOneSync() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("Top/Middle/Bottom/notes.txt", "deep\n")
+        try a.sync()
+        try b.sync()
+        try FileManager.default.removeItem(at: a.url("Top"))
+        let deleted = try a.sync()
+        #expect(deleted.foldersDeleted == 3, "\(deleted)")
+        #expect(remote.snapshot().folders.isEmpty)
+        try b.sync()
+        #expect(!b.exists("Top"))
+        #expect(try !a.sync().didWork && !b.sync().didWork)
+    }
+
+    /// Seeds 349 and 438: another client wrote the conflict's file in the remote's conflicts
+    /// area first (the simulated remote's racing writer strikes any conditional write). The
+    /// write if absent took "something is there" for an earlier attempt of its own, and every
+    /// other device showed that client's bytes as the conflict version.
+    @Test func aConflictSharedOverAnotherClientsFileIsStillThisDevicesVersion() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        try a.sync()
+        remote.schedule(
+            .racingWrite(Data("another client\n".utf8)), on: .write,
+            at: SyncEngine.conflictsFolder.appending("b-1.data"))
+        try b.sync()
+        try a.sync()
+        #expect(b.conflicts("story.txt") == ["It was a quiet night.\n"])
+        #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
+    }
+
+    /// Seeds 58 and 561: deleting a document with a conflict made the deleting device take
+    /// "its conflict version cannot be found" for "resolved", and remove the conflict from the
+    /// remote; the other devices marked theirs resolved, but the deleting device's own stayed
+    /// unresolved in its version store. When the document came back (an edit elsewhere beat
+    /// the delete), that device alone showed the conflict again.
+    @Test func aConflictedDocumentThatComesBackShowsTheSameConflictsEverywhere() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        try b.delete("story.txt")
+        try a.write("story.txt", "It was a stormy night, and then it rained.\n")
+        try b.sync()
+        try a.sync()
+        try b.sync()
+        #expect(
+            b.read("story.txt") == "It was a stormy night, and then it rained.\n", "the edit beat the delete")
+        #expect(a.conflicts("story.txt") == b.conflicts("story.txt"))
+        #expect(try !a.sync().didWork && !b.sync().didWork)
+    }
+
+    /// Seeds 707, 564 and 876: a conflicted document renamed on one device while another
+    /// deleted it. Sync takes that rename for a deletion and a new document (the other side
+    /// changed), but the renaming device's version store moves the conflict version with the
+    /// file: that device alone showed the conflict, on the new name. The conflict's row now
+    /// follows the version store to the new name and its description is rewritten; a device
+    /// that took the conflict under the old name takes it again under the new one.
+    @Test(arguments: [false, true])
+    func aConflictFollowsARenameSyncTookForANewDocument(renamedByTheConflictsDevice: Bool) throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        // b's edit is the conflict version; one device renames, the other deletes.
+        let (renamer, deleter) = renamedByTheConflictsDevice ? (b, a) : (a, b)
+        try deleter.delete("story.txt")
+        try deleter.sync()
+        try FileManager.default.moveItem(at: renamer.url("story.txt"), to: renamer.url("tale.txt"))
+        try renamer.sync()
+        try deleter.sync()
+        try renamer.sync()
+        for device in [a, b] {
+            #expect(device.read("tale.txt") == "It was a stormy night.\n", "\(device.name)")
+            #expect(device.conflicts("tale.txt") == ["It was a quiet night.\n"], "\(device.name)")
+        }
+        #expect(try !a.sync().didWork && !b.sync().didWork)
+    }
+
+    /// Seed 3443: the conflicted document was renamed here, and another document renamed onto
+    /// its old path. The conflict version was not found at that path, where a file was: that
+    /// read as "removed by the user", and the conflict was resolved on every device though
+    /// nobody had resolved it.
+    @Test func aConflictIsNotResolvedByAnotherDocumentTakingItsPlace() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.write("other.txt", "Another story.\n")
+        try a.sync()
+        try b.sync()
+        try b.write("story.txt", "It was a stormy night.\n")
+        try a.write("story.txt", "It was a quiet night.\n")
+        try b.sync()
+        try a.sync()
+        try b.sync()
+        #expect(b.conflicts("story.txt") == ["It was a quiet night.\n"])
+        try b.delete("story.txt")
+        try b.sync()
+        try FileManager.default.moveItem(at: a.url("story.txt"), to: a.url("tale.txt"))
+        try FileManager.default.moveItem(at: a.url("other.txt"), to: a.url("story.txt"))
+        try a.sync()
+        #expect(a.conflicts("tale.txt") == ["It was a quiet night.\n"])
+        #expect(try remote.list(SyncEngine.conflictsFolder).entries.count == 2, "still shared")
+        // A device that comes to it now sees the conflict with the document.
+        let c = try SyncDevice("c", remote: remote, in: folder)
+        try c.sync()
+        #expect(c.read("tale.txt") == "It was a stormy night.\n")
+        #expect(c.conflicts("tale.txt") == ["It was a quiet night.\n"])
+    }
+
+    /// Seeds 13489 and 18002: a document deleted here, and a stale listing that did not show
+    /// it on the remote yet (or any more): "gone on both sides", and the journal forgot it.
+    /// The remote still had it, and the next pass downloaded it again.
+    @Test func aDeletionIsNotUndoneByAStaleListing() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "notes\n")
+        try a.sync()
+        try b.sync()
+        try a.delete("notes.txt")
+        // The root as it was before notes.txt was written.
+        remote.schedule(.staleListing(age: 1), on: .list, at: .root)
+        try a.sync()
+        try b.sync()
+        #expect(!a.exists("notes.txt") && !b.exists("notes.txt"))
+        #expect(remote.snapshot().files.isEmpty)
+    }
+
+    /// Seed 6100: another client wrote over a conflict's description just before this device
+    /// shared it, the read back failed, and the document was deleted before it could try
+    /// again. Every other device then failed on the unreadable description in every pass, so
+    /// sync never came to rest.
+    @Test func anUnreadableConflictDescriptionIsPassedOverQuietly() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try b.write("story.txt", "It was a stormy night.\n")
+        try a.write("story.txt", "It was a quiet night.\n")
+        try b.sync()
+        let description = SyncEngine.conflictsFolder.appending("a-1.json")
+        remote.schedule(.racingWrite(Data("another client\n".utf8)), on: .write, at: description)
+        remote.schedule(.serverError(status: 503), on: .read, at: description)
+        let conflicted = try a.opened().pass()
+        #expect(conflicted.conflicts == 1 && conflicted.failures.count == 1, "\(conflicted.failures)")
+        try a.delete("story.txt")
+        try a.sync()
+        let summary = try b.sync()
+        #expect(summary.failures.isEmpty, "\(summary.failures)")
+        #expect(try !b.sync().didWork)
+    }
+
+    /// Not found by the simulation, whose property (a) looks for whole versions, but by
+    /// reading the merge while fixing the crashes it found: a clean merge was written to the
+    /// remote first and put in place here after. A crash in between left the remote with the
+    /// merge and this device with its own side only; recovery took the merge as synced, and
+    /// the next pass uploaded this device's side over it: the other device's edit was gone
+    /// from the document (kept only in version stores).
+    @Test(arguments: SyncStep.allCases)
+    func aCrashAtAnyStepOfAMergeKeepsBothEdits(_ step: SyncStep) throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("list.txt", "one\ntwo\nthree\nfour\nfive\n")
+        try a.sync()
+        try b.sync()
+        try a.write("list.txt", "ONE\ntwo\nthree\nfour\nfive\n")
+        try b.write("list.txt", "one\ntwo\nthree\nfour\nFIVE\n")
+        try a.sync()
+        var crashed = false
+        try b.opened().checkpoint = { current in
+            if current == step, !crashed {
+                crashed = true
+                throw SyncInterruption()
+            }
+        }
+        _ = try? b.opened().pass()
+        b.crash()
+        try b.sync()
+        try a.sync()
+        #expect(a.read("list.txt") == "ONE\ntwo\nthree\nfour\nFIVE\n", "\(step)")
+        #expect(b.read("list.txt") == "ONE\ntwo\nthree\nfour\nFIVE\n", "\(step)")
+        #expect(a.conflicts("list.txt").isEmpty && b.conflicts("list.txt").isEmpty)
+    }
+
+    struct Settings {
+        var first: UInt64 = 0
+        var count: UInt64 = 1000
+        var single = false
+        var stepLimit: Int?
+
+        init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+            if let seed = environment["SYNC_SIMULATION_SEED"].flatMap(UInt64.init) {
+                (first, count, single) = (seed, 1, true)
+            } else {
+                first = environment["SYNC_SIMULATION_FIRST_SEED"].flatMap(UInt64.init) ?? first
+                count = environment["SYNC_SIMULATION_SEEDS"].flatMap(UInt64.init) ?? count
+            }
+            stepLimit = environment["SYNC_SIMULATION_STEPS"].flatMap(Int.init)
+        }
+
+        /// The seeds of one chunk: every `chunks`th seed, so that the chunks take about as long.
+        func seeds(chunk: Int, of chunks: Int) -> [UInt64] {
+            stride(from: UInt64(chunk), to: count, by: chunks).map { first + $0 }
+        }
+    }
+}
