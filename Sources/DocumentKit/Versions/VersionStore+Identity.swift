@@ -104,11 +104,6 @@ extension VersionStore {
         queue.sync {
             let oldPath = oldURL.standardizedFileURL.path
             let newPath = newURL.standardizedFileURL.path
-            // The identity this object gave at the old path goes with the item: a new file
-            // made there later is another item.
-            identitiesGiven.withLock { given in
-                if let id = given.removeValue(forKey: oldPath) { given[newPath] = id }
-            }
             guard case .success(let info) = Syscall.fstatat(AT_FDCWD, newPath, followLinks: false) else {
                 return
             }

@@ -123,7 +123,8 @@ extension SyncEngine {
                 try journal.upsert(
                     JournalItem(
                         path: path, kind: .file, remoteTag: written.tag, remoteSize: before.size,
-                        remoteFileID: written.fileID, syncedHash: hash, local: local, baseVersion: nil))
+                        remoteFileID: written.fileID, syncedHash: hash, local: local,
+                        baseVersion: try keepBase(of: url, size: before.size)))
                 try journal.completeIntent(intent.id)
             }
             try checkpoint(.afterJournal)
