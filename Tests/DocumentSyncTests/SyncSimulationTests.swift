@@ -524,6 +524,28 @@ import Testing
         #expect(a.conflicts("list.txt").isEmpty && b.conflicts("list.txt").isEmpty)
     }
 
+    /// Seed 12065: a crash before a download was put in place, then the user moved the
+    /// folder, temporary file and all. Recovery took "the temporary file is gone" for "it
+    /// was renamed into place, then deleted by the user", and deleted the document on the
+    /// remote: another device's document, lost from every tree.
+    @Test func aFolderMovedAfterACrashCutShortADownloadDeletesNothing() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("Box/notes.txt", "from a\n")
+        try a.sync()
+        try b.opened().checkpoint = { if $0 == .beforeLocalWrite { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
+        b.crash()
+        try FileManager.default.moveItem(at: b.url("Box"), to: b.url("Crate"))
+        try b.sync()
+        try a.sync()
+        #expect(remote.snapshot().files[RemotePath("Box/notes.txt")] == Data("from a\n".utf8))
+        #expect(a.read("Box/notes.txt") == "from a\n" && b.read("Box/notes.txt") == "from a\n")
+    }
+
     struct Settings {
         var first: UInt64 = 0
         var count: UInt64 = 1000

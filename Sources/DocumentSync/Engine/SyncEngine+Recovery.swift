@@ -74,13 +74,19 @@ extension SyncEngine {
         }
     }
 
-    /// A download was put in place if the temporary file it was renamed from is gone: the
-    /// journal then takes its bytes as synced at the tag they were read at, whatever the user
-    /// did to the file since (a deletion is a deletion, an edit an edit). Otherwise nothing
-    /// was put in place, and the temporary file is removed.
+    /// A download was put in place if the temporary file it was renamed from is gone from its
+    /// folder: the journal then takes its bytes as synced at the tag they were read at,
+    /// whatever the user did to the file since (a deletion is a deletion, an edit an edit).
+    /// Otherwise nothing was put in place, and the temporary file is removed.
     private func resolveDownload(_ intent: SyncIntent) throws {
         let temporary = intent.destination.map(localURL)
-        let placed = temporary.map { FileStatus(path: $0.path) == nil } ?? false
+        // Gone from a folder that is still there: renamed into place. (A folder moved or
+        // deleted since took the temporary file along, and says nothing.)
+        let placed =
+            temporary.map {
+                FileStatus(path: $0.path) == nil
+                    && FileStatus(path: $0.deletingLastPathComponent().path)?.isDirectory == true
+            } ?? false
         guard placed, let hash = intent.hash, case .matches(let tag)? = intent.condition else {
             if let temporary { _ = Syscall.unlinkat(AT_FDCWD, temporary.path) }
             return try journal.completeIntent(intent.id)
