@@ -546,6 +546,33 @@ import Testing
         #expect(a.read("Box/notes.txt") == "from a\n" && b.read("Box/notes.txt") == "from a\n")
     }
 
+    /// Seed 15059: a listing that was behind left out a document, so sync deleted it here
+    /// ("deleted on the remote"), and a crash came before the journal forgot it. The next
+    /// pass read the missing file as a deletion made here and deleted the document on the
+    /// remote too. Now the remote is asked again before a local deletion, and the journal
+    /// forgets the file's status before it goes.
+    @Test(arguments: [false, true])
+    func aListingThatWasBehindDeletesNothingEvenAcrossACrash(entryAlsoBehind: Bool) throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "from a\n")
+        try a.sync()
+        try b.sync()
+        // The remote as it was before notes.txt.
+        remote.schedule(.staleListing(age: 1), on: .list, at: .root)
+        if entryAlsoBehind { remote.schedule(.staleListing(age: 1), on: .entry, at: RemotePath("notes.txt")) }
+        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
+        _ = try? b.opened().pass()
+        b.crash()
+        try b.sync()
+        try a.sync()
+        #expect(remote.snapshot().files[RemotePath("notes.txt")] == Data("from a\n".utf8))
+        #expect(a.read("notes.txt") == "from a\n" && b.read("notes.txt") == "from a\n")
+    }
+
     struct Settings {
         var first: UInt64 = 0
         var count: UInt64 = 1000
