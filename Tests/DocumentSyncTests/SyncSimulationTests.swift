@@ -573,6 +573,35 @@ import Testing
         #expect(a.read("notes.txt") == "from a\n" && b.read("notes.txt") == "from a\n")
     }
 
+    /// Seed 5168: a listing of the conflicts area that was behind did not show a conflict
+    /// yet; the device that had taken it read that as "resolved on another device", marked
+    /// its version resolved and forgot it. Nobody had resolved it; here the next pass took it
+    /// again (a second version), but where its document had moved meanwhile it did not, and
+    /// its text was in no unresolved conflict any more.
+    @Test func aConflictIsNotResolvedByAStaleListingOfTheConflictsArea() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
+        // The conflicts area as it was before anything was shared.
+        remote.schedule(.staleListing(age: 64), on: .list, at: SyncEngine.conflictsFolder)
+        #expect(try !a.sync().didWork, "nothing resolved, nothing taken again")
+        #expect(a.store.otherVersionsOfItem(at: a.url("story.txt")).count { $0.isConflict } == 1)
+        try b.sync()
+        #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
+        #expect(b.conflicts("story.txt") == ["It was a quiet night.\n"])
+    }
+
     struct Settings {
         var first: UInt64 = 0
         var count: UInt64 = 1000
