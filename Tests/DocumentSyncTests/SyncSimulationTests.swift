@@ -136,6 +136,29 @@ import Testing
             "no temporary file left behind")
     }
 
+    /// Seed 17731: the same crash, then a pass that settled the download's intent and failed
+    /// on (its listing did), then the deletion. The intent was settled with no local status,
+    /// for the scan to record, and the scan never came: the missing file read as never here.
+    @Test func aDownloadSettledByAPassThatFailsOnStillCountsAsHere() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "unwanted\n")
+        try a.sync()
+        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
+        b.crash()
+        remote.schedule(.serverError(status: 503), on: .list, at: .root)
+        #expect(throws: SyncError.self) { try b.opened().pass() }
+        try b.delete("notes.txt")
+        try b.sync()
+        try a.sync()
+        #expect(!b.exists("notes.txt") && !a.exists("notes.txt"))
+        #expect(remote.snapshot().files.isEmpty)
+    }
+
     /// Seed 272: the same crash, and the user edited the document before sync started again.
     /// The downloaded version was kept as the merge base only with the journal's record, so
     /// the crash lost it: nothing kept the bytes the user had started from.

@@ -100,9 +100,10 @@ extension SyncEngine {
             item.remoteTag = tag
             item.remoteSize = holds ? status?.size : nil
             item.syncedHash = hash
-            // Holding the bytes: the scan records its status. Not: the file was here, as the
-            // journal never saw it, and what is there now (or nothing) is the user's change.
-            item.local = holds ? nil : .unseen
+            // Holding the bytes: the status it has now (the scan may not come, if the pass fails
+            // on). Not: the file was here, as the journal never saw it, and what is there now (or
+            // nothing) is the user's change.
+            item.local = holds ? status.map(JournalItem.LocalStatus.init) : .unseen
             item.baseVersion = base
             try journal.upsert(item)
             try journal.completeIntent(intent.id)
