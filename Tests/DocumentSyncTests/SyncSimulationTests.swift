@@ -136,6 +136,29 @@ import Testing
             "no temporary file left behind")
     }
 
+    /// Seed 17731: the same crash, then a pass that settled the download's intent and failed
+    /// on (its listing did), then the deletion. The intent was settled with no local status,
+    /// for the scan to record, and the scan never came: the missing file read as never here.
+    @Test func aDownloadSettledByAPassThatFailsOnStillCountsAsHere() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "unwanted\n")
+        try a.sync()
+        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
+        b.crash()
+        remote.schedule(.serverError(status: 503), on: .list, at: .root)
+        #expect(throws: SyncError.self) { try b.opened().pass() }
+        try b.delete("notes.txt")
+        try b.sync()
+        try a.sync()
+        #expect(!b.exists("notes.txt") && !a.exists("notes.txt"))
+        #expect(remote.snapshot().files.isEmpty)
+    }
+
     /// Seed 272: the same crash, and the user edited the document before sync started again.
     /// The downloaded version was kept as the merge base only with the journal's record, so
     /// the crash lost it: nothing kept the bytes the user had started from.
@@ -522,6 +545,84 @@ import Testing
         #expect(a.read("list.txt") == "ONE\ntwo\nthree\nfour\nFIVE\n", "\(step)")
         #expect(b.read("list.txt") == "ONE\ntwo\nthree\nfour\nFIVE\n", "\(step)")
         #expect(a.conflicts("list.txt").isEmpty && b.conflicts("list.txt").isEmpty)
+    }
+
+    /// Seed 12065: a crash before a download was put in place, then the user moved the
+    /// folder, temporary file and all. Recovery took "the temporary file is gone" for "it
+    /// was renamed into place, then deleted by the user", and deleted the document on the
+    /// remote: another device's document, lost from every tree.
+    @Test func aFolderMovedAfterACrashCutShortADownloadDeletesNothing() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("Box/notes.txt", "from a\n")
+        try a.sync()
+        try b.opened().checkpoint = { if $0 == .beforeLocalWrite { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
+        b.crash()
+        try FileManager.default.moveItem(at: b.url("Box"), to: b.url("Crate"))
+        try b.sync()
+        try a.sync()
+        #expect(remote.snapshot().files[RemotePath("Box/notes.txt")] == Data("from a\n".utf8))
+        #expect(a.read("Box/notes.txt") == "from a\n" && b.read("Box/notes.txt") == "from a\n")
+    }
+
+    /// Seed 15059: a listing that was behind left out a document, so sync deleted it here
+    /// ("deleted on the remote"), and a crash came before the journal forgot it. The next
+    /// pass read the missing file as a deletion made here and deleted the document on the
+    /// remote too. Now the remote is asked again before a local deletion, and the journal
+    /// forgets the file's status before it goes.
+    @Test(arguments: [false, true])
+    func aListingThatWasBehindDeletesNothingEvenAcrossACrash(entryAlsoBehind: Bool) throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "from a\n")
+        try a.sync()
+        try b.sync()
+        // The remote as it was before notes.txt.
+        remote.schedule(.staleListing(age: 1), on: .list, at: .root)
+        if entryAlsoBehind { remote.schedule(.staleListing(age: 1), on: .entry, at: RemotePath("notes.txt")) }
+        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
+        _ = try? b.opened().pass()
+        b.crash()
+        try b.sync()
+        try a.sync()
+        #expect(remote.snapshot().files[RemotePath("notes.txt")] == Data("from a\n".utf8))
+        #expect(a.read("notes.txt") == "from a\n" && b.read("notes.txt") == "from a\n")
+    }
+
+    /// Seed 5168: a listing of the conflicts area that was behind did not show a conflict
+    /// yet; the device that had taken it read that as "resolved on another device", marked
+    /// its version resolved and forgot it. Nobody had resolved it; here the next pass took it
+    /// again (a second version), but where its document had moved meanwhile it did not, and
+    /// its text was in no unresolved conflict any more.
+    @Test func aConflictIsNotResolvedByAStaleListingOfTheConflictsArea() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
+        // The conflicts area as it was before anything was shared.
+        remote.schedule(.staleListing(age: 64), on: .list, at: SyncEngine.conflictsFolder)
+        #expect(try !a.sync().didWork, "nothing resolved, nothing taken again")
+        #expect(a.store.otherVersionsOfItem(at: a.url("story.txt")).count { $0.isConflict } == 1)
+        try b.sync()
+        #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
+        #expect(b.conflicts("story.txt") == ["It was a quiet night.\n"])
     }
 
     struct Settings {

@@ -71,7 +71,7 @@ extension SyncEngine {
                 try removeFromRemote(conflict.id)
                 try journal.transaction { try $0.removeConflict(conflict.id) }
                 summary.conflictsShared += 1
-            } else if !described.contains(conflict.id) {
+            } else if !described.contains(conflict.id), try isGone(conflict.id) {
                 // Resolved on another device.
                 version?.isResolved = true
                 try journal.transaction { try $0.removeConflict(conflict.id) }
@@ -113,6 +113,17 @@ extension SyncEngine {
             return version
         }
         return nil
+    }
+
+    /// Whether a conflict's description is gone from the remote, as a read of it says: a
+    /// listing that was behind (a stale one) must not resolve a conflict nobody resolved.
+    private func isGone(_ id: String) throws -> Bool {
+        do {
+            _ = try remote.read(Self.conflictsFolder.appending(id + ".json")) { _ in }
+            return false
+        } catch let error as RemoteError where error.kind == .notFound {
+            return true
+        }
     }
 
     /// Shares a conflict version made here: its bytes first, then its description, whose
@@ -189,7 +200,11 @@ extension SyncEngine {
     @discardableResult
     private func take(_ id: String, movedFrom: RemotePath? = nil) throws -> Bool {
         var descriptionBytes = Data()
-        _ = try remote.read(Self.conflictsFolder.appending(id + ".json")) { descriptionBytes.append($0) }
+        do {
+            _ = try remote.read(Self.conflictsFolder.appending(id + ".json")) { descriptionBytes.append($0) }
+        } catch let error as RemoteError where error.kind == .notFound {
+            return false  // resolved meanwhile, or a listing that was behind named it
+        }
         guard
             let description = try? JSONDecoder().decode(
                 SharedConflictDescription.self, from: descriptionBytes)

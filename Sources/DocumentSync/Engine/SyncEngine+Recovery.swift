@@ -74,13 +74,19 @@ extension SyncEngine {
         }
     }
 
-    /// A download was put in place if the temporary file it was renamed from is gone: the
-    /// journal then takes its bytes as synced at the tag they were read at, whatever the user
-    /// did to the file since (a deletion is a deletion, an edit an edit). Otherwise nothing
-    /// was put in place, and the temporary file is removed.
+    /// A download was put in place if the temporary file it was renamed from is gone from its
+    /// folder: the journal then takes its bytes as synced at the tag they were read at,
+    /// whatever the user did to the file since (a deletion is a deletion, an edit an edit).
+    /// Otherwise nothing was put in place, and the temporary file is removed.
     private func resolveDownload(_ intent: SyncIntent) throws {
         let temporary = intent.destination.map(localURL)
-        let placed = temporary.map { FileStatus(path: $0.path) == nil } ?? false
+        // Gone from a folder that is still there: renamed into place. (A folder moved or
+        // deleted since took the temporary file along, and says nothing.)
+        let placed =
+            temporary.map {
+                FileStatus(path: $0.path) == nil
+                    && FileStatus(path: $0.deletingLastPathComponent().path)?.isDirectory == true
+            } ?? false
         guard placed, let hash = intent.hash, case .matches(let tag)? = intent.condition else {
             if let temporary { _ = Syscall.unlinkat(AT_FDCWD, temporary.path) }
             return try journal.completeIntent(intent.id)
@@ -94,9 +100,10 @@ extension SyncEngine {
             item.remoteTag = tag
             item.remoteSize = holds ? status?.size : nil
             item.syncedHash = hash
-            // Holding the bytes: the scan records its status. Not: the file was here, as the
-            // journal never saw it, and what is there now (or nothing) is the user's change.
-            item.local = holds ? nil : .unseen
+            // Holding the bytes: the status it has now (the scan may not come, if the pass fails
+            // on). Not: the file was here, as the journal never saw it, and what is there now (or
+            // nothing) is the user's change.
+            item.local = holds ? status.map(JournalItem.LocalStatus.init) : .unseen
             item.baseVersion = base
             try journal.upsert(item)
             try journal.completeIntent(intent.id)

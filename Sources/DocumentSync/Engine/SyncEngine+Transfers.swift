@@ -486,8 +486,20 @@ extension SyncEngine {
 
     /// Deletes the local file the remote deleted, as a coordinated deletion (an open document
     /// closes or keeps its unsaved text), after keeping it in the version store.
+    ///
+    /// The remote is asked once more first: a listing that was behind (a stale one) must not
+    /// delete a document that is still there. And the journal forgets how the file looked
+    /// before it goes: a crash between the two then reads the missing file as "never here",
+    /// not as a deletion made here to be propagated.
     func deleteLocal(_ path: RemotePath, status: FileStatus) throws {
         let url = localURL(path)
+        if try remote.entry(at: path) != nil {
+            throw SkippedItem(reason: "missing from the remote's listing but still there")
+        }
+        if var item = try journal.item(at: path) {
+            item.local = nil
+            try journal.upsert(item)
+        }
         try checkpoint(.beforeLocalWrite)
         try FileCoordinator().coordinate(writingItemAt: url, options: .forDeleting) { url in
             guard
