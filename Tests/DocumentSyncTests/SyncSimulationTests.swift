@@ -625,6 +625,29 @@ import Testing
         #expect(b.conflicts("story.txt") == ["It was a quiet night.\n"])
     }
 
+    /// Seed 16805: a document deleted here, and a listing that was behind gave it an older
+    /// tag: "changed on the remote", and an edit beats a delete, so it was downloaded again
+    /// (the bytes deleted here, as the remote had them all along).
+    @Test func aDeletionIsNotUndoneByAStaleTag() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "first\n")
+        try a.sync()
+        try a.write("notes.txt", "second\n")
+        try a.sync()
+        try b.sync()
+        try a.delete("notes.txt")
+        // The root as it was before the second version: notes.txt with the first one's tag.
+        remote.schedule(.staleListing(age: 1), on: .list, at: .root)
+        try a.sync()
+        try b.sync()
+        #expect(!a.exists("notes.txt") && !b.exists("notes.txt"))
+        #expect(remote.snapshot().files.isEmpty)
+    }
+
     struct Settings {
         var first: UInt64 = 0
         var count: UInt64 = 1000
