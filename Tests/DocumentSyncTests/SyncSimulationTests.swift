@@ -648,6 +648,37 @@ import Testing
         #expect(remote.snapshot().files.isEmpty)
     }
 
+    /// Seed 14809: a device whose conflicted document was gone looked for the conflict at a
+    /// new path only in a pass that brought documents; the description naming the new path
+    /// came a pass after the document did, and the device never showed the conflict.
+    @Test func aConflictWhoseDescriptionMovesAfterItsDocumentIsStillTaken() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        try a.delete("story.txt")
+        try FileManager.default.moveItem(at: b.url("story.txt"), to: b.url("tale.txt"))
+        // b moves it on the remote, but cannot rewrite the conflict's description yet.
+        remote.schedule(
+            .serverError(status: 503), on: .write, at: SyncEngine.conflictsFolder.appending("b-1.json"))
+        _ = try b.opened().pass()
+        try a.sync()
+        #expect(a.read("tale.txt") == "It was a stormy night.\n")
+        try b.sync()
+        try a.sync()
+        #expect(a.conflicts("tale.txt") == ["It was a quiet night.\n"])
+        #expect(b.conflicts("tale.txt") == ["It was a quiet night.\n"])
+    }
+
     struct Settings {
         var first: UInt64 = 0
         var count: UInt64 = 1000
