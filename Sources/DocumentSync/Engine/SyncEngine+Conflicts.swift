@@ -232,7 +232,15 @@ extension SyncEngine {
         let url = localURL(path)
         // The item comes first: a conflict version of nothing waits for the item to arrive.
         guard FileStatus(path: url.path)?.isRegularFile == true else { return false }
-        let fetched = try fetch(Self.conflictsFolder.appending(id + ".data"), besides: url)
+        let fetched: (url: URL, hash: String, tag: RemoteTag)
+        do {
+            fetched = try fetch(Self.conflictsFolder.appending(id + ".data"), besides: url)
+        } catch let error as RemoteError where error.kind == .notFound {
+            // A description without its bytes: being resolved (the bytes go last), or damaged
+            // by another client; nothing to take, and nothing to fail on in every pass.
+            summary.notes.append("conflict \(id): its bytes are not on \(remote.displayName)")
+            return false
+        }
         defer { _ = Syscall.unlinkat(AT_FDCWD, fetched.url.path) }
         let version = try store.addConflictOfItem(
             at: url, withContentsOf: fetched.url, savingComputer: description.computer,
