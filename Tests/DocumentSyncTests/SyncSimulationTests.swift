@@ -641,6 +641,80 @@ import Testing
         #expect(b.conflicts("story.txt") == ["It was a quiet night.\n"])
     }
 
+    /// Seed 16805: a document deleted here, and a listing that was behind gave it an older
+    /// tag: "changed on the remote", and an edit beats a delete, so it was downloaded again
+    /// (the bytes deleted here, as the remote had them all along).
+    @Test func aDeletionIsNotUndoneByAStaleTag() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("notes.txt", "first\n")
+        try a.sync()
+        try a.write("notes.txt", "second\n")
+        try a.sync()
+        try b.sync()
+        try a.delete("notes.txt")
+        // The root as it was before the second version: notes.txt with the first one's tag.
+        remote.schedule(.staleListing(age: 1), on: .list, at: .root)
+        try a.sync()
+        try b.sync()
+        #expect(!a.exists("notes.txt") && !b.exists("notes.txt"))
+        #expect(remote.snapshot().files.isEmpty)
+    }
+
+    /// Seed 14809: a device whose conflicted document was gone looked for the conflict at a
+    /// new path only in a pass that brought documents; the description naming the new path
+    /// came a pass after the document did, and the device never showed the conflict.
+    @Test func aConflictWhoseDescriptionMovesAfterItsDocumentIsStillTaken() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        try a.delete("story.txt")
+        try FileManager.default.moveItem(at: b.url("story.txt"), to: b.url("tale.txt"))
+        // b moves it on the remote, but cannot rewrite the conflict's description yet.
+        remote.schedule(
+            .serverError(status: 503), on: .write, at: SyncEngine.conflictsFolder.appending("b-1.json"))
+        _ = try b.opened().pass()
+        try a.sync()
+        #expect(a.read("tale.txt") == "It was a stormy night.\n")
+        try b.sync()
+        try a.sync()
+        #expect(a.conflicts("tale.txt") == ["It was a quiet night.\n"])
+        #expect(b.conflicts("tale.txt") == ["It was a quiet night.\n"])
+    }
+
+    /// Soak seed 39968: a conflict's description without its bytes on the remote made every
+    /// device that had not taken it fail in every pass, and sync never came to rest.
+    @Test func aConflictDescriptionWithoutItsBytesIsPassedOverQuietly() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        try a.sync()
+        try b.sync()
+        remote.directDelete(SyncEngine.conflictsFolder.appending("b-1.data"))
+        #expect(try a.sync().failures.isEmpty)
+        #expect(try !a.sync().didWork)
+    }
+
     struct Settings {
         var first: UInt64 = 0
         var count: UInt64 = 1000

@@ -34,8 +34,11 @@ extension SyncEngine {
         } catch let error as RemoteError where error.kind == .notFound {
             listing = RemoteListing(folder: Self.conflictsFolder, entries: [], folderTag: nil)
         }
-        let described = Set(
-            listing.entries.compactMap { $0.name.hasSuffix(".json") ? String($0.name.dropLast(5)) : nil })
+        var descriptionTags: [String: RemoteTag?] = [:]
+        for entry in listing.entries where entry.name.hasSuffix(".json") {
+            descriptionTags[String(entry.name.dropLast(5))] = entry.tag
+        }
+        let described = Set(descriptionTags.keys)
         var known: Set<String> = []
         for var conflict in try journal.transaction({ try $0.conflicts() }) {
             known.insert(conflict.id)
@@ -53,9 +56,16 @@ extension SyncEngine {
                 // beat the delete) finds its conflict again on every device. If documents arrived
                 // here, the device that moved it may have described it at a new path: it is taken
                 // again there.
-                if conflict.isUploaded, described.contains(conflict.id), !arrived.isEmpty || !newFiles.isEmpty
+                if conflict.isUploaded, let tag = descriptionTags[conflict.id],
+                    tag != conflict.descriptionTag || !arrived.isEmpty || !newFiles.isEmpty
                 {
-                    try take(conflict.id, movedFrom: conflict.path)
+                    if try !take(conflict.id, movedFrom: conflict.path), tag != conflict.descriptionTag {
+                        // Read and not taken (the same path, or one with no document here yet:
+                        // documents arriving later look again).
+                        conflict.descriptionTag = tag
+                        let seen = conflict
+                        try journal.transaction { try $0.upsertConflict(seen) }
+                    }
                 }
                 continue
             }
@@ -200,8 +210,11 @@ extension SyncEngine {
     @discardableResult
     private func take(_ id: String, movedFrom: RemotePath? = nil) throws -> Bool {
         var descriptionBytes = Data()
+        let descriptionTag: RemoteTag
         do {
-            _ = try remote.read(Self.conflictsFolder.appending(id + ".json")) { descriptionBytes.append($0) }
+            descriptionTag = try remote.read(Self.conflictsFolder.appending(id + ".json")) {
+                descriptionBytes.append($0)
+            }
         } catch let error as RemoteError where error.kind == .notFound {
             return false  // resolved meanwhile, or a listing that was behind named it
         }
@@ -219,7 +232,15 @@ extension SyncEngine {
         let url = localURL(path)
         // The item comes first: a conflict version of nothing waits for the item to arrive.
         guard FileStatus(path: url.path)?.isRegularFile == true else { return false }
-        let fetched = try fetch(Self.conflictsFolder.appending(id + ".data"), besides: url)
+        let fetched: (url: URL, hash: String, tag: RemoteTag)
+        do {
+            fetched = try fetch(Self.conflictsFolder.appending(id + ".data"), besides: url)
+        } catch let error as RemoteError where error.kind == .notFound {
+            // A description without its bytes: being resolved (the bytes go last), or damaged
+            // by another client; nothing to take, and nothing to fail on in every pass.
+            summary.notes.append("conflict \(id): its bytes are not on \(remote.displayName)")
+            return false
+        }
         defer { _ = Syscall.unlinkat(AT_FDCWD, fetched.url.path) }
         let version = try store.addConflictOfItem(
             at: url, withContentsOf: fetched.url, savingComputer: description.computer,
@@ -227,7 +248,8 @@ extension SyncEngine {
         try journal.transaction { journal in
             try journal.upsertConflict(
                 SharedConflict(
-                    id: id, path: path, localVersion: version.persistentIdentifier, isUploaded: true))
+                    id: id, path: path, localVersion: version.persistentIdentifier, isUploaded: true,
+                    descriptionTag: descriptionTag))
         }
         summary.conflictsShared += 1
         summary.notes.append("\(path): a conflict version from \(description.computer ?? "another device")")

@@ -15,8 +15,12 @@ extension SyncEngine {
             try upload(path, condition: condition, base: known[path])
             note.map { summary.notes.append($0) }
         case .download(let path, let entry, let note):
-            try download(path, entry, replacing: local[path]?.status)
-            note.map { summary.notes.append($0) }
+            // Deleted here: brought back only for a change the remote really has.
+            let deletedHere = local[path] == nil && known[path]?.local != nil
+            let downloaded = try download(
+                path, entry, replacing: local[path]?.status,
+                unlessStillAt: deletedHere ? known[path]?.remoteTag : nil)
+            if downloaded { note.map { summary.notes.append($0) } }
         case .reconcile(let path, let entry):
             guard let status = local[path]?.status else { return }
             try reconcile(path, entry, local: status, known: known[path])
@@ -180,9 +184,22 @@ extension SyncEngine {
     ///
     /// - Parameter expected: The local file as the scan saw it, nil for none: anything else
     ///   there now is a change made since, left for the next pass.
-    func download(_ path: RemotePath, _ entry: RemoteEntry, replacing expected: FileStatus?) throws {
+    /// - Parameter unchanged: For a file deleted here, the tag it was synced at: if what is read
+    ///   still has it, the listing that said "changed" was behind (a stale one), and the
+    ///   deletion made here is propagated instead of undone.
+    /// - Returns: Whether it was downloaded.
+    @discardableResult
+    func download(
+        _ path: RemotePath, _ entry: RemoteEntry, replacing expected: FileStatus?,
+        unlessStillAt unchanged: RemoteTag? = nil
+    ) throws -> Bool {
         let url = localURL(path)
         let temporary = try fetch(path, besides: url)
+        if let unchanged, temporary.tag == unchanged {
+            _ = Syscall.unlinkat(AT_FDCWD, temporary.url.path)
+            try deleteRemote(path, tag: unchanged)
+            return false
+        }
         try removing(temporary.url) {
             let intent = try beginDownload(path, temporary)
             let placed = try place(
@@ -193,6 +210,7 @@ extension SyncEngine {
         }
         summary.downloaded += 1
         arrived.insert(path)
+        return true
     }
 
     /// Runs `body`, then removes `temporary` if it is still there; unless a crash (the

@@ -169,14 +169,20 @@ package struct SharedConflict: Hashable, Sendable {
     /// The path the remote's description names, when the item moved since and the
     /// description is still to be rewritten; nil when it names ``path``.
     package var describedPath: RemotePath?
+    /// The tag of the remote's description when this device last read it: a device whose
+    /// document is gone reads it again only when it changed (its document moved elsewhere).
+    package var descriptionTag: RemoteTag?
 
     package init(
-        id: String, path: RemotePath, localVersion: String, isUploaded: Bool, describedPath: RemotePath? = nil
+        id: String, path: RemotePath, localVersion: String, isUploaded: Bool,
+        describedPath: RemotePath? = nil,
+        descriptionTag: RemoteTag? = nil
     ) {
         self.id = id
         self.path = path
         self.localVersion = localVersion
         self.isUploaded = isUploaded
         self.describedPath = describedPath
+        self.descriptionTag = descriptionTag
     }
 }

@@ -71,6 +71,10 @@ extension SyncJournal {
                     ALTER TABLE intents_new RENAME TO intents;
                     """)
             },
+            // The tag of a shared conflict's description as last read.
+            { connection in
+                try connection.executeScript("ALTER TABLE conflicts ADD COLUMN descriptionTag TEXT;")
+            },
         ]
     }
 }

@@ -184,25 +184,30 @@ extension SyncJournal {
 
         /// Every conflict version shared through the remote, by its identifier there.
         package func conflicts() throws -> [SharedConflict] {
-            try connection.queryAll("SELECT id, path, localVersion, uploaded, describedPath FROM conflicts") {
+            try connection.queryAll(
+                "SELECT id, path, localVersion, uploaded, describedPath, descriptionTag FROM conflicts"
+            ) {
                 row in
                 SharedConflict(
                     id: try row.value(at: 0), path: RemotePath(try row.value(at: 1) as String),
                     localVersion: try row.value(at: 2), isUploaded: try row.value(at: 3),
-                    describedPath: (try row.value(at: 4) as String?).map { RemotePath($0) })
+                    describedPath: (try row.value(at: 4) as String?).map { RemotePath($0) },
+                    descriptionTag: (try row.value(at: 5) as String?).map { RemoteTag($0) })
             }.sorted { $0.id < $1.id }
         }
 
         /// Records a shared conflict version, replacing the row with its identifier.
         package func upsertConflict(_ conflict: SharedConflict) throws {
             try connection.execute(
-                "INSERT INTO conflicts (id, path, localVersion, uploaded, describedPath) VALUES (?, ?, ?, ?, ?) "
+                "INSERT INTO conflicts (id, path, localVersion, uploaded, describedPath, descriptionTag) "
+                    + "VALUES (?, ?, ?, ?, ?, ?) "
                     + "ON CONFLICT (id) DO UPDATE SET path = excluded.path, "
                     + "localVersion = excluded.localVersion, uploaded = excluded.uploaded, "
-                    + "describedPath = excluded.describedPath",
+                    + "describedPath = excluded.describedPath, descriptionTag = excluded.descriptionTag",
                 [
                     .text(conflict.id), .text(conflict.path.string), .text(conflict.localVersion),
                     SQLiteValue(conflict.isUploaded), SQLiteValue(conflict.describedPath?.string),
+                    SQLiteValue(conflict.descriptionTag?.rawValue),
                 ])
         }
 
