@@ -36,8 +36,17 @@ extension VersionStore {
         switch Syscall.getExtendedAttribute(fd, Self.identityAttribute) {
         case .success(let bytes):
             if let id = UUID(uuidString: String(decoding: bytes, as: UTF8.self))?.uuidString {
-                if creating { identitiesGiven.withLock { $0[path] = id } }
-                return ItemIdentity(id: id, path: path, device: device, inode: inode)
+                guard isSecondHolder(of: id, path: path, device: device, inode: inode) else {
+                    if creating { identitiesGiven.withLock { $0[path] = id } }
+                    return ItemIdentity(id: id, path: path, device: device, inode: inode)
+                }
+                // Another file is the item: this one is a copy that kept the attribute
+                // (`cp -a`), or the item moved without coordination and a new file at its old
+                // path took its history. Either way it is an item of its own.
+                guard creating else { return nil }
+                let fresh = UUID().uuidString
+                give(fresh, to: fd, at: path)
+                return ItemIdentity(id: fresh, path: path, device: device, inode: inode)
             }
         case .failure(.notSupported), .failure(.notImplemented):
             attributesSupported = false
@@ -55,15 +64,39 @@ extension VersionStore {
         if let id = known {
             // Put the attribute back where it was lost, but only when about to save: a lookup
             // must not touch the file (its status-change time tells presenters of changes).
-            if creating { _ = Syscall.setExtendedAttribute(fd, Self.identityAttribute, Array(id.utf8)) }
+            if creating { give(id, to: fd, at: path) }
             return ItemIdentity(id: id, path: path, device: device, inode: inode)
         }
         guard creating else { return nil }
         let id = UUID().uuidString
-        identitiesGiven.withLock { $0[path] = id }
-        // Unsupported or refused: the table entry written with the version is the fallback.
-        _ = Syscall.setExtendedAttribute(fd, Self.identityAttribute, Array(id.utf8))
+        give(id, to: fd, at: path)
         return ItemIdentity(id: id, path: path, device: device, inode: inode)
+    }
+
+    /// Whether the index places item `id` in another file than the one at `path` (device,
+    /// inode), and that file still holds the identity: two files claim one item, and the one
+    /// the index knows keeps it. Costs nothing more than the cached index where the index
+    /// agrees, as it does unless the item moved or was copied.
+    private func isSecondHolder(of id: String, path: String, device: UInt64, inode: UInt64) -> Bool {
+        guard let entry = loadIndex().items[id], !entry.path.isEmpty, entry.path != path,
+            entry.device != device || entry.inode != inode,
+            case .success(let other) = Syscall.fstatat(AT_FDCWD, entry.path, followLinks: false),
+            UInt64(other.st_dev) == entry.device, UInt64(other.st_ino) == entry.inode,
+            case .success(let fd) = Syscall.openat(AT_FDCWD, entry.path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        else { return false }
+        defer { Syscall.close(fd) }
+        guard case .success(let bytes) = Syscall.getExtendedAttribute(fd, Self.identityAttribute) else {
+            return false
+        }
+        return String(decoding: bytes, as: UTF8.self) == id
+    }
+
+    /// Writes `id` into the attribute of the file open as `fd` (where that fails, the index
+    /// entry written with the version is the fallback), and lets the path stand for the item
+    /// until the index records it: ``noteLocations(_:durably:)`` then forgets it here.
+    private func give(_ id: String, to fd: CInt, at path: String) {
+        identitiesGiven.withLock { $0[path] = id }
+        _ = Syscall.setExtendedAttribute(fd, Self.identityAttribute, Array(id.utf8))
     }
 
     /// Gives the item at `url` the identity `id` if it lacks it (a package folder that a
@@ -100,24 +133,47 @@ extension VersionStore {
         }
     }
 
-    func itemDidMove(from oldURL: URL, to newURL: URL) {
+    /// Notes that the item at `oldURL` (a document, or a folder of them) is at `newURL` now,
+    /// moved by a program that did not coordinate: a sync engine that saw it moved calls
+    /// this, so that a new file at the old path is a new item, not the moved one.
+    package func itemDidMove(from oldURL: URL, to newURL: URL) {
         queue.sync {
             let oldPath = oldURL.standardizedFileURL.path
             let newPath = newURL.standardizedFileURL.path
             guard case .success(let info) = Syscall.fstatat(AT_FDCWD, newPath, followLinks: false) else {
                 return
             }
+            identitiesGiven.withLock { given in
+                for (path, id) in given where path == oldPath || path.hasPrefix(oldPath + "/") {
+                    given[path] = nil
+                    given[newPath + path.dropFirst(oldPath.count)] = id
+                }
+            }
             let index = loadIndex()
+            var moved: [(itemID: String, entry: IdentityIndex.Entry)] = []
             let known = (try? identity(ofItemAt: newURL, creating: false))?.id ?? index.itemID(path: oldPath)
             // An item the store has no versions of has nothing to follow it.
-            guard let itemID = known, let entry = index.items[itemID],
+            if let itemID = known, let entry = index.items[itemID],
                 entry.path != newPath || entry.inode != UInt64(info.st_ino)
-            else { return }
-            do {
-                try withStoreLock {
-                    try noteLocation(
-                        of: itemID, path: newPath, device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            {
+                moved.append(
+                    (itemID, .init(path: newPath, device: UInt64(info.st_dev), inode: UInt64(info.st_ino))))
+            }
+            // A folder moved with the documents in it: each follows to the same place inside
+            // it, if the file there is still the one the store last saw.
+            if info.st_mode & S_IFMT == S_IFDIR {
+                for (itemID, entry) in index.items.sorted(by: { $0.key < $1.key })
+                where entry.path.hasPrefix(oldPath + "/") {
+                    let path = newPath + entry.path.dropFirst(oldPath.count)
+                    guard case .success(let inside) = Syscall.fstatat(AT_FDCWD, path, followLinks: false),
+                        UInt64(inside.st_ino) == entry.inode
+                    else { continue }
+                    moved.append((itemID, .init(path: path, device: entry.device, inode: entry.inode)))
                 }
+            }
+            guard !moved.isEmpty else { return }
+            do {
+                try withStoreLock { try noteLocations(moved, durably: true) }
             } catch {
                 report(error, operation: "note where a document moved")
             }

@@ -130,6 +130,10 @@ extension VersionStore {
             changed = true
         }
         if changed { try saveIndex(index, durably: durably) }
+        // The index holds these now: a path this process stood in for them stands for
+        // nothing more, and a new file there later is a new item.
+        let noted = Set(locations.map(\.itemID))
+        identitiesGiven.withLock { given in given = given.filter { !noted.contains($0.value) } }
     }
 
     /// Puts `data` at `url` by writing a temporary file beside it and renaming it over,

@@ -80,9 +80,11 @@ public final class VersionStore: Sendable {
         /// still work for its reader. A minute.
         var grace: TimeInterval = 60
     }
-    /// Identities this process gave or found, by path: the index learns of them only when the
-    /// version is committed, on the store's queue, and a save right after (of a file another
-    /// program replaced, without the attribute) must find the same item, not make a new one.
+    /// Identities this process gave or found, by path, until the index records them: it
+    /// learns of them only when the version is committed, on the store's queue, and a save
+    /// right after (of a file another program replaced, without the attribute) must find the
+    /// same item, not make a new one. Forgotten once the index has the item, so that a new
+    /// file where the item was before it moved is a new item.
     let identitiesGiven = Mutex<[String: String]>([:])
 
     struct Reports {

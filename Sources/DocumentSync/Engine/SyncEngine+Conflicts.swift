@@ -86,6 +86,18 @@ extension SyncEngine {
                 version?.isResolved = true
                 try journal.transaction { try $0.removeConflict(conflict.id) }
                 summary.conflictsShared += 1
+            } else if conflict.describedPath == nil, let tag = descriptionTags[conflict.id],
+                tag != conflict.descriptionTag || !arrived.isEmpty
+            {
+                // Its description changed: the device that moved its document described it at
+                // the new path, and it follows there here too, kept here as a resolved version.
+                if try take(conflict.id, movedFrom: conflict.path) {
+                    version?.isResolved = true
+                } else if tag != conflict.descriptionTag {
+                    var seen = conflict
+                    seen.descriptionTag = tag
+                    try journal.transaction { try $0.upsertConflict(seen) }
+                }
             } else if conflict.describedPath != nil, let version {
                 // Its item moved: devices that have not taken it yet look for it at the new path.
                 try describe(conflict, version, replacing: true)

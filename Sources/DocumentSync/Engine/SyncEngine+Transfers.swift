@@ -587,6 +587,9 @@ extension SyncEngine {
             }
             try journal.completeIntent(intent.id)
         }
+        // Moved here without coordination (a user's `mv`): the version store learns it now,
+        // so that a file that comes to the old path later is not taken for this one.
+        store.itemDidMove(from: localURL(source), to: localURL(destination))
         summary.moved += 1
     }
 

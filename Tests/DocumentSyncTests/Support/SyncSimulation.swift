@@ -36,17 +36,9 @@ final class SyncSimulation {
         /// The property's letter, a to e; "run" when a step of the run itself failed.
         var property: String
         var detail: String
-        /// The known issue outside sync that explains it, when one does.
-        var knownIssue: String?
 
         var description: String { "(\(property)) \(detail)" }
     }
-
-    /// The known issue of DocumentKit's version store behind some conflict-set differences:
-    /// see VersionStoreIdentityTests.
-    static let versionStoreIdentityIssue =
-        "DocumentKit: the version store binds a new file at a moved or deleted document's last path to that "
-        + "document, and shows its conflicts there too"
 
     /// The most rounds of passes of every device the quiet end may take.
     static let mostRounds = 10
@@ -471,8 +463,7 @@ final class SyncSimulation {
                     Violation(
                         property: "b",
                         detail: "the unresolved conflicts of \(path) differ: \(sides.joined(separator: "; "))"
-                            + identities,
-                        knownIssue: identities.isEmpty ? nil : Self.versionStoreIdentityIssue))
+                            + identities))
             }
         }
 
