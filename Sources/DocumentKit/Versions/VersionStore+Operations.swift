@@ -137,6 +137,10 @@ extension VersionStore {
                     $0.manifest == manifest && $0.isConflict == isConflict && !(isConflict && $0.isResolved)
                 }) {
                     try writes.flush()
+                    // The item is where it is now all the same (it may have moved unseen);
+                    // no record holds that, so the index is flushed if it changed.
+                    try noteLocation(
+                        of: identity.id, path: identity.path, device: identity.device, inode: identity.inode)
                     return (FileVersion(record: same, store: self), false)
                 }
                 let date = now()
@@ -186,6 +190,19 @@ extension VersionStore {
                 let record = record(ofItem: identity.id, id: persistentIdentifier)
             else { return nil }
             return FileVersion(record: record, store: self)
+        }
+    }
+
+    /// The version with `persistentIdentifier`, of whichever item holds it: one deleted, or
+    /// moved where no path finds it. Searches every item, so it is for the rare case.
+    package func version(forPersistentIdentifier persistentIdentifier: String) -> FileVersion? {
+        queue.sync {
+            for item in itemIDs() {
+                if let record = record(ofItem: item, id: persistentIdentifier) {
+                    return FileVersion(record: record, store: self)
+                }
+            }
+            return nil
         }
     }
 

@@ -59,7 +59,11 @@ extension SyncEngine {
                 if conflict.isUploaded, let tag = descriptionTags[conflict.id],
                     tag != conflict.descriptionTag || !arrived.isEmpty || !newFiles.isEmpty
                 {
-                    if try !take(conflict.id, movedFrom: conflict.path), tag != conflict.descriptionTag {
+                    if try take(conflict.id, movedFrom: conflict.path) {
+                        // Taken at the new path: the version kept under the deleted document
+                        // is resolved, so that a new document at the old path does not show it.
+                        store.version(forPersistentIdentifier: conflict.localVersion)?.isResolved = true
+                    } else if tag != conflict.descriptionTag {
                         // Read and not taken (the same path, or one with no document here yet:
                         // documents arriving later look again).
                         conflict.descriptionTag = tag

@@ -56,16 +56,13 @@ extension SyncEngine {
         let journal =
             FileManager.default.fileExists(atPath: journalURL.path) ? try SyncJournal(url: journalURL) : nil
         let known = Dictionary(uniqueKeysWithValues: try (journal?.allItems() ?? []).map { ($0.path, $0) })
-        let local = try SyncTrees.local(container)
-        let remoteTree: [RemotePath: RemoteEntry]
+        let scanned: SyncScan
         do {
-            remoteTree = try SyncTrees.remote(remote)
+            scanned = try scan(container, known: known, remote: remote)
         } catch let error as RemoteError {
             throw SyncError(.failed, "cannot list \(remote.displayName): \(error)")
         }
-        let plan = try SyncPlanner(journal: known, local: local, remote: remoteTree) { path in
-            try ContentHash(contentsOf: container.appendingPathComponent(path.string)).hex
-        }.plan()
+        let (local, remoteTree, plan) = (scanned.local, scanned.remote, scanned.plan)
         var states: [RemotePath: SyncItemStatus.State] = [:]
         for path in Set(known.keys).union(local.keys).union(remoteTree.keys)
         where (known[path]?.kind ?? local[path]?.kind ?? remoteTree[path]?.kind) == .file {

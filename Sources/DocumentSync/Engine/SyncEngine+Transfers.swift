@@ -19,7 +19,7 @@ extension SyncEngine {
             let deletedHere = local[path] == nil && known[path]?.local != nil
             let downloaded = try download(
                 path, entry, replacing: local[path]?.status,
-                unlessStillAt: deletedHere ? known[path]?.remoteTag : nil)
+                unlessStillAt: deletedHere ? known[path].map { ($0.remoteTag, $0.syncedHash) } : nil)
             if downloaded { note.map { summary.notes.append($0) } }
         case .reconcile(let path, let entry):
             guard let status = local[path]?.status else { return }
@@ -184,20 +184,22 @@ extension SyncEngine {
     ///
     /// - Parameter expected: The local file as the scan saw it, nil for none: anything else
     ///   there now is a change made since, left for the next pass.
-    /// - Parameter unchanged: For a file deleted here, the tag it was synced at: if what is read
-    ///   still has it, the listing that said "changed" was behind (a stale one), and the
-    ///   deletion made here is propagated instead of undone.
+    /// - Parameter unchanged: For a file deleted here, the tag and hash it was synced at: if
+    ///   what is read still has the tag (the listing that said "changed" was behind, a stale
+    ///   one) or the same bytes (another device wrote them again, a merge that came out as
+    ///   they were), the deletion made here is propagated instead of undone: nothing the
+    ///   remote has is an edit made since.
     /// - Returns: Whether it was downloaded.
     @discardableResult
     func download(
         _ path: RemotePath, _ entry: RemoteEntry, replacing expected: FileStatus?,
-        unlessStillAt unchanged: RemoteTag? = nil
+        unlessStillAt unchanged: (tag: RemoteTag?, hash: String?)? = nil
     ) throws -> Bool {
         let url = localURL(path)
         let temporary = try fetch(path, besides: url)
-        if let unchanged, temporary.tag == unchanged {
+        if let unchanged, temporary.tag == unchanged.tag || temporary.hash == unchanged.hash {
             _ = Syscall.unlinkat(AT_FDCWD, temporary.url.path)
-            try deleteRemote(path, tag: unchanged)
+            try deleteRemote(path, tag: temporary.tag)
             return false
         }
         try removing(temporary.url) {
@@ -386,7 +388,7 @@ extension SyncEngine {
             let theirsBytes = try? Data(contentsOf: theirs.url),
             case .merged(let merged) = TextMerge.merge(base: base, mine: mine, theirs: theirsBytes)
         {
-            try writeMerge(merged, path, url: url, over: theirs.tag, local: local)
+            try writeMerge(merged, path, url: url, over: theirs, entry: entry, local: local)
             summary.merged += 1
             summary.notes.append("\(path): changed on both sides; the changes were merged")
             return
@@ -430,12 +432,23 @@ extension SyncEngine {
         )
     }
 
-    /// Writes a clean merge: here, then to the remote on the tag of the version merged.
+    /// Writes a clean merge: here, then to the remote on the tag of the version merged,
+    /// unless the merge is that version byte for byte (this device's change was in it
+    /// already): a write of the same bytes would read as a new edit on every other device.
     private func writeMerge(
-        _ merged: Data, _ path: RemotePath, url: URL, over tag: RemoteTag, local: FileStatus
+        _ merged: Data, _ path: RemotePath, url: URL, over theirs: (url: URL, hash: String, tag: RemoteTag),
+        entry: RemoteEntry, local: FileStatus
     )
         throws
     {
+        if ContentHash(of: merged).hex == theirs.hash {
+            let intent = try beginDownload(path, theirs)
+            let placed = try place(theirs.url, at: url, expecting: local, keeping: .history, intent: intent)
+            return try recordDownload(
+                path, url: url, hash: theirs.hash, tag: theirs.tag, entry: entry, base: placed.base,
+                intent: intent)
+        }
+        let tag = theirs.tag
         let temporary = url.deletingLastPathComponent().appendingPathComponent(
             SyncTrees.temporaryPrefix + "\(UUID().uuidString).merge")
         try SafeSave.write(merged, to: temporary)

@@ -190,6 +190,34 @@ public final class SyncEngine {
         get throws { try journal.setting(.pauseReason) }
     }
 
+    /// Both sides of a container as they are, and what a pass would do about them.
+    struct SyncScan {
+        var local: [RemotePath: LocalEntry]
+        var remote: [RemotePath: RemoteEntry]
+        var plan: SyncPlan
+    }
+
+    /// Lists the container and the remote and plans a pass: the one scan that a pass acts on
+    /// and that ``status(ofContainer:remote:configuration:)`` reports.
+    ///
+    /// - Parameter leftovers: Called with each temporary file a crash left in the container.
+    /// - Throws: `RemoteError` when the remote cannot be listed.
+    static func scan(
+        _ container: URL, known: [RemotePath: JournalItem], remote: any Remote,
+        leftovers: ((URL) -> Void)? = nil
+    ) throws -> SyncScan {
+        let local = try SyncTrees.local(container, leftovers: leftovers)
+        let remoteTree = try SyncTrees.remote(remote)
+        var hashes: [RemotePath: String] = [:]
+        let plan = try SyncPlanner(journal: known, local: local, remote: remoteTree) { path in
+            if let hash = hashes[path] { return hash }
+            let hash = try ContentHash(contentsOf: container.appendingPathComponent(path.string)).hex
+            hashes[path] = hash
+            return hash
+        }.plan()
+        return SyncScan(local: local, remote: remoteTree, plan: plan)
+    }
+
     /// One pass: recover what a crash left, scan both sides, decide, act.
     ///
     /// - Throws: ``SyncError`` when sync is paused (or this pass pauses it), or the remote or
@@ -203,27 +231,20 @@ public final class SyncEngine {
         guard FileStatus(path: container.path)?.isDirectory == true else {
             throw try pause("the container \(container.path) is gone")
         }
-        // What a crash left of downloads and merges: the intents that named them are settled.
-        var leftovers: [URL] = []
-        let local = try SyncTrees.local(container) { leftovers.append($0) }
-        for url in leftovers { _ = Syscall.unlinkat(AT_FDCWD, url.path) }
-        let remoteTree: [RemotePath: RemoteEntry]
+        let scanned: SyncScan
         do {
-            remoteTree = try SyncTrees.remote(remote)
+            // What a crash left of downloads and merges: the intents that named them are settled.
+            scanned = try Self.scan(container, known: known, remote: remote) {
+                _ = Syscall.unlinkat(AT_FDCWD, $0.path)
+            }
         } catch let error as RemoteError where error.kind == .notFound && error.path.isRoot && !known.isEmpty
         {
             throw try pause("the remote \(remote.displayName) is gone (its folder was not found)")
         } catch let error as RemoteError {
             throw SyncError(.failed, "cannot list \(remote.displayName): \(error); nothing was changed")
         }
+        let (local, remoteTree, plan) = (scanned.local, scanned.remote, scanned.plan)
         remoteFolders = Set(remoteTree.filter { $0.value.kind == .folder }.keys).union([.root])
-        var hashes: [RemotePath: String] = [:]
-        let plan = try SyncPlanner(journal: known, local: local, remote: remoteTree) { path in
-            if let hash = hashes[path] { return hash }
-            let hash = try ContentHash(contentsOf: self.localURL(path)).hex
-            hashes[path] = hash
-            return hash
-        }.plan()
         try guardAgainstMassDeletion(plan, known: known)
         summary.notes += plan.notes
         for (index, action) in plan.actions.enumerated() {

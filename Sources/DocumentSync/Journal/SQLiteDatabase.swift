@@ -87,24 +87,19 @@ package final class SQLiteDatabase: @unchecked Sendable {
     ///
     /// - Throws: ``SQLiteError``, or what `body` throws (after the rollback).
     package func transaction<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try withConnection { connection in
-            try connection.execute("BEGIN IMMEDIATE")
-            do {
-                let result = try body(connection)
-                try connection.execute("COMMIT")
-                return result
-            } catch {
-                connection.rollBack()
-                throw error
-            }
-        }
+        try within("BEGIN IMMEDIATE", body)
     }
 
     /// Runs `body` on one consistent state of the database (a deferred transaction, ended when
     /// it returns). Writes in `body` are allowed but rolled back if it throws.
     package func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try within("BEGIN DEFERRED", body)
+    }
+
+    /// Runs `body` between `begin` and a commit, rolled back when it throws.
+    private func within<T>(_ begin: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
         try withConnection { connection in
-            try connection.execute("BEGIN DEFERRED")
+            try connection.execute(begin)
             do {
                 let result = try body(connection)
                 try connection.execute("COMMIT")
