@@ -155,6 +155,33 @@ import Testing
         for name in ["story.txt", "tale.txt"] { #expect(a.conflicts(name) == b.conflicts(name), "\(name)") }
     }
 
+    /// Seed 25450: a clean merge that came out as the remote's bytes (this device's change
+    /// was in them already) was written back all the same; the new tag read as an edit to the
+    /// device that had deleted the document meanwhile, and the deleted text came back.
+    @Test func aMergeThatIsTheRemotesBytesDoesNotUndoADeletion() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (b, c) = (
+            try SyncDevice("b", remote: remote, in: folder), try SyncDevice("c", remote: remote, in: folder)
+        )
+        try c.write("story.txt", "one\ntwo\nthree\n")
+        try c.sync()
+        try b.sync()
+        try c.write("story.txt", "one\nTWO\nthree\nfour\n")
+        try c.sync()
+        try b.write("story.txt", "one\nTWO\nthree\n")
+        try c.delete("story.txt")
+        let merged = try b.sync()
+        #expect(merged.merged == 1)
+        #expect(merged.uploaded == 0)
+        #expect(b.read("story.txt") == "one\nTWO\nthree\nfour\n")
+        for device in [c, b, c, b] { try device.sync() }
+        for device in [b, c] {
+            #expect(!device.exists("story.txt"), "\(device.name): the deleted document came back")
+            #expect(device.conflicts("story.txt").isEmpty, "\(device.name)")
+        }
+    }
+
     /// Seeds 949 and 586: a crash after a download was put in place and before the journal
     /// knew left a file the journal did not know; the next pass read it as a new document and
     /// uploaded it, over the deletion another device had made meanwhile.
