@@ -182,6 +182,31 @@ import Testing
         }
     }
 
+    /// Seed 26924: a move on the remote that timed out after it was done was taken for
+    /// undone; the document, deleted here before the next pass, came back from its new name.
+    @Test func aMoveThatTimedOutAfterItWasDoneIsKnownBeforeADeletion() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("a.txt", "moved, then deleted\n")
+        try a.sync()
+        try b.sync()
+        try FileManager.default.moveItem(at: a.url("a.txt"), to: a.url("d.txt"))
+        remote.schedule(.timeoutAfterApplying, on: .move)
+        let timedOut = try a.sync()
+        #expect(timedOut.failures.count == 1, "\(timedOut.failures)")
+        #expect(remote.snapshot().files[RemotePath("d.txt")] != nil, "the move was done")
+        try a.delete("d.txt")
+        for device in [a, b, a, b] { try device.sync() }
+        #expect(remote.snapshot().files.isEmpty)
+        for device in [a, b] {
+            let tree = try device.tree()
+            #expect(tree.isEmpty, "\(device.name): \(tree)")
+        }
+    }
+
     /// Seeds 949 and 586: a crash after a download was put in place and before the journal
     /// knew left a file the journal did not know; the next pass read it as a new document and
     /// uploaded it, over the deletion another device had made meanwhile.

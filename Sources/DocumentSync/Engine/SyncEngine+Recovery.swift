@@ -43,14 +43,19 @@ extension SyncEngine {
                     try journal.completeIntent(intent.id)
                 }
             case .move:
-                if let destination = intent.destination, try remote.entry(at: intent.path) == nil,
-                    let entry = try remote.entry(at: destination)
+                let entry = try intent.destination.flatMap { try remote.entry(at: $0) }
+                // The tag after the move is the synced bytes' only if they are still what is
+                // there; otherwise the old tag makes the next pass fetch what changed.
+                let unchanged =
+                    entry?.kind == .file && intent.hash != nil
+                    && (try? intent.destination.flatMap(remoteHash))?.0 == intent.hash
+                // Done if the source is gone, or if the moved bytes are at the destination: another
+                // device may have written the source again since (an edit it kept), and taking
+                // the move for undone would fetch the moved file as new, undoing what was done
+                // here to it since (a deletion).
+                if let destination = intent.destination, let entry,
+                    try unchanged || remote.entry(at: intent.path) == nil
                 {
-                    // The tag after the move is the synced bytes' only if they are still what is
-                    // there; otherwise the old tag makes the next pass fetch what changed.
-                    let unchanged =
-                        entry.kind == .file && intent.hash != nil
-                        && (try? remoteHash(destination))?.0 == intent.hash
                     try journal.transaction { journal in
                         try journal.renameItem(from: intent.path, to: destination)
                         if var item = try journal.item(at: destination) {

@@ -583,6 +583,10 @@ extension SyncEngine {
         let newTag: RemoteTag?
         do {
             newTag = try remote.move(source, to: destination, condition: tag.map(WriteCondition.matches))
+        } catch let error as RemoteError where error.leavesOutcomeUnknown {
+            // Perhaps done: the intent stays, and the next pass looks (as after a crash), so
+            // that a move that went through is known before anything else is done to its file.
+            throw error
         } catch {
             try journal.completeIntent(intent.id)
             throw error

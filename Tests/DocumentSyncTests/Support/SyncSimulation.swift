@@ -73,9 +73,12 @@ final class SyncSimulation {
         var path: String
         var bytes: Data
         var step: Int
-        /// Whether its whole folder was deleted.
+        /// Whether its whole folder was deleted, or moved or deleted after it before the
+        /// device's next pass: either way sync finds the folder gone.
         var withFolder = false
     }
+    /// The step of each device's last pass that finished.
+    private var lastPass: [String: Int] = [:]
     private var deletions: [Deletion] = []
     /// The devices that moved a document holding these bytes (a rename, a folder move): a
     /// concurrent change that brings back a document deleted elsewhere.
@@ -87,10 +90,10 @@ final class SyncSimulation {
     /// back, by design.
     private var uncertainUploads: Set<Data> = []
     /// Bytes a crash left put in place by a download the journal never recorded. Deleted with
-    /// their whole folder before sync starts again, they cannot be told from a download never
-    /// put in place whose folder was moved (the temporary file went with it): sync does not
-    /// take that for a deletion, which could delete another device's document, and the
-    /// document comes back, by design.
+    /// their whole folder before sync starts again (or deleted, and then their folder moved
+    /// or deleted), they cannot be told from a download never put in place whose folder was
+    /// moved (the temporary file went with it): sync does not take that for a deletion, which
+    /// could delete another device's document, and the document comes back, by design.
     private var uncertainDownloads: Set<Data> = []
     /// Every line the steps made, by its first word (unique), with where it was first
     /// written: property (e) looks for each in the documents and unresolved conflicts.
@@ -266,6 +269,7 @@ final class SyncSimulation {
         for (path, bytes) in try files(of: device) where path.hasPrefix(folder + "/") {
             noteDeletion(of: bytes, at: path, by: device.name, withFolder: true)
         }
+        noteFolderGone(folder, on: device)
         try FileManager.default.removeItem(at: device.url(folder))
         note("\(device.name): delete folder \(folder)")
     }
@@ -300,6 +304,7 @@ final class SyncSimulation {
         for (path, bytes) in try files(of: device) where path.hasPrefix(source + "/") {
             movers[bytes, default: []].insert(device.name)
         }
+        noteFolderGone(source, on: device)
         let coordinated = chance(2)
         try move(source, to: destination, on: device, coordinated: coordinated)
         note("\(device.name): move folder \(source) to \(destination)\(coordinated ? "" : " (mv)")")
@@ -309,6 +314,7 @@ final class SyncSimulation {
         do {
             let summary = try device.opened().pass()
             device.store.waitUntilIdle()
+            lastPass[device.name] = step
             note("\(device.name): pass: \(Self.describe(summary))")
         } catch {
             device.store.waitUntilIdle()
@@ -569,6 +575,17 @@ final class SyncSimulation {
         superseded.remove(version)
         written[version] = written[version] ?? "step \(step), \(path)"
         produced.insert(bytes)
+    }
+
+    /// A folder moved or deleted: the deletions made in it since the device's last pass are
+    /// of a folder sync finds gone (see `uncertainDownloads`).
+    private func noteFolderGone(_ folder: String, on device: SyncDevice) {
+        for index in deletions.indices
+        where deletions[index].device == device.name && deletions[index].path.hasPrefix(folder + "/")
+            && deletions[index].step > lastPass[device.name, default: -1]
+        {
+            deletions[index].withFolder = true
+        }
     }
 
     private func noteDeletion(of bytes: Data, at path: String, by device: String, withFolder: Bool = false) {
