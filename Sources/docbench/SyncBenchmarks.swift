@@ -177,10 +177,12 @@ func runSyncChild(_ arguments: [String]) -> Never {
                 versionStore: VersionStore(root: URL(fileURLWithPath: arguments[3])), settleTime: .zero))
         let summary = try engine.sync()
         // The child's own peak, for the parent: RUSAGE_CHILDREN there would be the largest of
-        // every child the run has had.
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        print(usage.ru_maxrss)
+        // every child the run has had, and even RUSAGE_SELF counts the peak of the process
+        // before it ran this program (Linux keeps it across exec, and a forked child starts
+        // with the parent's pages). VmHWM is the peak of this program's memory alone, in kB.
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+        print(peak?.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
         exit(summary.failures.isEmpty ? 0 : 1)
     } catch {
         FileHandle.standardError.write(Data("docbench --sync-child: \(error)\n".utf8))

@@ -92,6 +92,18 @@ import Testing
         #expect(try Data(contentsOf: url).count == 3200)
     }
 
+    @Test func commitsAreFlushedOneByOneUnlessAskedNotToInWriteAheadLogging() throws {
+        let folder = try TemporaryFolder()
+        var configuration = SQLiteDatabase.Configuration()
+        configuration.flushesEveryCommit = false
+        let database = try SQLiteDatabase(url: folder.file("journal.sqlite3"), configuration: configuration)
+        let synchronous = try database.read {
+            try $0.queryFirst("PRAGMA synchronous") { try $0.value(at: 0) as Int }
+        }
+        #expect(try database.journalMode() == "wal")
+        #expect(synchronous == 1)  // NORMAL: flushed at checkpoints
+    }
+
     @Test func opensInWriteAheadLoggingWithPrivateModes() throws {
         let folder = try TemporaryFolder()
         let url = folder.file("state/deeper/journal.sqlite3")

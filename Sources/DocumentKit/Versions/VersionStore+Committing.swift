@@ -36,14 +36,18 @@ extension VersionStore {
         guard !batch.isEmpty else { return }
         defer { for commit in batch { removeStaged(commit.captured.staged) } }
         do {
-            try withStoreLock { try store(batch) }
+            try withStoreLock { _ = try store(batch) }
         } catch {
             report(error, operation: "keep the previous version of a document")
         }
     }
 
     /// Runs under the store lock.
-    private func store(_ batch: [PendingCommit]) throws {
+    ///
+    /// - Returns: For each commit, the persistent identifier of the version that holds its
+    ///   bytes (new, or the newest already there with the same bytes); nil where it failed.
+    private func store(_ batch: [PendingCommit]) throws -> [String?] {
+        var kept: [String?] = []
         let writes = StoreWriteBatch(store: self)
         // Each item's records as they will be once the batch is flushed, oldest first.
         var histories: [String: [RecordSummary]] = [:]
@@ -52,6 +56,7 @@ extension VersionStore {
         // Items whose last location in the batch no record holds: the index must be flushed.
         var notedOnly: Set<String> = []
         for commit in batch {
+            kept.append(nil)
             let captured = commit.captured
             let itemID = captured.identity.id
             let location = IdentityIndex.Entry(
@@ -69,6 +74,7 @@ extension VersionStore {
                 if let newest = history.last(where: { !$0.isConflict }), newest.manifest == manifest {
                     locations.append((itemID, location))
                     notedOnly.insert(itemID)
+                    kept[kept.count - 1] = newest.id
                     continue
                 }
                 let record = VersionRecord(
@@ -80,6 +86,7 @@ extension VersionStore {
                 try stageRecord(record, in: writes)
                 history.append(RecordSummary(record))
                 added.append(record)
+                kept[kept.count - 1] = record.id
                 locations.append((itemID, location))
                 notedOnly.remove(itemID)
             } catch {
@@ -94,6 +101,39 @@ extension VersionStore {
         for itemID in Set(added.map(\.itemID)) {
             thin(histories[itemID] ?? [])
         }
+        return kept
+    }
+
+    /// Keeps the bytes each file in `urls` holds now as a history version of it, many
+    /// versions sharing each flush: what a sync engine does after uploading many files, to
+    /// have the base of a later merge. Each file is linked into the store first, so that
+    /// bytes written to it after this call began are not taken for the ones it held.
+    ///
+    /// - Returns: For each file, the persistent identifier of the version that holds its
+    ///   bytes; nil where it could not be kept (reported, as a failed history version is).
+    package func keepVersions(ofItemsAt urls: [URL]) -> [String?] {
+        var kept: [String?] = []
+        var start = 0
+        while start < urls.count {
+            let group = urls[start..<min(start + Self.mostCommitsTogether, urls.count)]
+            start += group.count
+            let captured = group.map { capture(itemAt: $0) }
+            let commits = zip(captured, group).compactMap { captured, url in
+                captured.map { PendingCommit(captured: $0, url: url, location: nil) }
+            }
+            var stored: [String?] = []
+            queue.sync {
+                defer { for commit in commits { removeStaged(commit.captured.staged) } }
+                do {
+                    stored = try withStoreLock { try store(commits) }
+                } catch {
+                    report(error, operation: "keep the previous version of a document")
+                }
+            }
+            var next = stored.makeIterator()
+            for item in captured { kept.append(item == nil ? nil : (next.next() ?? nil)) }
+        }
+        return kept
     }
 
     /// Keeps an item's contents for cutting its next version, or forgets them.

@@ -117,16 +117,37 @@ extension VersionStore {
     func noteLocations(_ locations: [(itemID: String, entry: IdentityIndex.Entry)], durably: Bool) throws {
         var index = loadIndex()
         var changed = false
+        // Who was last seen at each path and inode, made once: a batch of locations costs one
+        // look at the index, not one per location.
+        struct Place: Hashable {
+            var device: UInt64
+            var inode: UInt64
+        }
+        var byPath: [String: Set<String>] = [:]
+        var byInode: [Place: Set<String>] = [:]
+        for (itemID, known) in index.items {
+            byPath[known.path, default: []].insert(itemID)
+            byInode[Place(device: known.device, inode: known.inode), default: []].insert(itemID)
+        }
         for (itemID, entry) in locations where index.items[itemID] != entry {
             // Another item last seen at this path or inode is somewhere else now.
-            for (other, known) in index.items
-            where other != itemID
-                && (known.path == entry.path || (known.device == entry.device && known.inode == entry.inode))
-            {
+            let place = Place(device: entry.device, inode: entry.inode)
+            for other in byPath[entry.path, default: []].union(byInode[place, default: []]) where other != itemID {
+                guard let known = index.items[other] else { continue }
+                byPath[known.path]?.remove(other)
+                byInode[Place(device: known.device, inode: known.inode)]?.remove(other)
                 index.items[other]?.path = ""
                 index.items[other]?.inode = 0
+                byPath["", default: []].insert(other)
+                byInode[Place(device: known.device, inode: 0), default: []].insert(other)
+            }
+            if let old = index.items[itemID] {
+                byPath[old.path]?.remove(itemID)
+                byInode[Place(device: old.device, inode: old.inode)]?.remove(itemID)
             }
             index.items[itemID] = entry
+            byPath[entry.path, default: []].insert(itemID)
+            byInode[place, default: []].insert(itemID)
             changed = true
         }
         if changed { try saveIndex(index, durably: durably) }

@@ -127,11 +127,13 @@ extension SyncEngine {
                 try journal.upsert(
                     JournalItem(
                         path: path, kind: .file, remoteTag: written.tag, remoteSize: before.size,
-                        remoteFileID: written.fileID, syncedHash: hash, local: local,
-                        baseVersion: try keepBase(of: url, size: before.size)))
+                        remoteFileID: written.fileID, syncedHash: hash, local: local, baseVersion: nil))
                 try journal.completeIntent(intent.id)
             }
             try checkpoint(.afterJournal)
+            if unchanged, before.size <= Int64(TextMerge.mostBytes) {
+                pendingBases.append((path, hash, before))
+            }
         }
         summary.uploaded += 1
     }
@@ -704,6 +706,32 @@ extension SyncEngine {
     func keepBase(of url: URL, size: Int64) throws -> String? {
         guard size <= Int64(TextMerge.mostBytes) else { return nil }
         return try? store.addOfItem(at: url, withContentsOf: url).persistentIdentifier
+    }
+
+    /// Keeps the bytes of the files this pass uploaded as their merge bases, many sharing
+    /// each flush of the version store, and records them in one transaction: where a file
+    /// changed since its upload (its size, modification time or inode), it gets none, and a
+    /// later merge of it finds its base among its versions or makes a conflict. A crash
+    /// before this costs the bases, never bytes.
+    func keepPendingBases() throws {
+        let pending = pendingBases
+        pendingBases = []
+        guard !pending.isEmpty else { return }
+        let kept = store.keepVersions(ofItemsAt: pending.map { localURL($0.path) })
+        try journal.transaction { journal in
+            for (base, id) in zip(pending, kept) {
+                guard let id, let now = FileStatus(path: localURL(base.path).path),
+                    now.inode == base.status.inode, now.size == base.status.size,
+                    now.modification == base.status.modification,
+                    var item = try journal.item(at: base.path), item.syncedHash == base.hash
+                else { continue }
+                item.baseVersion = id
+                // The store stamped the file's identity, which changes its status-change time
+                // only: the bytes are the ones uploaded.
+                item.local = JournalItem.LocalStatus(now)
+                try journal.upsert(item)
+            }
+        }
     }
 
     /// The bytes last synced: the version the journal names, or else the newest version of

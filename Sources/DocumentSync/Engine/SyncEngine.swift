@@ -85,6 +85,9 @@ public final class SyncEngine {
     /// Files this pass downloaded or moved into place here: where a conflicted document that
     /// moved elsewhere may now be.
     var arrived: Set<RemotePath> = []
+    /// Files this pass uploaded whose merge base is kept at the end of the pass, together
+    /// (see `keepPendingBases()`), with the hash and status they were uploaded at.
+    var pendingBases: [(path: RemotePath, hash: String, status: FileStatus)] = []
 
     /// Opens the journal of `container` and takes the container for this process.
     ///
@@ -224,7 +227,7 @@ public final class SyncEngine {
     ///   the container cannot be listed; nothing is changed then.
     @discardableResult
     public func pass() throws -> SyncSummary {
-        defer { (summary, arrived) = (SyncSummary(), []) }
+        defer { (summary, arrived, pendingBases) = (SyncSummary(), [], []) }
         if let reason = try journal.setting(.pauseReason) { throw SyncError(.paused, reason) }
         try resolvePendingIntents()
         let known = Dictionary(uniqueKeysWithValues: try journal.allItems().map { ($0.path, $0) })
@@ -261,6 +264,13 @@ public final class SyncEngine {
             } catch {
                 summary.failures.append("\(action.path): \(error)")
             }
+        }
+        do {
+            try keepPendingBases()
+        } catch let interruption as SyncInterruption {
+            throw interruption
+        } catch {
+            summary.failures.append("merge bases: \(error)")
         }
         do {
             // New here, or another file than the journal knew at the path (by inode).

@@ -40,6 +40,11 @@ package final class SQLiteDatabase: @unchecked Sendable {
         package var fileMode: mode_t = 0o600
         /// The mode of the folders this opening creates.
         package var folderMode: mode_t = 0o700
+        /// Whether each commit is flushed before it returns (`synchronous=FULL`). Without, in
+        /// WAL mode (`synchronous=NORMAL`), a commit survives the process being killed at
+        /// once and a power loss once the log is next flushed (at a checkpoint); the database
+        /// is never torn either way. Without WAL, commits are always flushed.
+        package var flushesEveryCommit = true
 
         package init() {}
     }
@@ -72,8 +77,9 @@ package final class SQLiteDatabase: @unchecked Sendable {
         // The first statement reads the header: a file that is not a database fails here.
         // WAL is kept where the file system allows it; where it does not (no shared memory),
         // the rollback journal with synchronous=FULL is as durable, only slower.
-        _ = try connection.queryFirst("PRAGMA journal_mode = WAL") { try $0.value(at: 0) as String }
-        try connection.execute("PRAGMA synchronous = FULL")
+        let mode = try connection.queryFirst("PRAGMA journal_mode = WAL") { try $0.value(at: 0) as String }
+        let flushing = configuration.flushesEveryCommit || mode?.lowercased() != "wal"
+        try connection.execute("PRAGMA synchronous = \(flushing ? "FULL" : "NORMAL")")
         try connection.execute("PRAGMA foreign_keys = ON")
         self.connection = connection
     }

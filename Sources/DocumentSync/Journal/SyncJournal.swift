@@ -54,8 +54,15 @@ package final class SyncJournal: Sendable {
     package init(url: URL) throws {
         self.url = url
         let database: SQLiteDatabase
+        // Commits are not flushed one by one: a killed process loses none, and a power loss
+        // that takes the last ones leaves an older journal, which is safe by design. Every
+        // decision compares bytes by hash, so an outcome the journal forgot is found again
+        // (equal bytes on both sides are recorded, a missing intent's write is seen as a
+        // change on both sides and compared), never taken for an edit or a deletion.
+        var configuration = SQLiteDatabase.Configuration()
+        configuration.flushesEveryCommit = false
         do {
-            database = try SQLiteDatabase(url: url)
+            database = try SQLiteDatabase(url: url, configuration: configuration)
         } catch let error as SQLiteError {
             throw SyncJournalError(error)
         }
