@@ -27,7 +27,10 @@ extension SyncEngine {
     /// - Parameter newFiles: The files this pass found here that the journal did not know
     ///   (new, or another file at a known path): where to look for a conflicted document that
     ///   moved without sync seeing a move.
-    func shareConflicts(newFiles: [RemotePath] = []) throws {
+    /// - Parameter allFiles: Every file here: where a conflict whose document is gone from
+    ///   its path is looked for once by each engine, for a move sync saw in a pass that a
+    ///   crash cut short (the file is no longer new to the journal then).
+    func shareConflicts(newFiles: [RemotePath] = [], allFiles: [RemotePath] = []) throws {
         let listing: RemoteListing
         do {
             listing = try remote.list(Self.conflictsFolder)
@@ -47,6 +50,11 @@ extension SyncEngine {
             // Not found at its path: its document may have moved where sync saw no move (a
             // new document there, or another file renamed onto the path here).
             if version == nil, let moved = try follow(&conflict, among: newFiles + arrived.sorted()) {
+                (url, version) = (localURL(conflict.path), moved)
+            }
+            if version == nil, FileStatus(path: url.path) == nil, conflictsSearched.insert(conflict.id).inserted,
+                let moved = try follow(&conflict, among: allFiles)
+            {
                 (url, version) = (localURL(conflict.path), moved)
             }
             if version == nil, FileStatus(path: url.path) == nil {

@@ -88,6 +88,9 @@ public final class SyncEngine {
     /// Files this pass uploaded whose merge base is kept at the end of the pass, together
     /// (see `keepPendingBases()`), with the hash and status they were uploaded at.
     var pendingBases: [(path: RemotePath, hash: String, status: FileStatus)] = []
+    /// The conflicts whose document this engine looked for among every file here, once
+    /// each (see `shareConflicts(newFiles:allFiles:)`).
+    var conflictsSearched: Set<String> = []
 
     /// Opens the journal of `container` and takes the container for this process.
     ///
@@ -277,7 +280,9 @@ public final class SyncEngine {
             let newFiles = local.filter { path, entry in
                 entry.kind == .file && known[path]?.local?.inode != entry.status.inode
             }
-            try shareConflicts(newFiles: newFiles.keys.sorted())
+            try shareConflicts(
+                newFiles: newFiles.keys.sorted(),
+                allFiles: local.filter { $0.value.kind == .file }.keys.sorted())
         } catch let interruption as SyncInterruption {
             throw interruption
         } catch {
