@@ -70,4 +70,63 @@ import Testing
         #expect(second.failures.isEmpty && second.uploaded == 1)
         #expect(simulated.snapshot().files[RemotePath("one.txt")] == Data("1".utf8))
     }
+
+    // MARK: - A full disk
+
+    /// Bytes that do not compress and are not all one value, `count` of them.
+    private func noise(_ count: Int) -> Data {
+        var generator = SeededGenerator(seed: UInt64(count))
+        return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    @Test func aFullRemoteDiskFailsTheUploadNamingItAndTheNextPassGoesOn() throws {
+        let disk = try SmallFileSystem(at: try folder.folder("small remote"), kibibytes: 512)
+        let full = LocalFolderRemote(root: disk.url)
+        let a = try SyncDevice("a", remote: full, in: folder)
+        try a.write("small.txt", "fits\n")
+        let big = noise(1 << 20)
+        try big.write(to: a.url("big.bin"))
+        let first = try a.opened().pass()
+        #expect(first.failures.count == 1, "\(first.failures)")
+        let failure = first.failures.first ?? ""
+        #expect(failure.contains("big.bin") && failure.contains("no space left"), "\(failure)")
+        #expect(FileManager.default.fileExists(atPath: disk.url.appendingPathComponent("small.txt").path))
+        #expect(!FileManager.default.fileExists(atPath: disk.url.appendingPathComponent("big.bin").path))
+        // Nothing torn or left behind on the remote, and nothing lost here.
+        let left = try FileManager.default.contentsOfDirectory(atPath: disk.url.path).filter { $0.contains("tmp") }
+        #expect(left.isEmpty, "\(left)")
+        #expect(try Data(contentsOf: a.url("big.bin")) == big)
+        try disk.resize(kibibytes: 4096)
+        let second = try a.sync()
+        #expect(second.failures.isEmpty, "\(second.failures)")
+        #expect(try Data(contentsOf: disk.url.appendingPathComponent("big.bin")) == big)
+    }
+
+    @Test func aFullLocalDiskFailsTheDownloadNamingItAndTheNextPassGoesOn() throws {
+        let a = try SyncDevice("a", remote: remote, in: folder)
+        let b = try SyncDevice("b", remote: remote, in: folder)
+        let disk = try SmallFileSystem(at: b.container, kibibytes: 512)
+        try a.write("small.txt", "fits\n")
+        let big = noise(1 << 20)
+        try big.write(to: a.url("big.bin"))
+        try a.sync()
+        try b.write("mine.txt", "typed on b\n")
+        let first = try b.opened().pass()
+        #expect(first.failures.count == 1, "\(first.failures)")
+        let failure = first.failures.first ?? ""
+        #expect(failure.contains("big.bin") && failure.contains("No space left"), "\(failure)")
+        #expect(b.read("small.txt") == "fits\n")
+        #expect(b.read("mine.txt") == "typed on b\n")
+        #expect(!b.exists("big.bin"))
+        // No partial download left in the container.
+        let left = try FileManager.default.contentsOfDirectory(atPath: b.container.path)
+        #expect(Set(left) == ["small.txt", "mine.txt"], "\(left)")
+        try disk.resize(kibibytes: 4096)
+        let second = try b.sync()
+        #expect(second.failures.isEmpty, "\(second.failures)")
+        #expect(try Data(contentsOf: b.url("big.bin")) == big)
+        #expect(a.read("mine.txt") == nil)
+        try a.sync()
+        #expect(a.read("mine.txt") == "typed on b\n")
+    }
 }
