@@ -71,6 +71,53 @@ import Testing
         #expect(simulated.snapshot().files[RemotePath("one.txt")] == Data("1".utf8))
     }
 
+    // MARK: - Names
+
+    @Test func aNameTheRemoteCannotHoldFailsNamingItAndNothingElseStops() throws {
+        let picky = SimulatedRemote(displayName: "sim://picky", refusedCharacters: [":", "|"])
+        let a = try SyncDevice("a", remote: picky, in: folder)
+        try a.write("plan: week 1.txt", "colon\n")
+        try a.write("ok.txt", "fine\n")
+        for attempt in 1...2 {
+            let summary = try a.opened().pass()
+            #expect(summary.failures.count == 1, "pass \(attempt): \(summary.failures)")
+            let failure = summary.failures.first ?? ""
+            #expect(
+                failure.contains("plan: week 1.txt") && failure.contains("cannot hold this name"),
+                "pass \(attempt): \(failure)")
+        }
+        #expect(picky.snapshot().files[RemotePath("ok.txt")] == Data("fine\n".utf8))
+        #expect(a.read("plan: week 1.txt") == "colon\n", "left as it was")
+    }
+
+    @Test func namesSyncCannotCarryAreLeftAloneAndSaidSo() throws {
+        let a = try SyncDevice("a", remote: remote, in: folder)
+        let b = try SyncDevice("b", remote: remote, in: folder)
+        let decomposed = "cafe\u{301}.txt"
+        try Data("NFD\n".utf8).write(to: a.container.appendingPathComponent(decomposed))
+        // A name that is not UTF-8 (Latin-1 "é"), as an old system may have left.
+        let latin1 = a.container.path + "/caf\u{E9}-latin1.txt"
+        let raw = Array(a.container.path.utf8) + Array("/caf".utf8) + [0xE9] + Array(".txt".utf8) + [0]
+        let fd = raw.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: raw.count) {
+                open($0, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+            }
+        }
+        try #require(fd >= 0, "\(latin1)")
+        close(fd)
+        try a.write("plain.txt", "plain\n")
+        let summary = try a.sync()
+        #expect(summary.failures.isEmpty, "\(summary.failures)")
+        let notes = summary.notes.joined(separator: "\n")
+        #expect(notes.contains("not synced: its name is not in Unicode's composed form"), "\(notes)")
+        #expect(notes.contains("not synced: its name is not UTF-8"), "\(notes)")
+        try b.sync()
+        #expect(try b.tree() == ["plain.txt": "plain\n"])
+        // Both are still here, untouched.
+        #expect(a.read(decomposed) == "NFD\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: a.container.path).count == 3)
+    }
+
     // MARK: - A full disk
 
     /// Bytes that do not compress and are not all one value, `count` of them.

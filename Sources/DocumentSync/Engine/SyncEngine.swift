@@ -201,6 +201,8 @@ public final class SyncEngine {
         var local: [RemotePath: LocalEntry]
         var remote: [RemotePath: RemoteEntry]
         var plan: SyncPlan
+        /// The items here sync leaves alone, and why.
+        var notes: [String]
     }
 
     /// Lists the container and the remote and plans a pass: the one scan that a pass acts on
@@ -212,7 +214,10 @@ public final class SyncEngine {
         _ container: URL, known: [RemotePath: JournalItem], remote: any Remote,
         leftovers: ((URL) -> Void)? = nil
     ) throws -> SyncScan {
-        let local = try SyncTrees.local(container, leftovers: leftovers)
+        var notes: [String] = []
+        let local = try SyncTrees.local(container, leftovers: leftovers) { url, reason in
+            notes.append("\(url.path): not synced: \(reason)")
+        }
         let remoteTree = try SyncTrees.remote(remote)
         var hashes: [RemotePath: String] = [:]
         let plan = try SyncPlanner(journal: known, local: local, remote: remoteTree) { path in
@@ -221,7 +226,7 @@ public final class SyncEngine {
             hashes[path] = hash
             return hash
         }.plan()
-        return SyncScan(local: local, remote: remoteTree, plan: plan)
+        return SyncScan(local: local, remote: remoteTree, plan: plan, notes: notes)
     }
 
     /// One pass: recover what a crash left, scan both sides, decide, act.
@@ -252,7 +257,7 @@ public final class SyncEngine {
         let (local, remoteTree, plan) = (scanned.local, scanned.remote, scanned.plan)
         remoteFolders = Set(remoteTree.filter { $0.value.kind == .folder }.keys).union([.root])
         try guardAgainstMassDeletion(plan, known: known)
-        summary.notes += plan.notes
+        summary.notes += scanned.notes + plan.notes
         for (index, action) in plan.actions.enumerated() {
             progress?(index, plan.actions.count)
             defer { if index == plan.actions.count - 1 { progress?(plan.actions.count, plan.actions.count) } }

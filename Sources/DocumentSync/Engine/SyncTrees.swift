@@ -20,21 +20,38 @@ enum SyncTrees {
     ///
     /// - Parameter leftovers: Called with each of sync's own temporary files found (a
     ///   download or a merge a crash left behind).
-    static func local(_ root: URL, leftovers: ((URL) -> Void)? = nil) throws -> [RemotePath: LocalEntry] {
+    /// - Parameter unsyncable: Called with each item whose name sync cannot carry (not
+    ///   UTF-8, or not in the NFC form every device and remote agrees on), and why: it is left
+    ///   alone, and the pass says so.
+    static func local(
+        _ root: URL, leftovers: ((URL) -> Void)? = nil, unsyncable: ((URL, String) -> Void)? = nil
+    ) throws -> [RemotePath: LocalEntry] {
         var found: [RemotePath: LocalEntry] = [:]
         var folders: [(URL, RemotePath)] = [(root, .root)]
         while let (url, path) = folders.popLast() {
             let listed = try DirectoryEntry.entries(
                 ofFolderAt: url, followingLinks: false, operation: "list the container for sync"
             ) { entry in
-                guard let name = entry.validName else { return false }
+                guard let name = entry.validName else {
+                    unsyncable?(url.appendingPathComponent(entry.name), "its name is not UTF-8")
+                    return false
+                }
                 if let leftovers, name.hasPrefix(SyncTrees.temporaryPrefix) {
                     leftovers(url.appendingPathComponent(name))
                     return false
                 }
-                return RemotePath.isValidComponent(name) && !name.hasPrefix(".")
-                    && (name.utf8.allSatisfy { $0 < 0x80 }
-                        || name.precomposedStringWithCanonicalMapping == name)
+                guard RemotePath.isValidComponent(name), !name.hasPrefix(".") else { return false }
+                // Bytes, not `==`: Swift's string equality holds for any canonically equal forms.
+                guard
+                    name.utf8.allSatisfy({ $0 < 0x80 })
+                        || name.precomposedStringWithCanonicalMapping.utf8.elementsEqual(name.utf8)
+                else {
+                    unsyncable?(
+                        url.appendingPathComponent(name),
+                        "its name is not in Unicode's composed form (NFC); rename it to sync it")
+                    return false
+                }
+                return true
             }
             for (entry, status) in listed {
                 let child = path.appending(entry.name)

@@ -26,6 +26,9 @@ public final class SimulatedRemote: Remote {
     public let displayName: String
     /// How many bytes a read gives its sink at a time.
     public let chunkSize: Int
+    /// Characters no name on this remote may hold, as some servers refuse `:` or `|`: a name
+    /// with one is ``RemoteError/Kind/invalidName``.
+    public let refusedCharacters: Set<Character>
 
     private let state: Mutex<State>
 
@@ -36,16 +39,18 @@ public final class SimulatedRemote: Remote {
     ///   - faults: The faults that strike on their own.
     ///   - generator: Where every random draw comes from.
     ///   - chunkSize: How many bytes a read gives at a time.
+    ///   - refusedCharacters: Characters no name may hold.
     ///   - historyLimit: How many past trees to keep for stale listings. Each mutation then
     ///     copies the tree's index: give 0 for a tree of thousands of items that needs no stale
     ///     listings (a benchmark).
     public init(
         displayName: String = "simulated remote", faults: Faults = .none,
         generator: SeededGenerator = SeededGenerator(seed: 0), chunkSize: Int = RemoteChunk.size,
-        historyLimit: Int = 64
+        historyLimit: Int = 64, refusedCharacters: Set<Character> = []
     ) {
         self.displayName = displayName
         self.chunkSize = max(chunkSize, 1)
+        self.refusedCharacters = refusedCharacters
         state = Mutex(State(faults: faults, generator: generator, historyLimit: max(historyLimit, 0)))
     }
 
@@ -277,7 +282,9 @@ public final class SimulatedRemote: Remote {
     private func validate(
         _ path: RemotePath, _ operation: RemoteError.Operation, destination: RemotePath? = nil
     ) throws {
-        guard !path.isRoot, path.components.allSatisfy(RemotePath.isValidComponent) else {
+        guard !path.isRoot,
+            path.components.allSatisfy({ RemotePath.isValidComponent($0) && !$0.contains(where: refusedCharacters.contains) })
+        else {
             throw error(.invalidName, operation, path, destination: destination)
         }
     }
