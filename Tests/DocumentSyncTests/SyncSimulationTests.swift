@@ -207,6 +207,36 @@ import Testing
         }
     }
 
+    /// Seed 39968: a conflict resolved on one device was removed from the remote after a
+    /// lookup of its description answered from a stale listing ("not there"): the bytes went,
+    /// the description stayed, and the device that still listed it kept the conflict
+    /// unresolved for good.
+    @Test func aConflictResolvedWhileTheListingIsBehindIsResolvedEverywhere() throws {
+        let folder = try TemporaryFolder()
+        let remote = SimulatedRemote()
+        let (a, b) = (
+            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
+        )
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
+        for device in [a, b, a, b] { try device.sync() }
+        #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
+        #expect(b.conflicts("story.txt") == ["It was a quiet night.\n"])
+        let descriptions = remote.snapshot().files.keys.filter { $0.string.hasSuffix(".json") }
+        try #require(descriptions.count == 1)
+        for version in b.store.unresolvedConflictVersionsOfItem(at: b.url("story.txt")) {
+            version.isResolved = true
+        }
+        // The lookup before the removal answers from the tree before the conflict was shared.
+        remote.schedule(.staleListing(age: 1000), on: .entry, at: descriptions[0])
+        for device in [b, a, b, a] { try device.sync() }
+        for device in [a, b] { #expect(device.conflicts("story.txt").isEmpty, "\(device.name)") }
+        #expect(remote.snapshot().files.keys.filter { $0.string.hasPrefix(".documentsync/conflicts/") }.isEmpty)
+    }
+
     /// Seeds 949 and 586: a crash after a download was put in place and before the journal
     /// knew left a file the journal did not know; the next pass read it as a new document and
     /// uploaded it, over the deletion another device had made meanwhile.

@@ -219,8 +219,16 @@ extension SyncEngine {
         for name in [id + ".json", id + ".data"] {
             let path = Self.conflictsFolder.appending(name)
             do {
-                guard let entry = try remote.entry(at: path) else { continue }
-                try remote.delete(path, condition: entry.tag.map(WriteCondition.matches) ?? .absent)
+                let condition: WriteCondition
+                if let entry = try remote.entry(at: path) {
+                    condition = entry.tag.map(WriteCondition.matches) ?? .absent
+                } else {
+                    // A lookup may be behind (a stale listing): one that finds nothing is read
+                    // to be sure, or a description would outlive its bytes, and the devices that
+                    // still list it would keep the conflict unresolved.
+                    condition = .matches(try remote.read(path) { _ in })
+                }
+                try remote.delete(path, condition: condition)
             } catch let error as RemoteError where error.kind == .notFound {}
         }
     }
