@@ -97,6 +97,9 @@ import Testing
         #expect(try journal.remove(RemotePath("a")) == 3)
         #expect(try journal.allItems().map(\.path.string) == ["a.txt", "ab"])
         #expect(try journal.items(under: RemotePath("ab")).map(\.path.string) == ["ab"])
+        let byPath = try journal.itemsByPath()
+        #expect(byPath == Dictionary(uniqueKeysWithValues: try journal.allItems().map { ($0.path, $0) }))
+        #expect(byPath.count == 2)
     }
 
     @Test func intentsAreCompletedWithTheOutcomeTheyRecord() throws {

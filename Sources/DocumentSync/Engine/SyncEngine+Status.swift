@@ -55,7 +55,7 @@ extension SyncEngine {
         let journalURL = SyncJournal.url(forContainer: container, stateHome: configuration.stateHome)
         let journal =
             FileManager.default.fileExists(atPath: journalURL.path) ? try SyncJournal(url: journalURL) : nil
-        let known = Dictionary(uniqueKeysWithValues: try (journal?.allItems() ?? []).map { ($0.path, $0) })
+        let known = try journal?.itemsByPath() ?? [:]
         let scanned: SyncScan
         do {
             scanned = try scan(container, known: known, remote: remote)

@@ -238,7 +238,7 @@ public final class SyncEngine {
         defer { (summary, arrived, pendingBases) = (SyncSummary(), [], []) }
         if let reason = try journal.setting(.pauseReason) { throw SyncError(.paused, reason) }
         try resolvePendingIntents()
-        let known = Dictionary(uniqueKeysWithValues: try journal.allItems().map { ($0.path, $0) })
+        let known = try journal.itemsByPath()
         guard FileStatus(path: container.path)?.isDirectory == true else {
             throw try pause("the container \(container.path) is gone")
         }

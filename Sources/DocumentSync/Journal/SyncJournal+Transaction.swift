@@ -28,6 +28,16 @@ extension SyncJournal {
             }
         }
 
+        /// Every row by its path, unsorted: what a pass looks items up in.
+        package func itemsByPath() throws -> [RemotePath: JournalItem] {
+            var items: [RemotePath: JournalItem] = [:]
+            try connection.query("SELECT \(Self.columns) FROM items") { row in
+                let item = try item(from: row)
+                items[item.path] = item
+            }
+            return items
+        }
+
         /// The rows of `folder` and everything inside it, in path order.
         package func items(under folder: RemotePath) throws -> [JournalItem] {
             let (filter, bindings) = Self.subtree(folder)

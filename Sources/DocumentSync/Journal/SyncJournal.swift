@@ -191,6 +191,9 @@ package final class SyncJournal: Sendable {
     /// Every row, in path order.
     package func allItems() throws -> [JournalItem] { try read { try $0.allItems() } }
 
+    /// Every row by its path, unsorted.
+    package func itemsByPath() throws -> [RemotePath: JournalItem] { try read { try $0.itemsByPath() } }
+
     /// The rows of `folder` and everything inside it, in path order.
     package func items(under folder: RemotePath) throws -> [JournalItem] {
         try read { try $0.items(under: folder) }
