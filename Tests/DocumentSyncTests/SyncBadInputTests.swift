@@ -140,7 +140,9 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: disk.url.appendingPathComponent("small.txt").path))
         #expect(!FileManager.default.fileExists(atPath: disk.url.appendingPathComponent("big.bin").path))
         // Nothing torn or left behind on the remote, and nothing lost here.
-        let left = try FileManager.default.contentsOfDirectory(atPath: disk.url.path).filter { $0.contains("tmp") }
+        let left = try FileManager.default.contentsOfDirectory(atPath: disk.url.path).filter {
+            $0.contains("tmp")
+        }
         #expect(left.isEmpty, "\(left)")
         #expect(try Data(contentsOf: a.url("big.bin")) == big)
         try disk.resize(kibibytes: 4096)

@@ -122,16 +122,9 @@ import Testing
     /// among every seed, replays that order; here the download at the old name comes first
     /// and takes the conflict, which must then be so on every device as well.)
     @Test func aConflictOfAMoveSyncSawAsANewDocumentIsAtOneNameOnEveryDevice() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
-        try a.write("story.txt", "It was a dark night.\n")
-        try a.sync()
-        try b.sync()
-        try a.write("story.txt", "It was a stormy night.\n")
-        try b.write("story.txt", "It was a quiet night.\n")
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
+        try devices.changeStoryOnBoth()
         try a.sync()
         try b.sync()
         try a.sync()
@@ -212,29 +205,24 @@ import Testing
     /// the description stayed, and the device that still listed it kept the conflict
     /// unresolved for good.
     @Test func aConflictResolvedWhileTheListingIsBehindIsResolvedEverywhere() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
-        try a.write("story.txt", "It was a dark night.\n")
-        try a.sync()
-        try b.sync()
-        try a.write("story.txt", "It was a stormy night.\n")
-        try b.write("story.txt", "It was a quiet night.\n")
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
+        try devices.changeStoryOnBoth()
         for device in [a, b, a, b] { try device.sync() }
         #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
         #expect(b.conflicts("story.txt") == ["It was a quiet night.\n"])
-        let descriptions = remote.snapshot().files.keys.filter { $0.string.hasSuffix(".json") }
+        let descriptions = devices.remote.snapshot().files.keys.filter { $0.string.hasSuffix(".json") }
         try #require(descriptions.count == 1)
         for version in b.store.unresolvedConflictVersionsOfItem(at: b.url("story.txt")) {
             version.isResolved = true
         }
         // The lookup before the removal answers from the tree before the conflict was shared.
-        remote.schedule(.staleListing(age: 1000), on: .entry, at: descriptions[0])
+        devices.remote.schedule(.staleListing(age: 1000), on: .entry, at: descriptions[0])
         for device in [b, a, b, a] { try device.sync() }
         for device in [a, b] { #expect(device.conflicts("story.txt").isEmpty, "\(device.name)") }
-        #expect(remote.snapshot().files.keys.filter { $0.string.hasPrefix(".documentsync/conflicts/") }.isEmpty)
+        #expect(
+            devices.remote.snapshot().files.keys.filter { $0.string.hasPrefix(".documentsync/conflicts/") }
+                .isEmpty)
     }
 
     /// Seeds 949 and 586: a crash after a download was put in place and before the journal
@@ -491,18 +479,11 @@ import Testing
     /// write if absent took "something is there" for an earlier attempt of its own, and every
     /// other device showed that client's bytes as the conflict version.
     @Test func aConflictSharedOverAnotherClientsFileIsStillThisDevicesVersion() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
-        try a.write("story.txt", "It was a dark night.\n")
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
+        try devices.changeStoryOnBoth()
         try a.sync()
-        try b.sync()
-        try a.write("story.txt", "It was a stormy night.\n")
-        try b.write("story.txt", "It was a quiet night.\n")
-        try a.sync()
-        remote.schedule(
+        devices.remote.schedule(
             .racingWrite(Data("another client\n".utf8)), on: .write,
             at: SyncEngine.conflictsFolder.appending("b-1.data"))
         try b.sync()
@@ -517,16 +498,9 @@ import Testing
     /// unresolved in its version store. When the document came back (an edit elsewhere beat
     /// the delete), that device alone showed the conflict again.
     @Test func aConflictedDocumentThatComesBackShowsTheSameConflictsEverywhere() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
-        try a.write("story.txt", "It was a dark night.\n")
-        try a.sync()
-        try b.sync()
-        try a.write("story.txt", "It was a stormy night.\n")
-        try b.write("story.txt", "It was a quiet night.\n")
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
+        try devices.changeStoryOnBoth()
         try a.sync()
         try b.sync()
         try a.sync()
@@ -549,16 +523,9 @@ import Testing
     /// that took the conflict under the old name takes it again under the new one.
     @Test(arguments: [false, true])
     func aConflictFollowsARenameSyncTookForANewDocument(renamedByTheConflictsDevice: Bool) throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
-        try a.write("story.txt", "It was a dark night.\n")
-        try a.sync()
-        try b.sync()
-        try a.write("story.txt", "It was a stormy night.\n")
-        try b.write("story.txt", "It was a quiet night.\n")
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
+        try devices.changeStoryOnBoth()
         try a.sync()
         try b.sync()
         try a.sync()
@@ -750,22 +717,15 @@ import Testing
     /// again (a second version), but where its document had moved meanwhile it did not, and
     /// its text was in no unresolved conflict any more.
     @Test func aConflictIsNotResolvedByAStaleListingOfTheConflictsArea() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
-        try a.write("story.txt", "It was a dark night.\n")
-        try a.sync()
-        try b.sync()
-        try a.write("story.txt", "It was a stormy night.\n")
-        try b.write("story.txt", "It was a quiet night.\n")
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
+        try devices.changeStoryOnBoth()
         try a.sync()
         try b.sync()
         try a.sync()
         #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
         // The conflicts area as it was before anything was shared.
-        remote.schedule(.staleListing(age: 64), on: .list, at: SyncEngine.conflictsFolder)
+        devices.remote.schedule(.staleListing(age: 64), on: .list, at: SyncEngine.conflictsFolder)
         #expect(try !a.sync().didWork, "nothing resolved, nothing taken again")
         #expect(a.store.otherVersionsOfItem(at: a.url("story.txt")).count { $0.isConflict } == 1)
         try b.sync()
@@ -800,23 +760,16 @@ import Testing
     /// new path only in a pass that brought documents; the description naming the new path
     /// came a pass after the document did, and the device never showed the conflict.
     @Test func aConflictWhoseDescriptionMovesAfterItsDocumentIsStillTaken() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
-        try a.write("story.txt", "It was a dark night.\n")
-        try a.sync()
-        try b.sync()
-        try a.write("story.txt", "It was a stormy night.\n")
-        try b.write("story.txt", "It was a quiet night.\n")
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
+        try devices.changeStoryOnBoth()
         try a.sync()
         try b.sync()
         try a.sync()
         try a.delete("story.txt")
         try FileManager.default.moveItem(at: b.url("story.txt"), to: b.url("tale.txt"))
         // b moves it on the remote, but cannot rewrite the conflict's description yet.
-        remote.schedule(
+        devices.remote.schedule(
             .serverError(status: 503), on: .write, at: SyncEngine.conflictsFolder.appending("b-1.json"))
         _ = try b.opened().pass()
         try a.sync()
@@ -830,19 +783,12 @@ import Testing
     /// Soak seed 39968: a conflict's description without its bytes on the remote made every
     /// device that had not taken it fail in every pass, and sync never came to rest.
     @Test func aConflictDescriptionWithoutItsBytesIsPassedOverQuietly() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
-        try a.write("story.txt", "It was a dark night.\n")
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
+        try devices.changeStoryOnBoth()
         try a.sync()
         try b.sync()
-        try a.write("story.txt", "It was a stormy night.\n")
-        try b.write("story.txt", "It was a quiet night.\n")
-        try a.sync()
-        try b.sync()
-        remote.directDelete(SyncEngine.conflictsFolder.appending("b-1.data"))
+        devices.remote.directDelete(SyncEngine.conflictsFolder.appending("b-1.data"))
         #expect(try a.sync().failures.isEmpty)
         #expect(try !a.sync().didWork)
     }
@@ -867,5 +813,29 @@ import Testing
         func seeds(chunk: Int, of chunks: Int) -> [UInt64] {
             stride(from: UInt64(chunk), to: count, by: chunks).map { first + $0 }
         }
+    }
+}
+
+/// Two devices on one simulated remote, for the tests of what the simulation found.
+private struct TwoDevices {
+    let folder: TemporaryFolder
+    let remote = SimulatedRemote()
+    let a: SyncDevice
+    let b: SyncDevice
+
+    init(_ name: String = #function) throws {
+        folder = try TemporaryFolder(name)
+        a = try SyncDevice("a", remote: remote, in: folder)
+        b = try SyncDevice("b", remote: remote, in: folder)
+    }
+
+    /// "story.txt", synced to both devices, then changed differently on each: their next
+    /// passes make a conflict.
+    func changeStoryOnBoth() throws {
+        try a.write("story.txt", "It was a dark night.\n")
+        try a.sync()
+        try b.sync()
+        try a.write("story.txt", "It was a stormy night.\n")
+        try b.write("story.txt", "It was a quiet night.\n")
     }
 }

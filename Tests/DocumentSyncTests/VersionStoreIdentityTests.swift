@@ -71,7 +71,8 @@ import Testing
         _ = try store.addOfItem(at: original, withContentsOf: original)
         store.waitUntilIdle()
         let copy = folder.file("Documents/copy.txt")
-        let cp = try Process.run(URL(fileURLWithPath: "/bin/cp"), arguments: ["-a", original.path, copy.path])
+        let cp = try Process.run(
+            URL(fileURLWithPath: "/bin/cp"), arguments: ["-a", original.path, copy.path])
         cp.waitUntilExit()
         try #require(cp.terminationStatus == 0)
         #expect(store.otherVersionsOfItem(at: copy).isEmpty)

@@ -132,7 +132,8 @@ extension VersionStore {
         for (itemID, entry) in locations where index.items[itemID] != entry {
             // Another item last seen at this path or inode is somewhere else now.
             let place = Place(device: entry.device, inode: entry.inode)
-            for other in byPath[entry.path, default: []].union(byInode[place, default: []]) where other != itemID {
+            for other in byPath[entry.path, default: []].union(byInode[place, default: []])
+            where other != itemID {
                 guard let known = index.items[other] else { continue }
                 byPath[known.path]?.remove(other)
                 byInode[Place(device: known.device, inode: known.inode)]?.remove(other)

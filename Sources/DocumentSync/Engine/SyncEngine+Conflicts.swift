@@ -52,7 +52,8 @@ extension SyncEngine {
             if version == nil, let moved = try follow(&conflict, among: newFiles + arrived.sorted()) {
                 (url, version) = (localURL(conflict.path), moved)
             }
-            if version == nil, FileStatus(path: url.path) == nil, conflictsSearched.insert(conflict.id).inserted,
+            if version == nil, FileStatus(path: url.path) == nil,
+                conflictsSearched.insert(conflict.id).inserted,
                 let moved = try follow(&conflict, among: allFiles)
             {
                 (url, version) = (localURL(conflict.path), moved)

@@ -77,7 +77,8 @@ extension SyncEngine {
             case .moveRemote(let from, let to, _), .moveLocal(let from, let to, _):
                 states[from] = nil
                 states[to] = .toMove
-            case .recordLocalStatus, .forget, .forgetIfGone, .makeRemoteFolder, .makeLocalFolder, .recordFolder,
+            case .recordLocalStatus, .forget, .forgetIfGone, .makeRemoteFolder, .makeLocalFolder,
+                .recordFolder,
                 .deleteRemoteFolder, .deleteLocalFolder:
                 break
             }

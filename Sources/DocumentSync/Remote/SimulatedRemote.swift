@@ -283,7 +283,9 @@ public final class SimulatedRemote: Remote {
         _ path: RemotePath, _ operation: RemoteError.Operation, destination: RemotePath? = nil
     ) throws {
         guard !path.isRoot,
-            path.components.allSatisfy({ RemotePath.isValidComponent($0) && !$0.contains(where: refusedCharacters.contains) })
+            path.components.allSatisfy({
+                RemotePath.isValidComponent($0) && !$0.contains(where: refusedCharacters.contains)
+            })
         else {
             throw error(.invalidName, operation, path, destination: destination)
         }

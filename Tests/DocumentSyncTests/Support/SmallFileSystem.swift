@@ -33,7 +33,9 @@ final class SmallFileSystem: @unchecked Sendable {
         guard process.terminationStatus == 0 else {
             throw CocoaError(
                 .fileWriteUnknown,
-                userInfo: [NSLocalizedDescriptionKey: "\(program) \(arguments.joined(separator: " ")): \(message)"])
+                userInfo: [
+                    NSLocalizedDescriptionKey: "\(program) \(arguments.joined(separator: " ")): \(message)"
+                ])
         }
     }
 }
