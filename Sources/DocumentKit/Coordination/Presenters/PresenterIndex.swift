@@ -20,9 +20,23 @@ enum PresenterIndex {
     }
 
     /// What `.generation` looked like: a new file or a longer one means a changed index.
+    ///
+    /// The status-change time is part of it too: a `.generation` deleted and made again can
+    /// get the freed inode number back, and the same size, and a cached listing from before
+    /// would then pass for the new one (a presenter another process registered since would
+    /// not be asked). It only ever makes a look at the disk more likely, never less.
     private struct Generation: Equatable {
         var inode: UInt64
         var size: Int64
+        var statusChange: FileStatus.Timestamp?
+
+        init(inode: UInt64, size: Int64, statusChange: FileStatus.Timestamp? = nil) {
+            (self.inode, self.size, self.statusChange) = (inode, size, statusChange)
+        }
+
+        init(_ status: FileStatus) {
+            self.init(inode: status.inode, size: status.size, statusChange: status.statusChange)
+        }
 
         static let missing = Generation(inode: 0, size: 0)
     }
@@ -130,7 +144,7 @@ enum PresenterIndex {
                 if case .success(let status) = Syscall.fileStatus(of: current.generationDescriptor),
                     status.linkCount > 0
                 {
-                    return Generation(inode: status.inode, size: status.size)
+                    return Generation(status)
                 }
                 Syscall.close(current.generationDescriptor)
                 current.generationDescriptor = -1
@@ -144,13 +158,13 @@ enum PresenterIndex {
             else {
                 return .missing
             }
-            return Generation(inode: status.inode, size: status.size)
+            return Generation(status)
         }
     }
 
     private static func generation(of path: String) -> Generation {
         guard let status = FileStatus(path: path) else { return .missing }
-        return Generation(inode: status.inode, size: status.size)
+        return Generation(status)
     }
 
     /// The name of this process's listing in an entry folder.
