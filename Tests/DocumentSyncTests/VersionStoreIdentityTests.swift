@@ -81,4 +81,23 @@ import Testing
         #expect(store.otherVersionsOfItem(at: copy).count == 1)
         #expect(store.otherVersionsOfItem(at: original).count == 1)
     }
+
+    /// Seed 20908: a document moved with `mv`, then saved with bytes the store already held
+    /// (a sync engine keeping its merge base): the store found the same version and did not
+    /// note where the item is now, so a new file at the old path still took its history.
+    @Test func aSaveOfBytesTheStoreHoldsNotesWhereTheItemIsNow() throws {
+        let folder = try TemporaryFolder()
+        let store = VersionStore(root: try folder.folder("Versions"))
+        let old = try folder.write(Data("same\n".utf8), to: "Documents/old.txt")
+        _ = try store.addOfItem(at: old, withContentsOf: old)
+        store.waitUntilIdle()
+        let new = folder.file("Documents/new.txt")
+        try FileManager.default.moveItem(at: old, to: new)
+        _ = try store.addOfItem(at: new, withContentsOf: new)
+        store.waitUntilIdle()
+        #expect(store.otherVersionsOfItem(at: new).count == 1, "one version: the same bytes")
+        try Data("another document\n".utf8).write(to: old)
+        #expect(store.otherVersionsOfItem(at: old).isEmpty)
+    }
 }
+
