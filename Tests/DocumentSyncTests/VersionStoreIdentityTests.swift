@@ -100,4 +100,3 @@ import Testing
         #expect(store.otherVersionsOfItem(at: old).isEmpty)
     }
 }
-
