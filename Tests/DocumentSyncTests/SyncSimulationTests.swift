@@ -95,11 +95,8 @@ import Testing
     /// one (by its old path), so the moved document's conflict showed at both names here and
     /// at one name on the other device.
     @Test func aNewDocumentWhereOneWasMovedFromDoesNotShareItsConflicts() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
         try a.write("b.txt", "first\n")
         try a.sync()
         try FileManager.default.moveItem(at: a.url("b.txt"), to: a.url("e.txt"))
@@ -178,11 +175,8 @@ import Testing
     /// Seed 26924: a move on the remote that timed out after it was done was taken for
     /// undone; the document, deleted here before the next pass, came back from its new name.
     @Test func aMoveThatTimedOutAfterItWasDoneIsKnownBeforeADeletion() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("a.txt", "moved, then deleted\n")
         try a.sync()
         try b.sync()
@@ -229,11 +223,8 @@ import Testing
     /// knew left a file the journal did not know; the next pass read it as a new document and
     /// uploaded it, over the deletion another device had made meanwhile.
     @Test func aDownloadCutShortByACrashDoesNotUndoADeletionMadeSince() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("notes.txt", "short-lived\n")
         try a.sync()
         try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
@@ -252,11 +243,8 @@ import Testing
     /// Nothing said the download had been put in place, so the deletion read as "never
     /// downloaded" and the document came back.
     @Test func aDocumentDeletedAfterACrashCutShortItsDownloadStaysDeleted() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("notes.txt", "unwanted\n")
         try a.sync()
         try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
@@ -276,11 +264,8 @@ import Testing
     /// on (its listing did), then the deletion. The intent was settled with no local status,
     /// for the scan to record, and the scan never came: the missing file read as never here.
     @Test func aDownloadSettledByAPassThatFailsOnStillCountsAsHere() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("notes.txt", "unwanted\n")
         try a.sync()
         try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
@@ -299,11 +284,8 @@ import Testing
     /// The downloaded version was kept as the merge base only with the journal's record, so
     /// the crash lost it: nothing kept the bytes the user had started from.
     @Test func aDownloadCutShortByACrashIsKeptThoughEditedBeforeSyncStartsAgain() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
         try a.write("notes.txt", "from a\n")
         try a.sync()
         try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
@@ -325,11 +307,8 @@ import Testing
     /// back. The same held for an upload cut short the same way.
     @Test(arguments: ["move", "upload"])
     func aDocumentDeletedAfterACrashCutShortItsMoveOrUploadStaysDeleted(_ cutShort: String) throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("notes.txt", "notes\n")
         try a.sync()
         try b.sync()
@@ -383,11 +362,8 @@ import Testing
     /// Seed 544: a folder made here inside a folder the remote deleted meanwhile could never
     /// be made there (its parent was missing), and every pass failed on it, forever.
     @Test func aFolderMadeInsideOneDeletedElsewhereBringsItBack() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
         try a.write("Box/old.txt", "old\n")
         try a.sync()
         try b.sync()
@@ -407,11 +383,8 @@ import Testing
     /// different lines were a conflict instead of a merge, and an edit of that version
     /// replaced it with no copy kept.
     @Test func afterAConflictTheRemotesVersionIsTheBaseOfTheNextMerge() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
         try a.write("list.txt", "one\ntwo\nthree\n")
         try b.write("list.txt", "uno\ndos\ntres\n")
         try a.sync()
@@ -457,11 +430,8 @@ import Testing
     /// nested folder on the remote also took a pass per level: the listing's tag of each
     /// folder was stale once its contents were deleted.
     @Test func aDeletedFolderTreeIsGoneEverywhereAfterOneSync() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("Top/Middle/Bottom/notes.txt", "deep\n")
         try a.sync()
         try b.sync()
@@ -582,11 +552,8 @@ import Testing
     /// it on the remote yet (or any more): "gone on both sides", and the journal forgot it.
     /// The remote still had it, and the next pass downloaded it again.
     @Test func aDeletionIsNotUndoneByAStaleListing() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("notes.txt", "notes\n")
         try a.sync()
         try b.sync()
@@ -604,11 +571,8 @@ import Testing
     /// again. Every other device then failed on the unreadable description in every pass, so
     /// sync never came to rest.
     @Test func anUnreadableConflictDescriptionIsPassedOverQuietly() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("story.txt", "It was a dark night.\n")
         try a.sync()
         try b.sync()
@@ -667,11 +631,8 @@ import Testing
     /// was renamed into place, then deleted by the user", and deleted the document on the
     /// remote: another device's document, lost from every tree.
     @Test func aFolderMovedAfterACrashCutShortADownloadDeletesNothing() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("Box/notes.txt", "from a\n")
         try a.sync()
         try b.opened().checkpoint = { if $0 == .beforeLocalWrite { throw SyncInterruption() } }
@@ -691,11 +652,8 @@ import Testing
     /// forgets the file's status before it goes.
     @Test(arguments: [false, true])
     func aListingThatWasBehindDeletesNothingEvenAcrossACrash(entryAlsoBehind: Bool) throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("notes.txt", "from a\n")
         try a.sync()
         try b.sync()
@@ -737,11 +695,8 @@ import Testing
     /// tag: "changed on the remote", and an edit beats a delete, so it was downloaded again
     /// (the bytes deleted here, as the remote had them all along).
     @Test func aDeletionIsNotUndoneByAStaleTag() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("notes.txt", "first\n")
         try a.sync()
         try a.write("notes.txt", "second\n")
