@@ -335,16 +335,9 @@ import Testing
     /// as a conflict version, and the crash came before the journal recorded the conflict:
     /// it was never shared.
     @Test func aConflictCutShortByACrashIsSharedOnce() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
-        try a.write("story.txt", "It was a dark night.\n")
-        try a.sync()
-        try b.sync()
-        try a.write("story.txt", "It was a stormy night.\n")
-        try b.write("story.txt", "It was a quiet night.\n")
+        let devices = try TwoDevices()
+        let (a, b, remote) = (devices.a, devices.b, devices.remote)
+        try devices.changeStoryOnBoth()
         try a.sync()
         try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
         #expect(throws: SyncInterruption.self) { try b.opened().pass() }
@@ -407,11 +400,8 @@ import Testing
     /// tag of the bytes here: the edit never arrived, and this device kept the old bytes for
     /// good.
     @Test func aFileEditedAndRenamedOnTheRemoteArrivesEdited() throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
         try a.write("Old/data.bin", "first")
         try a.sync()
         try b.sync()
@@ -599,11 +589,8 @@ import Testing
     /// from the document (kept only in version stores).
     @Test(arguments: SyncStep.allCases)
     func aCrashAtAnyStepOfAMergeKeepsBothEdits(_ step: SyncStep) throws {
-        let folder = try TemporaryFolder()
-        let remote = SimulatedRemote()
-        let (a, b) = (
-            try SyncDevice("a", remote: remote, in: folder), try SyncDevice("b", remote: remote, in: folder)
-        )
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
         try a.write("list.txt", "one\ntwo\nthree\nfour\nfive\n")
         try a.sync()
         try b.sync()

@@ -6,6 +6,12 @@ import Testing
 /// moved away from a path takes its versions and conflicts with it, and a new file that
 /// comes to the old path is a new item, with none of them.
 @Suite struct VersionStoreIdentityTests {
+    /// Keeps the bytes at `url` as a version of it, and waits until the store has them.
+    private func keepVersion(of url: URL, in store: VersionStore) throws {
+        _ = try store.addOfItem(at: url, withContentsOf: url)
+        store.waitUntilIdle()
+    }
+
     enum Move: CaseIterable, Sendable {
         /// Through a file coordinator, which tells the store.
         case coordinated
@@ -56,8 +62,7 @@ import Testing
         #expect(store.unresolvedConflictVersionsOfItem(at: old).isEmpty)
         #expect(store.otherVersionsOfItem(at: old).isEmpty)
         // Saved, the new file starts a history of its own.
-        _ = try store.addOfItem(at: old, withContentsOf: old)
-        store.waitUntilIdle()
+        try keepVersion(of: old, in: store)
         #expect(store.otherVersionsOfItem(at: old).count == 1)
         #expect(store.unresolvedConflictVersionsOfItem(at: new).count == 1)
     }
@@ -68,16 +73,14 @@ import Testing
         let folder = try TemporaryFolder()
         let store = VersionStore(root: try folder.folder("Versions"))
         let original = try folder.write(Data("first\n".utf8), to: "Documents/original.txt")
-        _ = try store.addOfItem(at: original, withContentsOf: original)
-        store.waitUntilIdle()
+        try keepVersion(of: original, in: store)
         let copy = folder.file("Documents/copy.txt")
         let cp = try Process.run(
             URL(fileURLWithPath: "/bin/cp"), arguments: ["-a", original.path, copy.path])
         cp.waitUntilExit()
         try #require(cp.terminationStatus == 0)
         #expect(store.otherVersionsOfItem(at: copy).isEmpty)
-        _ = try store.addOfItem(at: copy, withContentsOf: copy)
-        store.waitUntilIdle()
+        try keepVersion(of: copy, in: store)
         #expect(store.otherVersionsOfItem(at: copy).count == 1)
         #expect(store.otherVersionsOfItem(at: original).count == 1)
     }
@@ -89,12 +92,10 @@ import Testing
         let folder = try TemporaryFolder()
         let store = VersionStore(root: try folder.folder("Versions"))
         let old = try folder.write(Data("same\n".utf8), to: "Documents/old.txt")
-        _ = try store.addOfItem(at: old, withContentsOf: old)
-        store.waitUntilIdle()
+        try keepVersion(of: old, in: store)
         let new = folder.file("Documents/new.txt")
         try FileManager.default.moveItem(at: old, to: new)
-        _ = try store.addOfItem(at: new, withContentsOf: new)
-        store.waitUntilIdle()
+        try keepVersion(of: new, in: store)
         #expect(store.otherVersionsOfItem(at: new).count == 1, "one version: the same bytes")
         try Data("another document\n".utf8).write(to: old)
         #expect(store.otherVersionsOfItem(at: old).isEmpty)
