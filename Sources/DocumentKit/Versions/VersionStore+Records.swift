@@ -117,17 +117,20 @@ extension VersionStore {
     func noteLocations(_ locations: [(itemID: String, entry: IdentityIndex.Entry)], durably: Bool) throws {
         var index = loadIndex()
         var changed = false
-        // Who was last seen at each path and inode, made once: a batch of locations costs one
-        // look at the index, not one per location.
+        // Who was last seen at the paths and inodes the batch names, found in one look at the
+        // index: a batch of locations costs one pass over it, not one per location.
         struct Place: Hashable {
             var device: UInt64
             var inode: UInt64
         }
+        let paths = Set(locations.map(\.entry.path))
+        let places = Set(locations.map { Place(device: $0.entry.device, inode: $0.entry.inode) })
         var byPath: [String: Set<String>] = [:]
         var byInode: [Place: Set<String>] = [:]
         for (itemID, known) in index.items {
-            byPath[known.path, default: []].insert(itemID)
-            byInode[Place(device: known.device, inode: known.inode), default: []].insert(itemID)
+            let place = Place(device: known.device, inode: known.inode)
+            if paths.contains(known.path) { byPath[known.path, default: []].insert(itemID) }
+            if places.contains(place) { byInode[place, default: []].insert(itemID) }
         }
         for (itemID, entry) in locations where index.items[itemID] != entry {
             // Another item last seen at this path or inode is somewhere else now.

@@ -27,10 +27,10 @@ extension SyncEngine {
     /// - Parameter newFiles: The files this pass found here that the journal did not know
     ///   (new, or another file at a known path): where to look for a conflicted document that
     ///   moved without sync seeing a move.
-    /// - Parameter allFiles: Every file here: where a conflict whose document is gone from
-    ///   its path is looked for once by each engine, for a move sync saw in a pass that a
-    ///   crash cut short (the file is no longer new to the journal then).
-    func shareConflicts(newFiles: [RemotePath] = [], allFiles: [RemotePath] = []) throws {
+    /// - Parameter allFiles: Every file here, made only when wanted: where a conflict whose
+    ///   document is gone from its path is looked for once by each engine, for a move sync
+    ///   saw in a pass that a crash cut short (the file is no longer new to the journal then).
+    func shareConflicts(newFiles: [RemotePath] = [], allFiles: () -> [RemotePath] = { [] }) throws {
         let listing: RemoteListing
         do {
             listing = try remote.list(Self.conflictsFolder)
@@ -54,7 +54,7 @@ extension SyncEngine {
             }
             if version == nil, FileStatus(path: url.path) == nil,
                 conflictsSearched.insert(conflict.id).inserted,
-                let moved = try follow(&conflict, among: allFiles)
+                let moved = try follow(&conflict, among: allFiles())
             {
                 (url, version) = (localURL(conflict.path), moved)
             }

@@ -287,7 +287,7 @@ public final class SyncEngine {
             }
             try shareConflicts(
                 newFiles: newFiles.keys.sorted(),
-                allFiles: local.filter { $0.value.kind == .file }.keys.sorted())
+                allFiles: { local.filter { $0.value.kind == .file }.keys.sorted() })
         } catch let interruption as SyncInterruption {
             throw interruption
         } catch {
