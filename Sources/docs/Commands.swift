@@ -35,18 +35,17 @@ enum ListCommand {
         json.raw("{\"container\":")
         json.string(folder)
         json.raw(",\"documents\":[")
-        for (index, entry) in entries.enumerated() {
-            json.raw(index == 0 ? "\n{" : ",\n{")
+        json.objects(zip(entries, conflicts)) { json, item in
+            let (entry, conflicted) = item
             json.field("name", entry.name)
             json.field("file", entry.fileName)
             json.field("path", prefix + entry.fileName)
             json.field("size", entry.size)
             json.key("modified")
             json.timestamp(seconds: entry.modificationSeconds, nanoseconds: entry.modificationNanoseconds)
-            json.field("conflicts", conflicts[index])
-            json.raw("}")
+            json.field("conflicts", conflicted)
         }
-        json.raw("\n]}\n")
+        json.raw("}\n")
         return json
     }
 

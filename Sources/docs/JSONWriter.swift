@@ -83,6 +83,20 @@ struct JSONWriter {
         raw("]")
     }
 
+    /// The objects of an array, one per line, each written by `body` between its braces,
+    /// and the array's closing bracket on a line of its own (the caller writes the `[`).
+    mutating func objects<Items: Sequence>(_ items: Items, _ body: (inout JSONWriter, Items.Element) -> Void)
+    {
+        var first = true
+        for item in items {
+            raw(first ? "\n{" : ",\n{")
+            first = false
+            body(&self, item)
+            raw("}")
+        }
+        raw("\n]")
+    }
+
     /// A key and a string value (or null).
     mutating func field(_ name: StaticString, _ value: String?) {
         key(name)

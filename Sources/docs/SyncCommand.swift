@@ -55,16 +55,16 @@ enum SyncCommand {
             signal(SIGTERM, stop)
             Output.error("docs: syncing \(container.url.path) with \(url); stop with Ctrl-C")
             do {
-                try engine.keepSyncing(every: interval, until: { syncStopRequested.load(ordering: .relaxed) })
-                {
-                    result in
-                    switch result {
-                    case .success(let summary) where summary.didWork || !summary.failures.isEmpty:
-                        try? report(summary, json: json)
-                    case .success: break
-                    case .failure(let error): Output.error("docs: \(error)")
-                    }
-                }
+                try engine.keepSyncing(
+                    every: interval, until: { syncStopRequested.load(ordering: .relaxed) },
+                    report: { result in
+                        switch result {
+                        case .success(let summary) where summary.didWork || !summary.failures.isEmpty:
+                            try? report(summary, json: json)
+                        case .success: break
+                        case .failure(let error): Output.error("docs: \(error)")
+                        }
+                    })
             } catch let error as DocumentKitError {
                 throw DocsFailure.failure("cannot watch the container: \(DocsFailure.reason(for: error))")
             }
@@ -135,14 +135,12 @@ enum StatusCommand {
         if json {
             var writer = JSONWriter()
             writer.raw("{\"documents\":[")
-            for (index, status) in documents.enumerated() {
-                writer.raw(index == 0 ? "\n{" : ",\n{")
+            writer.objects(documents) { writer, status in
                 writer.field("name", TextContainer.documentName(forFileName: status.path))
                 writer.field("file", status.path)
                 writer.field("state", status.state.rawValue)
-                writer.raw("}")
             }
-            writer.raw("\n]}\n")
+            writer.raw("}\n")
             try Output.write(writer.bytes)
         } else {
             var text = ""

@@ -23,17 +23,15 @@ enum VersionsCommand {
             writer.raw(",\"path\":")
             writer.string(url.path)
             writer.raw(",\"versions\":[")
-            for (index, version) in versions.enumerated() {
-                writer.raw(index == 0 ? "\n{" : ",\n{")
+            writer.objects(versions) { writer, version in
                 writer.field("id", version.id)
                 writer.field("modified", time: version.modificationDate)
                 writer.field("computer", version.computer)
                 writer.field("program", version.program)
                 writer.field("conflict", version.isConflict)
                 writer.field("resolved", version.isResolved)
-                writer.raw("}")
             }
-            writer.raw("\n]}\n")
+            writer.raw("}\n")
             try Output.write(writer.bytes)
         } else {
             var text = ""
