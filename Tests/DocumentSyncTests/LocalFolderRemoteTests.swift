@@ -24,6 +24,30 @@ import Testing
             try remote.write(RemotePath(path), from: UploadSource(Data(text.utf8)), condition: condition))
     }
 
+    /// Journals hold the tags of every synced file: the spelling must never change, or every
+    /// item would read as edited on the remote after an update.
+    @Test func tagsAndFileIDsAreSpelledAsJournalsHoldThem() {
+        let cases: [(UInt64, Int64, Int64, UInt32, Int64, UInt32, String)] = [
+            (
+                0x2a, 4096, 1_700_000_000, 5, 1_700_000_001, 123_456_789,
+                "2a-4096-1700000000.000000005-1700000001.123456789"
+            ),
+            (.max, 0, 0, 0, -1, 999_999_999, "ffffffffffffffff-0-0.000000000--1.999999999"),
+            (1, .max, -12, 100, 7, 1, "1-9223372036854775807--12.000000100-7.000000001"),
+        ]
+        for (inode, size, seconds, nanoseconds, changeSeconds, changeNanoseconds, expected) in cases {
+            let status = FileStatus(
+                device: 0xfd01, inode: inode, mode: 0o100644, linkCount: 1, size: size,
+                modification: FileStatus.Timestamp(seconds: seconds, nanoseconds: nanoseconds),
+                statusChange: FileStatus.Timestamp(seconds: changeSeconds, nanoseconds: changeNanoseconds),
+                birth: nil)
+            #expect(LocalFolderRemote.tag(status).rawValue == expected)
+            #expect(
+                LocalFolderRemote.entry(named: "a", status)?.fileID
+                    == "fd01:\(String(inode, radix: 16))")
+        }
+    }
+
     @Test func anEditInPlaceByAnotherProgramChangesTheTag() throws {
         let folder = try TemporaryFolder()
         let remote = LocalFolderRemote(root: try folder.folder("remote"))

@@ -1,6 +1,7 @@
-import DocumentSync
 import Foundation
 import Testing
+
+@testable import DocumentSync
 
 @Suite struct RemotePathTests {
     @Test func componentsAreNormalisedToNFC() {
@@ -50,6 +51,41 @@ import Testing
     @Test func aFolderSortsRightBeforeItsContents() {
         let paths = ["a.b", "a/z", "a", "a/b", "B", "a0"].map { RemotePath($0) }
         #expect(paths.sorted().map(\.string) == ["B", "a", "a/b", "a/z", "a.b", "a0"])
+    }
+
+    /// Paths are kept as one string and sorted by its bytes: the order must be the one of
+    /// their components, names with spaces, dots, digits and accents included.
+    @Test func theStringOrderIsTheComponentOrder() {
+        var generator = SeededGenerator(seed: 7)
+        let names = ["a", "a b", "a.b", "a0", "ab", "B", "\u{e9}", "e\u{301}x", "z", "-", "~"]
+        for _ in 0..<2000 {
+            let make = {
+                RemotePath(
+                    components: (0..<Int.random(in: 1...3, using: &generator)).map { _ in
+                        names.randomElement(using: &generator)!
+                    })
+            }
+            let (left, right) = (make(), make())
+            #expect(
+                (left < right) == left.components.lexicographicallyPrecedes(right.components),
+                "\(left) < \(right)")
+            #expect((left == right) == (left.components == right.components))
+            #expect(left.depth == left.components.count)
+            #expect(
+                left.isDescendant(of: right)
+                    == (left.components.count > right.components.count
+                        && left.components.starts(with: right.components)))
+        }
+    }
+
+    @Test func aPathWithAnInvalidComponentEqualsNoValidPath() {
+        let slashed = RemotePath(components: ["a/b"])
+        #expect(slashed != RemotePath("a/b"))
+        #expect(slashed.components == ["a/b"])
+        #expect(RemotePath(components: [""]) != .root)
+        #expect(!RemotePath(components: [""]).isRoot)
+        #expect(RemotePath("a").appending("b/c").components == ["a", "b/c"])
+        #expect(RemotePath("a").appending("b/c") != RemotePath("a/b/c"))
     }
 
     @Test func codesAsItsString() throws {

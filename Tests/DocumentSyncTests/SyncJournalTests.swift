@@ -23,6 +23,35 @@ import Testing
             baseVersion: "chunk/abc")
     }
 
+    /// `itemsByPath()` keeps what it read for the next pass; every commit, through this
+    /// journal or another connection (a second process), must be seen all the same.
+    @Test func itemsByPathSeesEveryCommit() throws {
+        let folder = try TemporaryFolder()
+        let journal = try makeJournal(folder)
+        let first = fullItem("a.txt")
+        try journal.upsert(first)
+        #expect(try journal.itemsByPath() == [first.path: first])
+        #expect(try journal.itemsByPath() == [first.path: first])
+
+        let other = try SyncJournal(url: journal.url)
+        let second = fullItem("b.txt")
+        try other.upsert(second)
+        #expect(try journal.itemsByPath() == [first.path: first, second.path: second])
+
+        try journal.renameItem(from: first.path, to: RemotePath("c.txt"))
+        #expect(try journal.itemsByPath().keys.sorted() == [RemotePath("b.txt"), RemotePath("c.txt")])
+        // A transaction that throws changes nothing, and what is read stays right.
+        #expect(throws: Refusal.self) {
+            try journal.transaction { transaction in
+                try transaction.remove(second.path)
+                throw Refusal()
+            }
+        }
+        #expect(try journal.itemsByPath().keys.sorted() == [RemotePath("b.txt"), RemotePath("c.txt")])
+        try other.remove(second.path)
+        #expect(try journal.itemsByPath().keys.sorted() == [RemotePath("c.txt")])
+    }
+
     @Test func upsertReadsBackEveryField() throws {
         let folder = try TemporaryFolder()
         let journal = try makeJournal(folder)

@@ -43,7 +43,7 @@ extension SyncEngine {
         }
         let described = Set(descriptionTags.keys)
         var known: Set<String> = []
-        for var conflict in try journal.transaction({ try $0.conflicts() }) {
+        for var conflict in try journal.conflicts() {
             known.insert(conflict.id)
             var url = localURL(conflict.path)
             var version = store.version(itemAt: url, forPersistentIdentifier: conflict.localVersion)

@@ -215,10 +215,11 @@ public final class SyncEngine {
         leftovers: ((URL) -> Void)? = nil
     ) throws -> SyncScan {
         var notes: [String] = []
-        let local = try SyncTrees.local(container, leftovers: leftovers) { url, reason in
+        let local = try SyncTrees.local(container, expected: known.count, leftovers: leftovers) {
+            url, reason in
             notes.append("\(url.path): not synced: \(reason)")
         }
-        let remoteTree = try SyncTrees.remote(remote)
+        let remoteTree = try SyncTrees.remote(remote, expected: known.count)
         var hashes: [RemotePath: String] = [:]
         let plan = try SyncPlanner(journal: known, local: local, remote: remoteTree) { path in
             if let hash = hashes[path] { return hash }
@@ -255,7 +256,8 @@ public final class SyncEngine {
             throw SyncError(.failed, "cannot list \(remote.displayName): \(error); nothing was changed")
         }
         let (local, remoteTree, plan) = (scanned.local, scanned.remote, scanned.plan)
-        remoteFolders = Set(remoteTree.filter { $0.value.kind == .folder }.keys).union([.root])
+        remoteFolders = [.root]
+        for (path, entry) in remoteTree where entry.kind == .folder { remoteFolders.insert(path) }
         try guardAgainstMassDeletion(plan, known: known)
         summary.notes += scanned.notes + plan.notes
         for (index, action) in plan.actions.enumerated() {
@@ -281,12 +283,8 @@ public final class SyncEngine {
             summary.failures.append("merge bases: \(error)")
         }
         do {
-            // New here, or another file than the journal knew at the path (by inode).
-            let newFiles = local.filter { path, entry in
-                entry.kind == .file && known[path]?.local?.inode != entry.status.inode
-            }
             try shareConflicts(
-                newFiles: newFiles.keys.sorted(),
+                newFiles: plan.newLocalFiles.sorted(),
                 allFiles: { local.filter { $0.value.kind == .file }.keys.sorted() })
         } catch let interruption as SyncInterruption {
             throw interruption

@@ -35,7 +35,7 @@ enum SyncAction: Hashable, Sendable {
     var phase: (Int, Int, RemotePath) {
         switch self {
         case .makeRemoteFolder(let path), .makeLocalFolder(let path), .recordFolder(let path):
-            return (0, path.components.count, path)
+            return (0, path.depth, path)
         case .moveRemote(let path, _, _), .moveLocal(let path, _, _): return (1, 0, path)
         case .upload(let path, _, _), .download(let path, _, _), .reconcile(let path, _),
             .recordLocalStatus(let path, _), .forget(let path):
@@ -43,7 +43,7 @@ enum SyncAction: Hashable, Sendable {
         case .deleteRemote(let path, _), .deleteLocal(let path), .forgetIfGone(let path, _):
             return (3, 0, path)
         case .deleteRemoteFolder(let path), .deleteLocalFolder(let path):
-            return (4, -path.components.count, path)
+            return (4, -path.depth, path)
         }
     }
 
@@ -54,6 +54,9 @@ enum SyncAction: Hashable, Sendable {
 struct SyncPlan: Sendable {
     var actions: [SyncAction] = []
     var notes: [String] = []
+    /// The files here that are new, or another file than the journal knew at their path (by
+    /// inode): where a conflicted document that moved unseen may be.
+    var newLocalFiles: [RemotePath] = []
 
     /// Files the pass would delete here, and on the remote.
     var localDeletions: Int {
@@ -89,36 +92,38 @@ struct SyncPlanner {
     func plan() throws -> SyncPlan {
         var plan = SyncPlan()
         var handled = Set<RemotePath>()
-        var paths = Set(journal.keys)
-        paths.formUnion(local.keys)
-        paths.formUnion(remote.keys)
         var localChanges: [RemotePath: LocalChange] = [:]
         var remoteChanges: [RemotePath: RemoteChange] = [:]
         var folders: [RemotePath] = []
-        for path in paths {
-            let known = journal[path]
+        func visit(_ path: RemotePath, _ known: JournalItem?) throws {
             let here = local[path]
             let there = remote[path]
+            if let here, here.kind == .file, known?.local?.inode != here.status.inode {
+                plan.newLocalFiles.append(path)
+            }
             let kind = known?.kind ?? here?.kind ?? there?.kind
             if (known.map { $0.kind != kind } ?? false) || (here.map { $0.kind != kind } ?? false)
                 || (there.map { $0.kind != kind } ?? false)
             {
                 plan.notes.append("\(path): a file on one side and a folder on the other; left as it is")
                 handled.insert(path)
-                continue
+                return
             }
-            guard kind == .file else {
-                folders.append(path)
-                continue
-            }
+            guard kind == .file else { return folders.append(path) }
             // Most files of a pass are as the journal left them: one comparison each, no hash.
-            if let known, let here, let there, let seen = known.local, there.tag == known.remoteTag,
-                seen == JournalItem.LocalStatus(here.status)
+            if let known, let here, let there, let seen = known.local,
+                seen == JournalItem.LocalStatus(here.status), there.tag == known.remoteTag
             {
-                continue
+                return
             }
             localChanges[path] = try localChange(path)
             remoteChanges[path] = remoteChange(path)
+        }
+        // Every path once: the journal's, then those only here, then those only there.
+        for (path, known) in journal { try visit(path, known) }
+        for path in local.keys where journal.index(forKey: path) == nil { try visit(path, nil) }
+        for path in remote.keys where journal.index(forKey: path) == nil && local.index(forKey: path) == nil {
+            try visit(path, nil)
         }
         try findMoves(&plan, &handled, localChanges, remoteChanges)
 

@@ -23,10 +23,15 @@ enum SyncTrees {
     /// - Parameter unsyncable: Called with each item whose name sync cannot carry (not
     ///   UTF-8, or not in the NFC form every device and remote agrees on), and why: it is left
     ///   alone, and the pass says so.
+    ///
+    /// - Parameter expected: About how many items there are (the journal's count), so that
+    ///   the table is made once at its size.
     static func local(
-        _ root: URL, leftovers: ((URL) -> Void)? = nil, unsyncable: ((URL, String) -> Void)? = nil
+        _ root: URL, expected: Int = 0, leftovers: ((URL) -> Void)? = nil,
+        unsyncable: ((URL, String) -> Void)? = nil
     ) throws -> [RemotePath: LocalEntry] {
         var found: [RemotePath: LocalEntry] = [:]
+        found.reserveCapacity(expected)
         var folders: [(URL, RemotePath)] = [(root, .root)]
         while let (url, path) = folders.popLast() {
             let listed = try DirectoryEntry.entries(
@@ -36,11 +41,13 @@ enum SyncTrees {
                     unsyncable?(url.appendingPathComponent(entry.name), "its name is not UTF-8")
                     return false
                 }
-                if let leftovers, name.hasPrefix(SyncTrees.temporaryPrefix) {
+                if let leftovers, name.utf8.starts(with: SyncTrees.temporaryPrefix.utf8) {
                     leftovers(url.appendingPathComponent(name))
                     return false
                 }
-                guard RemotePath.isValidComponent(name), !name.hasPrefix(".") else { return false }
+                guard RemotePath.isValidComponent(name), name.utf8.first != UInt8(ascii: ".") else {
+                    return false
+                }
                 // Bytes, not `==`: Swift's string equality holds for any canonically equal forms.
                 guard
                     name.utf8.allSatisfy({ $0 < 0x80 })
@@ -70,12 +77,13 @@ enum SyncTrees {
     /// listing of each folder.
     ///
     /// - Throws: ``RemoteError`` when any listing fails: a partial tree is never returned.
-    static func remote(_ remote: any Remote) throws -> [RemotePath: RemoteEntry] {
+    static func remote(_ remote: any Remote, expected: Int = 0) throws -> [RemotePath: RemoteEntry] {
         var found: [RemotePath: RemoteEntry] = [:]
+        found.reserveCapacity(expected)
         var folders: [RemotePath] = [.root]
         while let folder = folders.popLast() {
             let listing = try remote.list(folder)
-            for entry in listing.entries where !entry.name.hasPrefix(".") {
+            for entry in listing.entries where entry.name.utf8.first != UInt8(ascii: ".") {
                 let child = folder.appending(entry.name)
                 found[child] = entry
                 if entry.kind == .folder { folders.append(child) }

@@ -38,6 +38,12 @@ extension SyncJournal {
             return items
         }
 
+        /// `PRAGMA data_version`: changes when another connection commits, not for commits
+        /// made through this one.
+        package func dataVersion() throws -> Int {
+            try connection.queryFirst("PRAGMA data_version") { try $0.value(at: 0) as Int } ?? 0
+        }
+
         /// The rows of `folder` and everything inside it, in path order.
         package func items(under folder: RemotePath) throws -> [JournalItem] {
             let (filter, bindings) = Self.subtree(folder)

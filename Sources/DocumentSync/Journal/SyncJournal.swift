@@ -1,5 +1,6 @@
 import DocumentKit
 import Foundation
+import Synchronization
 
 /// The sync journal of one container: what both sides looked like when they last agreed, and
 /// the remote writes in flight.
@@ -46,6 +47,11 @@ package final class SyncJournal: Sendable {
     /// The database file.
     package let url: URL
     private let database: SQLiteDatabase
+    /// The rows as ``itemsByPath()`` last read them, with the `PRAGMA data_version` they were
+    /// read at: a pass that finds nothing to do writes nothing, and the next one finds them
+    /// here instead of decoding every row again. Dropped by every transaction of this journal;
+    /// a commit by another connection changes the data version.
+    private let cachedItems = Mutex<(dataVersion: Int, items: [RemotePath: JournalItem])?>(nil)
 
     /// Opens the journal at `url`, creating it if it is missing.
     ///
@@ -170,6 +176,8 @@ package final class SyncJournal: Sendable {
     ///
     /// - Throws: ``SyncJournalError``, or what `body` throws.
     package func transaction<T>(_ body: (Transaction) throws -> T) throws -> T {
+        cachedItems.withLock { $0 = nil }
+        defer { cachedItems.withLock { $0 = nil } }
         do {
             return try database.transaction { try body(Transaction(connection: $0)) }
         } catch let error as SQLiteError {
@@ -192,7 +200,17 @@ package final class SyncJournal: Sendable {
     package func allItems() throws -> [JournalItem] { try read { try $0.allItems() } }
 
     /// Every row by its path, unsorted.
-    package func itemsByPath() throws -> [RemotePath: JournalItem] { try read { try $0.itemsByPath() } }
+    package func itemsByPath() throws -> [RemotePath: JournalItem] {
+        try read { transaction in
+            let dataVersion = try transaction.dataVersion()
+            if let cached = cachedItems.withLock({ $0 }), cached.dataVersion == dataVersion {
+                return cached.items
+            }
+            let items = try transaction.itemsByPath()
+            cachedItems.withLock { $0 = (dataVersion, items) }
+            return items
+        }
+    }
 
     /// The rows of `folder` and everything inside it, in path order.
     package func items(under folder: RemotePath) throws -> [JournalItem] {
@@ -219,6 +237,9 @@ package final class SyncJournal: Sendable {
 
     /// Removes a pending intent (alone: to record its outcome with it, use ``transaction(_:)``).
     package func completeIntent(_ id: Int64) throws { try transaction { try $0.completeIntent(id) } }
+
+    /// Every conflict version shared through the remote, by its identifier there.
+    package func conflicts() throws -> [SharedConflict] { try read { try $0.conflicts() } }
 
     /// The intents whose outcome was never recorded, oldest first.
     package func pendingIntents() throws -> [SyncIntent] { try read { try $0.pendingIntents() } }

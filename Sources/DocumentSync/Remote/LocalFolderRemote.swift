@@ -88,7 +88,9 @@ public final class LocalFolderRemote: Remote {
         }
         var entries: [RemoteEntry] = []
         for item in names {
-            guard let name = item.validName, !name.hasPrefix(Self.temporaryPrefix), Self.isNFC(name) else {
+            guard let name = item.validName, !name.utf8.starts(with: Self.temporaryPrefix.utf8),
+                Self.isNFC(name)
+            else {
                 continue
             }
             switch Syscall.fileStatus(directory.rawValue, name, followingLinks: false) {
@@ -155,21 +157,38 @@ public final class LocalFolderRemote: Remote {
     /// Spelled `INODE-SIZE-MTIME-CTIME` (inode in hexadecimal, times as seconds.nanoseconds),
     /// built without `String(format:)`: a listing makes one per entry.
     static func tag(_ status: FileStatus) -> RemoteTag {
-        func append(_ time: FileStatus.Timestamp, to text: inout String) {
-            text += String(time.seconds)
-            text += "."
-            let nanoseconds = String(time.nanoseconds)
-            text += String(repeating: "0", count: max(9 - nanoseconds.count, 0))
-            text += nanoseconds
+        // "INODE(hex)-SIZE-SECONDS.NANOSECONDS-SECONDS.NANOSECONDS", written digit by digit:
+        // a listing makes one per item, and String(_:radix:) with concatenation cost more
+        // than the stat that found the item.
+        var text: [UInt8] = []
+        text.reserveCapacity(64)
+        appendDigits(of: status.inode, radix: 16, to: &text)
+        text.append(UInt8(ascii: "-"))
+        appendDigits(of: status.size, to: &text)
+        for time in [status.modification, status.statusChange] {
+            text.append(UInt8(ascii: "-"))
+            appendDigits(of: time.seconds, to: &text)
+            text.append(UInt8(ascii: "."))
+            appendDigits(of: time.nanoseconds, minimumCount: 9, to: &text)
         }
-        var text = String(status.inode, radix: 16)
-        text += "-"
-        text += String(status.size)
-        text += "-"
-        append(status.modification, to: &text)
-        text += "-"
-        append(status.statusChange, to: &text)
-        return RemoteTag(text)
+        return RemoteTag(String(decoding: text, as: UTF8.self))
+    }
+
+    /// Appends `value` in `radix` (lower-case letters), "-" first when negative, padded with
+    /// zeros to `minimumCount` digits.
+    private static func appendDigits(
+        of value: some BinaryInteger, radix: Int = 10, minimumCount: Int = 1, to text: inout [UInt8]
+    ) {
+        if value < 0 { text.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        let start = text.count
+        let base = type(of: magnitude).init(radix)
+        repeat {
+            let digit = UInt8(magnitude % base)
+            text.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
+            magnitude /= base
+        } while magnitude > 0 || text.count - start < minimumCount
+        text[start...].reverse()
     }
 
     static func entry(named name: String, _ status: FileStatus) -> RemoteEntry? {
@@ -183,7 +202,17 @@ public final class LocalFolderRemote: Remote {
         }
         return RemoteEntry(
             name: name, kind: kind, size: kind == .file ? status.size : 0, tag: tag(status),
-            fileID: "\(String(status.device, radix: 16)):\(String(status.inode, radix: 16))")
+            fileID: fileID(status))
+    }
+
+    /// "DEVICE:INODE" in hex: the stored file, which a move keeps.
+    private static func fileID(_ status: FileStatus) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity(32)
+        appendDigits(of: status.device, radix: 16, to: &text)
+        text.append(UInt8(ascii: ":"))
+        appendDigits(of: status.inode, radix: 16, to: &text)
+        return String(decoding: text, as: UTF8.self)
     }
 
     private static func isNFC(_ name: String) -> Bool {

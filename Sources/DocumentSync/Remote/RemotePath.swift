@@ -21,62 +21,118 @@ import Foundation
 /// RemotePath("cafe\u{301}") == RemotePath("café")   // true
 /// ```
 public struct RemotePath: Hashable, Sendable, Comparable, CustomStringConvertible, Codable {
-    /// The names from the root down, each in NFC; empty for the root.
-    public let components: [String]
+    /// The components joined with "/": "a/b/c.txt", and "" for the root.
+    ///
+    /// A path is kept as this one string, so that hashing, comparing and appending (what a
+    /// pass over thousands of items does most) cost one string's work, not an array's.
+    public let string: String
+    /// The components as given, when one of them holds "/" or nothing: such a path names
+    /// nothing any remote accepts, and equals no path made of valid names. Nil otherwise.
+    private let malformed: [String]?
 
     /// Splits `string` on "/", drops empty components (so leading, trailing and doubled
     /// slashes mean nothing), and normalises each component to NFC.
     public init(_ string: String) {
-        components = string.split(separator: "/", omittingEmptySubsequences: true).map {
-            Self.normalized(String($0))
+        if Self.isClean(string) {
+            self.init(normalized: string)
+        } else {
+            self.init(
+                components: string.split(separator: "/", omittingEmptySubsequences: true).map(String.init))
         }
     }
 
     /// A path of `components`, each normalised to NFC and otherwise taken as it is: a
     /// component holding "/" or nothing makes a path no remote accepts.
     public init(components: [String]) {
-        self.components = components.map(Self.normalized)
+        let normalized = components.map(Self.normalized)
+        string = normalized.joined(separator: "/")
+        let wellFormed = normalized.allSatisfy { !$0.isEmpty && !$0.utf8.contains(Self.slash) }
+        malformed = wellFormed ? nil : normalized
+    }
+
+    /// The names from the root down, each in NFC; empty for the root.
+    public var components: [String] {
+        if let malformed { return malformed }
+        return string.isEmpty ? [] : string.split(separator: "/").map(String.init)
+    }
+
+    /// How many components the path has: 0 for the root.
+    var depth: Int {
+        if let malformed { return malformed.count }
+        return string.isEmpty ? 0 : string.utf8.count { $0 == Self.slash } + 1
     }
 
     /// The root folder of the remote.
-    public static let root = RemotePath(components: [])
-
-    /// The components joined with "/": "a/b/c.txt", and "" for the root.
-    public var string: String { components.joined(separator: "/") }
+    public static let root = RemotePath(normalized: "")
 
     /// The last component; "" for the root.
-    public var name: String { components.last ?? "" }
+    public var name: String {
+        if let malformed { return malformed.last ?? "" }
+        guard let slash = string.utf8.lastIndex(of: Self.slash) else { return string }
+        return String(string[string.utf8.index(after: slash)...])
+    }
 
     /// The folder that holds this item; the root's parent is the root.
-    public var parent: RemotePath { RemotePath(normalizedComponents: Array(components.dropLast())) }
+    public var parent: RemotePath {
+        if let malformed { return RemotePath(components: Array(malformed.dropLast())) }
+        guard let slash = string.utf8.lastIndex(of: Self.slash) else { return .root }
+        return RemotePath(normalized: String(string[..<slash]))
+    }
 
     /// Whether this is the root folder.
-    public var isRoot: Bool { components.isEmpty }
+    public var isRoot: Bool { string.isEmpty && malformed == nil }
 
     /// The path of `name` inside this folder (`name` is one component, normalised to NFC).
     public func appending(_ name: String) -> RemotePath {
-        RemotePath(normalizedComponents: components + [Self.normalized(name)])
+        let name = Self.normalized(name)
+        guard malformed == nil, !name.isEmpty, !name.utf8.contains(Self.slash) else {
+            return RemotePath(components: components + [name])
+        }
+        return RemotePath(normalized: string.isEmpty ? name : string + "/" + name)
     }
 
     /// Whether this path is strictly inside `folder`: every path but the root is inside the
     /// root, and no path is inside itself.
     public func isDescendant(of folder: RemotePath) -> Bool {
-        components.count > folder.components.count && components.starts(with: folder.components)
+        guard malformed == nil, folder.malformed == nil else {
+            return components.count > folder.components.count && components.starts(with: folder.components)
+        }
+        if folder.string.isEmpty { return !string.isEmpty }
+        let (inner, outer) = (string.utf8, folder.string.utf8)
+        guard inner.count > outer.count, inner.starts(with: outer) else { return false }
+        return inner[inner.index(inner.startIndex, offsetBy: outer.count)] == Self.slash
     }
 
     /// This path with its leading `folder` replaced by `destination`, for an item inside a
     /// folder that moves; nil when the path is neither `folder` nor inside it.
     public func replacingPrefix(_ folder: RemotePath, with destination: RemotePath) -> RemotePath? {
         guard self == folder || isDescendant(of: folder) else { return nil }
-        return RemotePath(
-            normalizedComponents: destination.components + components.dropFirst(folder.components.count))
+        return RemotePath(components: destination.components + components.dropFirst(folder.components.count))
     }
 
     /// The path as it reads in a message: its string, or "/" for the root.
     public var description: String { isRoot ? "/" : string }
 
+    /// Component by component: on the UTF-8 bytes of NFC names (the order of their scalars,
+    /// which is how Swift orders strings), with the "/" between names before any byte.
     public static func < (lhs: RemotePath, rhs: RemotePath) -> Bool {
-        lhs.components.lexicographicallyPrecedes(rhs.components)
+        if lhs.malformed != nil || rhs.malformed != nil {
+            return lhs.components.lexicographicallyPrecedes(rhs.components)
+        }
+        var left = lhs.string.utf8.makeIterator()
+        var right = rhs.string.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return false
+            case (nil, _): return true
+            case (_, nil): return false
+            case (let a?, let b?) where a != b:
+                if a == slash { return true }
+                if b == slash { return false }
+                return a < b
+            default: continue
+            }
+        }
     }
 
     public init(from decoder: any Decoder) throws {
@@ -92,11 +148,30 @@ public struct RemotePath: Hashable, Sendable, Comparable, CustomStringConvertibl
     /// without "/" or NUL. A remote may refuse more (a length limit, reserved names).
     public static func isValidComponent(_ component: String) -> Bool {
         !component.isEmpty && component != "." && component != ".."
-            && !component.utf8.contains(where: { $0 == 0 || $0 == UInt8(ascii: "/") })
+            && !component.utf8.contains(where: { $0 == 0 || $0 == slash })
     }
 
-    private init(normalizedComponents: [String]) {
-        components = normalizedComponents
+    private static let slash = UInt8(ascii: "/")
+
+    /// A path whose string is already as ``string`` keeps it: NFC names joined by single "/".
+    private init(normalized string: String) {
+        self.string = string
+        malformed = nil
+    }
+
+    /// Whether `string` is ASCII (NFC already) with no empty component: taken as it is.
+    private static func isClean(_ string: String) -> Bool {
+        var afterSlash = true
+        for byte in string.utf8 {
+            if byte >= 0x80 { return false }
+            if byte == slash {
+                if afterSlash { return false }
+                afterSlash = true
+            } else {
+                afterSlash = false
+            }
+        }
+        return string.isEmpty || !afterSlash
     }
 
     private static func normalized(_ component: String) -> String {

@@ -157,7 +157,7 @@ final class SyncSimulation {
                         + "local \(item.local.map { "\($0.inode)" } ?? "-") hash \(item.syncedHash?.prefix(8) ?? "-")"
                 )
             }
-            let conflicts = (try? device.opened().journal.transaction { try $0.conflicts() }) ?? []
+            let conflicts = (try? device.opened().journal.conflicts()) ?? []
             for conflict in conflicts {
                 lines.append(
                     "  conflict \(conflict.id) \(conflict.path) uploaded \(conflict.isUploaded) "
@@ -538,7 +538,7 @@ final class SyncSimulation {
     private func sharedIdentities(of path: String) -> String {
         var shared: [String] = []
         for device in devices {
-            let rows = (try? device.opened().journal.transaction { try $0.conflicts() }) ?? []
+            let rows = (try? device.opened().journal.conflicts()) ?? []
             for version in device.store.unresolvedConflictVersionsOfItem(at: device.url(path)) {
                 if let row = rows.first(where: { $0.localVersion == version.persistentIdentifier }),
                     row.path.string != path
