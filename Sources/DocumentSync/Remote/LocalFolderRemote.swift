@@ -165,28 +165,34 @@ public final class LocalFolderRemote: Remote {
         appendDigits(of: status.inode, radix: 16, to: &text)
         text.append(UInt8(ascii: "-"))
         appendDigits(of: status.size, to: &text)
-        for time in [status.modification, status.statusChange] {
+        func append(_ time: FileStatus.Timestamp) {
             text.append(UInt8(ascii: "-"))
             appendDigits(of: time.seconds, to: &text)
             text.append(UInt8(ascii: "."))
             appendDigits(of: time.nanoseconds, minimumCount: 9, to: &text)
         }
+        append(status.modification)
+        append(status.statusChange)
         return RemoteTag(String(decoding: text, as: UTF8.self))
     }
 
-    /// Appends `value` in `radix` (lower-case letters), "-" first when negative, padded with
-    /// zeros to `minimumCount` digits.
+    /// Appends `value` in `radix` (16 or 10; lower-case letters), "-" first when negative,
+    /// padded with zeros to `minimumCount` digits.
     private static func appendDigits(
         of value: some BinaryInteger, radix: Int = 10, minimumCount: Int = 1, to text: inout [UInt8]
     ) {
         if value < 0 { text.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
+        var magnitude = UInt64(value.magnitude)
         let start = text.count
-        let base = type(of: magnitude).init(radix)
         repeat {
-            let digit = UInt8(magnitude % base)
-            text.append(digit < 10 ? UInt8(ascii: "0") + digit : UInt8(ascii: "a") + digit - 10)
-            magnitude /= base
+            // Divisions by constants, which the compiler turns into multiplications.
+            let digit: UInt64
+            if radix == 16 {
+                (digit, magnitude) = (magnitude & 0xF, magnitude >> 4)
+            } else {
+                (digit, magnitude) = (magnitude % 10, magnitude / 10)
+            }
+            text.append(digit < 10 ? UInt8(ascii: "0") + UInt8(digit) : UInt8(ascii: "a") + UInt8(digit) - 10)
         } while magnitude > 0 || text.count - start < minimumCount
         text[start...].reverse()
     }
