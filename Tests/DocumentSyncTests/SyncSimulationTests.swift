@@ -735,6 +735,38 @@ import Testing
         #expect(try !a.sync().didWork)
     }
 
+    /// Soak seed 32013: a conflicted document was renamed on the device that made the
+    /// conflict (its description then named the new path) and deleted there; another device
+    /// had edited it at the old path, so it came back there (an edit beats a deletion). That
+    /// device, which had taken the conflict at the old path, kept showing it there; the
+    /// devices that had it at the new path showed it nowhere. It follows its description on
+    /// every device: it waits for a document at the new path, and the version that showed at
+    /// the old path is kept, resolved.
+    @Test func aConflictDescribedAtAPathWithNoDocumentLeavesTheOldPathEverywhere() throws {
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
+        try devices.changeStoryOnBoth()
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
+        try FileManager.default.moveItem(at: b.url("story.txt"), to: b.url("tale.txt"))
+        try b.sync()
+        try b.delete("tale.txt")
+        try b.sync()
+        try a.write("story.txt", "It was a long night.\n")
+        for _ in 0..<2 { for device in [a, b] { try device.sync() } }
+        for device in [a, b] {
+            #expect(device.read("story.txt") == "It was a long night.\n", "\(device.name)")
+            #expect(device.conflicts("story.txt").isEmpty, "\(device.name)")
+            #expect(device.read("tale.txt") == nil, "\(device.name)")
+        }
+        let kept = a.store.otherVersionsOfItem(at: a.url("story.txt")).compactMap {
+            try? String(contentsOf: $0.url, encoding: .utf8)
+        }
+        #expect(kept.contains("It was a quiet night.\n"))
+    }
+
     struct Settings {
         var first: UInt64 = 0
         var count: UInt64 = 1000

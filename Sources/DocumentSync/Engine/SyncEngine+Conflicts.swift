@@ -68,7 +68,7 @@ extension SyncEngine {
                 if conflict.isUploaded, let tag = descriptionTags[conflict.id],
                     tag != conflict.descriptionTag || !arrived.isEmpty || !newFiles.isEmpty
                 {
-                    if try take(conflict.id, movedFrom: conflict.path) {
+                    if try take(conflict.id, movedFrom: conflict.path) == .taken {
                         // Taken at the new path: the version kept under the deleted document
                         // is resolved, so that a new document at the old path does not show it.
                         store.version(forPersistentIdentifier: conflict.localVersion)?.isResolved = true
@@ -104,8 +104,17 @@ extension SyncEngine {
             {
                 // Its description changed: the device that moved its document described it at
                 // the new path, and it follows there here too, kept here as a resolved version.
-                if try take(conflict.id, movedFrom: conflict.path) {
+                let taking = try take(conflict.id, movedFrom: conflict.path)
+                if taking == .taken {
                     version?.isResolved = true
+                } else if case .waiting(let path) = taking, path != conflict.path {
+                    // Described at a path with no document here (moved there, then deleted; or
+                    // not arrived yet): it leaves this document, as on the devices that took it
+                    // there, kept here as a resolved version; this device takes it again as one
+                    // that never had it, when a document is at that path.
+                    version?.isResolved = true
+                    try journal.transaction { try $0.removeConflict(conflict.id) }
+                    summary.conflictsShared += 1
                 } else if tag != conflict.descriptionTag {
                     var seen = conflict
                     seen.descriptionTag = tag
@@ -239,9 +248,10 @@ extension SyncEngine {
     ///
     /// - Parameter movedFrom: For a conflict taken before, the path it was taken at: it is
     ///   taken again only if its description names another path now (its document moved).
-    /// - Returns: Whether it was taken.
+    /// - Returns: Whether it was taken, or waits for a document at the path its description
+    ///   names.
     @discardableResult
-    private func take(_ id: String, movedFrom: RemotePath? = nil) throws -> Bool {
+    private func take(_ id: String, movedFrom: RemotePath? = nil) throws -> Taking {
         var descriptionBytes = Data()
         let descriptionTag: RemoteTag
         do {
@@ -249,7 +259,7 @@ extension SyncEngine {
                 descriptionBytes.append($0)
             }
         } catch let error as RemoteError where error.kind == .notFound {
-            return false  // resolved meanwhile, or a listing that was behind named it
+            return .notTaken  // resolved meanwhile, or a listing that was behind named it
         }
         guard
             let description = try? JSONDecoder().decode(
@@ -258,13 +268,13 @@ extension SyncEngine {
             // Not what a device writes (another client wrote there): not shared yet, as far as this
             // device can tell; the device that made it writes it over when it shares it.
             summary.notes.append("conflict \(id): its description on \(remote.displayName) is not readable")
-            return false
+            return .notTaken
         }
         let path = RemotePath(description.path)
-        if let movedFrom, path == movedFrom { return false }
+        if let movedFrom, path == movedFrom { return .notTaken }
         let url = localURL(path)
         // The item comes first: a conflict version of nothing waits for the item to arrive.
-        guard FileStatus(path: url.path)?.isRegularFile == true else { return false }
+        guard FileStatus(path: url.path)?.isRegularFile == true else { return .waiting(at: path) }
         let fetched: (url: URL, hash: String, tag: RemoteTag)
         do {
             fetched = try fetch(Self.conflictsFolder.appending(id + ".data"), besides: url)
@@ -272,7 +282,7 @@ extension SyncEngine {
             // A description without its bytes: being resolved (the bytes go last), or damaged
             // by another client; nothing to take, and nothing to fail on in every pass.
             summary.notes.append("conflict \(id): its bytes are not on \(remote.displayName)")
-            return false
+            return .notTaken
         }
         defer { _ = Syscall.unlinkat(AT_FDCWD, fetched.url.path) }
         let version = try store.addConflictOfItem(
@@ -286,6 +296,13 @@ extension SyncEngine {
         }
         summary.conflictsShared += 1
         summary.notes.append("\(path): a conflict version from \(description.computer ?? "another device")")
-        return true
+        return .taken
+    }
+
+    /// What became of a conflict another device shared, when this device looked for it.
+    enum Taking: Equatable {
+        case taken, notTaken
+        /// Its description names a path with no document here.
+        case waiting(at: RemotePath)
     }
 }
