@@ -331,6 +331,30 @@ import Testing
         #expect(remote.snapshot().files.isEmpty)
     }
 
+    /// Soak seed 33396: the same crash after a move reached the remote, but another device
+    /// wrote the move's source again before recovery (it had edited the document, and an edit
+    /// beats the deletion the move looked like there). Recovery took a source still there for
+    /// a move never made, forgot it, and the moved file, deleted here since, came back.
+    @Test func aMoveCutShortByACrashIsDoneThoughItsSourceWasWrittenAgain() throws {
+        let devices = try TwoDevices()
+        let (a, b, remote) = (devices.a, devices.b, devices.remote)
+        try a.write("notes.txt", "notes\n")
+        try a.sync()
+        try b.sync()
+        try FileManager.default.moveItem(at: a.url("notes.txt"), to: a.url("renamed.txt"))
+        try a.opened().checkpoint = { if $0 == .afterRemoteWrite { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try a.opened().pass() }
+        a.crash()
+        try b.write("notes.txt", "notes, edited by b\n")
+        try b.sync()
+        #expect(remote.snapshot().files.keys.map(\.string).sorted() == ["notes.txt", "renamed.txt"])
+        try a.delete("renamed.txt")
+        for _ in 0..<2 { for device in [a, b] { try device.sync() } }
+        for device in [a, b] {
+            #expect(try device.tree() == ["notes.txt": "notes, edited by b\n"], "\(device.name)")
+        }
+    }
+
     /// The same window in a conflict: the remote's version was in place, this device's kept
     /// as a conflict version, and the crash came before the journal recorded the conflict:
     /// it was never shared.
@@ -733,6 +757,32 @@ import Testing
         devices.remote.directDelete(SyncEngine.conflictsFolder.appending("b-1.data"))
         #expect(try a.sync().failures.isEmpty)
         #expect(try !a.sync().didWork)
+    }
+
+    /// Soak seed 25793: a device deleted a conflicted document while the device that made
+    /// the conflict renamed it; the renamed document arrived, and its conflict was taken
+    /// again at the new name. The version kept under the deleted document stayed unresolved,
+    /// so a new document at the old name showed the conflict too.
+    @Test func aConflictTakenAtItsNewNameIsNotShownByANewDocumentAtTheOldOne() throws {
+        let devices = try TwoDevices()
+        let (a, b) = (devices.a, devices.b)
+        try devices.changeStoryOnBoth()
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
+        try a.delete("story.txt")
+        try FileManager.default.moveItem(at: b.url("story.txt"), to: b.url("tale.txt"))
+        try b.sync()
+        try a.sync()
+        try a.write("story.txt", "Another story.\n")
+        for _ in 0..<2 { for device in [a, b] { try device.sync() } }
+        for device in [a, b] {
+            #expect(device.read("tale.txt") == "It was a stormy night.\n", "\(device.name)")
+            #expect(device.conflicts("tale.txt") == ["It was a quiet night.\n"], "\(device.name)")
+            #expect(device.read("story.txt") == "Another story.\n", "\(device.name)")
+            #expect(device.conflicts("story.txt").isEmpty, "\(device.name)")
+        }
     }
 
     /// Soak seed 32013: a conflicted document was renamed on the device that made the
