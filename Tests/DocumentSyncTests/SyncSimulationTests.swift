@@ -121,10 +121,7 @@ import Testing
     @Test func aConflictOfAMoveSyncSawAsANewDocumentIsAtOneNameOnEveryDevice() throws {
         let devices = try TwoDevices()
         let (a, b) = (devices.a, devices.b)
-        try devices.changeStoryOnBoth()
-        try a.sync()
-        try b.sync()
-        try a.sync()
+        try devices.conflictOnBoth()
         #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
         #expect(b.conflicts("story.txt") == ["It was a quiet night.\n"])
         try a.write("story.txt", "It was a stormy night, said a.\n")
@@ -177,9 +174,7 @@ import Testing
     @Test func aMoveThatTimedOutAfterItWasDoneIsKnownBeforeADeletion() throws {
         let devices = try TwoDevices()
         let (a, b, remote) = (devices.a, devices.b, devices.remote)
-        try a.write("a.txt", "moved, then deleted\n")
-        try a.sync()
-        try b.sync()
+        try devices.share("a.txt", "moved, then deleted\n")
         try FileManager.default.moveItem(at: a.url("a.txt"), to: a.url("d.txt"))
         remote.schedule(.timeoutAfterApplying, on: .move)
         let timedOut = try a.sync()
@@ -227,9 +222,7 @@ import Testing
         let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("notes.txt", "short-lived\n")
         try a.sync()
-        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
-        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
-        b.crash()
+        try b.crashPass(at: .afterLocalWrite)
         #expect(b.read("notes.txt") == "short-lived\n", "put in place before the crash")
         try a.delete("notes.txt")
         try a.sync()
@@ -247,9 +240,7 @@ import Testing
         let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("notes.txt", "unwanted\n")
         try a.sync()
-        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
-        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
-        b.crash()
+        try b.crashPass(at: .afterLocalWrite)
         try b.delete("notes.txt")
         #expect(try b.sync().deletedRemotely == 1)
         try a.sync()
@@ -268,9 +259,7 @@ import Testing
         let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("notes.txt", "unwanted\n")
         try a.sync()
-        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
-        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
-        b.crash()
+        try b.crashPass(at: .afterLocalWrite)
         remote.schedule(.serverError(status: 503), on: .list, at: .root)
         #expect(throws: SyncError.self) { try b.opened().pass() }
         try b.delete("notes.txt")
@@ -288,9 +277,7 @@ import Testing
         let (a, b) = (devices.a, devices.b)
         try a.write("notes.txt", "from a\n")
         try a.sync()
-        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
-        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
-        b.crash()
+        try b.crashPass(at: .afterLocalWrite)
         try b.write("notes.txt", "from a\nand b\n")
         let kept = b.store.otherVersionsOfItem(at: b.url("notes.txt")).compactMap {
             try? String(contentsOf: $0.url, encoding: .utf8)
@@ -309,9 +296,7 @@ import Testing
     func aDocumentDeletedAfterACrashCutShortItsMoveOrUploadStaysDeleted(_ cutShort: String) throws {
         let devices = try TwoDevices()
         let (a, b, remote) = (devices.a, devices.b, devices.remote)
-        try a.write("notes.txt", "notes\n")
-        try a.sync()
-        try b.sync()
+        try devices.share("notes.txt", "notes\n")
         let path: String
         if cutShort == "move" {
             path = "renamed.txt"
@@ -320,9 +305,7 @@ import Testing
             path = "notes.txt"
             try a.write(path, "notes, edited\n")
         }
-        try a.opened().checkpoint = { if $0 == .afterRemoteWrite { throw SyncInterruption() } }
-        #expect(throws: SyncInterruption.self) { try a.opened().pass() }
-        a.crash()
+        try a.crashPass(at: .afterRemoteWrite)
         #expect(remote.snapshot().files.keys.map(\.string) == [path], "the remote has the \(cutShort)")
         try a.delete(path)
         try a.sync()
@@ -338,13 +321,9 @@ import Testing
     @Test func aMoveCutShortByACrashIsDoneThoughItsSourceWasWrittenAgain() throws {
         let devices = try TwoDevices()
         let (a, b, remote) = (devices.a, devices.b, devices.remote)
-        try a.write("notes.txt", "notes\n")
-        try a.sync()
-        try b.sync()
+        try devices.share("notes.txt", "notes\n")
         try FileManager.default.moveItem(at: a.url("notes.txt"), to: a.url("renamed.txt"))
-        try a.opened().checkpoint = { if $0 == .afterRemoteWrite { throw SyncInterruption() } }
-        #expect(throws: SyncInterruption.self) { try a.opened().pass() }
-        a.crash()
+        try a.crashPass(at: .afterRemoteWrite)
         try b.write("notes.txt", "notes, edited by b\n")
         try b.sync()
         #expect(remote.snapshot().files.keys.map(\.string).sorted() == ["notes.txt", "renamed.txt"])
@@ -363,9 +342,7 @@ import Testing
         let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try devices.changeStoryOnBoth()
         try a.sync()
-        try b.opened().checkpoint = { if $0 == .afterLocalWrite { throw SyncInterruption() } }
-        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
-        b.crash()
+        try b.crashPass(at: .afterLocalWrite)
         try b.sync()
         try a.sync()
         for device in [a, b] {
@@ -381,9 +358,7 @@ import Testing
     @Test func aFolderMadeInsideOneDeletedElsewhereBringsItBack() throws {
         let devices = try TwoDevices()
         let (a, b) = (devices.a, devices.b)
-        try a.write("Box/old.txt", "old\n")
-        try a.sync()
-        try b.sync()
+        try devices.share("Box/old.txt", "old\n")
         try FileManager.default.removeItem(at: a.url("Box"))
         try a.sync()
         try FileManager.default.createDirectory(at: b.url("Box/Inner"), withIntermediateDirectories: true)
@@ -426,9 +401,7 @@ import Testing
     @Test func aFileEditedAndRenamedOnTheRemoteArrivesEdited() throws {
         let devices = try TwoDevices()
         let (a, b) = (devices.a, devices.b)
-        try a.write("Old/data.bin", "first")
-        try a.sync()
-        try b.sync()
+        try devices.share("Old/data.bin", "first")
         try a.write("Old/data.bin", "second")
         try a.sync()
         try FileManager.default.moveItem(at: a.url("Old"), to: a.url("New"))
@@ -446,9 +419,7 @@ import Testing
     @Test func aDeletedFolderTreeIsGoneEverywhereAfterOneSync() throws {
         let devices = try TwoDevices()
         let (a, b, remote) = (devices.a, devices.b, devices.remote)
-        try a.write("Top/Middle/Bottom/notes.txt", "deep\n")
-        try a.sync()
-        try b.sync()
+        try devices.share("Top/Middle/Bottom/notes.txt", "deep\n")
         try FileManager.default.removeItem(at: a.url("Top"))
         let deleted = try a.sync()
         #expect(deleted.foldersDeleted == 3, "\(deleted)")
@@ -484,10 +455,7 @@ import Testing
     @Test func aConflictedDocumentThatComesBackShowsTheSameConflictsEverywhere() throws {
         let devices = try TwoDevices()
         let (a, b) = (devices.a, devices.b)
-        try devices.changeStoryOnBoth()
-        try a.sync()
-        try b.sync()
-        try a.sync()
+        try devices.conflictOnBoth()
         try b.delete("story.txt")
         try a.write("story.txt", "It was a stormy night, and then it rained.\n")
         try b.sync()
@@ -509,10 +477,7 @@ import Testing
     func aConflictFollowsARenameSyncTookForANewDocument(renamedByTheConflictsDevice: Bool) throws {
         let devices = try TwoDevices()
         let (a, b) = (devices.a, devices.b)
-        try devices.changeStoryOnBoth()
-        try a.sync()
-        try b.sync()
-        try a.sync()
+        try devices.conflictOnBoth()
         // b's edit is the conflict version; one device renames, the other deletes.
         let (renamer, deleter) = renamedByTheConflictsDevice ? (b, a) : (a, b)
         try deleter.delete("story.txt")
@@ -568,9 +533,7 @@ import Testing
     @Test func aDeletionIsNotUndoneByAStaleListing() throws {
         let devices = try TwoDevices()
         let (a, b, remote) = (devices.a, devices.b, devices.remote)
-        try a.write("notes.txt", "notes\n")
-        try a.sync()
-        try b.sync()
+        try devices.share("notes.txt", "notes\n")
         try a.delete("notes.txt")
         // The root as it was before notes.txt was written.
         remote.schedule(.staleListing(age: 1), on: .list, at: .root)
@@ -587,9 +550,7 @@ import Testing
     @Test func anUnreadableConflictDescriptionIsPassedOverQuietly() throws {
         let devices = try TwoDevices()
         let (a, b, remote) = (devices.a, devices.b, devices.remote)
-        try a.write("story.txt", "It was a dark night.\n")
-        try a.sync()
-        try b.sync()
+        try devices.share("story.txt", "It was a dark night.\n")
         try b.write("story.txt", "It was a stormy night.\n")
         try a.write("story.txt", "It was a quiet night.\n")
         try b.sync()
@@ -615,9 +576,7 @@ import Testing
     func aCrashAtAnyStepOfAMergeKeepsBothEdits(_ step: SyncStep) throws {
         let devices = try TwoDevices()
         let (a, b) = (devices.a, devices.b)
-        try a.write("list.txt", "one\ntwo\nthree\nfour\nfive\n")
-        try a.sync()
-        try b.sync()
+        try devices.share("list.txt", "one\ntwo\nthree\nfour\nfive\n")
         try a.write("list.txt", "ONE\ntwo\nthree\nfour\nfive\n")
         try b.write("list.txt", "one\ntwo\nthree\nfour\nFIVE\n")
         try a.sync()
@@ -646,9 +605,7 @@ import Testing
         let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("Box/notes.txt", "from a\n")
         try a.sync()
-        try b.opened().checkpoint = { if $0 == .beforeLocalWrite { throw SyncInterruption() } }
-        #expect(throws: SyncInterruption.self) { try b.opened().pass() }
-        b.crash()
+        try b.crashPass(at: .beforeLocalWrite)
         try FileManager.default.moveItem(at: b.url("Box"), to: b.url("Crate"))
         try b.sync()
         try a.sync()
@@ -665,9 +622,7 @@ import Testing
     func aListingThatWasBehindDeletesNothingEvenAcrossACrash(entryAlsoBehind: Bool) throws {
         let devices = try TwoDevices()
         let (a, b, remote) = (devices.a, devices.b, devices.remote)
-        try a.write("notes.txt", "from a\n")
-        try a.sync()
-        try b.sync()
+        try devices.share("notes.txt", "from a\n")
         // The remote as it was before notes.txt.
         remote.schedule(.staleListing(age: 1), on: .list, at: .root)
         if entryAlsoBehind { remote.schedule(.staleListing(age: 1), on: .entry, at: RemotePath("notes.txt")) }
@@ -688,10 +643,7 @@ import Testing
     @Test func aConflictIsNotResolvedByAStaleListingOfTheConflictsArea() throws {
         let devices = try TwoDevices()
         let (a, b) = (devices.a, devices.b)
-        try devices.changeStoryOnBoth()
-        try a.sync()
-        try b.sync()
-        try a.sync()
+        try devices.conflictOnBoth()
         #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
         // The conflicts area as it was before anything was shared.
         devices.remote.schedule(.staleListing(age: 64), on: .list, at: SyncEngine.conflictsFolder)
@@ -710,9 +662,7 @@ import Testing
         let (a, b, remote) = (devices.a, devices.b, devices.remote)
         try a.write("notes.txt", "first\n")
         try a.sync()
-        try a.write("notes.txt", "second\n")
-        try a.sync()
-        try b.sync()
+        try devices.share("notes.txt", "second\n")
         try a.delete("notes.txt")
         // The root as it was before the second version: notes.txt with the first one's tag.
         remote.schedule(.staleListing(age: 1), on: .list, at: .root)
@@ -728,10 +678,7 @@ import Testing
     @Test func aConflictWhoseDescriptionMovesAfterItsDocumentIsStillTaken() throws {
         let devices = try TwoDevices()
         let (a, b) = (devices.a, devices.b)
-        try devices.changeStoryOnBoth()
-        try a.sync()
-        try b.sync()
-        try a.sync()
+        try devices.conflictOnBoth()
         try a.delete("story.txt")
         try FileManager.default.moveItem(at: b.url("story.txt"), to: b.url("tale.txt"))
         // b moves it on the remote, but cannot rewrite the conflict's description yet.
@@ -766,10 +713,7 @@ import Testing
     @Test func aConflictTakenAtItsNewNameIsNotShownByANewDocumentAtTheOldOne() throws {
         let devices = try TwoDevices()
         let (a, b) = (devices.a, devices.b)
-        try devices.changeStoryOnBoth()
-        try a.sync()
-        try b.sync()
-        try a.sync()
+        try devices.conflictOnBoth()
         #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
         try a.delete("story.txt")
         try FileManager.default.moveItem(at: b.url("story.txt"), to: b.url("tale.txt"))
@@ -795,10 +739,7 @@ import Testing
     @Test func aConflictDescribedAtAPathWithNoDocumentLeavesTheOldPathEverywhere() throws {
         let devices = try TwoDevices()
         let (a, b) = (devices.a, devices.b)
-        try devices.changeStoryOnBoth()
-        try a.sync()
-        try b.sync()
-        try a.sync()
+        try devices.conflictOnBoth()
         #expect(a.conflicts("story.txt") == ["It was a quiet night.\n"])
         try FileManager.default.moveItem(at: b.url("story.txt"), to: b.url("tale.txt"))
         try b.sync()
@@ -853,13 +794,27 @@ private struct TwoDevices {
         b = try SyncDevice("b", remote: remote, in: folder)
     }
 
+    /// A document written on a and synced to both devices.
+    func share(_ path: String, _ text: String) throws {
+        try a.write(path, text)
+        try a.sync()
+        try b.sync()
+    }
+
     /// "story.txt", synced to both devices, then changed differently on each: their next
     /// passes make a conflict.
     func changeStoryOnBoth() throws {
-        try a.write("story.txt", "It was a dark night.\n")
-        try a.sync()
-        try b.sync()
+        try share("story.txt", "It was a dark night.\n")
         try a.write("story.txt", "It was a stormy night.\n")
         try b.write("story.txt", "It was a quiet night.\n")
+    }
+
+    /// The conflict of ``changeStoryOnBoth()``: a's version at the path, b's a conflict
+    /// version shared and taken on both devices.
+    func conflictOnBoth() throws {
+        try changeStoryOnBoth()
+        try a.sync()
+        try b.sync()
+        try a.sync()
     }
 }

@@ -1,5 +1,6 @@
 import DocumentKit
 import Foundation
+import Testing
 
 @testable import DocumentSync
 
@@ -74,6 +75,13 @@ final class SyncDevice: @unchecked Sendable {
 
     /// Drops the engine where it stands, as a killed process leaves things.
     func crash() { engine = nil }
+
+    /// A pass killed at the first `step` it reaches: the engine is dropped there.
+    func crashPass(at step: SyncStep) throws {
+        try opened().checkpoint = { if $0 == step { throw SyncInterruption() } }
+        #expect(throws: SyncInterruption.self) { try self.opened().pass() }
+        crash()
+    }
 
     func url(_ path: String) -> URL { container.appendingPathComponent(path) }
 
