@@ -313,6 +313,7 @@ public final class SyncEngine {
             try journal.setSetting(.approvedDeletions, nil)
             return
         }
+        guard plan.localDeletions > 10 || plan.remoteDeletions > 10 else { return }
         let files = known.values.count { $0.kind == .file }
         for (count, side) in [(plan.localDeletions, "here"), (plan.remoteDeletions, "on the remote")]
         where count > 10 && count * 2 > files {

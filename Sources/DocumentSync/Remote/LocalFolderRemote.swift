@@ -157,44 +157,22 @@ public final class LocalFolderRemote: Remote {
     /// Spelled `INODE-SIZE-MTIME-CTIME` (inode in hexadecimal, times as seconds.nanoseconds),
     /// built without `String(format:)`: a listing makes one per entry.
     static func tag(_ status: FileStatus) -> RemoteTag {
-        // "INODE(hex)-SIZE-SECONDS.NANOSECONDS-SECONDS.NANOSECONDS", written digit by digit:
-        // a listing makes one per item, and String(_:radix:) with concatenation cost more
-        // than the stat that found the item.
-        var text: [UInt8] = []
-        text.reserveCapacity(64)
-        appendDigits(of: status.inode, radix: 16, to: &text)
-        text.append(UInt8(ascii: "-"))
-        appendDigits(of: status.size, to: &text)
-        func append(_ time: FileStatus.Timestamp) {
-            text.append(UInt8(ascii: "-"))
-            appendDigits(of: time.seconds, to: &text)
-            text.append(UInt8(ascii: "."))
-            appendDigits(of: time.nanoseconds, minimumCount: 9, to: &text)
+        // Written digit by digit into the string's own storage: a listing makes one per item,
+        // and String(_:radix:) with concatenation cost more than the stat that found the item.
+        func append(_ time: FileStatus.Timestamp, to text: inout ASCIIWriter) {
+            text.append("-")
+            text.appendDigits(of: time.seconds)
+            text.append(".")
+            text.appendDigits(of: time.nanoseconds, minimumCount: 9)
         }
-        append(status.modification)
-        append(status.statusChange)
-        return RemoteTag(String(decoding: text, as: UTF8.self))
-    }
-
-    /// Appends `value` in `radix` (16 or 10; lower-case letters), "-" first when negative,
-    /// padded with zeros to `minimumCount` digits.
-    private static func appendDigits(
-        of value: some BinaryInteger, radix: Int = 10, minimumCount: Int = 1, to text: inout [UInt8]
-    ) {
-        if value < 0 { text.append(UInt8(ascii: "-")) }
-        var magnitude = UInt64(value.magnitude)
-        let start = text.count
-        repeat {
-            // Divisions by constants, which the compiler turns into multiplications.
-            let digit: UInt64
-            if radix == 16 {
-                (digit, magnitude) = (magnitude & 0xF, magnitude >> 4)
-            } else {
-                (digit, magnitude) = (magnitude % 10, magnitude / 10)
-            }
-            text.append(digit < 10 ? UInt8(ascii: "0") + UInt8(digit) : UInt8(ascii: "a") + UInt8(digit) - 10)
-        } while magnitude > 0 || text.count - start < minimumCount
-        text[start...].reverse()
+        return RemoteTag(
+            ASCIIWriter.string(capacity: 112) { text in
+                text.appendDigits(of: status.inode, radix: 16)
+                text.append("-")
+                text.appendDigits(of: status.size)
+                append(status.modification, to: &text)
+                append(status.statusChange, to: &text)
+            })
     }
 
     static func entry(named name: String, _ status: FileStatus) -> RemoteEntry? {
@@ -213,12 +191,11 @@ public final class LocalFolderRemote: Remote {
 
     /// "DEVICE:INODE" in hex: the stored file, which a move keeps.
     private static func fileID(_ status: FileStatus) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(32)
-        appendDigits(of: status.device, radix: 16, to: &text)
-        text.append(UInt8(ascii: ":"))
-        appendDigits(of: status.inode, radix: 16, to: &text)
-        return String(decoding: text, as: UTF8.self)
+        ASCIIWriter.string(capacity: 40) { text in
+            text.appendDigits(of: status.device, radix: 16)
+            text.append(":")
+            text.appendDigits(of: status.inode, radix: 16)
+        }
     }
 
     private static func isNFC(_ name: String) -> Bool {
@@ -308,5 +285,50 @@ public final class LocalFolderRemote: Remote {
             return failure(errno, operation, path, destination: destination, missing: missing)
         }
         return error
+    }
+}
+
+/// Writes ASCII into a new string's own storage, for the tags and identities a listing
+/// makes per item: one allocation each.
+private struct ASCIIWriter {
+    private let buffer: UnsafeMutableBufferPointer<UInt8>
+    private var count = 0
+
+    /// A string of at most `capacity` bytes, written by `write`.
+    static func string(capacity: Int, _ write: (inout ASCIIWriter) -> Void) -> String {
+        String(unsafeUninitializedCapacity: capacity) { buffer in
+            var writer = ASCIIWriter(buffer: buffer)
+            write(&writer)
+            return writer.count
+        }
+    }
+
+    private init(buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
+
+    mutating func append(_ character: Unicode.Scalar) {
+        buffer[count] = UInt8(ascii: character)
+        count += 1
+    }
+
+    /// Appends `value` in `radix` (16 or 10; lower-case letters), "-" first when negative,
+    /// padded with zeros to `minimumCount` digits.
+    mutating func appendDigits(of value: some BinaryInteger, radix: Int = 10, minimumCount: Int = 1) {
+        if value < 0 { append("-") }
+        var magnitude = UInt64(value.magnitude)
+        let start = count
+        repeat {
+            // Divisions by constants, which the compiler turns into multiplications.
+            let digit: UInt64
+            if radix == 16 {
+                (digit, magnitude) = (magnitude & 0xF, magnitude >> 4)
+            } else {
+                (digit, magnitude) = (magnitude % 10, magnitude / 10)
+            }
+            buffer[count] =
+                digit < 10 ? UInt8(ascii: "0") + UInt8(digit) : UInt8(ascii: "a") + UInt8(digit) - 10
+            count += 1
+        } while magnitude > 0 || count - start < minimumCount
+        var digits = UnsafeMutableBufferPointer(rebasing: buffer[start..<count])
+        digits.reverse()
     }
 }
