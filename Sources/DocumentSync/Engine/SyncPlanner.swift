@@ -95,9 +95,14 @@ struct SyncPlanner {
         var localChanges: [RemotePath: LocalChange] = [:]
         var remoteChanges: [RemotePath: RemoteChange] = [:]
         var folders: [RemotePath] = []
+        // How many local and remote items the visits saw: once all of a side's, no path of
+        // it is left unvisited, and the lookups that would look for one are saved.
+        var (localSeen, remoteSeen) = (0, 0)
         func visit(_ path: RemotePath, _ known: JournalItem?) throws {
             let here = local[path]
             let there = remote[path]
+            if here != nil { localSeen += 1 }
+            if there != nil { remoteSeen += 1 }
             if let here, here.kind == .file, known?.local?.inode != here.status.inode {
                 plan.newLocalFiles.append(path)
             }
@@ -121,9 +126,14 @@ struct SyncPlanner {
         }
         // Every path once: the journal's, then those only here, then those only there.
         for (path, known) in journal { try visit(path, known) }
-        for path in local.keys where journal.index(forKey: path) == nil { try visit(path, nil) }
-        for path in remote.keys where journal.index(forKey: path) == nil && local.index(forKey: path) == nil {
-            try visit(path, nil)
+        if localSeen < local.count {
+            for path in local.keys where journal.index(forKey: path) == nil { try visit(path, nil) }
+        }
+        if remoteSeen < remote.count {
+            for path in remote.keys
+            where journal.index(forKey: path) == nil && local.index(forKey: path) == nil {
+                try visit(path, nil)
+            }
         }
         try findMoves(&plan, &handled, localChanges, remoteChanges)
 
