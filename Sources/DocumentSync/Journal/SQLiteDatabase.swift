@@ -12,10 +12,11 @@ import Synchronization
 /// One SQLite database file, open for reading and writing, safe to share between threads.
 ///
 /// Opening it makes its folder (mode 0700) and the file (mode 0600) if they are missing, and
-/// sets what the sync journal promises: write-ahead logging, `synchronous=FULL` (a committed
-/// transaction survives a power cut), a busy timeout for other processes' locks, and foreign
-/// keys. Work is scoped to a closure, as in GRDB: ``transaction(_:)`` commits when the closure
-/// returns and rolls back when it throws; ``read(_:)`` sees one consistent state.
+/// sets write-ahead logging, `synchronous=FULL` (a committed transaction survives a power cut)
+/// unless ``Configuration/flushesEveryCommit`` is off (the sync journal's choice, see
+/// ``SyncJournal``), a busy timeout for other processes' locks, and foreign keys. Work is
+/// scoped to a closure, as in GRDB: ``transaction(_:)`` commits when the closure returns and
+/// rolls back when it throws; ``read(_:)`` sees one consistent state.
 ///
 /// It is `Sendable` by serialising: one connection, and every closure runs under a `Mutex`,
 /// one at a time. The ``SQLiteConnection`` a closure gets must not outlive it (it is not
