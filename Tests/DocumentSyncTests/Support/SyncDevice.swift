@@ -51,10 +51,12 @@ final class SyncDevice: @unchecked Sendable {
         return engine
     }
 
-    /// A new engine on the container. The one a crash dropped holds the container's lock until
-    /// its last reference goes; under a loaded full test run that has been seen to take a
-    /// moment (the cause is not yet known: see the closing note of issue 13's second session),
-    /// so a refusal as busy is tried again for up to ten seconds.
+    /// A new engine on the container. The one a crash dropped closed its lock's descriptor,
+    /// but a child process another test spawned at that moment may still hold a copy: a fork
+    /// copies every descriptor, and close-on-exec closes it only at the child's exec, so the
+    /// `flock` stays held until then (a loop of close and relock beside a loop of `Process`
+    /// runs sees it about once in a thousand). A refusal as busy is tried again for up to ten
+    /// seconds.
     private func openEngine() throws -> SyncEngine {
         let deadline = ContinuousClock.now + .seconds(10)
         while true {
