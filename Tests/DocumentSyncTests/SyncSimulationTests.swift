@@ -334,6 +334,26 @@ import Testing
         }
     }
 
+    /// Soak seed 74759: a folder renamed here; the move of its document went through on the
+    /// remote, but the lookup after it failed, so its intent stayed; the old folder, empty on
+    /// the remote, was deleted in the same pass, and took the document's journal row along.
+    /// Recovery found the move done but no row to move, and the document, deleted here since,
+    /// came back as new from the remote.
+    @Test func aMoveWhoseRowWentWithItsOldFolderIsStillKnownToRecovery() throws {
+        let devices = try TwoDevices()
+        let (a, b, remote) = (devices.a, devices.b, devices.remote)
+        try devices.share("A/a.txt", "text\n")
+        try FileManager.default.moveItem(at: a.url("A"), to: a.url("B"))
+        remote.schedule(.serverError(status: 503), on: .entry, at: RemotePath("B/a.txt"))
+        let moved = try a.opened().pass()
+        #expect(moved.failures.count == 1, "\(moved.failures)")
+        #expect(remote.snapshot().files.keys.map(\.string) == ["B/a.txt"], "the move was done")
+        try a.delete("B/a.txt")
+        for _ in 0..<2 { for device in [a, b] { try device.sync() } }
+        #expect(remote.snapshot().files.isEmpty)
+        for device in [a, b] { #expect(try device.tree().isEmpty, "\(device.name)") }
+    }
+
     /// The same window in a conflict: the remote's version was in place, this device's kept
     /// as a conflict version, and the crash came before the journal recorded the conflict:
     /// it was never shared.

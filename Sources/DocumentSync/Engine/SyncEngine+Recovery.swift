@@ -58,7 +58,16 @@ extension SyncEngine {
                 {
                     try journal.transaction { journal in
                         try journal.renameItem(from: intent.path, to: destination)
-                        if var item = try journal.item(at: destination) {
+                        var moved = try journal.item(at: destination)
+                        if moved == nil, unchanged {
+                            // No row to move: it went with its old folder, deleted in the pass the
+                            // move failed on (empty on the remote once the move was done). The
+                            // moved bytes are known by their hash all the same.
+                            moved = JournalItem(
+                                path: destination, kind: .file, remoteSize: entry.size,
+                                syncedHash: intent.hash)
+                        }
+                        if var item = moved {
                             if unchanged { item.remoteTag = entry.tag }
                             item.remoteFileID = entry.fileID
                             // The move followed a rename here: the file was at the destination.
