@@ -46,8 +46,7 @@ public struct RemotePath: Hashable, Sendable, Comparable, CustomStringConvertibl
     public init(components: [String]) {
         let normalized = components.map(Self.normalized)
         string = normalized.joined(separator: "/")
-        let wellFormed = normalized.allSatisfy { !$0.isEmpty && !$0.utf8.contains(Self.slash) }
-        malformed = wellFormed ? nil : normalized
+        malformed = normalized.allSatisfy(Self.joinsCleanly) ? nil : normalized
     }
 
     /// The names from the root down, each in NFC; empty for the root.
@@ -85,7 +84,7 @@ public struct RemotePath: Hashable, Sendable, Comparable, CustomStringConvertibl
     /// The path of `name` inside this folder (`name` is one component, normalised to NFC).
     public func appending(_ name: String) -> RemotePath {
         let name = Self.normalized(name)
-        guard malformed == nil, !name.isEmpty, !name.utf8.contains(Self.slash) else {
+        guard malformed == nil, Self.joinsCleanly(name) else {
             return RemotePath(components: components + [name])
         }
         return RemotePath(normalized: string.isEmpty ? name : string + "/" + name)
@@ -152,6 +151,12 @@ public struct RemotePath: Hashable, Sendable, Comparable, CustomStringConvertibl
     }
 
     private static let slash = UInt8(ascii: "/")
+
+    /// Whether `component` can be kept joined in ``string`` and split back out: not empty,
+    /// without "/".
+    private static func joinsCleanly(_ component: String) -> Bool {
+        !component.isEmpty && !component.utf8.contains(slash)
+    }
 
     /// A path whose string is already as ``string`` keeps it: NFC names joined by single "/".
     private init(normalized string: String) {
