@@ -53,6 +53,8 @@ public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
         /// The remote is not there: the folder is missing (an unmounted disk), the server
         /// unreachable.
         case unavailable
+        /// The server's identity did not verify (its TLS certificate), so nothing was sent.
+        case insecure
         /// The remote refuses this user.
         case permissionDenied
         /// The remote is full.
@@ -137,6 +139,7 @@ public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
         case .connectionLost: return "the connection broke"
         case .server(let status): return "the server answered \(status)"
         case .unavailable: return "the remote is not there"
+        case .insecure: return "the server's certificate did not verify"
         case .permissionDenied: return "permission denied"
         case .outOfSpace: return "no space left"
         case .other: return "it failed"

@@ -1,0 +1,243 @@
+import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// An HTTP answer: the status, the headers by lowercased name, and the body when it was kept.
+struct HTTPAnswer: Sendable {
+    var status: Int
+    var headers: [String: String]
+    var body: Data
+    /// Where the body is when it was too large to keep in memory (a ``HTTPTransport/Destination/spool(memoryLimit:)``):
+    /// a temporary file the caller removes.
+    var bodyFile: URL?
+
+    /// The header's value, whatever the case of its name.
+    func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// Why a request got no answer: what a ``WebDAVRemote`` turns into a ``RemoteError``.
+enum HTTPTransportFailure: Error, Sendable {
+    /// No answer within the timeout: the request may or may not have been applied.
+    case timedOut
+    /// The connection broke, or the server closed it, mid-request or mid-answer.
+    case connectionLost(String)
+    /// Nothing answers at the address (refused, no route, unknown host).
+    case unreachable(String)
+    /// The server's TLS certificate did not verify, or TLS failed.
+    case insecure(String)
+    /// The answer's body was larger than the caller allows.
+    case bodyTooLarge(limit: Int)
+    /// Writing the body to its file failed.
+    case localFile(String)
+}
+
+/// The body of a request.
+enum HTTPBody {
+    case none
+    case data(Data)
+    /// Bytes read from a file as they are sent.
+    case file(URL)
+    /// Bytes pulled from a source as they are sent.
+    case stream(InputStream, size: Int64)
+}
+
+/// Blocking HTTP over one `URLSession` (libcurl underneath on Linux): the remote's calls are
+/// synchronous (see ``Remote``), so each request waits for its answer on the caller's thread
+/// while the session's queue receives it.
+///
+/// Connections are kept alive and shared by every request of the transport, at most
+/// `connections` to the server at once. An answer's body is kept in memory up to a limit the
+/// caller gives, or written to a file as it arrives, so that a large download never sits in
+/// memory whole.
+final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
+    /// The session; made once, invalidated when the transport goes.
+    private nonisolated(unsafe) var session: URLSession!
+    /// The exchanges in flight, by task.
+    private let exchanges = Mutex<[Int: Exchange]>([:])
+
+    /// A transport whose requests give up after `timeout` seconds without a byte, with at
+    /// most `connections` connections to one server.
+    init(timeout: TimeInterval, connections: Int) {
+        super.init()
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.httpMaximumConnectionsPerHost = max(connections, 1)
+        configuration.httpShouldSetCookies = false
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+    }
+
+    /// Ends the session once its requests are done.
+    func invalidate() { session.finishTasksAndInvalidate() }
+
+    /// Where an answer's body goes.
+    enum Destination {
+        /// Kept in memory, up to `limit` bytes (more fails the request).
+        case memory(limit: Int)
+        /// Kept in memory up to `memoryLimit` bytes, and from there on in a temporary file
+        /// (``HTTPAnswer/bodyFile``), so that a large body never sits in memory whole.
+        case spool(memoryLimit: Int)
+    }
+
+    /// Sends `request` with `body` and waits for the answer.
+    ///
+    /// - Throws: ``HTTPTransportFailure`` when no complete answer came. An HTTP error status
+    ///   is an answer, not a failure.
+    func send(_ request: URLRequest, body: HTTPBody = .none, into destination: Destination) throws
+        -> HTTPAnswer
+    {
+        var request = request
+        let task: URLSessionTask
+        switch body {
+        case .none: task = session.dataTask(with: request)
+        case .data(let data): task = session.uploadTask(with: request, from: data)
+        case .file(let url): task = session.uploadTask(with: request, fromFile: url)
+        case .stream(let stream, let size):
+            request.httpBodyStream = stream
+            request.setValue(String(size), forHTTPHeaderField: "Content-Length")
+            task = session.dataTask(with: request)
+        }
+        let exchange = Exchange(destination)
+        exchanges.withLock { $0[task.taskIdentifier] = exchange }
+        task.resume()
+        exchange.done.wait()
+        exchanges.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
+        return try exchange.outcome.withLock { $0 }!.get()
+    }
+
+    // MARK: URLSessionDataDelegate (on the session's queue)
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let exchange = exchange(of: dataTask) else { return }
+        if let failure = exchange.receive(data) {
+            exchange.finish(.failure(failure))
+            dataTask.cancel()
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let exchange = exchange(of: task) else { return }
+        if let error {
+            exchange.finish(.failure(Self.failure(error)))
+        } else if let response = task.response as? HTTPURLResponse {
+            exchange.finish(.success(exchange.answer(response)))
+        } else {
+            exchange.finish(.failure(.connectionLost("the server gave no HTTP answer")))
+        }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        // A redirect would carry a write to where the caller did not say; the caller sees it.
+        completionHandler(nil)
+    }
+
+    private func exchange(of task: URLSessionTask) -> Exchange? {
+        exchanges.withLock { $0[task.taskIdentifier] }
+    }
+
+    /// The transport's form of a `URLSession` error.
+    static func failure(_ error: any Error) -> HTTPTransportFailure {
+        guard let error = error as? URLError else {
+            return .connectionLost(String(describing: error))
+        }
+        switch error.code {
+        case .timedOut: return .timedOut
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet:
+            return .unreachable(error.localizedDescription)
+        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot,
+            .serverCertificateNotYetValid, .secureConnectionFailed, .clientCertificateRejected,
+            .clientCertificateRequired:
+            return .insecure(error.localizedDescription)
+        default: return .connectionLost(error.localizedDescription)
+        }
+    }
+
+    /// One request's state between the session's queue and the waiting caller.
+    private final class Exchange: Sendable {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<HTTPAnswer, HTTPTransportFailure>?>(nil)
+        private let destination: Destination
+        private struct Body {
+            var data = Data()
+            var file: (url: URL, handle: FileHandle)?
+        }
+        private let body = Mutex<Body>(Body())
+
+        init(_ destination: Destination) { self.destination = destination }
+
+        /// Takes a piece of the body; a failure ends the request.
+        func receive(_ data: Data) -> HTTPTransportFailure? {
+            body.withLock { body in
+                switch destination {
+                case .memory(let limit):
+                    guard body.data.count + data.count <= limit else { return .bodyTooLarge(limit: limit) }
+                    body.data.append(data)
+                case .spool(let limit):
+                    if body.file == nil, body.data.count + data.count <= limit {
+                        body.data.append(data)
+                        return nil
+                    }
+                    do {
+                        if body.file == nil {
+                            let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+                                ".documentsync-download-\(UUID().uuidString)")
+                            guard FileManager.default.createFile(atPath: url.path, contents: body.data) else {
+                                return .localFile("could not make the temporary file \(url.path)")
+                            }
+                            body.file = (url, try FileHandle(forWritingTo: url))
+                            try body.file!.handle.seekToEnd()
+                            body.data = Data()
+                        }
+                        try body.file!.handle.write(contentsOf: data)
+                    } catch {
+                        return .localFile(String(describing: error))
+                    }
+                }
+                return nil
+            }
+        }
+
+        func answer(_ response: HTTPURLResponse) -> HTTPAnswer {
+            var headers: [String: String] = [:]
+            for (name, value) in response.allHeaderFields {
+                if let name = name as? String, let value = value as? String {
+                    headers[name.lowercased()] = value
+                }
+            }
+            return body.withLock { body in
+                try? body.file?.handle.close()
+                return HTTPAnswer(
+                    status: response.statusCode, headers: headers, body: body.data, bodyFile: body.file?.url)
+            }
+        }
+
+        /// Records the outcome once (the first wins: a body too large, then the cancellation)
+        /// and wakes the caller. A body spooled for a request that failed is removed.
+        func finish(_ result: Result<HTTPAnswer, HTTPTransportFailure>) {
+            let first = outcome.withLock { outcome in
+                guard outcome == nil else { return false }
+                outcome = result
+                return true
+            }
+            if case .failure = result {
+                body.withLock { body in
+                    if let file = body.file {
+                        try? file.handle.close()
+                        try? FileManager.default.removeItem(at: file.url)
+                        body.file = nil
+                    }
+                }
+            }
+            if first { done.signal() }
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension WebDAVRemote {
+    public func list(_ folder: RemotePath) throws -> RemoteListing {
+        try validate(folder, .list, allowingRoot: true)
+        guard let responses = try propfind(folder, depth: "1", folder: true, .list) else {
+            throw failure(folder.isRoot ? .unavailable : .notFound, .list, folder, detail: "HTTP 404")
+        }
+        var entries: [RemoteEntry] = []
+        var folderTag: RemoteTag?
+        var sawItself = false
+        for response in responses where response.hasProperties {
+            let path = try path(ofHref: response.href, .list, folder)
+            if path == folder {
+                guard response.isCollection else { throw failure(.notAFolder, .list, folder) }
+                sawItself = true
+                folderTag = response.etag.map(Self.tag)
+                continue
+            }
+            // A server that answers deeper than asked: the deeper items are listed with their
+            // own folders. An item outside the folder is not this folder's.
+            guard path.parent == folder else {
+                if path.isDescendant(of: folder) { continue }
+                throw failure(
+                    .other, .list, folder,
+                    detail: "the server's answer names “\(path)”, which is not in the folder")
+            }
+            guard !path.name.hasPrefix(Self.temporaryPrefix) else { continue }
+            entries.append(entry(response, named: path.name))
+        }
+        guard sawItself else {
+            throw failure(
+                .other, .list, folder,
+                detail: "the server's PROPFIND answer does not describe the folder itself")
+        }
+        entries.sort { $0.name < $1.name }
+        return RemoteListing(folder: folder, entries: entries, folderTag: folderTag)
+    }
+
+    public func entry(at path: RemotePath) throws -> RemoteEntry? {
+        try validate(path, .entry, allowingRoot: true)
+        guard let responses = try propfind(path, depth: "0", folder: path.isRoot, .entry) else {
+            if path.isRoot { throw failure(.unavailable, .entry, path, detail: "HTTP 404") }
+            return nil
+        }
+        for response in responses where response.hasProperties {
+            if try self.path(ofHref: response.href, .entry, path) == path {
+                return entry(response, named: path.name)
+            }
+        }
+        throw failure(.other, .entry, path, detail: "the server's PROPFIND answer does not describe the item")
+    }
+
+    public func read(_ path: RemotePath, into sink: (Data) throws -> Void) throws -> RemoteTag {
+        try validate(path, .read)
+        let answer = try send(
+            request("GET", url(path)), into: .spool(memoryLimit: RemoteChunk.size), .read, path,
+            repeatable: true)
+        defer { if let file = answer.bodyFile { try? FileManager.default.removeItem(at: file) } }
+        guard answer.status == 200 else {
+            // A folder answers a GET with a redirect, a listing or a refusal, as configured.
+            switch try entry(at: path)?.kind {
+            case .folder?: throw failure(.notAFile, .read, path, detail: "HTTP \(answer.status)")
+            case nil: throw failure(.notFound, .read, path, detail: "HTTP \(answer.status)")
+            case .file?: throw error(status: answer, .read, path)
+            }
+        }
+        let tag: RemoteTag
+        if let etag = answer.header("ETag") {
+            tag = Self.tag(etag)
+        } else if let found = try entry(at: path)?.tag {
+            tag = found
+        } else {
+            throw failure(.other, .read, path, detail: "the server gives no ETag for the file")
+        }
+        if let expected = answer.header("Content-Length").flatMap(Int64.init) {
+            let received = try answer.bodyFile.map { try Self.size(of: $0) } ?? Int64(answer.body.count)
+            guard received == expected else {
+                throw failure(
+                    .connectionLost, .read, path, detail: "\(received) of \(expected) bytes arrived")
+            }
+        }
+        guard let file = answer.bodyFile else {
+            if !answer.body.isEmpty { try sink(answer.body) }
+            return tag
+        }
+        let handle: FileHandle
+        do { handle = try FileHandle(forReadingFrom: file) } catch {
+            throw failure(
+                .other, .read, path, detail: "the downloaded bytes could not be read back: \(error)")
+        }
+        defer { try? handle.close() }
+        while true {
+            let chunk: Data?
+            do { chunk = try handle.read(upToCount: RemoteChunk.size) } catch {
+                throw failure(
+                    .other, .read, path, detail: "the downloaded bytes could not be read back: \(error)")
+            }
+            guard let chunk, !chunk.isEmpty else { break }
+            try sink(chunk)
+        }
+        return tag
+    }
+
+    static func size(of file: URL) throws -> Int64 {
+        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        return (attributes[.size] as? NSNumber)?.int64Value ?? 0
+    }
+}

@@ -1,0 +1,320 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension WebDAVRemote {
+    @discardableResult
+    public func write(_ path: RemotePath, from source: UploadSource, condition: WriteCondition) throws
+        -> RemoteTag?
+    {
+        try validate(path, .write)
+        switch (configuration.writeProtocol, condition) {
+        case (.locking, .absent): return try writeNew(path, from: source)
+        case (.locking, .matches(let tag)): return try writeLocked(path, from: source, over: tag)
+        case (.conditional, _): return try writeConditionally(path, from: source, condition: condition)
+        }
+    }
+
+    /// A new file: written under a hidden name beside its place (no one else writes there, so
+    /// the tag read back is its own), then moved into place with `Overwrite: F`.
+    private func writeNew(_ path: RemotePath, from source: UploadSource) throws -> RemoteTag {
+        let temporary = path.parent.appending(
+            Self.temporaryPrefix + String(UInt64.random(in: .min ... .max), radix: 16))
+        var placed = false
+        defer {
+            if !placed {
+                _ = try? send(request("DELETE", url(temporary)), .delete, temporary)
+            }
+        }
+        let answer = try put(temporary, from: source, headers: ["If-None-Match": "*"], reportedAs: path)
+        let tag = try tagAfterWrite(answer, temporary, reportedAs: path)
+        let moved = try send(
+            request(
+                "MOVE", url(temporary), headers: ["Destination": url(path).absoluteString, "Overwrite": "F"]),
+            .write, path)
+        switch moved.status {
+        case 200...299:
+            placed = true
+            return tag
+        case 412: throw failure(.preconditionFailed, .write, path, detail: "an item is already there")
+        default: throw error(status: moved, .write, path)
+        }
+    }
+
+    /// A file that exists: locked on the condition that it still has `tag`, written with the
+    /// lock's token, its new tag read while the lock still keeps every other writer out.
+    private func writeLocked(_ path: RemotePath, from source: UploadSource, over tag: RemoteTag) throws
+        -> RemoteTag
+    {
+        let token = try lock(path, matching: tag, .write, seconds: max(120, Int(source.size >> 20)))
+        defer { unlock(path, token) }
+        let answer = try put(
+            path, from: source, headers: ["If": ifHeader(path, "<\(token)>")], reportedAs: path)
+        return try tagAfterWrite(answer, path, reportedAs: path, lockToken: token)
+    }
+
+    /// `If-None-Match: *` or `If-Match`, for servers whose conditions hold.
+    private func writeConditionally(_ path: RemotePath, from source: UploadSource, condition: WriteCondition)
+        throws -> RemoteTag
+    {
+        let header: [String: String]
+        switch condition {
+        case .absent: header = ["If-None-Match": "*"]
+        case .matches(let tag): header = ["If-Match": Self.quoted(tag)]
+        }
+        let answer = try put(path, from: source, headers: header, reportedAs: path)
+        return try tagAfterWrite(answer, path, reportedAs: path)
+    }
+
+    /// `PUT`s the source's bytes to `path`, streamed.
+    private func put(
+        _ path: RemotePath, from source: UploadSource, headers: [String: String], reportedAs shown: RemotePath
+    )
+        throws -> HTTPAnswer
+    {
+        let stream = UploadStream(source)
+        var headers = headers
+        headers["Content-Type"] = "application/octet-stream"
+        let answer: HTTPAnswer
+        do {
+            answer = try send(
+                request("PUT", url(path), headers: headers), body: .stream(stream, size: source.size), .write,
+                shown)
+        } catch {
+            throw sourceFailure(stream, shown) ?? error
+        }
+        if let failure = sourceFailure(stream, shown) { throw failure }
+        switch answer.status {
+        case 200...299: return answer
+        case 412: throw failure(.preconditionFailed, .write, shown, detail: "HTTP 412")
+        case 405: throw failure(.notAFile, .write, shown, detail: "HTTP 405")
+        // Apache: "the URL contains extraneous path components", a file where a folder should be.
+        case 400 where !shown.parent.isRoot: throw failure(.parentMissing, .write, shown, detail: "HTTP 400")
+        default:
+            if try entry(at: shown)?.kind == .folder {
+                throw failure(.notAFile, .write, shown, detail: "HTTP \(answer.status)")
+            }
+            throw error(status: answer, .write, shown)
+        }
+    }
+
+    /// What ended an upload's body early, if anything: the source's own error, or the source
+    /// giving another size than it said.
+    private func sourceFailure(_ stream: UploadStream, _ path: RemotePath) -> (any Error)? {
+        if let thrown = stream.failure { return thrown }
+        guard stream.sizeChanged else { return nil }
+        return failure(
+            .sourceChanged, .write, path,
+            detail: "the source gave \(stream.givenBytes) bytes or more, not the size it said")
+    }
+
+    /// The tag of what a `PUT` wrote: from its answer where the server gives one (Nextcloud's
+    /// `OC-ETag`, `ETag`), otherwise read back (safe only where no one else can have written
+    /// since: under a lock, or at a name only this write uses).
+    private func tagAfterWrite(
+        _ answer: HTTPAnswer, _ path: RemotePath, reportedAs shown: RemotePath, lockToken: String? = nil
+    ) throws -> RemoteTag {
+        if let etag = answer.header("OC-ETag") ?? answer.header("ETag") { return Self.tag(etag) }
+        guard let responses = try propfind(path, depth: "0", folder: false, .write, lockToken: lockToken),
+            let tag = responses.first(where: { $0.hasProperties })?.etag
+        else {
+            throw failure(.other, .write, shown, detail: "the server gives no ETag for the file written")
+        }
+        return Self.tag(tag)
+    }
+
+    public func delete(_ path: RemotePath, condition: WriteCondition) throws {
+        try validate(path, .delete)
+        guard case .matches(let tag) = condition else {
+            // Nothing to delete can be absent.
+            guard try entry(at: path) != nil else { throw failure(.notFound, .delete, path) }
+            throw failure(.preconditionFailed, .delete, path)
+        }
+        // A folder goes only when empty: locked first where locks are real, so that nothing
+        // is added to it between the look and the delete (Apache deletes a folder whole).
+        var token: String?
+        if configuration.writeProtocol == .locking {
+            do {
+                token = try lock(path, matching: tag, .delete, seconds: 60)
+            } catch let error as RemoteError where error.kind == .preconditionFailed {
+                if try entry(at: path) == nil { throw failure(.notFound, .delete, path) }
+                throw error
+            }
+        }
+        var deleted = false
+        defer { if !deleted, let token { unlock(path, token) } }
+        guard let responses = try propfind(path, depth: "1", folder: false, .delete) else {
+            throw failure(.notFound, .delete, path)
+        }
+        var isFolder = false
+        for response in responses where response.hasProperties {
+            let found = try self.path(ofHref: response.href, .delete, path)
+            if found == path {
+                isFolder = response.isCollection
+                if token == nil, response.etag.map(Self.tag) != tag {
+                    throw failure(.preconditionFailed, .delete, path)
+                }
+            } else if found.parent == path {
+                throw failure(.notEmpty, .delete, path)
+            }
+        }
+        var headers: [String: String] = [:]
+        if let token {
+            headers["If"] = ifHeader(path, "<\(token)>", folder: isFolder)
+        } else {
+            headers["If-Match"] = Self.quoted(tag)
+        }
+        let answer = try send(request("DELETE", url(path, folder: isFolder), headers: headers), .delete, path)
+        switch answer.status {
+        case 200...299: deleted = true
+        case 404: throw failure(.notFound, .delete, path, detail: "HTTP 404")
+        default: throw error(status: answer, .delete, path)
+        }
+    }
+
+    @discardableResult
+    public func move(_ source: RemotePath, to destination: RemotePath, condition: WriteCondition?) throws
+        -> RemoteTag?
+    {
+        try validate(source, .move)
+        try validate(destination, .move)
+        if destination == source || destination.isDescendant(of: source) {
+            throw failure(.invalidMove, .move, source, destination: destination)
+        }
+        var headers = ["Overwrite": "F"]
+        switch condition {
+        case .matches(let tag)?:
+            if configuration.writeProtocol == .locking {
+                headers["If"] = ifHeader(source, "[\(Self.quoted(tag))]")
+            } else {
+                headers["If-Match"] = Self.quoted(tag)
+            }
+        case .absent?: throw failure(.preconditionFailed, .move, source, destination: destination)
+        case nil: break
+        }
+        var folder = false
+        while true {
+            headers["Destination"] = url(destination, folder: folder).absoluteString
+            let answer = try send(
+                request("MOVE", url(source, folder: folder), headers: headers), .move, source,
+                destination: destination)
+            switch answer.status {
+            case 200...299:
+                // A rename keeps what Apache's ETags are made of (inode, size, modification time, or
+                // the bytes); a server whose tag changes with the move only costs a read back.
+                if case .matches(let tag)? = condition { return tag }
+                return nil
+            case let status where Self.isRedirect(status) && !folder:
+                folder = true
+                continue
+            case 412:
+                if try entry(at: destination) != nil {
+                    throw failure(.exists, .move, source, destination: destination)
+                }
+                throw failure(
+                    .preconditionFailed, .move, source, destination: destination, detail: "HTTP 412")
+            default:
+                // Apache answers 500 for a destination folder that is not there.
+                if !destination.parent.isRoot, try entry(at: destination.parent)?.kind != .folder {
+                    throw failure(
+                        .parentMissing, .move, source, destination: destination,
+                        detail: "HTTP \(answer.status)")
+                }
+                if try entry(at: source) == nil {
+                    throw failure(
+                        .notFound, .move, source, destination: destination, detail: "HTTP \(answer.status)")
+                }
+                throw error(status: answer, .move, source, destination: destination)
+            }
+        }
+    }
+
+    public func makeFolder(_ path: RemotePath) throws {
+        try validate(path, .makeFolder)
+        let answer = try send(request("MKCOL", url(path, folder: true)), .makeFolder, path)
+        switch answer.status {
+        case 200...299: return
+        case 405: throw failure(.exists, .makeFolder, path, detail: "HTTP 405")
+        case 400:
+            let there = try entry(at: path) != nil
+            throw failure(there ? .exists : .parentMissing, .makeFolder, path, detail: "HTTP 400")
+        case 409: throw failure(.parentMissing, .makeFolder, path, detail: "HTTP 409")
+        default: throw error(status: answer, .makeFolder, path)
+        }
+    }
+
+    // MARK: Locks
+
+    /// The body of every `LOCK`: an exclusive write lock.
+    private static let lockBody = Data(
+        """
+        <?xml version="1.0" encoding="utf-8"?>
+        <d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype>\
+        <d:owner>DocumentSync</d:owner></d:lockinfo>
+        """.utf8)
+
+    /// Locks the item at `path` (`Depth: 0`; on a folder that also keeps its members from
+    /// changing) if it still has `tag`, for `seconds`.
+    ///
+    /// - Returns: The lock's token.
+    /// - Throws: ``RemoteError``: `.preconditionFailed` when the item has another tag or is not
+    ///   there; `.other` when another client holds a lock on it.
+    func lock(_ path: RemotePath, matching tag: RemoteTag, _ operation: RemoteError.Operation, seconds: Int)
+        throws
+        -> String
+    {
+        var folder = false
+        while true {
+            let headers = [
+                "Depth": "0", "Timeout": "Second-\(seconds)",
+                "If": ifHeader(path, "[\(Self.quoted(tag))]", folder: folder),
+                "Content-Type": "application/xml; charset=utf-8",
+            ]
+            let answer = try send(
+                request("LOCK", url(path, folder: folder), headers: headers), body: .data(Self.lockBody),
+                operation,
+                path)
+            switch answer.status {
+            case 200:
+                guard
+                    let token = answer.header("Lock-Token")?.trimmingCharacters(
+                        in: CharacterSet(charactersIn: "<> "))
+                else {
+                    throw failure(
+                        .other, operation, path, detail: "the server's LOCK answer has no Lock-Token")
+                }
+                return token
+            case 201:
+                // Made an empty item where there was none: the tag cannot have held.
+                if let token = answer.header("Lock-Token")?.trimmingCharacters(
+                    in: CharacterSet(charactersIn: "<> "))
+                {
+                    _ = try? send(
+                        request("DELETE", url(path), headers: ["If": ifHeader(path, "<\(token)>")]), .delete,
+                        path)
+                }
+                throw failure(.preconditionFailed, operation, path)
+            case let status where Self.isRedirect(status) && !folder:
+                folder = true
+                continue
+            case 404, 409, 412:
+                throw failure(.preconditionFailed, operation, path, detail: "HTTP \(answer.status)")
+            default: throw error(status: answer, operation, path)
+            }
+        }
+    }
+
+    /// An `If` header whose one condition (a lock token in angle brackets, an entity tag in
+    /// square ones) is tagged with the item's URL: mod_dav applies an untagged condition to
+    /// the parent folder too, which a `DELETE` or `MOVE` also checks, and fails there.
+    func ifHeader(_ path: RemotePath, _ state: String, folder: Bool = false) -> String {
+        "<\(url(path, folder: folder).absoluteString)> (\(state))"
+    }
+
+    /// Gives the lock back; a lock that cannot be given back expires by its timeout.
+    func unlock(_ path: RemotePath, _ token: String) {
+        _ = try? send(request("UNLOCK", url(path), headers: ["Lock-Token": "<\(token)>"]), .write, path)
+    }
+}

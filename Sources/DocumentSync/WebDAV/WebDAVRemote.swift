@@ -1,0 +1,414 @@
+import Foundation
+import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// A WebDAV collection as a remote: Apache's mod_dav_fs, Nextcloud, ownCloud, a NAS box.
+///
+/// Documents are plain files at their relative paths below the collection, so the server's web
+/// interface and other clients see ordinary files. Requests go through `URLSession`
+/// (libcurl on Linux) over kept-alive connections; answers are parsed with `XMLParser`.
+///
+/// A folder is listed with one `PROPFIND` of `Depth: 1` (never `infinity`, which Apache
+/// refuses and Nextcloud silently answers as 1). How a write is kept from overwriting another
+/// client's is the server's ``WriteProtocol``, which ``WebDAVProbe`` finds out:
+///
+/// - ``WriteProtocol/locking`` (Apache): a file that exists is `LOCK`ed, with the tag the
+///   caller saw as the lock's condition (`If: (["tag"])`, which mod_dav compares weakly, so it
+///   holds in the second after a write when Apache's ETag is weak), written with the lock's
+///   token, and its new tag read while the lock is still held, so the tag returned is the one of
+///   the bytes written and no one else's. A new file is written under a hidden temporary name
+///   beside it, its tag read, and moved into place with `Overwrite: F`.
+/// - ``WriteProtocol/conditional`` (servers whose `If-Match` and `If-None-Match` hold and
+///   whose tags are strong, with no real locks): `PUT` with `If-None-Match: *` or `If-Match`.
+///
+/// Tags are the server's ETags without the weak marker: Apache's tag for the same bytes is
+/// weak for a second after a write and strong after, and both are one version.
+///
+/// For example:
+///
+/// ```swift
+/// let remote = try WebDAVRemote(
+///     WebDAVRemote.Configuration(url: URL(string: "https://cloud.example.com/dav/Notes/")!,
+///                                credentials: .init(user: "ana", password: password)))
+/// let tag = try remote.write(RemotePath("plan.txt"), from: UploadSource(bytes), condition: .absent)
+/// ```
+public final class WebDAVRemote: Remote {
+    /// How writes are kept from overwriting another client's.
+    public enum WriteProtocol: String, Sendable, Codable, CaseIterable {
+        /// `LOCK` with the tag as its condition, then write with the lock's token (Apache).
+        case locking
+        /// `If-Match` and `If-None-Match: *` on `PUT` (servers whose conditions hold).
+        case conditional
+    }
+
+    /// A user name and password for HTTP basic authentication.
+    public struct Credentials: Sendable {
+        public var user: String
+        public var password: String
+
+        public init(user: String, password: String) {
+            self.user = user
+            self.password = password
+        }
+    }
+
+    /// Where the collection is and how to talk to it.
+    public struct Configuration: Sendable {
+        /// The collection; a "/" is added at the end when missing. A user name in it is used
+        /// when `credentials` is nil and kept out of messages; a password in it is refused.
+        public var url: URL
+        /// The user and password, sent with every request (basic authentication).
+        public var credentials: Credentials?
+        /// How writes are made safe; ``WebDAVProbe`` tells which one the server supports.
+        public var writeProtocol: WriteProtocol = .locking
+        /// Seconds without a byte before a request fails as timed out.
+        public var timeout: TimeInterval = 30
+        /// The most connections to the server at once.
+        public var connections: Int = 4
+        /// Whether plain `http` is allowed to a host other than this computer (a password would
+        /// cross the network readable by anyone on the way).
+        public var allowsInsecureHTTP = false
+
+        public init(url: URL, credentials: Credentials? = nil, writeProtocol: WriteProtocol = .locking) {
+            self.url = url
+            self.credentials = credentials
+            self.writeProtocol = writeProtocol
+        }
+    }
+
+    /// The bounds of one folder's PROPFIND answer: a folder of 100,000 items is about 40 MB.
+    static let mostListingBytes = 128 << 20
+    /// How many times a request that is safe to repeat is sent again after a failure that may
+    /// pass (a timeout, a broken connection, 502–504), with waits doubling from 0.2 s.
+    static let retries = 3
+    /// How the names of writes in progress begin: hidden, so listings pass over them.
+    static let temporaryPrefix = ".documentsync-tmp-"
+
+    public let displayName: String
+    let configuration: Configuration
+    /// The collection's URL, ending in "/", without user or password.
+    let base: URL
+    /// The collection's path segments, decoded: an href must start with them.
+    let baseSegments: [String]
+    let transport: HTTPTransport
+    private let authorization: String?
+    /// The server's own spelling of names it gives in another normalisation than NFC (macOS
+    /// servers give NFD), by the NFC path, so that requests name what the server holds.
+    let spellings = Mutex<[RemotePath: String]>([:])
+
+    /// The remote of the collection at `configuration.url`; nothing is sent until it is used.
+    ///
+    /// - Throws: ``RemoteError`` of kind `.other` when the URL is not http(s), holds a
+    ///   password, or is plain http to another computer without ``Configuration/allowsInsecureHTTP``.
+    public init(_ configuration: Configuration) throws {
+        var components =
+            URLComponents(url: configuration.url, resolvingAgainstBaseURL: false) ?? URLComponents()
+        let shown = Self.displayName(of: configuration.url)
+        func refuse(_ why: String) -> RemoteError {
+            RemoteError(.other, operation: .list, path: .root, remote: shown, detail: why)
+        }
+        guard let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = components.host, !host.isEmpty
+        else {
+            throw refuse("a WebDAV remote is an http:// or https:// URL with a host")
+        }
+        guard components.password == nil else {
+            throw refuse(
+                "the URL holds a password; give it in ~/.netrc, DOCS_PASSWORD or --password-file instead")
+        }
+        if scheme == "http", !configuration.allowsInsecureHTTP, !Self.isLoopback(host) {
+            throw refuse(
+                "plain http to another computer sends the password unencrypted; use https:// (or allow it explicitly)"
+            )
+        }
+        var credentials = configuration.credentials
+        if credentials == nil, let user = components.user {
+            credentials = Credentials(user: user.removingPercentEncoding ?? user, password: "")
+        }
+        components.user = nil
+        components.password = nil
+        components.query = nil
+        components.fragment = nil
+        if !components.percentEncodedPath.hasSuffix("/") { components.percentEncodedPath += "/" }
+        guard let base = components.url else { throw refuse("the URL is not valid") }
+        self.base = base
+        baseSegments = components.percentEncodedPath.split(separator: "/").map {
+            $0.removingPercentEncoding ?? String($0)
+        }
+        self.configuration = configuration
+        displayName = shown
+        authorization = credentials.map {
+            "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString()
+        }
+        transport = HTTPTransport(timeout: configuration.timeout, connections: configuration.connections)
+    }
+
+    deinit { transport.invalidate() }
+
+    /// The URL as messages show it: no user, no password, no query.
+    static func displayName(of url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return "a WebDAV server"
+        }
+        components.user = nil
+        components.password = nil
+        components.query = nil
+        components.fragment = nil
+        return components.string ?? "a WebDAV server"
+    }
+
+    static func isRedirect(_ status: Int) -> Bool { [301, 302, 307, 308].contains(status) }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+
+    // MARK: Requests
+
+    /// The URL of `path`, its components percent-encoded in the server's spelling; a folder's
+    /// ends in "/".
+    func url(_ path: RemotePath, folder: Bool = false) -> URL {
+        var text = base.absoluteString
+        var prefix = RemotePath.root
+        let known = spellings.withLock { $0 }
+        for component in path.components {
+            prefix = prefix.appending(component)
+            let spelled = known[prefix] ?? component
+            text += spelled.addingPercentEncoding(withAllowedCharacters: Self.segmentCharacters) ?? spelled
+            text += "/"
+        }
+        if !folder, !path.isRoot { text.removeLast() }
+        return URL(string: text)!
+    }
+
+    /// Characters left as they are in a path segment: RFC 3986's unreserved ones.
+    private static let segmentCharacters = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+    /// A request of `method` to `url` with the headers every request carries.
+    func request(_ method: String, _ url: URL, headers: [String: String] = [:]) -> URLRequest {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        if let authorization { request.setValue(authorization, forHTTPHeaderField: "Authorization") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        return request
+    }
+
+    /// Sends a request and returns the answer, whatever its status; a failure to get one is
+    /// a ``RemoteError`` for `operation` on `path`. A request that is `repeatable` (it changes
+    /// nothing, or changes nothing again) is sent again after a failure that may pass.
+    func send(
+        _ request: URLRequest, body: HTTPBody = .none,
+        into destination: HTTPTransport.Destination = .memory(limit: 1 << 20),
+        _ operation: RemoteError.Operation, _ path: RemotePath, destination target: RemotePath? = nil,
+        repeatable: Bool = false
+    ) throws -> HTTPAnswer {
+        var attempt = 0
+        while true {
+            do {
+                let answer = try transport.send(request, body: body, into: destination)
+                if repeatable, attempt < Self.retries, [502, 503, 504].contains(answer.status) {
+                    attempt += 1
+                    pause(attempt)
+                    continue
+                }
+                return answer
+            } catch let failure as HTTPTransportFailure {
+                if repeatable, attempt < Self.retries, failure.mayPass {
+                    attempt += 1
+                    pause(attempt)
+                    continue
+                }
+                throw error(failure, operation, path, destination: target)
+            }
+        }
+    }
+
+    private func pause(_ attempt: Int) {
+        Thread.sleep(forTimeInterval: 0.2 * Double(1 << (attempt - 1)))
+    }
+
+    /// `PROPFIND` of `path` at `depth`, parsed.
+    ///
+    /// - Returns: nil when the server answers 404.
+    func propfind(
+        _ path: RemotePath, depth: String, folder: Bool, _ operation: RemoteError.Operation,
+        lockToken: String? = nil
+    )
+        throws -> [Multistatus.Response]?
+    {
+        var headers = ["Depth": depth, "Content-Type": "application/xml; charset=utf-8"]
+        if let lockToken { headers["If"] = "(<\(lockToken)>)" }
+        let answer = try send(
+            request("PROPFIND", url(path, folder: folder), headers: headers),
+            body: .data(Multistatus.request),
+            into: .memory(limit: Self.mostListingBytes), operation, path, repeatable: true)
+        switch answer.status {
+        case 207: break
+        case 404: return nil
+        // Apache: "the URL contains extraneous path components", a file where a folder should be.
+        case 400 where folder && !path.isRoot:
+            if let item = try propfind(path, depth: "0", folder: false, operation),
+                item.contains(where: { !$0.isCollection })
+            {
+                throw failure(.notAFolder, operation, path, detail: "HTTP 400")
+            }
+            throw error(status: answer, operation, path)
+        case let status where Self.isRedirect(status) && !folder:
+            return try propfind(path, depth: depth, folder: true, operation, lockToken: lockToken)
+        default: throw error(status: answer, operation, path)
+        }
+        do {
+            return try Multistatus(parsing: answer.body).responses
+        } catch let malformed as Multistatus.Malformed {
+            throw failure(.other, operation, path, detail: "the server's PROPFIND answer is \(malformed)")
+        }
+    }
+
+    /// The path an href names, relative to the collection, in NFC; records the server's spelling
+    /// of names that are not.
+    ///
+    /// - Throws: ``RemoteError`` when the href is outside the collection or not valid.
+    func path(ofHref href: String, _ operation: RemoteError.Operation, _ listed: RemotePath) throws
+        -> RemotePath
+    {
+        var encoded = Substring(href)
+        if let scheme = encoded.range(of: "://") {
+            let rest = encoded[scheme.upperBound...]
+            encoded = rest.firstIndex(of: "/").map { rest[$0...] } ?? ""
+        }
+        var segments: [String] = []
+        for segment in encoded.split(separator: "/") {
+            guard let decoded = segment.removingPercentEncoding else {
+                throw failure(
+                    .other, operation, listed, detail: "the server gave an href that is not valid: \(href)")
+            }
+            segments.append(decoded)
+        }
+        guard segments.count >= baseSegments.count,
+            zip(segments, baseSegments).allSatisfy({
+                $0.precomposedStringWithCanonicalMapping == $1.precomposedStringWithCanonicalMapping
+            })
+        else {
+            throw failure(
+                .other, operation, listed,
+                detail: "the server gave an href outside the remote's folder: \(href)")
+        }
+        let names = Array(segments[baseSegments.count...])
+        let path = RemotePath(components: names)
+        if !path.isRoot, let raw = names.last, raw != path.name {
+            spellings.withLock { $0[path] = raw }
+        }
+        return path
+    }
+
+    /// The entry of a parsed response.
+    func entry(_ response: Multistatus.Response, named name: String) -> RemoteEntry {
+        RemoteEntry(
+            name: name, kind: response.isCollection ? .folder : .file,
+            size: response.isCollection ? 0 : response.contentLength ?? 0,
+            tag: response.etag.map(Self.tag), fileID: response.fileID)
+    }
+
+    /// A server's ETag as a tag: without the weak marker.
+    static func tag(_ etag: String) -> RemoteTag {
+        RemoteTag(etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag)
+    }
+
+    /// The tag as an entity tag in a header: quoted, as the server gave it.
+    static func quoted(_ tag: RemoteTag) -> String {
+        tag.rawValue.hasPrefix("\"") ? tag.rawValue : "\"\(tag.rawValue)\""
+    }
+
+    // MARK: Errors
+
+    func failure(
+        _ kind: RemoteError.Kind, _ operation: RemoteError.Operation, _ path: RemotePath,
+        destination: RemotePath? = nil, detail: String? = nil
+    ) -> RemoteError {
+        RemoteError(
+            kind, operation: operation, path: path, destination: destination, remote: displayName,
+            detail: detail)
+    }
+
+    /// The error an HTTP status means, where the operation gives it no meaning of its own.
+    func error(
+        status answer: HTTPAnswer, _ operation: RemoteError.Operation, _ path: RemotePath,
+        destination: RemotePath? = nil
+    ) -> RemoteError {
+        let status = answer.status
+        let kind: RemoteError.Kind
+        var detail = "HTTP \(status)"
+        switch status {
+        case 401:
+            kind = .permissionDenied
+            detail = "the server refused the user name or password (HTTP 401)"
+        case 403:
+            kind = .permissionDenied
+            detail = "the server forbids it (HTTP 403)"
+        case 404: kind = .notFound
+        case 405, 501:
+            kind = .other
+            detail =
+                "the server does not allow this request here (HTTP \(status)): is the URL a WebDAV folder?"
+        case 409: kind = .parentMissing
+        case 412: kind = .preconditionFailed
+        case 423:
+            kind = .other
+            detail = "another client holds a lock on it (HTTP 423); try again later"
+        case 507: kind = .outOfSpace
+        case 500...599: kind = .server(status: status)
+        default: kind = .other
+        }
+        return failure(kind, operation, path, destination: destination, detail: detail)
+    }
+
+    /// The error a failure to get an answer means.
+    func error(
+        _ failure: HTTPTransportFailure, _ operation: RemoteError.Operation, _ path: RemotePath,
+        destination: RemotePath? = nil
+    ) -> RemoteError {
+        switch failure {
+        case .timedOut:
+            return self.failure(.timedOut, operation, path, destination: destination)
+        case .connectionLost(let why):
+            return self.failure(.connectionLost, operation, path, destination: destination, detail: why)
+        case .unreachable(let why):
+            return self.failure(.unavailable, operation, path, destination: destination, detail: why)
+        case .insecure(let why):
+            return self.failure(
+                .insecure, operation, path, destination: destination,
+                detail:
+                    "\(why); give the server's certificate authority with --ca-file if it is a private one")
+        case .bodyTooLarge(let limit):
+            return self.failure(
+                .other, operation, path, destination: destination,
+                detail: "the server's answer is larger than \(limit >> 20) MiB")
+        case .localFile(let why):
+            return self.failure(.other, operation, path, destination: destination, detail: why)
+        }
+    }
+
+    /// Refuses names the server cannot hold, and the names of sync's own temporary files.
+    func validate(_ path: RemotePath, _ operation: RemoteError.Operation, allowingRoot: Bool = false) throws {
+        let valid =
+            (allowingRoot || !path.isRoot)
+            && path.components.allSatisfy {
+                RemotePath.isValidComponent($0) && $0.utf8.count <= 255 && !$0.hasPrefix(Self.temporaryPrefix)
+            }
+        guard valid else { throw failure(.invalidName, operation, path) }
+    }
+}
+
+extension HTTPTransportFailure {
+    /// Whether sending the same request again may get an answer.
+    var mayPass: Bool {
+        switch self {
+        case .timedOut, .connectionLost: return true
+        case .unreachable, .insecure, .bodyTooLarge, .localFile: return false
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Testing
+
+@testable import DocumentSync
+
+/// The Apache servers `scripts/webdav-servers` runs for the tests (scripts/test starts them
+/// and passes their addresses in `DOCUMENTSYNC_WEBDAV_*`), and a fresh collection on one of
+/// them for each test.
+enum WebDAVServers {
+    /// One of the servers, by how it makes its ETags.
+    enum Server: String, CaseIterable, CustomTestStringConvertible, Sendable {
+        /// Apache's default `FileETag` (modification time and size).
+        case `default`
+        /// `FileETag INode MTime Size`.
+        case inode
+        /// `FileETag Digest`.
+        case digest
+        /// The default, over HTTPS with a certificate of a throwaway authority.
+        case tls
+
+        var testDescription: String { "apache-\(rawValue)" }
+
+        var environmentName: String { "DOCUMENTSYNC_WEBDAV_\(rawValue.uppercased())" }
+    }
+
+    /// The environment scripts/test gives, or a message saying how to get it.
+    static func value(_ name: String) throws -> String {
+        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
+            throw Missing(
+                description:
+                    "\(name) is not set: run the tests with scripts/test, or start the servers with "
+                    + "`scripts/webdav-servers start DIR` and `source DIR/servers.env` first")
+        }
+        return value
+    }
+
+    struct Missing: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func url(_ server: Server) throws -> URL {
+        if server == .tls, ProcessInfo.processInfo.environment["DOCUMENTSYNC_WEBDAV_TLS_TRUSTED"] != "1" {
+            throw Missing(
+                description:
+                    "the HTTPS server's throwaway certificate authority is not trusted here: scripts/test runs "
+                    + "the tests in a mount namespace whose system CA bundle holds it")
+        }
+        return URL(string: try value(server.environmentName))!
+    }
+
+    static func credentials() throws -> WebDAVRemote.Credentials {
+        let password = try String(
+            contentsOfFile: try value("DOCUMENTSYNC_WEBDAV_PASSWORD_FILE"), encoding: .utf8)
+        return WebDAVRemote.Credentials(
+            user: try value("DOCUMENTSYNC_WEBDAV_USER"),
+            password: password.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// The folder on disk that holds the server's files (its document root).
+    static func dataFolder(_ server: Server) throws -> URL {
+        URL(fileURLWithPath: try value("DOCUMENTSYNC_WEBDAV_DATA")).appendingPathComponent(server.rawValue)
+            .appendingPathComponent("data")
+    }
+
+    /// A new, empty collection on `server` for one test, and a remote of it.
+    ///
+    /// - Parameter configure: Changes to the remote's configuration (its write protocol, a
+    ///   timeout).
+    static func collection(
+        on server: Server, _ name: String = #function,
+        configure: (inout WebDAVRemote.Configuration) -> Void = { _ in }
+    ) throws -> (remote: WebDAVRemote, url: URL, folder: URL) {
+        let safe = name.filter { $0.isLetter || $0.isNumber }.prefix(40)
+        let leaf = "t-\(safe)-\(UUID().uuidString.prefix(8))"
+        let root = try url(server)
+        var setup = WebDAVRemote.Configuration(url: root, credentials: try credentials())
+        setup.timeout = 10
+        let parent = try WebDAVRemote(setup)
+        try parent.makeFolder(RemotePath(leaf))
+        var configuration = WebDAVRemote.Configuration(
+            url: root.appendingPathComponent(leaf, isDirectory: true), credentials: try credentials())
+        configuration.timeout = 10
+        configure(&configuration)
+        return (
+            try WebDAVRemote(configuration), configuration.url,
+            try dataFolder(server).appendingPathComponent(leaf)
+        )
+    }
+}
