@@ -10,7 +10,7 @@ enum Docs {
 
     static let commands = [
         "list", "new", "show", "edit", "rename", "delete", "versions", "restore", "resolve", "watch", "sync",
-        "status",
+        "status", "remote",
     ]
 
     /// Runs the tool with the arguments after the program name and returns the exit status.
@@ -76,6 +76,13 @@ enum Docs {
             return .success
         }
         try checkOptions(invocation, command: command)
+        if command == "remote" {
+            // About a server, not a container.
+            guard invocation.operands.count == 2, invocation.operands[0] == "test" else {
+                throw DocsFailure.usage("the remote command is “docs remote test URL”", command: command)
+            }
+            return try RemoteCommand.test(invocation.operands[1], options: SyncCommand.options(invocation))
+        }
         let container: TextContainer
         do {
             container = try TextContainer(path: invocation.containerPath)
@@ -139,12 +146,11 @@ enum Docs {
                 interval = .milliseconds(Int64(seconds * 1000))
             }
             return try SyncCommand.run(
-                container, remote: invocation.remote, mode: invocation.watch ? .watch : .once,
-                interval: interval,
-                json: invocation.json)
+                container, remote: invocation.remote, options: SyncCommand.options(invocation),
+                mode: invocation.watch ? .watch : .once, interval: interval, json: invocation.json)
         case "status":
             try requireOperands(operands, command: command, names: [])
-            try StatusCommand.run(container, json: invocation.json)
+            try StatusCommand.run(container, options: SyncCommand.options(invocation), json: invocation.json)
         default:
             throw DocsFailure.usage("unknown command “\(command)”", command: nil)
         }
@@ -155,6 +161,14 @@ enum Docs {
     static func checkOptions(_ invocation: Invocation, command: String) throws {
         if invocation.json && !["list", "versions", "watch", "sync", "status"].contains(command) {
             throw DocsFailure.usage("--json is for list, versions, watch, sync and status", command: command)
+        }
+        if !["sync", "status", "remote"].contains(command) {
+            for (given, option) in [
+                (invocation.user != nil, "--user"), (invocation.passwordFile != nil, "--password-file"),
+                (invocation.unsafeServer, "--unsafe-server"), (invocation.allowHTTP, "--allow-http"),
+            ] where given {
+                throw DocsFailure.usage("\(option) is for sync, status and remote", command: command)
+            }
         }
         if command != "sync" {
             for (given, option) in [

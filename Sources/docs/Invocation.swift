@@ -14,6 +14,10 @@ struct Invocation: Equatable {
     var once = false
     var watch = false
     var interval: String?
+    var user: String?
+    var passwordFile: String?
+    var unsafeServer = false
+    var allowHTTP = false
 
     /// Parses the arguments after the program name.
     ///
@@ -57,6 +61,18 @@ struct Invocation: Equatable {
             case "--version-id": versionID = try value(for: option, inline: inline)
             case "--remote": remote = try value(for: option, inline: inline)
             case "--interval": interval = try value(for: option, inline: inline)
+            case "--user": user = try value(for: option, inline: inline)
+            case "--password-file": passwordFile = try value(for: option, inline: inline)
+            case "--password":
+                throw DocsFailure.usage(
+                    "a password on the command line can be read by every user of this computer; "
+                        + "give it in ~/.netrc, DOCS_PASSWORD or --password-file FILE (mode 600)",
+                    command: command)
+            case "--unsafe-server", "--allow-http":
+                guard inline == nil else {
+                    throw DocsFailure.usage("\(option) takes no value", command: command)
+                }
+                if option == "--unsafe-server" { unsafeServer = true } else { allowHTTP = true }
             case "--once", "--watch":
                 guard inline == nil else {
                     throw DocsFailure.usage("\(option) takes no value", command: command)

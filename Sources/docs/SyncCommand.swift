@@ -23,14 +23,25 @@ enum SyncCommand {
         SyncConfiguration(deletedItemsFolder: TextContainer.deletedDocumentsFolder)
     }
 
+    /// How to reach the remote: the credentials' sources and what the options allow.
+    static func options(_ invocation: Invocation) -> RemoteOptions {
+        var options = RemoteOptions()
+        options.credentials.user = invocation.user
+        options.credentials.passwordFile = invocation.passwordFile.map { URL(fileURLWithPath: $0) }
+        options.allowsUnsafeServer = invocation.unsafeServer
+        options.allowsInsecureHTTP = invocation.allowHTTP
+        return options
+    }
+
     static func run(
-        _ container: TextContainer, remote remoteURL: String?, mode: Mode, interval: Duration, json: Bool
+        _ container: TextContainer, remote remoteURL: String?, options: RemoteOptions, mode: Mode,
+        interval: Duration, json: Bool
     ) throws -> ExitStatus {
         let url = try remoteURL ?? remembered(for: container)
         let engine: SyncEngine
         do {
             engine = try SyncEngine(
-                container: container.url, remote: try SyncRemotes.remote(for: url),
+                container: container.url, remote: try SyncRemotes.remote(for: url, options: options),
                 configuration: configuration)
         } catch let error as SyncError where error.kind == .unusable {
             throw DocsFailure.usage(error.message, command: "sync")
@@ -116,14 +127,14 @@ enum SyncCommand {
 /// `docs status`: where each document stands with the container's remote.
 @MainActor
 enum StatusCommand {
-    static func run(_ container: TextContainer, json: Bool) throws {
+    static func run(_ container: TextContainer, options: RemoteOptions, json: Bool) throws {
         let configuration = SyncCommand.configuration
         let states: [SyncItemStatus]
         if let url = try SyncEngine.rememberedRemote(ofContainer: container.url, configuration: configuration)
         {
             do {
                 states = try SyncEngine.status(
-                    ofContainer: container.url, remote: try SyncRemotes.remote(for: url),
+                    ofContainer: container.url, remote: try SyncRemotes.remote(for: url, options: options),
                     configuration: configuration)
             } catch let error as SyncError {
                 throw DocsFailure.failure(error.message)
@@ -150,6 +161,28 @@ enum StatusCommand {
             }
             try Output.write(text)
         }
+    }
+}
+
+/// `docs remote test URL`: probes a WebDAV server and says in words what it is.
+@MainActor
+enum RemoteCommand {
+    static func test(_ url: String, options: RemoteOptions) throws -> ExitStatus {
+        var options = options
+        options.probesAgain = true
+        options.allowsUnsafeServer = true
+        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? "")
+        else {
+            throw DocsFailure.usage("“\(url)” is not a WebDAV URL (http:// or https://)", command: "remote")
+        }
+        let probe: WebDAVProbe
+        do {
+            probe = try SyncRemotes.probe(url, options: options)
+        } catch let error as SyncError {
+            throw DocsFailure.failure(error.message)
+        }
+        try Output.write("\(url): \(probe.summary)\n")
+        return probe.writeProtocol == nil ? .failure : .success
     }
 }
 

@@ -98,11 +98,13 @@ extension SyncEngine {
 
 /// The remotes a URL can name.
 public enum SyncRemotes {
-    /// The remote at `url`: `file:///absolute/path` is a folder (a disk, a mounted share).
+    /// The remote at `url`: `file:///absolute/path` is a folder (a disk, a mounted share);
+    /// `https://host/path/` a WebDAV collection, probed the first time it is used.
     ///
     /// - Throws: ``SyncError`` naming the URL when its scheme is not one sync speaks, or the
     ///   folder it names is missing or not a folder.
-    public static func remote(for url: String) throws -> any Remote {
+    public static func remote(for url: String, options: RemoteOptions = RemoteOptions()) throws -> any Remote
+    {
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else {
             throw SyncError(.unusable, "“\(url)” is not a URL; a folder is file:///absolute/path")
         }
@@ -119,9 +121,11 @@ public enum SyncRemotes {
                 throw SyncError(.unusable, "the remote \(url) is not a folder")
             }
             return LocalFolderRemote(root: URL(fileURLWithPath: path, isDirectory: true), displayName: url)
+        case "http", "https":
+            return try webDAV(parsed, url, options: options)
         default:
             throw SyncError(
-                .unusable, "“\(url)”: sync speaks file:// URLs (WebDAV is coming); not \(scheme)://")
+                .unusable, "“\(url)”: sync speaks file:// and http(s):// (WebDAV) URLs, not \(scheme)://")
         }
     }
 }

@@ -133,6 +133,23 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
     }
 
     func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        // The credentials are in the request's own header; a challenge means the server refused
+        // them (or none were given). Left to its default handling, FoundationNetworking on Linux
+        // waits forever for credentials it does not have; the answer is the 401 itself.
+        if let exchange = exchange(of: task) {
+            let response = challenge.failureResponse as? HTTPURLResponse
+            exchange.finish(
+                .success(
+                    HTTPAnswer(
+                        status: response?.statusCode ?? 401, headers: [:], body: Data(), bodyFile: nil)))
+        }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+
+    func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
@@ -157,7 +174,11 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
             .serverCertificateNotYetValid, .secureConnectionFailed, .clientCertificateRejected,
             .clientCertificateRequired:
             return .insecure(error.localizedDescription)
-        default: return .connectionLost(error.localizedDescription)
+        default:
+            // libcurl's TLS failures reach here as unknown errors with its message.
+            let message = error.localizedDescription
+            if message.contains("SSL") || message.contains("certificate") { return .insecure(message) }
+            return .connectionLost(message)
         }
     }
 

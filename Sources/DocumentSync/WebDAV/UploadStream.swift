@@ -1,3 +1,4 @@
+import DocumentKit
 import Foundation
 
 /// An ``UploadSource`` as the `InputStream` a request body is read from, so that an upload
@@ -21,10 +22,17 @@ final class UploadStream: InputStream {
     /// The byte count the source gave before it ended or passed its size.
     var givenBytes: Int64 { given }
 
-    init(_ source: UploadSource) {
+    /// The digest of the bytes given, when asked for.
+    private var hasher: ContentHash.Hasher?
+
+    init(_ source: UploadSource, hashing: Bool = false) {
         self.source = source
+        hasher = hashing ? ContentHash.Hasher() : nil
         super.init(data: Data())
     }
+
+    /// The digest of every byte given (once, after the body was sent), when made `hashing`.
+    func digest() -> ContentHash? { hasher.take()?.finalize() }
 
     override func open() { status = .open }
     override func close() { status = .closed }
@@ -66,6 +74,7 @@ final class UploadStream: InputStream {
             given += Int64(chunk.count)
             guard given <= source.size else { return fail(sizeChanged: true) }
             pending = Data(chunk)
+            hasher?.update(pending)
         } catch {
             failure = error
             ended = true

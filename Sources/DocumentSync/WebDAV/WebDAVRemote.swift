@@ -68,6 +68,10 @@ public final class WebDAVRemote: Remote {
         public var timeout: TimeInterval = 30
         /// The most connections to the server at once.
         public var connections: Int = 4
+        /// Whether every write is read back and compared with what was sent: for a server whose
+        /// conditions cannot be trusted (`--unsafe-server`), so that a write another client's
+        /// overwrote at once is found and reconciled instead of taken as done.
+        public var verifiesWrites = false
         /// Whether plain `http` is allowed to a host other than this computer (a password would
         /// cross the network readable by anyone on the way).
         public var allowsInsecureHTTP = false

@@ -1,0 +1,209 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// What a WebDAV server does with the requests sync depends on, found out by trying them in
+/// a scratch folder on the server (removed after): run when a remote is first set up, and kept
+/// with the remote's settings.
+///
+/// A server is usable when its ETags change on every write, also at equal size within one
+/// second, and either its locks are real (a write without the lock's token is refused, and a
+/// lock's ETag condition holds) or its `If-Match` and `If-None-Match: *` are honoured with
+/// strong ETags. A server that does neither would let one device silently overwrite another's
+/// edit; it is refused with what it failed and what to change.
+///
+/// For example:
+///
+/// ```swift
+/// let probe = try WebDAVProbe.run(on: remote)
+/// print(probe.summary)            // "Apache-like: real locks, ETags weak for a second after a write ..."
+/// guard let writes = probe.writeProtocol else { throw ... probe.refusal }
+/// ```
+public struct WebDAVProbe: Sendable, Codable, Equatable {
+    /// Whether items carry ETags at all.
+    public var hasETags = false
+    /// Whether two writes of the same size within one second give two ETags.
+    public var etagsChangeWithinASecond = false
+    /// Whether an ETag read right after a write is weak (`W/"..."`, Apache's for one second).
+    public var etagsWeakAfterWrite = false
+    /// Whether an ETag is made of the bytes (the same bytes written twice give the same one).
+    public var etagsAreDigests = false
+    /// Whether `If-Match` with a wrong ETag is refused with 412, the file left as it was.
+    public var honoursIfMatch = false
+    /// Whether `If-None-Match: *` on an existing file is refused with 412.
+    public var honoursIfNoneMatch = false
+    /// Whether a lock keeps a write without its token out (423).
+    public var locksAreReal = false
+    /// Whether a `LOCK` with an ETag condition that does not hold is refused (412).
+    public var lockConditionsHold = false
+    /// Whether a folder's ETag changes when a file two levels below it changes: then an
+    /// unchanged folder's subtree need not be listed.
+    public var folderETagsPropagate = false
+    /// Nextcloud's and ownCloud's `oc:fileid`, kept across renames.
+    public var hasFileIDs = false
+    /// The server's name as its `Server` header gives it, when it does.
+    public var server: String?
+
+    public init() {}
+
+    /// How writes can be kept safe on this server; nil when they cannot.
+    public var writeProtocol: WebDAVRemote.WriteProtocol? {
+        guard hasETags, etagsChangeWithinASecond || etagsAreDigests else { return nil }
+        if locksAreReal, lockConditionsHold { return .locking }
+        if honoursIfMatch, honoursIfNoneMatch, !etagsWeakAfterWrite { return .conditional }
+        return nil
+    }
+
+    /// What the server failed, and what to change, when ``writeProtocol`` is nil.
+    public var refusal: String? {
+        guard writeProtocol == nil else { return nil }
+        var failed: [String] = []
+        if !hasETags {
+            failed.append("it gives no ETags, so a change made by another client cannot be seen")
+        } else if !etagsChangeWithinASecond, !etagsAreDigests {
+            failed.append(
+                "its ETags stay the same across two writes of the same size within one second (made of whole-second times), "
+                    + "so such an edit is missed; on Apache set FileETag Digest")
+        }
+        if !(locksAreReal && lockConditionsHold) {
+            if !honoursIfMatch {
+                failed.append("it ignores If-Match, so a write overwrites whatever another client wrote")
+            }
+            if !honoursIfNoneMatch {
+                failed.append("it ignores If-None-Match: *, so a new file overwrites one made meanwhile")
+            }
+            if honoursIfMatch, honoursIfNoneMatch, etagsWeakAfterWrite {
+                failed.append(
+                    "its ETags are weak after a write and it has no real locks, so If-Match cannot hold")
+            }
+            if !locksAreReal { failed.append("its locks do not keep other writers out") }
+        }
+        return "the server cannot keep one device from overwriting another's edit: "
+            + failed.joined(separator: "; ")
+            + ". Use a server that honours If-Match (Apache's mod_dav with DavLockDB, Nextcloud), or --unsafe-server to sync anyway, reading back every write"
+    }
+
+    /// The server's class in words, for `docs remote test`.
+    public var summary: String {
+        var parts: [String] = []
+        switch writeProtocol {
+        case .locking?:
+            parts.append(
+                "safe: writes are made under real WebDAV locks with the ETag as the lock's condition")
+        case .conditional?: parts.append("safe: writes are conditional (If-Match, If-None-Match: *)")
+        case nil: parts.append("unsafe: \(refusal ?? "")")
+        }
+        if hasETags {
+            var etags = "ETags " + (etagsAreDigests ? "made of the bytes" : "change on every write")
+            if etagsWeakAfterWrite { etags += ", weak for about a second after a write" }
+            parts.append(etags)
+        }
+        parts.append(locksAreReal ? "real locks" : "no real locks")
+        parts.append(
+            folderETagsPropagate
+                ? "folder ETags propagate (unchanged folders are skipped)" : "folder ETags do not propagate")
+        if hasFileIDs { parts.append("file IDs kept across renames") }
+        return (server.map { "\($0): " } ?? "") + parts.joined(separator: "; ")
+    }
+
+    /// Tries the requests in a scratch folder at the top of `remote`'s collection.
+    ///
+    /// - Throws: ``RemoteError`` when the collection cannot be reached or is not WebDAV
+    ///   (401, 404, a server that does not answer PROPFIND).
+    public static func run(on remote: WebDAVRemote) throws -> WebDAVProbe {
+        try Run(remote).probe()
+    }
+
+    /// The requests, on raw HTTP: the remote's own calls would hide what the server does.
+    private struct Run {
+        let remote: WebDAVRemote
+        let scratch: RemotePath
+
+        init(_ remote: WebDAVRemote) {
+            self.remote = remote
+            scratch = RemotePath(".documentsync-probe-" + String(UInt64.random(in: .min ... .max), radix: 16))
+        }
+
+        func send(
+            _ method: String, _ path: RemotePath, folder: Bool = false, headers: [String: String] = [:],
+            body: Data? = nil
+        )
+            throws -> HTTPAnswer
+        {
+            try remote.send(
+                remote.request(method, remote.url(path, folder: folder), headers: headers),
+                body: body.map(HTTPBody.data) ?? .none, .write, path)
+        }
+
+        func etag(_ path: RemotePath, folder: Bool = false) throws -> String? {
+            try remote.propfind(path, depth: "0", folder: folder, .entry)?.first(where: \.hasProperties)?.etag
+        }
+
+        func contents(_ path: RemotePath) throws -> Data? {
+            let answer = try send("GET", path)
+            return answer.status == 200 ? answer.body : nil
+        }
+
+        func probe() throws -> WebDAVProbe {
+            var probe = WebDAVProbe()
+            // Reachable, WebDAV, credentials accepted: the remote's own listing says which not.
+            _ = try remote.list(.root)
+            let made = try send("MKCOL", scratch, folder: true)
+            guard (200...299).contains(made.status) else {
+                throw remote.error(status: made, .makeFolder, scratch)
+            }
+            probe.server = made.header("Server")
+            defer { _ = try? send("DELETE", scratch, folder: true) }
+
+            let file = scratch.appending("a.txt")
+            _ = try send("PUT", file, headers: ["If-None-Match": "*"], body: Data("aaaa".utf8))
+            let first = try etag(file)
+            probe.hasETags = first != nil
+            probe.etagsWeakAfterWrite = first?.hasPrefix("W/") ?? false
+            probe.hasFileIDs =
+                try remote.propfind(file, depth: "0", folder: false, .entry)?.first?.fileID != nil
+            _ = try send("PUT", file, body: Data("bbbb".utf8))
+            let second = try etag(file)
+            probe.etagsChangeWithinASecond = first != nil && second != nil && first != second
+            _ = try send("PUT", file, body: Data("aaaa".utf8))
+            let third = try etag(file)
+            probe.etagsAreDigests = first != nil && third.map(WebDAVRemote.tag) == first.map(WebDAVRemote.tag)
+            _ = try send("PUT", file, body: Data("bbbb".utf8))
+
+            let wrongMatch = try send(
+                "PUT", file, headers: ["If-Match": "\"documentsync-no-such-etag\""], body: Data("cccc".utf8))
+            let afterWrongMatch = try contents(file)
+            probe.honoursIfMatch = wrongMatch.status == 412 && afterWrongMatch == Data("bbbb".utf8)
+            let noneMatch = try send("PUT", file, headers: ["If-None-Match": "*"], body: Data("dddd".utf8))
+            let afterNoneMatch = try contents(file)
+            probe.honoursIfNoneMatch = noneMatch.status == 412 && afterNoneMatch == Data("bbbb".utf8)
+
+            probe.lockConditionsHold =
+                (try? remote.lock(
+                    file, matching: RemoteTag("\"documentsync-no-such-etag\""), .write, seconds: 30)) == nil
+            if let current = try etag(file),
+                let token = try? remote.lock(file, matching: WebDAVRemote.tag(current), .write, seconds: 30)
+            {
+                let intruder = try send("PUT", file, body: Data("eeee".utf8))
+                let afterIntruder = try contents(file)
+                probe.locksAreReal = intruder.status == 423 && afterIntruder == Data("bbbb".utf8)
+                remote.unlock(file, token)
+            } else {
+                probe.lockConditionsHold = false
+            }
+
+            let folder = scratch.appending("sub")
+            let deep = folder.appending("b.txt")
+            _ = try send("MKCOL", folder, folder: true)
+            _ = try send("PUT", deep, body: Data("1".utf8))
+            let before = try etag(scratch, folder: true)
+            _ = try send("PUT", deep, body: Data("2".utf8))
+            let after = try etag(scratch, folder: true)
+            probe.folderETagsPropagate =
+                before != nil && after != nil && before.map(WebDAVRemote.tag) != after.map(WebDAVRemote.tag)
+            return probe
+        }
+    }
+}
