@@ -103,7 +103,9 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
             request.setValue(String(size), forHTTPHeaderField: "Content-Length")
             task = session.dataTask(with: request)
         }
-        let exchange = Exchange(destination)
+        var streamsBody = false
+        if case .stream = body { streamsBody = true }
+        let exchange = Exchange(destination, streamsBody: streamsBody)
         exchanges.withLock { $0[task.taskIdentifier] = exchange }
         task.resume()
         exchange.done.wait()
@@ -150,6 +152,25 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
     }
 
     func urlSession(
+        _ session: URLSession, task: URLSessionTask,
+        needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void
+    ) {
+        // libcurl sends a request again on a new connection when the one it reused was found
+        // closed. A streamed body cannot be read again: left alone, the request would go with
+        // whatever is left of it (nothing), and the server would take an empty file for the
+        // upload. The request fails instead, and the caller settles it by reading back.
+        // A body in memory is not asked again (FoundationNetworking stops the process if given
+        // a stream for one): libcurl then sends the head alone and the request times out, which
+        // the caller settles the same way.
+        guard let exchange = exchange(of: task), exchange.streamsBody else { return completionHandler(nil) }
+        exchange.finish(
+            .failure(.connectionLost("the connection broke and the upload's body cannot be sent again")))
+        // (Called on the session's own queue, inside libcurl: cancelling the task here would
+        // wait for that queue. The stream's failure ends the transfer.)
+        completionHandler(UnreadableStream())
+    }
+
+    func urlSession(
         _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
         newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
@@ -193,7 +214,13 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
         }
         private let body = Mutex<Body>(Body())
 
-        init(_ destination: Destination) { self.destination = destination }
+        /// Whether the request's body is a stream, which cannot be read again.
+        let streamsBody: Bool
+
+        init(_ destination: Destination, streamsBody: Bool) {
+            self.destination = destination
+            self.streamsBody = streamsBody
+        }
 
         /// Takes a piece of the body; a failure ends the request.
         func receive(_ data: Data) -> HTTPTransportFailure? {
@@ -261,4 +288,18 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
             if first { done.signal() }
         }
     }
+}
+
+/// A body that fails at its first read: for a request whose streamed body cannot be sent again.
+private final class UnreadableStream: InputStream {
+    init() { super.init(data: Data()) }
+    override func open() {}
+    override func close() {}
+    override var streamStatus: Stream.Status { .error }
+    override var streamError: (any Error)? { CocoaError(.fileReadUnknown) }
+    override var hasBytesAvailable: Bool { true }
+    override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) -> Int { -1 }
+    override func getBuffer(
+        _ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length: UnsafeMutablePointer<Int>
+    ) -> Bool { false }
 }

@@ -11,7 +11,7 @@ import Foundation
 /// `getcontentlength`, and ownCloud's and Nextcloud's `oc:fileid` and `oc:checksums`.
 struct Multistatus {
     /// One `response` element.
-    struct Response: Equatable {
+    struct Response {
         /// The href as the server wrote it, percent-encoded.
         var href: String
         var isCollection = false
@@ -19,6 +19,8 @@ struct Multistatus {
         var contentLength: Int64?
         var fileID: String?
         var checksums: String?
+        /// The locks on the item (`lockdiscovery`, when asked for): each one's token and owner.
+        var locks: [(token: String, owner: String)] = []
         /// Whether a propstat of the response had status 200: one without any (a member
         /// the server answers 404 or 403 for) says nothing of the item.
         var hasProperties = false
@@ -55,6 +57,13 @@ struct Multistatus {
     static let davNamespace = "DAV:"
     static let ownCloudNamespace = "http://owncloud.org/ns"
 
+    /// The PROPFIND body asking for the item's locks.
+    static let lockRequest = Data(
+        """
+        <?xml version="1.0" encoding="utf-8"?>
+        <d:propfind xmlns:d="DAV:"><d:prop><d:lockdiscovery/></d:prop></d:propfind>
+        """.utf8)
+
     /// The PROPFIND body asking for what ``Response`` keeps.
     static let request = Data(
         """
@@ -78,6 +87,8 @@ struct Multistatus {
         private var text = ""
         private var inProp = false
         private var inResourceType = false
+        private var lock: (token: String, owner: String)?
+        private var inLockToken = false
 
         func parser(
             _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
@@ -103,6 +114,8 @@ struct Multistatus {
             case "prop" where response != nil: inProp = true
             case "resourcetype" where inProp: inResourceType = true
             case "collection" where inResourceType: found.isCollection = true
+            case "activelock" where inProp: lock = ("", "")
+            case "locktoken" where lock != nil: inLockToken = true
             default: break
             }
         }
@@ -125,6 +138,12 @@ struct Multistatus {
             guard namespaceURI == Multistatus.davNamespace, response != nil else { return }
             switch name {
             case "href" where depth == 3: response?.href = value
+            case "href" where inLockToken: lock?.token = value
+            case "locktoken": inLockToken = false
+            case "owner" where lock != nil: lock?.owner = value
+            case "activelock":
+                if let lock { found.locks.append(lock) }
+                lock = nil
             case "status" where depth == 4: propstatStatus = value
             case "getetag" where inProp: found.etag = value.isEmpty ? nil : value
             case "getcontentlength" where inProp: found.contentLength = Int64(value)
@@ -140,6 +159,7 @@ struct Multistatus {
                         kept.contentLength = found.contentLength ?? kept.contentLength
                         kept.fileID = found.fileID ?? kept.fileID
                         kept.checksums = found.checksums ?? kept.checksums
+                        kept.locks += found.locks
                         response = kept
                     }
                 }

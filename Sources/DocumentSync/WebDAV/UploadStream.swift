@@ -34,7 +34,13 @@ final class UploadStream: InputStream {
     /// The digest of every byte given (once, after the body was sent), when made `hashing`.
     func digest() -> ContentHash? { hasher.take()?.finalize() }
 
-    override func open() { status = .open }
+    /// Opened a second time: the session means to send the body again, which it cannot be.
+    private(set) var reopened = false
+
+    override func open() {
+        if status != .notOpen { reopened = true }
+        status = .open
+    }
     override func close() { status = .closed }
     override var streamStatus: Stream.Status { status }
     override var streamError: (any Error)? {
@@ -44,7 +50,7 @@ final class UploadStream: InputStream {
 
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) -> Int {
         if pending.isEmpty, !ended { fill() }
-        guard failure == nil, !sizeChanged else {
+        guard failure == nil, !sizeChanged, !reopened else {
             status = .error
             return -1
         }

@@ -1,3 +1,4 @@
+import DocumentKit
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -29,7 +30,7 @@ extension WebDAVRemote {
             }
         }
         let answer = try put(temporary, from: source, headers: ["If-None-Match": "*"], reportedAs: path)
-        let tag = try tagAfterWrite(answer, temporary, reportedAs: path)
+        let tag = try tagAfterWrite(answer, temporary, size: source.size, reportedAs: path)
         let moved = try send(
             request(
                 "MOVE", url(temporary), headers: ["Destination": url(path).absoluteString, "Overwrite": "F"]),
@@ -48,11 +49,11 @@ extension WebDAVRemote {
     private func writeLocked(_ path: RemotePath, from source: UploadSource, over tag: RemoteTag) throws
         -> RemoteTag
     {
-        let token = try lock(path, matching: tag, .write, seconds: max(120, Int(source.size >> 20)))
+        let token = try lock(path, matching: tag, .write, seconds: max(60, Int(source.size >> 20)))
         defer { unlock(path, token) }
         let answer = try put(
             path, from: source, headers: ["If": ifHeader(path, "<\(token)>")], reportedAs: path)
-        return try tagAfterWrite(answer, path, reportedAs: path, lockToken: token)
+        return try tagAfterWrite(answer, path, size: source.size, reportedAs: path, lockToken: token)
     }
 
     /// `If-None-Match: *` or `If-Match`, for servers whose conditions hold.
@@ -64,8 +65,24 @@ extension WebDAVRemote {
         case .absent: header = ["If-None-Match": "*"]
         case .matches(let tag): header = ["If-Match": Self.quoted(tag)]
         }
-        let answer = try put(path, from: source, headers: header, reportedAs: path)
-        return try tagAfterWrite(answer, path, reportedAs: path)
+        let stream = UploadStream(source, hashing: configuration.verifiesWrites)
+        let answer = try put(path, from: stream, size: source.size, headers: header, reportedAs: path)
+        let tag = try tagAfterWrite(answer, path, size: source.size, reportedAs: path)
+        return configuration.verifiesWrites ? try verify(path, sent: stream.digest(), tag: tag) : tag
+    }
+
+    /// Reads back what a write on a server that cannot be trusted left, and fails it as a
+    /// refused condition when it is not the bytes sent: the engine then reconciles with what
+    /// is there.
+    private func verify(_ path: RemotePath, sent digest: ContentHash?, tag: RemoteTag) throws -> RemoteTag {
+        var hasher = ContentHash.Hasher()
+        let read = try self.read(path) { hasher.update($0) }
+        guard hasher.finalize() == digest else {
+            throw failure(
+                .preconditionFailed, .write, path,
+                detail: "another client wrote it at the same time (read back after the write)")
+        }
+        return read
     }
 
     /// `PUT`s the source's bytes to `path`, streamed.
@@ -74,18 +91,27 @@ extension WebDAVRemote {
     )
         throws -> HTTPAnswer
     {
-        let stream = UploadStream(source)
+        try put(path, from: UploadStream(source), size: source.size, headers: headers, reportedAs: shown)
+    }
+
+    private func put(
+        _ path: RemotePath, from stream: UploadStream, size: Int64, headers: [String: String],
+        reportedAs shown: RemotePath
+    ) throws -> HTTPAnswer {
         var headers = headers
         headers["Content-Type"] = "application/octet-stream"
         let answer: HTTPAnswer
         do {
             answer = try send(
-                request("PUT", url(path), headers: headers), body: .stream(stream, size: source.size), .write,
+                request("PUT", url(path), headers: headers), body: .stream(stream, size: size), .write,
                 shown)
         } catch {
             throw sourceFailure(stream, shown) ?? error
         }
         if let failure = sourceFailure(stream, shown) { throw failure }
+        if stream.reopened {
+            throw failure(.connectionLost, .write, shown, detail: "the upload's body could not be sent again")
+        }
         switch answer.status {
         case 200...299: return answer
         case 412: throw failure(.preconditionFailed, .write, shown, detail: "HTTP 412")
@@ -114,13 +140,21 @@ extension WebDAVRemote {
     /// `OC-ETag`, `ETag`), otherwise read back (safe only where no one else can have written
     /// since: under a lock, or at a name only this write uses).
     private func tagAfterWrite(
-        _ answer: HTTPAnswer, _ path: RemotePath, reportedAs shown: RemotePath, lockToken: String? = nil
+        _ answer: HTTPAnswer, _ path: RemotePath, size: Int64, reportedAs shown: RemotePath,
+        lockToken: String? = nil
     ) throws -> RemoteTag {
         if let etag = answer.header("OC-ETag") ?? answer.header("ETag") { return Self.tag(etag) }
         guard let responses = try propfind(path, depth: "0", folder: false, .write, lockToken: lockToken),
-            let tag = responses.first(where: { $0.hasProperties })?.etag
+            let found = responses.first(where: { $0.hasProperties }), let tag = found.etag
         else {
             throw failure(.other, .write, shown, detail: "the server gives no ETag for the file written")
+        }
+        // Read where no one else writes: a size other than the upload's means the bytes did
+        // not all arrive, whatever the answer said.
+        if let stored = found.contentLength, stored != size {
+            throw failure(
+                .connectionLost, .write, shown,
+                detail: "the server holds \(stored) bytes, not the \(size) sent")
         }
         return Self.tag(tag)
     }
@@ -209,6 +243,11 @@ extension WebDAVRemote {
             case let status where Self.isRedirect(status) && !folder:
                 folder = true
                 continue
+            case 404:
+                // libcurl sends a request again when the connection it reused broke before any
+                // answer: the first may have moved the item. Its tag at the destination says so.
+                if case .matches(let tag)? = condition, try entry(at: destination)?.tag == tag { return tag }
+                throw failure(.notFound, .move, source, destination: destination, detail: "HTTP 404")
             case 412:
                 if try entry(at: destination) != nil {
                     throw failure(.exists, .move, source, destination: destination)
@@ -252,7 +291,7 @@ extension WebDAVRemote {
         """
         <?xml version="1.0" encoding="utf-8"?>
         <d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype>\
-        <d:owner>DocumentSync</d:owner></d:lockinfo>
+        <d:owner>OWNER</d:owner></d:lockinfo>
         """.utf8)
 
     /// Locks the item at `path` (`Depth: 0`; on a folder that also keeps its members from
@@ -266,16 +305,26 @@ extension WebDAVRemote {
         -> String
     {
         var folder = false
+        var released = false
+        let body = Data(
+            String(decoding: Self.lockBody, as: UTF8.self).replacingOccurrences(of: "OWNER", with: lockOwner)
+                .utf8)
         while true {
             let headers = [
                 "Depth": "0", "Timeout": "Second-\(seconds)",
                 "If": ifHeader(path, "[\(Self.quoted(tag))]", folder: folder),
                 "Content-Type": "application/xml; charset=utf-8",
             ]
-            let answer = try send(
-                request("LOCK", url(path, folder: folder), headers: headers), body: .data(Self.lockBody),
-                operation,
-                path)
+            let answer: HTTPAnswer
+            do {
+                answer = try send(
+                    request("LOCK", url(path, folder: folder), headers: headers), body: .data(body),
+                    operation, path)
+            } catch let error as RemoteError where error.leavesOutcomeUnknown {
+                // The lock may have been taken with its answer lost: give it back now.
+                releaseOwnLocks(path)
+                throw error
+            }
             switch answer.status {
             case 200:
                 guard
@@ -299,11 +348,38 @@ extension WebDAVRemote {
             case let status where Self.isRedirect(status) && !folder:
                 folder = true
                 continue
+            case 423 where !released && releaseOwnLocks(path) > 0:
+                // Ours, from a request whose answer was lost.
+                released = true
+                continue
             case 404, 409, 412:
                 throw failure(.preconditionFailed, operation, path, detail: "HTTP \(answer.status)")
             default: throw error(status: answer, operation, path)
             }
         }
+    }
+
+    /// Gives back the locks on `path` this remote took and no longer knows the tokens of.
+    ///
+    /// - Returns: How many it gave back.
+    @discardableResult
+    func releaseOwnLocks(_ path: RemotePath) -> Int {
+        guard
+            let answer = try? send(
+                request(
+                    "PROPFIND", url(path),
+                    headers: ["Depth": "0", "Content-Type": "application/xml; charset=utf-8"]),
+                body: .data(Multistatus.lockRequest), .write, path, repeatable: true),
+            answer.status == 207, let parsed = try? Multistatus(parsing: answer.body)
+        else { return 0 }
+        var released = 0
+        for response in parsed.responses {
+            for lock in response.locks where lock.owner == lockOwner && !lock.token.isEmpty {
+                unlock(path, lock.token)
+                released += 1
+            }
+        }
+        return released
     }
 
     /// An `If` header whose one condition (a lock token in angle brackets, an entity tag in
@@ -315,6 +391,8 @@ extension WebDAVRemote {
 
     /// Gives the lock back; a lock that cannot be given back expires by its timeout.
     func unlock(_ path: RemotePath, _ token: String) {
-        _ = try? send(request("UNLOCK", url(path), headers: ["Lock-Token": "<\(token)>"]), .write, path)
+        _ = try? send(
+            request("UNLOCK", url(path), headers: ["Lock-Token": "<\(token)>"]), .write, path,
+            repeatable: true)
     }
 }

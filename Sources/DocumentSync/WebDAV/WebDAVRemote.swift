@@ -93,6 +93,9 @@ public final class WebDAVRemote: Remote {
 
     public let displayName: String
     let configuration: Configuration
+    /// The owner every lock of this remote names: a lock whose answer was lost is found by
+    /// it, and given back, rather than left to keep everyone out until it times out.
+    let lockOwner = "DocumentSync " + String(UInt64.random(in: .min ... .max), radix: 16)
     /// The collection's URL, ending in "/", without user or password.
     let base: URL
     /// The collection's path segments, decoded: an href must start with them.

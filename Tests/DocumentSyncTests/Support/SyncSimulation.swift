@@ -44,7 +44,8 @@ final class SyncSimulation {
     static let mostRounds = 10
 
     let seed: UInt64
-    let remote: SimulatedRemote
+    /// The remote the devices share, and what the run does to it directly.
+    let target: any SimulationTarget
     let devices: [SyncDevice]
     /// What the run did, a line a step.
     private(set) var trace: [String] = []
@@ -52,6 +53,8 @@ final class SyncSimulation {
     private var random: SeededGenerator
     private let folder: TemporaryFolder
     private let stepCount: Int
+    /// How many steps the run makes before its quiet end.
+    var steps: Int { stepCount }
     private var step = 0
     /// Makes every line and every binary file unique.
     private var counter = 0
@@ -110,22 +113,40 @@ final class SyncSimulation {
 
     /// A run of `seed`, stopped after `stepLimit` steps when given (the same first steps as
     /// the whole run: a prefix, for finding the step that breaks it).
-    init(seed: UInt64, stepLimit: Int? = nil) throws {
+    convenience init(seed: UInt64, stepLimit: Int? = nil) throws {
+        try self.init(seed: seed, stepLimit: stepLimit, deviceCounts: 2...4) { random in
+            SimulatedRemote(
+                displayName: "simulated remote", faults: Self.drawFaults(&random), generator: random.split())
+        }
+    }
+
+    /// A run of `seed` whose devices share the remote `makeTarget` makes (from the run's
+    /// generator, so that its faults replay with the seed too).
+    init(
+        seed: UInt64, stepLimit: Int? = nil, deviceCounts: ClosedRange<Int>,
+        target makeTarget: (inout SeededGenerator) throws -> any SimulationTarget
+    ) throws {
         self.seed = seed
         var random = SeededGenerator(seed: seed)
         let folder = try TemporaryFolder("simulation\(seed)", inMemory: true)
-        let faults = Self.drawFaults(&random)
-        let remote = SimulatedRemote(
-            displayName: "simulated remote", faults: faults, generator: random.split())
-        let deviceCount = Int.random(in: 2...4, using: &random)
+        let target = try makeTarget(&random)
+        let deviceCount = Int.random(in: deviceCounts, using: &random)
         devices = try ["a", "b", "c", "d"].prefix(deviceCount).map {
-            try SyncDevice($0, remote: remote, in: folder)
+            try SyncDevice($0, remote: target.remote, in: folder)
         }
-        (self.folder, self.remote) = (folder, remote)
+        (self.folder, self.target) = (folder, target)
         let steps = Int.random(in: 10...30, using: &random)
         stepCount = min(steps, stepLimit ?? steps)
         self.random = random
-        trace.append("seed \(seed): \(deviceCount) devices, \(steps) steps, faults \(Self.describe(faults))")
+        trace.append(
+            "seed \(seed): \(deviceCount) devices, \(steps) steps, \(target.remote.displayName), faults \(target.faultDescription)"
+        )
+    }
+
+    /// The simulated remote of a run made by ``init(seed:stepLimit:)``.
+    var remote: SimulatedRemote {
+        guard let remote = target as? SimulatedRemote else { preconditionFailure("not a simulated remote") }
+        return remote
     }
 
     /// Runs the steps, then the quiet end, then checks the four properties.
@@ -367,9 +388,9 @@ final class SyncSimulation {
         let path = join(pick(["", "A", "B", "A/B"]), pick(Self.fileNames))
         let remotePath = RemotePath(path)
         let bytes = path.hasSuffix(".txt") ? newText(writer: "r") : newBinary()
-        let old = remote.snapshot().files[remotePath]
+        let old = try target.snapshot().files[remotePath]
         do {
-            try remote.directWrite(remotePath, bytes)
+            try target.writeAsAnotherClient(remotePath, bytes)
         } catch {
             return note("remote client: write \(path): \(error)")
         }
@@ -397,7 +418,7 @@ final class SyncSimulation {
     ///
     /// - Returns: Property (c) broken, or nil.
     private func quiesce() throws -> Violation? {
-        remote.faults = .none
+        target.stopFaults()
         var busy: [String] = []
         for round in 1...Self.mostRounds {
             busy = []
@@ -422,7 +443,7 @@ final class SyncSimulation {
 
     private func check() throws -> [Violation] {
         var violations: [Violation] = []
-        let snapshot = remote.snapshot()
+        let snapshot = try target.snapshot()
         let metadata = RemotePath.metadataFolder
         var remoteFiles: [String: Data] = [:]
         for (path, bytes) in snapshot.files where path != metadata && !path.isDescendant(of: metadata) {
@@ -478,7 +499,7 @@ final class SyncSimulation {
         for device in devices { kept.formUnion(Self.contents(under: device.deleted)) }
         // Another client's blind write over a version on the remote (the racing writer fault)
         // replaces it, as a write of that client's own would.
-        kept.formUnion(remote.bytesReplacedByRacingWriters)
+        kept.formUnion(target.bytesReplacedByRacingWriters)
         var missing = written.filter { !superseded.contains($0.key) && !kept.contains($0.key.bytes) }
         if !missing.isEmpty {
             for device in devices { kept.formUnion(Self.storedContents(of: device.store)) }
@@ -495,7 +516,7 @@ final class SyncSimulation {
         // (e) No edit lost: every line made is in a document or an unresolved conflict
         // version, unless removed on purpose (this finds an edit reverted in a document that
         // survives whole only as an old version, which (a) accepts).
-        for replaced in remote.bytesReplacedByRacingWriters { removedLines.formUnion(lineWords(replaced)) }
+        for replaced in target.bytesReplacedByRacingWriters { removedLines.formUnion(lineWords(replaced)) }
         var present = Set(live.flatMap(lineWords))
         var lost = Set(lines.keys).subtracting(removedLines).subtracting(present)
         if !lost.isEmpty {
@@ -751,7 +772,7 @@ final class SyncSimulation {
 
     // MARK: - Words
 
-    private static func describe(_ faults: SimulatedRemote.Faults) -> String {
+    static func describe(_ faults: SimulatedRemote.Faults) -> String {
         let parts = [
             ("5xx", faults.serverError), ("cut", faults.connectionCut), ("race", faults.racingWriter),
             ("stale", faults.staleListing), ("timeout", faults.timeoutAfterApplying),

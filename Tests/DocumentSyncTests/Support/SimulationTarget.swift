@@ -1,0 +1,172 @@
+import Foundation
+import Synchronization
+
+@testable import DocumentSync
+
+/// The remote a ``SyncSimulation`` runs on: what the devices call, and what the run does to
+/// it behind their backs (another client's blind write, a look at every byte it holds).
+protocol SimulationTarget: AnyObject {
+    /// The remote every device syncs with.
+    var remote: any Remote { get }
+    /// Every file's bytes and every folder, as the remote holds them now.
+    func snapshot() throws -> SimulatedRemote.Snapshot
+    /// Another client writes the file over whatever is there, making its folders.
+    func writeAsAnotherClient(_ path: RemotePath, _ bytes: Data) throws
+    /// No more faults: for the quiet end of a run.
+    func stopFaults()
+    /// Bytes the remote's own racing writers wrote over (none but in the simulated remote).
+    var bytesReplacedByRacingWriters: [Data] { get }
+    /// The faults, in words, for the run's first line.
+    var faultDescription: String { get }
+}
+
+extension SimulatedRemote: SimulationTarget {
+    var remote: any Remote { self }
+
+    func writeAsAnotherClient(_ path: RemotePath, _ bytes: Data) throws {
+        _ = try directWrite(path, bytes)
+    }
+
+    func stopFaults() { faults = .none }
+
+    var faultDescription: String { SyncSimulation.describe(faults) }
+}
+
+/// A real Apache of scripts/webdav-servers as the simulation's remote: a fresh collection, the
+/// devices' requests through a ``FaultProxy`` that breaks some of them (connections reset
+/// before or after the request, answers cut short, answers held past the timeout, 503s), the
+/// other client's writes straight to Apache, and the snapshot read from Apache's folder on
+/// disk.
+final class ApacheTarget: SimulationTarget {
+    let remote: any Remote
+    private let direct: WebDAVRemote
+    private let folder: URL
+    private let proxy: FaultProxy?
+    let faultDescription: String
+
+    /// How often each fault strikes a request, in 100.
+    struct Faults: Sendable {
+        var resetBefore = 0
+        var resetAfter = 0
+        var cut = 0
+        var stall = 0
+        var unavailable = 0
+
+        var isNone: Bool { resetBefore + resetAfter + cut + stall + unavailable == 0 }
+    }
+
+    /// - Parameters:
+    ///   - server: The Apache configuration.
+    ///   - random: The run's generator: the faults are drawn from it, and each request's fault
+    ///     from a generator split from it.
+    ///   - writeProtocol: How the devices' writes are kept safe; by default what the probe
+    ///     found for Apache.
+    init(
+        _ server: WebDAVServers.Server, random: inout SeededGenerator, name: String = #function,
+        writeProtocol: WebDAVRemote.WriteProtocol = .locking
+    ) throws {
+        var faults = Faults()
+        if server != .tls, Int.random(in: 0..<5, using: &random) != 0 {
+            func chance() -> Int { Bool.random(using: &random) ? Int.random(in: 1...3, using: &random) : 0 }
+            faults = Faults(
+                resetBefore: chance(), resetAfter: chance(), cut: chance(),
+                stall: Bool.random(using: &random) ? 1 : 0, unavailable: chance())
+        }
+        let collection = try WebDAVServers.collection(on: server, name) { $0.writeProtocol = writeProtocol }
+        direct = collection.remote
+        folder = collection.folder
+        if faults.isNone {
+            proxy = nil
+            remote = direct
+            faultDescription = "none"
+        } else {
+            let proxy = try FaultProxy(target: collection.url)
+            var configuration = WebDAVRemote.Configuration(
+                url: proxy.url(for: collection.url), credentials: try WebDAVServers.credentials(),
+                writeProtocol: writeProtocol)
+            // Long enough for any request on loopback, short enough that a held answer costs
+            // little: the stall fault holds one for longer.
+            configuration.timeout = 1
+            remote = try WebDAVRemote(configuration)
+            let roller = FaultRoller(faults, generator: random.split())
+            proxy.decide = { _, _ in roller.next() }
+            self.proxy = proxy
+            faultDescription =
+                "reset before \(faults.resetBefore)%, after \(faults.resetAfter)%, cut \(faults.cut)%, "
+                + "stall \(faults.stall)%, 503 \(faults.unavailable)%"
+        }
+    }
+
+    deinit { proxy?.stop() }
+
+    func stopFaults() { proxy?.decide = { _, _ in .none } }
+
+    var bytesReplacedByRacingWriters: [Data] { [] }
+
+    func writeAsAnotherClient(_ path: RemotePath, _ bytes: Data) throws {
+        var folder = RemotePath.root
+        for component in path.parent.components {
+            folder = folder.appending(component)
+            if try direct.entry(at: folder) == nil { try direct.makeFolder(folder) }
+        }
+        // A blind write, as a client that does not use conditions makes it.
+        let answer = try direct.send(
+            direct.request("PUT", direct.url(path)), body: .data(bytes), .write, path)
+        guard (200...299).contains(answer.status) else { throw direct.error(status: answer, .write, path) }
+    }
+
+    /// The collection's files and folders on Apache's disk, without Apache's own (`.DAV`,
+    /// `.davfs.tmp…`) and the temporary files of writes a fault cut short.
+    func snapshot() throws -> SimulatedRemote.Snapshot {
+        var snapshot = SimulatedRemote.Snapshot()
+        var folders: [(URL, RemotePath)] = [(folder, .root)]
+        while let (url, path) = folders.popLast() {
+            for name in try FileManager.default.contentsOfDirectory(atPath: url.path) {
+                if name == ".DAV" || name.hasPrefix(".davfs.tmp")
+                    || name.hasPrefix(WebDAVRemote.temporaryPrefix)
+                {
+                    continue
+                }
+                let child = url.appendingPathComponent(name)
+                let childPath = path.appending(name)
+                var isFolder: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: child.path, isDirectory: &isFolder) else {
+                    continue
+                }
+                if isFolder.boolValue {
+                    snapshot.folders.insert(childPath)
+                    folders.append((child, childPath))
+                } else {
+                    snapshot.files[childPath] = try Data(contentsOf: child)
+                }
+            }
+        }
+        return snapshot
+    }
+}
+
+/// Draws each request's fault, in the order the proxy sees requests.
+private final class FaultRoller: Sendable {
+    private let faults: ApacheTarget.Faults
+    private let generator: Mutex<SeededGenerator>
+
+    init(_ faults: ApacheTarget.Faults, generator: SeededGenerator) {
+        self.faults = faults
+        self.generator = Mutex(generator)
+    }
+
+    func next() -> FaultProxy.Fault {
+        let roll = generator.withLock { Int.random(in: 0..<100, using: &$0) }
+        var bound = faults.resetBefore
+        if roll < bound { return .resetBeforeRequest }
+        bound += faults.resetAfter
+        if roll < bound { return .resetAfterRequest }
+        bound += faults.cut
+        if roll < bound { return .cutResponseBody }
+        bound += faults.stall
+        if roll < bound { return .stall(seconds: 1.5) }
+        bound += faults.unavailable
+        if roll < bound { return .status(503) }
+        return .none
+    }
+}
