@@ -2,14 +2,14 @@ import Foundation
 import Synchronization
 import Testing
 
+@testable import DocumentSync
+
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 #if canImport(Glibc)
     import Glibc
 #endif
-
-@testable import DocumentSync
 
 /// ``FaultProxy`` between URLSession and the default Apache server: each fault does to the
 /// client what it says, and leaves the server as it says (seen by asking Apache directly,
@@ -147,7 +147,8 @@ import Testing
             }
         }
 
-        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?)
+        {
             current.withLock { current in
                 guard current.task == task.taskIdentifier else { return }
                 let response = task.response as? HTTPURLResponse
@@ -179,7 +180,8 @@ import Testing
     }
 
     private static let propfind = Data(
-        #"<?xml version="1.0" encoding="utf-8"?><propfind xmlns="DAV:"><prop><getetag/></prop></propfind>"#.utf8)
+        #"<?xml version="1.0" encoding="utf-8"?><propfind xmlns="DAV:"><prop><getetag/></prop></propfind>"#
+            .utf8)
 
     // MARK: No fault
 
@@ -268,7 +270,8 @@ import Testing
         try fixture.putOnServer("a.bin", Data("old".utf8))
         let new = Self.bytes(1 << 20, seed: 6)
         fixture.proxy.inject(.resetAfterRequest) { method, _ in method == "PUT" }
-        let outcome = fixture.client.send("PUT", fixture.proxied.appendingPathComponent("a.bin"), body: .data(new))
+        let outcome = fixture.client.send(
+            "PUT", fixture.proxied.appendingPathComponent("a.bin"), body: .data(new))
         #expect(outcome.status == nil)
         #expect(outcome.urlError?.code == .networkConnectionLost, "\(outcome)")
         #expect(try fixture.onServer("a.bin") == new)
@@ -292,7 +295,9 @@ import Testing
         fixture.proxy.inject(.cutResponseBody) { method, _ in method == "PROPFIND" }
         let multistatus = fixture.client.send(
             "PROPFIND", fixture.proxied, body: .data(Self.propfind), headers: ["Depth": "1"])
-        #expect(multistatus.status == 207 && multistatus.urlError?.code == .networkConnectionLost, "\(multistatus)")
+        #expect(
+            multistatus.status == 207 && multistatus.urlError?.code == .networkConnectionLost,
+            "\(multistatus)")
         #expect(!String(decoding: multistatus.body, as: UTF8.self).contains("</D:multistatus>"))
     }
 
@@ -301,7 +306,8 @@ import Testing
         let fixture = try Fixture(timeout: 1)
         let data = Self.bytes(1 << 16, seed: 8)
         fixture.proxy.inject(.stall(seconds: 3)) { method, _ in method == "PUT" }
-        let outcome = fixture.client.send("PUT", fixture.proxied.appendingPathComponent("a.bin"), body: .data(data))
+        let outcome = fixture.client.send(
+            "PUT", fixture.proxied.appendingPathComponent("a.bin"), body: .data(data))
         #expect(outcome.urlError?.code == .timedOut, "\(outcome)")
         #expect(outcome.elapsed < 2.5)
         #expect(try fixture.onServer("a.bin") == data)
@@ -353,18 +359,24 @@ import Testing
         outcome = fixture.client.send("GET", at("a.bin"))
         #expect(outcome.status == 200 && outcome.body == data, "\(outcome)")
         #expect(fixture.proxy.connectionCount == 1)
-        #expect(fixture.proxy.requests.prefix(3).map { $0.headers["expect"] } == Array(repeating: "100-continue", count: 3))
+        #expect(
+            fixture.proxy.requests.prefix(3).map { $0.headers["expect"] }
+                == Array(repeating: "100-continue", count: 3))
 
         // curl itself, a file (with its length) and standard input (chunked).
         let folder = try TemporaryFolder()
         let file = try folder.write(data, to: "data.bin")
         // The password in a config file, never in a command line others can see.
         let config = try folder.write(
-            Data("user = \"\(fixture.credentials.user):\(fixture.credentials.password)\"\n".utf8), to: "curlrc")
+            Data("user = \"\(fixture.credentials.user):\(fixture.credentials.password)\"\n".utf8),
+            to: "curlrc")
         for (name, upload) in [("d.bin", ["-T", file.path]), ("e.bin", ["-T", "-"])] {
             let start = Date()
             let (status, output) = try Self.curl(
-                ["-sS", "-K", config.path, "--expect100-timeout", "20", "-o", "/dev/null", "-w", "%{http_code}"]
+                [
+                    "-sS", "-K", config.path, "--expect100-timeout", "20", "-o", "/dev/null", "-w",
+                    "%{http_code}",
+                ]
                     + upload
                     + [at(name).absoluteString],
                 input: upload[1] == "-" ? file : nil)
@@ -478,7 +490,8 @@ import Testing
         // Mid-body, with a reset: the server has begun the PUT.
         socket = try Self.connect(fixture.proxy.port)
         try Self.send(
-            socket, "PUT \(path)b.bin HTTP/1.1\r\nHost: x\r\n\(authorization)\r\nContent-Length: 1000000\r\n\r\n"
+            socket,
+            "PUT \(path)b.bin HTTP/1.1\r\nHost: x\r\n\(authorization)\r\nContent-Length: 1000000\r\n\r\n"
                 + String(repeating: "x", count: 1000))
         usleep(100_000)
         Self.reset(socket)

@@ -7,7 +7,7 @@ import Testing
 /// comes back) with real Apache as the remote, in each of its ETag configurations, the devices'
 /// requests through a proxy that breaks some of them.
 ///
-/// `WEBDAV_SIMULATION_SEEDS=N` runs N seeds per configuration (20 by default, over 300 steps
+/// `WEBDAV_SIMULATION_SEEDS=N` runs N seeds per configuration from `WEBDAV_SIMULATION_FIRST_SEED` (20 by default, over 300 steps
 /// on each); `WEBDAV_SIMULATION_SEED=S` runs seed S alone and prints its steps. A failure names
 /// the seed; the faults a seed draws replay with it, though a real server's timing does not.
 @Suite(.serialized) struct WebDAVSimulationTests {
@@ -17,7 +17,8 @@ import Testing
         let single = environment["WEBDAV_SIMULATION_SEED"].flatMap(UInt64.init)
         // TLS changes the transport, not the server: fewer seeds prove it carries the same.
         let count = environment["WEBDAV_SIMULATION_SEEDS"].flatMap(UInt64.init) ?? (server == .tls ? 6 : 20)
-        let seeds = single.map { [$0] } ?? Array(0..<count)
+        let first = environment["WEBDAV_SIMULATION_FIRST_SEED"].flatMap(UInt64.init) ?? 0
+        let seeds = single.map { [$0] } ?? Array(first..<first + count)
         var steps = 0
         for seed in seeds {
             let simulation = try SyncSimulation(seed: seed, deviceCounts: 2...3) { random in

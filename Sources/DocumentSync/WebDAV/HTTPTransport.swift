@@ -7,6 +7,8 @@ import Synchronization
 
 /// An HTTP answer: the status, the headers by lowercased name, and the body when it was kept.
 struct HTTPAnswer: Sendable {
+    /// The request's method, for messages.
+    var method = ""
     var status: Int
     var headers: [String: String]
     var body: Data
@@ -110,7 +112,9 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
         task.resume()
         exchange.done.wait()
         exchanges.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
-        return try exchange.outcome.withLock { $0 }!.get()
+        var answer = try exchange.outcome.withLock { $0 }!.get()
+        answer.method = request.httpMethod ?? "GET"
+        return answer
     }
 
     // MARK: URLSessionDataDelegate (on the session's queue)

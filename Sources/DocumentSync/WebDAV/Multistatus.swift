@@ -51,6 +51,10 @@ struct Multistatus {
             throw Malformed(description: reason)
         }
         if let failure = reader.failure { throw Malformed(description: failure) }
+        // XMLParser can accept a body cut short: what it opened must have closed.
+        guard reader.closedEverything else {
+            throw Malformed(description: "not well-formed XML (it ends before its elements close)")
+        }
         responses = reader.responses
     }
 
@@ -79,6 +83,7 @@ struct Multistatus {
         var responses: [Response] = []
         var sawMultistatus = false
         var failure: String?
+        var closedEverything: Bool { depth == 0 }
 
         private var depth = 0
         private var response: Response?

@@ -8,7 +8,9 @@ extension WebDAVRemote {
     public func list(_ folder: RemotePath) throws -> RemoteListing {
         try validate(folder, .list, allowingRoot: true)
         guard let responses = try propfind(folder, depth: "1", folder: true, .list) else {
-            throw failure(folder.isRoot ? .unavailable : .notFound, .list, folder, detail: "HTTP 404")
+            // At the root: the collection itself was deleted (the engine pauses rather than take
+            // that for every document deleted).
+            throw failure(.notFound, .list, folder, detail: "PROPFIND answered HTTP 404")
         }
         var entries: [RemoteEntry] = []
         var folderTag: RemoteTag?

@@ -68,6 +68,8 @@ public final class WebDAVRemote: Remote {
         public var timeout: TimeInterval = 30
         /// The most connections to the server at once.
         public var connections: Int = 4
+        /// The most bytes a folder's PROPFIND answer may have; nil for 128 MiB.
+        public var mostListingBytes: Int?
         /// Whether every write is read back and compared with what was sent: for a server whose
         /// conditions cannot be trusted (`--unsafe-server`), so that a write another client's
         /// overwrote at once is found and reconciled instead of taken as done.
@@ -85,6 +87,8 @@ public final class WebDAVRemote: Remote {
 
     /// The bounds of one folder's PROPFIND answer: a folder of 100,000 items is about 40 MB.
     static let mostListingBytes = 128 << 20
+    /// This remote's bound on a PROPFIND answer (``mostListingBytes`` unless a test sets less).
+    var listingLimit: Int { configuration.mostListingBytes ?? Self.mostListingBytes }
     /// How many times a request that is safe to repeat is sent again after a failure that may
     /// pass (a timeout, a broken connection, 502–504), with waits doubling from 0.2 s.
     static let retries = 3
@@ -252,7 +256,7 @@ public final class WebDAVRemote: Remote {
         let answer = try send(
             request("PROPFIND", url(path, folder: folder), headers: headers),
             body: .data(Multistatus.request),
-            into: .memory(limit: Self.mostListingBytes), operation, path, repeatable: true)
+            into: .memory(limit: listingLimit), operation, path, repeatable: true)
         switch answer.status {
         case 207: break
         case 404: return nil
@@ -348,24 +352,25 @@ public final class WebDAVRemote: Remote {
     ) -> RemoteError {
         let status = answer.status
         let kind: RemoteError.Kind
-        var detail = "HTTP \(status)"
+        let request = "\(answer.method) answered HTTP \(status)"
+        var detail = request
         switch status {
         case 401:
             kind = .permissionDenied
-            detail = "the server refused the user name or password (HTTP 401)"
+            detail = "the server refused the user name or password (\(request))"
         case 403:
             kind = .permissionDenied
-            detail = "the server forbids it (HTTP 403)"
+            detail = "the server forbids it (\(request))"
         case 404: kind = .notFound
-        case 405, 501:
+        case 200 where answer.method == "PROPFIND", 405, 501:
             kind = .other
             detail =
-                "the server does not allow this request here (HTTP \(status)): is the URL a WebDAV folder?"
+                "the server does not take this WebDAV request here (\(request)): is the URL a WebDAV folder?"
         case 409: kind = .parentMissing
         case 412: kind = .preconditionFailed
         case 423:
             kind = .other
-            detail = "another client holds a lock on it (HTTP 423); try again later"
+            detail = "another client holds a lock on it (\(request)); try again later"
         case 507: kind = .outOfSpace
         case 500...599: kind = .server(status: status)
         default: kind = .other

@@ -44,6 +44,10 @@ final class FaultProxy: Sendable {
         /// Do not forward: answer the client with this status (a 5xx, say 503) and a short
         /// text body. The request's body is read and dropped, and the connection stays usable.
         case status(Int)
+        /// Do not forward: answer with this status, content type and body, as a server that
+        /// misbehaves would (an href outside the collection, a body that is not XML, an HTML
+        /// page where WebDAV was expected).
+        case respond(status: Int, contentType: String, body: Data)
     }
 
     /// A request the proxy saw, for tests' assertions about what the client sent.
@@ -186,9 +190,11 @@ extension FaultProxy {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
             }
             guard bound == 0, listen(fd, 64) == 0,
-                withUnsafeMutablePointer(to: &local, {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-                }) == 0
+                withUnsafeMutablePointer(
+                    to: &local,
+                    {
+                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+                    }) == 0
             else {
                 let error = ProxyError("FaultProxy could not listen on 127.0.0.1", errno: errno)
                 Glibc.close(fd)
@@ -389,6 +395,14 @@ extension FaultProxy {
                 try relayBody(body, from: client) { _ in }
                 try client.write(Self.answer(status, keepAlive: keepAlive))
                 return keepAlive
+            case .respond(let status, let contentType, let content):
+                if expectsContinue { try client.write(Self.continueAnswer) }
+                try relayBody(body, from: client) { _ in }
+                var head = "HTTP/1.1 \(status) Injected\r\nContent-Type: \(contentType)\r\n"
+                head += "Content-Length: \(content.count)\r\n"
+                if !keepAlive { head += "Connection: close\r\n" }
+                try client.write(Array((head + "\r\n").utf8) + Array(content))
+                return keepAlive
             case .none, .resetAfterRequest, .cutResponseBody, .stall:
                 break
             }
@@ -398,7 +412,9 @@ extension FaultProxy {
             // to keep the client's connection in step, and the server's answer is then relayed.
             request.set("host", core.targetAuthority)
             if let destination = request.field("destination") {
-                request.set("destination", Self.rebase(destination, from: core.proxyAuthority, to: core.targetAuthority))
+                request.set(
+                    "destination",
+                    Self.rebase(destination, from: core.proxyAuthority, to: core.targetAuthority))
             }
             let server = try upstreamConnection()
             var serverReads = true
@@ -428,7 +444,8 @@ extension FaultProxy {
                 return false
             }
             if let location = answer.field("location") {
-                answer.set("location", Self.rebase(location, from: core.targetAuthority, to: core.proxyAuthority))
+                answer.set(
+                    "location", Self.rebase(location, from: core.targetAuthority, to: core.proxyAuthority))
             }
             let answerBody = answer.responseFraming(method: method, status: status)
             // The server closes after this answer: it said so, or its body ends with the connection.
@@ -457,7 +474,7 @@ extension FaultProxy {
                 return false
             case .stall(let seconds):
                 guard client.waitWhileOpen(seconds: seconds) else { return false }
-            case .none, .resetBeforeRequest, .status:
+            case .none, .resetBeforeRequest, .status, .respond:
                 break
             }
 
@@ -618,7 +635,9 @@ extension FaultProxy {
             guard !lines.isEmpty else { throw ProxyError("an empty head") }
             startLine = lines.removeFirst()
             fields = try lines.map { line in
-                guard let colon = line.firstIndex(of: ":") else { throw ProxyError("bad header line: \(line)") }
+                guard let colon = line.firstIndex(of: ":") else {
+                    throw ProxyError("bad header line: \(line)")
+                }
                 return (
                     String(line[..<colon]),
                     line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
@@ -670,7 +689,8 @@ extension FaultProxy {
             if let index = fields.firstIndex(where: named) {
                 fields[index].value = value
                 // Any repeats of the field go: it has the one value now.
-                fields = fields.enumerated().filter { $0.offset == index || !named($0.element) }.map(\.element)
+                fields = fields.enumerated().filter { $0.offset == index || !named($0.element) }.map(
+                    \.element)
             } else {
                 fields.append((name, value))
             }
