@@ -18,8 +18,10 @@ enum Help {
                                     settle a document's conflicts
           watch                     print documents added, changed and removed, until interrupted
           sync [--remote URL] [--once|--watch]
-                                    sync the container with a remote (file:///absolute/path)
+                                    sync the container with a remote: file:///absolute/path,
+                                    or a WebDAV folder https://host/path/
           status                    where each document stands with the remote
+          remote test URL           what a WebDAV server is, and whether sync can trust it
 
         Options, anywhere on the line:
           --container PATH  the folder of documents (default: $STE_CONTAINER, else
@@ -52,6 +54,7 @@ enum Help {
         case "watch": return watch
         case "sync": return sync
         case "status": return status
+        case "remote": return remote
         default: return tool
         }
     }
@@ -173,6 +176,7 @@ enum Help {
 
     static let sync = """
         Usage: docs sync [--remote URL] [--once | --watch] [--interval SECONDS] [--json]
+                         [--user NAME] [--password-file FILE] [--unsafe-server] [--allow-http]
 
         Syncs the container with a remote: documents changed on one side are copied to the
         other; documents changed on both are merged when their changes do not overlap, and
@@ -180,8 +184,19 @@ enum Help {
         `docs versions` and `docs resolve`), on every computer that syncs. Nothing is chosen by
         modification time; documents the remote deleted go to the Deleted folder.
 
-        The remote is a folder given as file:///absolute/path (another disk, a mounted share).
-        It is remembered for the container once given.
+        The remote is a folder given as file:///absolute/path (another disk, a mounted share),
+        or a WebDAV folder given as https://host/path/ (Apache, Nextcloud, ownCloud, a NAS).
+        It is remembered for the container once given, with the WebDAV user name.
+
+        A WebDAV server is probed the first time (see `docs remote test`): sync uses it only
+        if it can keep one device from overwriting another's edit (real locks, or If-Match
+        with ETags that change on every write). The user name comes from the URL, --user or
+        ~/.netrc; the password from --password-file FILE (readable by you only), the
+        DOCS_PASSWORD environment variable, or ~/.netrc, never from the command line. Plain
+        http is refused to any computer but this one unless --allow-http is given. A server
+        the probe finds unsafe is refused unless --unsafe-server is given: then every write is
+        read back and compared. HTTPS certificates are verified against the system's
+        authorities (add a private one with update-ca-certificates).
 
           --once            pass until nothing is left to do, then exit (the default)
           --watch           keep syncing: at every change here, and every --interval seconds
@@ -193,6 +208,19 @@ enum Help {
 
         Exit status: 0 synced, 1 something could not be synced (each named on standard
         error; the next sync tries again), 2 bad usage or an unusable remote.
+
+        """
+
+    static let remote = """
+        Usage: docs remote test URL [--user NAME] [--password-file FILE] [--allow-http]
+
+        Probes the WebDAV server at URL in a scratch folder (removed after) and says what it
+        is: whether its ETags change on every write, whether If-Match and If-None-Match hold,
+        whether its locks keep other writers out, whether folder ETags change with what is
+        below them. What it finds is kept for `docs sync`.
+
+        Exit status: 0 the server is safe to sync with, 1 it is not (the message says what it
+        failed and what to change) or it cannot be reached, 2 bad usage.
 
         """
 

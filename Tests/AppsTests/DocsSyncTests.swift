@@ -89,9 +89,12 @@ struct DocsSyncTests {
         let none = try a.docs(["sync"])
         #expect(none.status == 2)
         #expect(none.error.contains("no remote yet"), "\(none.error)")
-        let web = try a.docs(["sync", "--remote", "https://example.org/dav"])
+        let web = try a.docs(["sync", "--remote", "ftp://example.org/dav"])
         #expect(web.status == 2)
-        #expect(web.error.contains("https://example.org/dav"))
+        #expect(web.error.contains("ftp://example.org/dav"))
+        let password = try a.docs(["sync", "--remote", "https://example.org/dav/", "--password", "secret"])
+        #expect(password.status == 2)
+        #expect(password.error.contains("--password-file"), "\(password.error)")
         let missing = try a.docs(["sync", "--remote", remoteURL + "/missing"])
         #expect(missing.status == 2)
         #expect(missing.error.contains("missing"), "\(missing.error)")
@@ -99,6 +102,70 @@ struct DocsSyncTests {
         #expect(inside.status == 2)
         #expect(inside.error.contains("overlap"), "\(inside.error)")
         #expect(try a.docs(["sync", "--once", "--watch", "--remote", remoteURL]).status == 2)
+    }
+
+    /// The servers scripts/test runs (`DOCUMENTSYNC_WEBDAV_*`).
+    private func webDAV(_ name: String) throws -> String {
+        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
+            throw DocsSyncSetupError(description: "\(name) is not set: run the tests with scripts/test")
+        }
+        return value
+    }
+
+    @Test func twoContainersSyncThroughApacheWithoutThePasswordOnTheCommandLine() throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let passwordFile = try webDAV("DOCUMENTSYNC_WEBDAV_PASSWORD_FILE")
+        let password = try String(contentsOfFile: passwordFile, encoding: .utf8)
+        let user = try webDAV("DOCUMENTSYNC_WEBDAV_USER")
+        // A collection of its own on the server, made as any WebDAV client makes one.
+        let server = try webDAV("DOCUMENTSYNC_WEBDAV_DEFAULT")
+        let url = server + "docs-\(UUID().uuidString.prefix(8))/"
+        let made = Process()
+        made.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        made.arguments = ["-s", "-o", "/dev/null", "--netrc-file", "/dev/stdin", "-X", "MKCOL", url]
+        let input = Pipe()
+        made.standardInput = input
+        try made.run()
+        input.fileHandleForWriting.write(Data("machine 127.0.0.1 login \(user) password \(password)\n".utf8))
+        try input.fileHandleForWriting.close()
+        made.waitUntilExit()
+
+        let a = try Device(remote: remoteRoot)
+        let b = try Device(remote: remoteRoot)
+        #expect(try a.docs(["new", "Plan", "--from", "-"], input: Data("one\ntwo\n".utf8)).status == 0)
+        let up = try a.docs(["sync", "--remote", url, "--user", user, "--password-file", passwordFile])
+        #expect(up.status == 0, "\(up.error)")
+        #expect(up.output.contains("1 uploaded"), "\(up.output)")
+        // The other device reads its password from ~/.netrc, as curl does.
+        let home = b.folder.root.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        try Data("machine 127.0.0.1\n  login \(user)\n  password \(password)\n".utf8)
+            .write(to: home.appendingPathComponent(".netrc"))
+        let down = try b.folder.run(
+            ["sync", "--remote", url], environment: ["XDG_STATE_HOME": b.stateHome.path, "HOME": home.path])
+        #expect(down.status == 0, "\(down.error)")
+        #expect(try b.docs(["show", "Plan"]).output == "one\ntwo\n")
+        // What the server is, in words.
+        let test = try a.docs(["remote", "test", url, "--user", user, "--password-file", passwordFile])
+        #expect(test.status == 0, "\(test.error)")
+        #expect(test.output.contains("real WebDAV locks"), "\(test.output)")
+        // The password is in no output and no file of the device's state.
+        for result in [up, down, test] {
+            #expect(!result.output.contains(password) && !result.error.contains(password))
+        }
+        let remotes = a.stateHome.appendingPathComponent("DocumentKit/remotes")
+        for name in try FileManager.default.contentsOfDirectory(atPath: remotes.path) {
+            let file = remotes.appendingPathComponent(name)
+            #expect(!(try String(contentsOf: file, encoding: .utf8)).contains(password))
+            let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
+            #expect(mode == 0o600)
+        }
+        // Remembered: the next sync names neither the remote nor the user.
+        try Data("one\ntwo\nthree\n".utf8).write(to: a.folder.url("Plan.txt"))
+        let again = try a.folder.run(
+            ["sync"], environment: ["XDG_STATE_HOME": a.stateHome.path, "DOCS_PASSWORD": password])
+        #expect(again.status == 0, "\(again.error)")
+        #expect(again.output.contains("1 uploaded"), "\(again.output)")
     }
 
     /// `ste` shows a document on one device while the other edits it: the sync's download
@@ -136,4 +203,8 @@ struct DocsSyncTests {
         #expect(try a.folder.contents("Shared.txt").contains("typed in ste"))
         #expect(ste.conflictTexts(of: "Shared.txt").isEmpty)
     }
+}
+
+struct DocsSyncSetupError: Error, CustomStringConvertible {
+    var description: String
 }
