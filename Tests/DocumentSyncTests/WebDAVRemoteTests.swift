@@ -44,6 +44,51 @@ import Testing
         #expect(probe.refusal?.contains("FileETag Digest") == true)
     }
 
+    /// A real server that ignores If-Match, If-None-Match and If, and fakes its locks: Apache
+    /// behind a proxy that strips the conditions and answers LOCK itself.
+    @Test func aServerThatIgnoresConditionsAndFakesLocksIsRefusedUnlessToldAndThenWritesAreReadBack() throws {
+        let collection = try WebDAVServers.collection(on: .default)
+        let proxy = try FaultProxy(target: collection.url)
+        proxy.decide = { _, _ in .ignoreConditions }
+        let url = proxy.url(for: collection.url)
+        let remote = try WebDAVRemote(
+            WebDAVRemote.Configuration(url: url, credentials: try WebDAVServers.credentials()))
+        let probe = try WebDAVProbe.run(on: remote)
+        #expect(!probe.honoursIfMatch && !probe.honoursIfNoneMatch && !probe.locksAreReal)
+        #expect(probe.writeProtocol == nil)
+
+        var options = RemoteOptions()
+        options.stateHome = try TemporaryFolder().url
+        options.credentials = WebDAVCredentialSources(
+            user: "sync", environment: ["DOCS_PASSWORD": try WebDAVServers.credentials().password], netrc: nil
+        )
+        let refused = #expect(throws: SyncError.self) {
+            _ = try SyncRemotes.remote(for: url.absoluteString, options: options)
+        }
+        #expect(refused?.message.contains("ignores If-Match") == true)
+        #expect(refused?.message.contains("--unsafe-server") == true)
+
+        // Told to go on: writes are conditional where the server listens, and read back.
+        options.allowsUnsafeServer = true
+        let unsafe = try #require(
+            try SyncRemotes.remote(for: url.absoluteString, options: options) as? WebDAVRemote)
+        #expect(unsafe.configuration.verifiesWrites && unsafe.configuration.writeProtocol == .conditional)
+        let path = RemotePath("note.txt")
+        let tag = try #require(
+            try unsafe.write(path, from: UploadSource(Data("mine\n".utf8)), condition: .absent))
+        #expect(try unsafe.entry(at: path)?.tag == tag)
+        // Another client's write lands between the look and the write-back check: found.
+        proxy.decide = { method, _ in
+            method == "GET"
+                ? .respond(status: 200, contentType: "text/plain", body: Data("theirs\n".utf8))
+                : .ignoreConditions
+        }
+        let overwritten = #expect(throws: RemoteError.self) {
+            try unsafe.write(path, from: UploadSource(Data("mine again\n".utf8)), condition: .matches(tag))
+        }
+        #expect(overwritten?.kind == .preconditionFailed)
+    }
+
     @Test func aFileLockedByAnotherClientIsNotWrittenAndIsWrittenOnceTheLockGoes() throws {
         let (remote, _, _) = try WebDAVServers.collection(on: .default)
         let path = RemotePath("locked.txt")

@@ -48,6 +48,11 @@ final class FaultProxy: Sendable {
         /// misbehaves would (an href outside the collection, a body that is not XML, an HTML
         /// page where WebDAV was expected).
         case respond(status: Int, contentType: String, body: Data)
+        /// Forward the request without its conditions (`If`, `If-Match`, `If-None-Match`),
+        /// and answer `LOCK` and `UNLOCK` with made-up success without forwarding them: a
+        /// server that ignores conditional writes and whose locks are fake (nginx's dav
+        /// module, `rclone serve webdav`, SabreDAV's fake locks), made of a real Apache.
+        case ignoreConditions
     }
 
     /// A request the proxy saw, for tests' assertions about what the client sent.
@@ -403,6 +408,25 @@ extension FaultProxy {
                 if !keepAlive { head += "Connection: close\r\n" }
                 try client.write(Array((head + "\r\n").utf8) + Array(content))
                 return keepAlive
+            case .ignoreConditions where method == "LOCK" || method == "UNLOCK":
+                if expectsContinue { try client.write(Self.continueAnswer) }
+                try relayBody(body, from: client) { _ in }
+                var head = method == "LOCK" ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.1 204 No Content\r\n"
+                let token = "opaquelocktoken:fake-\(UUID().uuidString)"
+                let content =
+                    method == "LOCK"
+                    ? "<?xml version=\"1.0\"?><D:prop xmlns:D=\"DAV:\"><D:lockdiscovery><D:activelock>"
+                        + "<D:locktoken><D:href>\(token)</D:href></D:locktoken></D:activelock></D:lockdiscovery></D:prop>"
+                    : ""
+                if method == "LOCK" { head += "Lock-Token: <\(token)>\r\nContent-Type: application/xml\r\n" }
+                head += "Content-Length: \(content.utf8.count)\r\n"
+                if !keepAlive { head += "Connection: close\r\n" }
+                try client.write(Array((head + "\r\n" + content).utf8))
+                return keepAlive
+            case .ignoreConditions:
+                request.remove("if")
+                request.remove("if-match")
+                request.remove("if-none-match")
             case .none, .resetAfterRequest, .cutResponseBody, .stall:
                 break
             }
@@ -474,7 +498,7 @@ extension FaultProxy {
                 return false
             case .stall(let seconds):
                 guard client.waitWhileOpen(seconds: seconds) else { return false }
-            case .none, .resetBeforeRequest, .status, .respond:
+            case .none, .resetBeforeRequest, .status, .respond, .ignoreConditions:
                 break
             }
 
