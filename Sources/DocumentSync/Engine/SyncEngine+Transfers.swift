@@ -167,6 +167,9 @@ extension SyncEngine {
             } catch let error as RemoteError where error.kind == .sourceChanged {
                 throw SkippedItem(reason: "written while it was uploaded")
             }
+            // A remote without file identities has nothing more to tell about a write whose
+            // tag it gave: one request less per upload.
+            if let tag, !remote.hasFileIDs { return (tag, nil) }
             let entry = try remote.entry(at: path)
             // The entry read after the write belongs to it only if it carries its tag.
             if let tag { return (tag, entry?.tag == tag ? entry?.fileID : nil) }

@@ -208,4 +208,11 @@ public protocol Remote: AnyObject, Sendable {
     ///
     /// - Throws: ``RemoteError``: `.exists` when anything is there, `.parentMissing`.
     func makeFolder(_ path: RemotePath) throws
+
+    /// Whether entries carry a ``RemoteEntry/fileID``; true by default.
+    var hasFileIDs: Bool { get }
+}
+
+extension Remote {
+    public var hasFileIDs: Bool { true }
 }

@@ -68,6 +68,9 @@ public final class WebDAVRemote: Remote {
         public var timeout: TimeInterval = 30
         /// The most connections to the server at once.
         public var connections: Int = 4
+        /// Whether the server gives file identities (Nextcloud's `oc:fileid`), as the probe
+        /// found; unknown counts as yes.
+        public var hasFileIDs = true
         /// The most bytes a folder's PROPFIND answer may have; nil for 128 MiB.
         public var mostListingBytes: Int?
         /// Whether every write is read back and compared with what was sent: for a server whose
@@ -158,6 +161,8 @@ public final class WebDAVRemote: Remote {
     }
 
     deinit { transport.invalidate() }
+
+    public var hasFileIDs: Bool { configuration.hasFileIDs }
 
     /// The URL as messages show it: no user, no password, no query.
     static func displayName(of url: URL) -> String {

@@ -128,6 +128,7 @@ extension SyncRemotes {
                 throw SyncError(.unusable, "\(text) cannot be used: \(error)")
             }
         }
+        configuration.hasFileIDs = probe.hasFileIDs
         if let writes = probe.writeProtocol {
             configuration.writeProtocol = writes
         } else if options.allowsUnsafeServer {

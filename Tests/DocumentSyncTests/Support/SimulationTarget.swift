@@ -87,6 +87,7 @@ final class ApacheTarget: SimulationTarget {
             // Long enough for any request on loopback, short enough that a held answer costs
             // little: the stall fault holds one for longer.
             configuration.timeout = 1
+            configuration.hasFileIDs = false
             remote = try WebDAVRemote(configuration)
             let roller = FaultRoller(faults, generator: random.split())
             proxy.decide = { _, _ in roller.next() }

@@ -80,6 +80,8 @@ enum WebDAVServers {
         var configuration = WebDAVRemote.Configuration(
             url: root.appendingPathComponent(leaf, isDirectory: true), credentials: try credentials())
         configuration.timeout = 10
+        // As the probe finds Apache: no file identities.
+        configuration.hasFileIDs = false
         configure(&configuration)
         return (
             try WebDAVRemote(configuration), configuration.url,
