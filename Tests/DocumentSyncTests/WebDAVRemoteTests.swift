@@ -139,6 +139,29 @@ import Testing
         #expect(try remote.list(.root).entries.map(\.name).filter { !$0.hasPrefix(".") } == ["renamed.txt"])
     }
 
+    @Test func aLargeFileGoesUpStreamedAndComesDownThroughAFileWhole() throws {
+        let remote = try WebDAVServers.collection(on: .default).remote
+        var generator = SeededGenerator(seed: 9)
+        let bytes = Data((0..<(12 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        let path = RemotePath("large.bin")
+        let tag = try #require(try remote.write(path, from: UploadSource(bytes), condition: .absent))
+        var read = Data()
+        var chunks = 0
+        #expect(
+            try remote.read(path, expectedSize: Int64(bytes.count)) {
+                read.append($0)
+                chunks += 1
+            } == tag)
+        #expect(read == bytes)
+        #expect(chunks >= 12)
+        // Written over under its lock, streamed again.
+        let edited = bytes.prefix(5 << 20) + Data("edited".utf8)
+        try remote.write(path, from: UploadSource(edited), condition: .matches(tag))
+        read = Data()
+        _ = try remote.read(path, expectedSize: Int64(edited.count)) { read.append($0) }
+        #expect(read == edited)
+    }
+
     @Test func aWrongPasswordIsA401NamedWithoutThePassword() throws {
         let url = try WebDAVServers.url(.default)
         let secret = "not-the-password-\(UUID().uuidString)"

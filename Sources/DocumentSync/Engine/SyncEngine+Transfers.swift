@@ -201,7 +201,7 @@ extension SyncEngine {
         unlessStillAt unchanged: (tag: RemoteTag?, hash: String?)? = nil
     ) throws -> Bool {
         let url = localURL(path)
-        let temporary = try fetch(path, besides: url)
+        let temporary = try fetch(path, besides: url, expectedSize: entry.size)
         if let unchanged, temporary.tag == unchanged.tag || temporary.hash == unchanged.hash {
             _ = Syscall.unlinkat(AT_FDCWD, temporary.url.path)
             try deleteRemote(path, tag: temporary.tag)
@@ -278,7 +278,9 @@ extension SyncEngine {
 
     /// Streams the remote file into a hidden file in the folder of `url`, flushed, with the
     /// hash of what arrived and the tag of what was read.
-    func fetch(_ path: RemotePath, besides url: URL) throws -> (url: URL, hash: String, tag: RemoteTag) {
+    func fetch(_ path: RemotePath, besides url: URL, expectedSize: Int64? = nil) throws
+        -> (url: URL, hash: String, tag: RemoteTag)
+    {
         let folder = url.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let temporary = folder.appendingPathComponent(
@@ -287,7 +289,7 @@ extension SyncEngine {
             temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o644, operation: "download into")
         var hasher = ContentHash.Hasher()
         do {
-            let tag = try remote.read(path) { data in
+            let tag = try remote.read(path, expectedSize: expectedSize) { data in
                 try data.withUnsafeBytes { bytes in
                     hasher.update(bytes)
                     try file.writeAll(bytes, operation: "write the download into")
@@ -370,7 +372,7 @@ extension SyncEngine {
     /// at the path and this device's as a conflict version, shared with every device.
     func reconcile(_ path: RemotePath, _ entry: RemoteEntry, local: FileStatus, known: JournalItem?) throws {
         let url = localURL(path)
-        let theirs = try fetch(path, besides: url)
+        let theirs = try fetch(path, besides: url, expectedSize: entry.size)
         try removing(theirs.url) { try reconcile(path, entry, local: local, known: known, theirs: theirs) }
     }
 

@@ -211,8 +211,18 @@ public protocol Remote: AnyObject, Sendable {
 
     /// Whether entries carry a ``RemoteEntry/fileID``; true by default.
     var hasFileIDs: Bool { get }
+
+    /// ``read(_:into:)``, told the size a listing gave (nil when unknown), so that the remote
+    /// can choose how to receive the bytes; by default the same as ``read(_:into:)``.
+    func read(_ path: RemotePath, expectedSize: Int64?, into sink: (Data) throws -> Void) throws -> RemoteTag
 }
 
 extension Remote {
     public var hasFileIDs: Bool { true }
+
+    public func read(_ path: RemotePath, expectedSize: Int64?, into sink: (Data) throws -> Void) throws
+        -> RemoteTag
+    {
+        try read(path, into: sink)
+    }
 }

@@ -54,7 +54,7 @@ enum HTTPBody {
 /// `connections` to the server at once. An answer's body is kept in memory up to a limit the
 /// caller gives, or written to a file as it arrives, so that a large download never sits in
 /// memory whole.
-final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
+final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessionDownloadDelegate {
     /// The session; made once, invalidated when the transport goes.
     private nonisolated(unsafe) var session: URLSession!
     /// The exchanges in flight, by task.
@@ -85,6 +85,9 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
         /// Kept in memory up to `memoryLimit` bytes, and from there on in a temporary file
         /// (``HTTPAnswer/bodyFile``), so that a large body never sits in memory whole.
         case spool(memoryLimit: Int)
+        /// Written to a temporary file by the session itself as it arrives (a download task:
+        /// the disk paces the network, so a large body never piles up in memory).
+        case downloadFile
     }
 
     /// Sends `request` with `body` and waits for the answer.
@@ -95,15 +98,19 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
         -> HTTPAnswer
     {
         var request = request
-        let task: URLSessionTask
+        var task: URLSessionTask
         switch body {
         case .none: task = session.dataTask(with: request)
         case .data(let data): task = session.uploadTask(with: request, from: data)
         case .file(let url): task = session.uploadTask(with: request, fromFile: url)
-        case .stream(let stream, let size):
+        case .stream(let stream, _):
+            // Sent chunked: FoundationNetworking chunks a stream whatever the request says, and
+            // Apache closes the connection after a request that has both a length and chunks.
             request.httpBodyStream = stream
-            request.setValue(String(size), forHTTPHeaderField: "Content-Length")
             task = session.dataTask(with: request)
+        }
+        if case .downloadFile = destination, case .none = body {
+            task = session.downloadTask(with: request)
         }
         var streamsBody = false
         if case .stream = body { streamsBody = true }
@@ -182,6 +189,21 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
         completionHandler(nil)
     }
 
+    func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL
+    ) {
+        // The session removes its file when this returns: the body is moved to one of ours.
+        guard let exchange = exchange(of: downloadTask) else { return }
+        let kept = FileManager.default.temporaryDirectory.appendingPathComponent(
+            ".documentsync-download-\(UUID().uuidString)")
+        do {
+            try FileManager.default.moveItem(at: location, to: kept)
+            exchange.adopt(kept)
+        } catch {
+            exchange.finish(.failure(.localFile("could not keep the download: \(error)")))
+        }
+    }
+
     private func exchange(of task: URLSessionTask) -> Exchange? {
         exchanges.withLock { $0[task.taskIdentifier] }
     }
@@ -214,7 +236,7 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
         private let destination: Destination
         private struct Body {
             var data = Data()
-            var file: (url: URL, handle: FileHandle)?
+            var file: (url: URL, handle: FileHandle?)?
         }
         private let body = Mutex<Body>(Body())
 
@@ -230,6 +252,7 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
         func receive(_ data: Data) -> HTTPTransportFailure? {
             body.withLock { body in
                 switch destination {
+                case .downloadFile: return nil
                 case .memory(let limit):
                     guard body.data.count + data.count <= limit else { return .bodyTooLarge(limit: limit) }
                     body.data.append(data)
@@ -246,10 +269,10 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
                                 return .localFile("could not make the temporary file \(url.path)")
                             }
                             body.file = (url, try FileHandle(forWritingTo: url))
-                            try body.file!.handle.seekToEnd()
+                            try body.file!.handle!.seekToEnd()
                             body.data = Data()
                         }
-                        try body.file!.handle.write(contentsOf: data)
+                        try body.file!.handle!.write(contentsOf: data)
                     } catch {
                         return .localFile(String(describing: error))
                     }
@@ -257,6 +280,9 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
                 return nil
             }
         }
+
+        /// Takes the file a download task wrote as the body.
+        func adopt(_ file: URL) { body.withLock { $0.file = (file, nil) } }
 
         func answer(_ response: HTTPURLResponse) -> HTTPAnswer {
             var headers: [String: String] = [:]
@@ -266,7 +292,7 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
                 }
             }
             return body.withLock { body in
-                try? body.file?.handle.close()
+                try? body.file?.handle?.close()
                 return HTTPAnswer(
                     status: response.statusCode, headers: headers, body: body.data, bodyFile: body.file?.url)
             }
@@ -283,7 +309,7 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate {
             if case .failure = result {
                 body.withLock { body in
                     if let file = body.file {
-                        try? file.handle.close()
+                        try? file.handle?.close()
                         try? FileManager.default.removeItem(at: file.url)
                         body.file = nil
                     }

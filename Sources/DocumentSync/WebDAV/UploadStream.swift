@@ -66,6 +66,20 @@ final class UploadStream: InputStream {
         return count
     }
 
+    /// Every byte of the source, for a body sent from memory; nil when the source threw or
+    /// gave another size than it said (``failure``, ``sizeChanged``).
+    func readAll() -> Data? {
+        var all = Data()
+        all.reserveCapacity(Int(source.size))
+        while true {
+            if pending.isEmpty, !ended { fill() }
+            guard failure == nil, !sizeChanged else { return nil }
+            guard !pending.isEmpty else { return all }
+            all.append(pending)
+            pending = Data()
+        }
+    }
+
     override func getBuffer(
         _ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length: UnsafeMutablePointer<Int>
     ) -> Bool { false }

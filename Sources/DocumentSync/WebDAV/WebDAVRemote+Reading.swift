@@ -58,10 +58,20 @@ extension WebDAVRemote {
     }
 
     public func read(_ path: RemotePath, into sink: (Data) throws -> Void) throws -> RemoteTag {
+        try read(path, expectedSize: nil, into: sink)
+    }
+
+    /// A file the listing says is large is received by the session straight into a temporary
+    /// file, as fast as the disk takes it; a small one in memory.
+    public func read(_ path: RemotePath, expectedSize: Int64?, into sink: (Data) throws -> Void) throws
+        -> RemoteTag
+    {
         try validate(path, .read)
+        let large = (expectedSize ?? 0) > Int64(4 * RemoteChunk.size)
         let answer = try send(
-            request("GET", url(path)), into: .spool(memoryLimit: RemoteChunk.size), .read, path,
-            repeatable: true)
+            request("GET", url(path)), into: large ? .downloadFile : .spool(memoryLimit: RemoteChunk.size),
+            .read,
+            path, repeatable: true)
         defer { if let file = answer.bodyFile { try? FileManager.default.removeItem(at: file) } }
         guard answer.status == 200 else {
             // A folder answers a GET with a redirect, a listing or a refusal, as configured.

@@ -100,11 +100,18 @@ extension WebDAVRemote {
     ) throws -> HTTPAnswer {
         var headers = headers
         headers["Content-Type"] = "application/octet-stream"
+        // A small body goes from memory, with its length: libcurl can send it again, and Apache
+        // keeps the connection for the next request.
+        var body = HTTPBody.stream(stream, size: size)
+        if size <= Self.mostBytesSentFromMemory {
+            guard let data = stream.readAll() else {
+                throw sourceFailure(stream, shown) ?? failure(.sourceChanged, .write, shown)
+            }
+            body = .data(data)
+        }
         let answer: HTTPAnswer
         do {
-            answer = try send(
-                request("PUT", url(path), headers: headers), body: .stream(stream, size: size), .write,
-                shown)
+            answer = try send(request("PUT", url(path), headers: headers), body: body, .write, shown)
         } catch {
             throw sourceFailure(stream, shown) ?? error
         }

@@ -90,6 +90,8 @@ public final class WebDAVRemote: Remote {
 
     /// The bounds of one folder's PROPFIND answer: a folder of 100,000 items is about 40 MB.
     static let mostListingBytes = 128 << 20
+    /// Uploads up to this size are sent from memory, larger ones streamed (4 MiB).
+    static let mostBytesSentFromMemory: Int64 = 4 << 20
     /// This remote's bound on a PROPFIND answer (``mostListingBytes`` unless a test sets less).
     var listingLimit: Int { configuration.mostListingBytes ?? Self.mostListingBytes }
     /// How many times a request that is safe to repeat is sent again after a failure that may
