@@ -77,6 +77,14 @@ struct Multistatus {
         </d:propfind>
         """.utf8)
 
+    /// The same without ownCloud's properties, for a server that has none: a server answers
+    /// each property it lacks with a propstat of its own, which doubles a listing.
+    static let plainRequest = Data(
+        """
+        <?xml version="1.0" encoding="utf-8"?>
+        <d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/><d:getetag/><d:getcontentlength/></d:prop></d:propfind>
+        """.utf8)
+
     /// Follows the parser's events; keeps each response's properties from the propstats whose
     /// status is 200 and drops the others (Apache answers 404 for properties it lacks).
     private final class Reader: NSObject, XMLParserDelegate {

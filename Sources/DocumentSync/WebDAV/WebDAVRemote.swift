@@ -262,7 +262,7 @@ public final class WebDAVRemote: Remote {
         if let lockToken { headers["If"] = "(<\(lockToken)>)" }
         let answer = try send(
             request("PROPFIND", url(path, folder: folder), headers: headers),
-            body: .data(Multistatus.request),
+            body: .data(configuration.hasFileIDs ? Multistatus.request : Multistatus.plainRequest),
             into: .memory(limit: listingLimit), operation, path, repeatable: true)
         switch answer.status {
         case 207: break
