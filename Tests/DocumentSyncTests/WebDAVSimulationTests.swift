@@ -3,42 +3,49 @@ import Testing
 
 @testable import DocumentSync
 
-/// The simulation's properties (nothing lost, identical trees, bounded passes, nothing deleted
-/// comes back) with real Apache as the remote, in each of its ETag configurations, the devices'
-/// requests through a proxy that breaks some of them.
-///
-/// `WEBDAV_SIMULATION_SEEDS=N` runs N seeds per configuration from `WEBDAV_SIMULATION_FIRST_SEED` (20 by default, over 300 steps
-/// on each); `WEBDAV_SIMULATION_SEED=S` runs seed S alone and prints its steps. A failure names
-/// the seed; the faults a seed draws replay with it, though a real server's timing does not.
-@Suite(.serialized) struct WebDAVSimulationTests {
-    @Test(.serialized, arguments: WebDAVServers.Server.allCases)
-    func everySeedKeepsEveryPropertyOnApache(_ server: WebDAVServers.Server) throws {
-        let environment = ProcessInfo.processInfo.environment
-        let single = environment["WEBDAV_SIMULATION_SEED"].flatMap(UInt64.init)
-        // TLS changes the transport, not the server: fewer seeds prove it carries the same.
-        let count = environment["WEBDAV_SIMULATION_SEEDS"].flatMap(UInt64.init) ?? (server == .tls ? 6 : 20)
-        let first = environment["WEBDAV_SIMULATION_FIRST_SEED"].flatMap(UInt64.init) ?? 0
-        let seeds = single.map { [$0] } ?? Array(first..<first + count)
-        var steps = 0
-        for seed in seeds {
-            let simulation = try SyncSimulation(seed: seed, deviceCounts: 2...3) { random in
-                try ApacheTarget(server, random: &random, name: "sim\(server.rawValue)\(seed)")
+extension BlockingSyncTests {
+    /// The simulation's properties (nothing lost, identical trees, bounded passes, nothing deleted
+    /// comes back) with real Apache as the remote, in each of its ETag configurations, the devices'
+    /// requests through a proxy that breaks some of them.
+    ///
+    /// `WEBDAV_SIMULATION_SEEDS=N` runs N seeds per configuration from `WEBDAV_SIMULATION_FIRST_SEED` (20 by default, over 300 steps
+    /// on each); `WEBDAV_SIMULATION_SEED=S` runs seed S alone and prints its steps. A failure names
+    /// the seed; the faults a seed draws replay with it, though a real server's timing does not.
+    @Suite(.serialized) struct WebDAVSimulationTests {
+        @Test(.serialized, arguments: WebDAVServers.Server.allCases)
+        func everySeedKeepsEveryPropertyOnApache(_ server: WebDAVServers.Server) throws {
+            let environment = ProcessInfo.processInfo.environment
+            let single = environment["WEBDAV_SIMULATION_SEED"].flatMap(UInt64.init)
+            // TLS changes the transport, not the server: fewer seeds prove it carries the same.
+            let count =
+                environment["WEBDAV_SIMULATION_SEEDS"].flatMap(UInt64.init) ?? (server == .tls ? 6 : 20)
+            let first = environment["WEBDAV_SIMULATION_FIRST_SEED"].flatMap(UInt64.init) ?? 0
+            let seeds = single.map { [$0] } ?? Array(first..<first + count)
+            var steps = 0
+            for seed in seeds {
+                let simulation = try SyncSimulation(seed: seed, deviceCounts: 2...3) { random in
+                    try ApacheTarget(server, random: &random, name: "sim\(server.rawValue)\(seed)")
+                }
+                let violations = simulation.run()
+                steps += simulation.steps
+                if single != nil {
+                    print(simulation.trace.joined(separator: "\n") + "\n" + simulation.dump())
+                }
+                if !violations.isEmpty {
+                    Issue.record(
+                        Comment(
+                            rawValue: "Apache \(server.rawValue): "
+                                + simulation.report(violations).replacingOccurrences(
+                                    of: "SYNC_SIMULATION_SEED=\(seed) swift test --filter SyncSimulation",
+                                    with:
+                                        "WEBDAV_SIMULATION_SEED=\(seed) scripts/test --filter WebDAVSimulation"
+                                )
+                        ))
+                }
             }
-            let violations = simulation.run()
-            steps += simulation.steps
-            if single != nil { print(simulation.trace.joined(separator: "\n") + "\n" + simulation.dump()) }
-            if !violations.isEmpty {
-                Issue.record(
-                    Comment(
-                        rawValue: "Apache \(server.rawValue): "
-                            + simulation.report(violations).replacingOccurrences(
-                                of: "SYNC_SIMULATION_SEED=\(seed) swift test --filter SyncSimulation",
-                                with: "WEBDAV_SIMULATION_SEED=\(seed) scripts/test --filter WebDAVSimulation")
-                    ))
+            if single == nil, server != .tls {
+                #expect(steps >= 200, "only \(steps) steps ran on Apache \(server.rawValue)")
             }
-        }
-        if single == nil, server != .tls {
-            #expect(steps >= 200, "only \(steps) steps ran on Apache \(server.rawValue)")
         }
     }
 }
