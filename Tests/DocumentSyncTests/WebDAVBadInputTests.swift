@@ -57,12 +57,8 @@ extension BlockingSyncTests {
         @Test func aURLThatIsNotWebDAVIsNamedAsSuch() throws {
             // Apache outside its WebDAV folder: a plain web server's refusal.
             let root = try WebDAVServers.url(.default).deletingLastPathComponent().deletingLastPathComponent()
-            var options = RemoteOptions()
-            options.stateHome = try TemporaryFolder().url
-            options.credentials = WebDAVCredentialSources(
-                user: "sync", environment: ["DOCS_PASSWORD": try WebDAVServers.credentials().password],
-                netrc: nil
-            )
+            let state = try TemporaryFolder()
+            let options = try WebDAVServers.options(keepingSettingsIn: state)
             let refused = #expect(throws: SyncError.self) {
                 _ = try SyncRemotes.remote(for: root.absoluteString, options: options)
             }

@@ -60,12 +60,8 @@ extension BlockingSyncTests {
             #expect(!probe.honoursIfMatch && !probe.honoursIfNoneMatch && !probe.locksAreReal)
             #expect(probe.writeProtocol == nil)
 
-            var options = RemoteOptions()
-            options.stateHome = try TemporaryFolder().url
-            options.credentials = WebDAVCredentialSources(
-                user: "sync", environment: ["DOCS_PASSWORD": try WebDAVServers.credentials().password],
-                netrc: nil
-            )
+            let state = try TemporaryFolder()
+            var options = try WebDAVServers.options(keepingSettingsIn: state)
             let refused = #expect(throws: SyncError.self) {
                 _ = try SyncRemotes.remote(for: url.absoluteString, options: options)
             }
@@ -237,10 +233,7 @@ extension BlockingSyncTests {
             let state = try TemporaryFolder()
             let url = try WebDAVServers.url(.default)
             let password = try WebDAVServers.credentials().password
-            var options = RemoteOptions()
-            options.stateHome = state.url
-            options.credentials = WebDAVCredentialSources(
-                user: "sync", environment: ["DOCS_PASSWORD": password], netrc: nil)
+            var options = try WebDAVServers.options(keepingSettingsIn: state)
             let remote = try SyncRemotes.remote(for: url.absoluteString, options: options)
             #expect(remote is WebDAVRemote)
             let file = WebDAVSettings.file(for: WebDAVRemote.displayName(of: url), stateHome: state.url)

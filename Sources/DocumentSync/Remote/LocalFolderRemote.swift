@@ -240,15 +240,6 @@ public final class LocalFolderRemote: Remote {
         guard valid else { throw failure(.invalidName, operation, path, destination: destination) }
     }
 
-    func failure(
-        _ kind: RemoteError.Kind, _ operation: RemoteError.Operation, _ path: RemotePath,
-        destination: RemotePath? = nil, detail: String? = nil
-    ) -> RemoteError {
-        RemoteError(
-            kind, operation: operation, path: path, destination: destination, remote: displayName,
-            detail: detail)
-    }
-
     /// The remote's form of a system error; `missing` is what "no such file" means here.
     func failure(
         _ errno: Errno, _ operation: RemoteError.Operation, _ path: RemotePath,

@@ -218,6 +218,16 @@ public protocol Remote: AnyObject, Sendable {
 }
 
 extension Remote {
+    /// An error of this remote: `kind` in `operation` on `path`, named by its display name.
+    func failure(
+        _ kind: RemoteError.Kind, _ operation: RemoteError.Operation, _ path: RemotePath,
+        destination: RemotePath? = nil, detail: String? = nil
+    ) -> RemoteError {
+        RemoteError(
+            kind, operation: operation, path: path, destination: destination, remote: displayName,
+            detail: detail)
+    }
+
     public var hasFileIDs: Bool { true }
 
     public func read(_ path: RemotePath, expectedSize: Int64?, into sink: (Data) throws -> Void) throws

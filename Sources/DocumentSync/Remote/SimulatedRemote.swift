@@ -138,12 +138,12 @@ public final class SimulatedRemote: Remote {
             try fail(fault, .list, folder)
             try state.race(fault, at: folder, remote: displayName)
             let tree = state.tree(age: fault.staleAge)
-            guard let node = tree[folder] else { throw error(.notFound, .list, folder) }
-            guard node.kind == .folder else { throw error(.notAFolder, .list, folder) }
+            guard let node = tree[folder] else { throw failure(.notFound, .list, folder) }
+            guard node.kind == .folder else { throw failure(.notAFolder, .list, folder) }
             let entries = tree.filter { $0.key.parent == folder && !$0.key.isRoot }
                 .map { $0.value.entry(named: $0.key.name) }
                 .sorted { $0.name < $1.name }
-            if case .timeoutAfterApplying = fault { throw error(.timedOut, .list, folder) }
+            if case .timeoutAfterApplying = fault { throw failure(.timedOut, .list, folder) }
             return RemoteListing(folder: folder, entries: entries, folderTag: node.tag)
         }
     }
@@ -154,7 +154,7 @@ public final class SimulatedRemote: Remote {
             try fail(fault, .entry, path)
             try state.race(fault, at: path, remote: displayName)
             let entry = state.tree(age: fault.staleAge)[path]?.entry(named: path.name)
-            if case .timeoutAfterApplying = fault { throw error(.timedOut, .entry, path) }
+            if case .timeoutAfterApplying = fault { throw failure(.timedOut, .entry, path) }
             return entry
         }
     }
@@ -165,8 +165,8 @@ public final class SimulatedRemote: Remote {
             let fault = state.begin(.read, path, size: size)
             if case .connectionCut = fault {} else { try fail(fault, .read, path) }
             try state.race(fault, at: path, remote: displayName)
-            guard let node = state.tree[path] else { throw error(.notFound, .read, path) }
-            guard node.kind == .file else { throw error(.notAFile, .read, path) }
+            guard let node = state.tree[path] else { throw failure(.notFound, .read, path) }
+            guard node.kind == .file else { throw failure(.notAFile, .read, path) }
             return (node.bytes, node.tag, fault)
         }
         // The sink runs outside the lock: it may call the remote.
@@ -179,8 +179,8 @@ public final class SimulatedRemote: Remote {
             state.withLock { $0.counts.bytesRead += Int64(end - offset) }
             offset = end
         }
-        if case .connectionCut = fault { throw error(.connectionLost, .read, path) }
-        if case .timeoutAfterApplying = fault { throw error(.timedOut, .read, path) }
+        if case .connectionCut = fault { throw failure(.connectionLost, .read, path) }
+        if case .timeoutAfterApplying = fault { throw failure(.timedOut, .read, path) }
         return tag
     }
 
@@ -198,19 +198,21 @@ public final class SimulatedRemote: Remote {
             bytes.append(chunk)
             state.withLock { $0.counts.bytesWritten += Int64(chunk.count) }
         }
-        if case .connectionCut = fault { throw error(.connectionLost, .write, path) }
+        if case .connectionCut = fault { throw failure(.connectionLost, .write, path) }
         guard Int64(bytes.count) == source.size else {
-            throw error(
+            throw failure(
                 .sourceChanged, .write, path,
                 detail: "\(bytes.count) bytes where the source said \(source.size)")
         }
         return try state.withLock { state in
             try state.race(fault, at: path, remote: displayName)
-            guard state.tree[path.parent]?.kind == .folder else { throw error(.parentMissing, .write, path) }
+            guard state.tree[path.parent]?.kind == .folder else {
+                throw failure(.parentMissing, .write, path)
+            }
             try state.check(condition, at: path, .write, remote: displayName)
-            if state.tree[path]?.kind == .folder { throw error(.notAFile, .write, path) }
+            if state.tree[path]?.kind == .folder { throw failure(.notAFile, .write, path) }
             let tag = try state.put(path, bytes, remote: displayName)
-            if case .timeoutAfterApplying = fault { throw error(.timedOut, .write, path) }
+            if case .timeoutAfterApplying = fault { throw failure(.timedOut, .write, path) }
             return tag
         }
     }
@@ -221,13 +223,13 @@ public final class SimulatedRemote: Remote {
             let fault = state.begin(.delete, path, conditional: true)
             try fail(fault, .delete, path)
             try state.race(fault, at: path, remote: displayName)
-            guard let node = state.tree[path] else { throw error(.notFound, .delete, path) }
+            guard let node = state.tree[path] else { throw failure(.notFound, .delete, path) }
             try state.check(condition, at: path, .delete, remote: displayName)
             if node.kind == .folder, state.tree.keys.contains(where: { $0.parent == path }) {
-                throw error(.notEmpty, .delete, path)
+                throw failure(.notEmpty, .delete, path)
             }
             state.remove(path)
-            if case .timeoutAfterApplying = fault { throw error(.timedOut, .delete, path) }
+            if case .timeoutAfterApplying = fault { throw failure(.timedOut, .delete, path) }
         }
     }
 
@@ -243,7 +245,7 @@ public final class SimulatedRemote: Remote {
             try state.race(fault, at: source, remote: displayName)
             let tag = try state.move(source, to: destination, condition: condition, remote: displayName)
             if case .timeoutAfterApplying = fault {
-                throw error(.timedOut, .move, source, destination: destination)
+                throw failure(.timedOut, .move, source, destination: destination)
             }
             return tag
         }
@@ -255,12 +257,12 @@ public final class SimulatedRemote: Remote {
             let fault = state.begin(.makeFolder, path)
             try fail(fault, .makeFolder, path)
             try state.race(fault, at: path, remote: displayName)
-            if state.tree[path] != nil { throw error(.exists, .makeFolder, path) }
+            if state.tree[path] != nil { throw failure(.exists, .makeFolder, path) }
             guard state.tree[path.parent]?.kind == .folder else {
-                throw error(.parentMissing, .makeFolder, path)
+                throw failure(.parentMissing, .makeFolder, path)
             }
             state.insertFolder(path)
-            if case .timeoutAfterApplying = fault { throw error(.timedOut, .makeFolder, path) }
+            if case .timeoutAfterApplying = fault { throw failure(.timedOut, .makeFolder, path) }
         }
     }
 
@@ -273,8 +275,8 @@ public final class SimulatedRemote: Remote {
     ) throws {
         switch fault {
         case .serverError(let status):
-            throw error(.server(status: status), operation, path, destination: destination)
-        case .connectionCut: throw error(.connectionLost, operation, path, destination: destination)
+            throw failure(.server(status: status), operation, path, destination: destination)
+        case .connectionCut: throw failure(.connectionLost, operation, path, destination: destination)
         default: return
         }
     }
@@ -287,18 +289,10 @@ public final class SimulatedRemote: Remote {
                 RemotePath.isValidComponent($0) && !$0.contains(where: refusedCharacters.contains)
             })
         else {
-            throw error(.invalidName, operation, path, destination: destination)
+            throw failure(.invalidName, operation, path, destination: destination)
         }
     }
 
-    private func error(
-        _ kind: RemoteError.Kind, _ operation: RemoteError.Operation, _ path: RemotePath,
-        destination: RemotePath? = nil, detail: String? = nil
-    ) -> RemoteError {
-        RemoteError(
-            kind, operation: operation, path: path, destination: destination, remote: displayName,
-            detail: detail)
-    }
 }
 
 extension SimulatedRemote.Fault? {

@@ -343,15 +343,6 @@ public final class WebDAVRemote: Remote {
 
     // MARK: Errors
 
-    func failure(
-        _ kind: RemoteError.Kind, _ operation: RemoteError.Operation, _ path: RemotePath,
-        destination: RemotePath? = nil, detail: String? = nil
-    ) -> RemoteError {
-        RemoteError(
-            kind, operation: operation, path: path, destination: destination, remote: displayName,
-            detail: detail)
-    }
-
     /// The error an HTTP status means, where the operation gives it no meaning of its own.
     func error(
         status answer: HTTPAnswer, _ operation: RemoteError.Operation, _ path: RemotePath,

@@ -56,6 +56,18 @@ enum WebDAVServers {
             password: password.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
+    /// Remote options for the servers' user, the password given as `DOCS_PASSWORD` would give
+    /// it, and the remotes' settings kept in `state`.
+    static func options(keepingSettingsIn state: TemporaryFolder) throws -> RemoteOptions {
+        var options = RemoteOptions()
+        options.stateHome = state.url
+        options.credentials = WebDAVCredentialSources(
+            user: try value("DOCUMENTSYNC_WEBDAV_USER"),
+            environment: ["DOCS_PASSWORD": try credentials().password],
+            netrc: nil)
+        return options
+    }
+
     /// The folder on disk that holds the server's files (its document root).
     static func dataFolder(_ server: Server) throws -> URL {
         URL(fileURLWithPath: try value("DOCUMENTSYNC_WEBDAV_DATA")).appendingPathComponent(server.rawValue)
