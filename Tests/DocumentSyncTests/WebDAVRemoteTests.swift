@@ -165,6 +165,23 @@ extension BlockingSyncTests {
             #expect(read == edited)
         }
 
+        @Test func aTemporaryFileACrashLeftIsRemovedOnceADayOldAndOneInProgressIsNot() throws {
+            let (remote, _, folder) = try WebDAVServers.collection(on: .default)
+            let day = Date(timeIntervalSinceNow: -90_000)
+            let abandoned = RemotePath(WebDAVRemote.temporaryName(now: day))
+            let recent = RemotePath(WebDAVRemote.temporaryName(now: Date()))
+            for path in [abandoned, recent] {
+                let answer = try remote.send(
+                    remote.request("PUT", remote.url(path)), body: .data(Data("half".utf8)), .write, path)
+                #expect(answer.status == 201)
+            }
+            #expect(try remote.list(.root).entries.isEmpty)
+            let left = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+                $0.hasPrefix(WebDAVRemote.temporaryPrefix)
+            }
+            #expect(left == [recent.name])
+        }
+
         @Test func aWrongPasswordIsA401NamedWithoutThePassword() throws {
             let url = try WebDAVServers.url(.default)
             let secret = "not-the-password-\(UUID().uuidString)"

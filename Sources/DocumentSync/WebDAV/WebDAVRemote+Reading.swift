@@ -31,7 +31,10 @@ extension WebDAVRemote {
                     .other, .list, folder,
                     detail: "the server's answer names “\(path)”, which is not in the folder")
             }
-            guard !path.name.hasPrefix(Self.temporaryPrefix) else { continue }
+            guard !path.name.hasPrefix(Self.temporaryPrefix) else {
+                removeIfAbandoned(path, response)
+                continue
+            }
             entries.append(entry(response, named: path.name))
         }
         guard sawItself else {
@@ -116,6 +119,27 @@ extension WebDAVRemote {
             try sink(chunk)
         }
         return tag
+    }
+
+    /// The name a new file is written under before it is moved into place: hidden, and
+    /// holding the time it was made, so that one a crash left behind can be told from one in
+    /// progress.
+    static func temporaryName(now: Date) -> String {
+        temporaryPrefix + "\(Int64(now.timeIntervalSince1970))-"
+            + String(UInt64.random(in: .min ... .max), radix: 16)
+    }
+
+    /// Deletes a temporary file of a write a crash or a cut connection left more than a day
+    /// ago (no upload takes that long), on the condition that it is still the one listed;
+    /// any failure leaves it for the next listing.
+    func removeIfAbandoned(_ path: RemotePath, _ response: Multistatus.Response, now: Date = Date()) {
+        let stamp = path.name.dropFirst(Self.temporaryPrefix.count).prefix { $0 != "-" }
+        guard let made = Int64(stamp), Double(made) < now.timeIntervalSince1970 - 86_400,
+            let etag = response.etag, !response.isCollection
+        else { return }
+        _ = try? send(
+            request("DELETE", url(path), headers: ["If": ifHeader(path, "[\(Self.quoted(Self.tag(etag)))]")]),
+            .delete, path)
     }
 
     static func size(of file: URL) throws -> Int64 {

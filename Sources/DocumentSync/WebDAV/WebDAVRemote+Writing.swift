@@ -22,7 +22,7 @@ extension WebDAVRemote {
     /// the tag read back is its own), then moved into place with `Overwrite: F`.
     private func writeNew(_ path: RemotePath, from source: UploadSource) throws -> RemoteTag {
         let temporary = path.parent.appending(
-            Self.temporaryPrefix + String(UInt64.random(in: .min ... .max), radix: 16))
+            Self.temporaryName(now: Date()))
         var placed = false
         defer {
             if !placed {
