@@ -111,7 +111,7 @@ extension WebDAVRemote {
         defer { try? handle.close() }
         while true {
             let chunk: Data?
-            do { chunk = try handle.read(upToCount: RemoteChunk.size) } catch {
+            do { chunk = try handle.read(upToCount: RemoteChunk.size / 4) } catch {
                 throw failure(
                     .other, .read, path, detail: "the downloaded bytes could not be read back: \(error)")
             }
