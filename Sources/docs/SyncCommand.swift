@@ -186,20 +186,28 @@ enum RemoteCommand {
     }
 }
 
-/// A one-line progress bar on standard error, for a terminal: redrawn in place, cleared when
-/// the pass is done.
+/// A one-line progress bar on standard error, for a terminal: items and bytes, redrawn in
+/// place, cleared when the pass is done.
 enum ProgressBar {
-    static func draw(done: Int, total: Int) {
+    static func draw(_ progress: SyncProgress) {
         // A pass with little to do finishes before a bar is worth seeing.
-        guard total >= 20 else { return }
+        guard progress.total >= 20 || progress.byteTotal >= 10_000_000 else { return }
         let width = 30
-        let filled = total == 0 ? width : done * width / total
+        let share =
+            progress.byteTotal > 0
+            ? Double(min(progress.bytes, progress.byteTotal)) / Double(progress.byteTotal)
+            : Double(progress.done) / Double(max(progress.total, 1))
+        let filled = Int(share * Double(width))
         let line =
-            done >= total
+            progress.done >= progress.total
             ? "\r\u{1B}[K"
             : "\rsync [" + String(repeating: "#", count: filled)
                 + String(repeating: " ", count: width - filled)
-                + "] \(done)/\(total)"
+                + "] \(progress.done)/\(progress.total) items, \(megabytes(progress.bytes)) of \(megabytes(progress.byteTotal)) MB"
         Output.error(line, terminated: false)
+    }
+
+    private static func megabytes(_ bytes: Int64) -> String {
+        String(format: "%.1f", Double(bytes) / 1_000_000)
     }
 }

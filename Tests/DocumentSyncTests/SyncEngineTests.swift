@@ -1,5 +1,6 @@
 import DocumentKit
 import Foundation
+import Synchronization
 import Testing
 
 @testable import DocumentSync
@@ -39,6 +40,29 @@ import Testing
         // Nothing left to do on either side.
         #expect(try !a.sync().didWork)
         #expect(try !b.sync().didWork)
+    }
+
+    @Test func aPassReportsItsItemsAndTheBytesItMovesUpAndDown() throws {
+        let devices = try devices("a", "b")
+        let (a, b) = (devices[0], devices[1])
+        let big = String(repeating: "x", count: 3 * RemoteChunk.size + 5)
+        try a.write("big.txt", big)
+        try a.write("small.txt", "small")
+        for (device, expected) in [(a, 2), (b, 2)] {
+            let engine = try device.opened()
+            let seen = Recorded()
+            engine.progress = { seen.append($0) }
+            _ = try device.sync()
+            engine.progress = nil
+            let reports = seen.all
+            let last = try #require(reports.last)
+            #expect(last.done == expected && last.total == expected)
+            #expect(last.byteTotal == Int64(big.utf8.count + 5))
+            #expect(last.bytes == last.byteTotal)
+            // Bytes only grow, and a large file reports as it goes, not only when done.
+            #expect(zip(reports, reports.dropFirst()).allSatisfy { $0.bytes <= $1.bytes })
+            #expect(reports.contains { $0.bytes > 0 && $0.bytes < last.byteTotal })
+        }
     }
 
     @Test func anEditOnOneSideIsPropagatedAndTheReplacedTextKept() throws {
@@ -326,4 +350,11 @@ import Testing
             (error as? SyncError)?.kind == .unusable && "\(error)".contains("overlap")
         }
     }
+}
+
+/// Progress reports, from whichever thread gives them.
+private final class Recorded: Sendable {
+    private let reports = Mutex<[SyncProgress]>([])
+    func append(_ report: SyncProgress) { reports.withLock { $0.append(report) } }
+    var all: [SyncProgress] { reports.withLock { $0 } }
 }

@@ -151,6 +151,7 @@ extension SyncEngine {
             let count = try Syscall.pread(file.rawValue, buffer, off_t(offset)).get("read for upload", url)
             guard count > 0 else { return nil }
             offset += Int64(count)
+            self.moved(count)
             return Data(buffer[..<count])
         }
         return try write(path, from: source, hash: hash, condition: condition)
@@ -290,6 +291,7 @@ extension SyncEngine {
         var hasher = ContentHash.Hasher()
         do {
             let tag = try remote.read(path, expectedSize: expectedSize) { data in
+                moved(data.count)
                 try data.withUnsafeBytes { bytes in
                     hasher.update(bytes)
                     try file.writeAll(bytes, operation: "write the download into")

@@ -1,5 +1,6 @@
 import DocumentKit
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -71,9 +72,14 @@ public final class SyncEngine {
     /// Called between the steps of every change, for the simulation's crashes: an error it
     /// throws ends the pass at once.
     package var checkpoint: (SyncStep) throws -> Void = { _ in }
-    /// Told, during a pass, how many of its actions are done and how many it has: for a
-    /// progress bar. Called on the engine's thread.
-    public var progress: ((_ done: Int, _ total: Int) -> Void)?
+    /// Told, during a pass, how many of its actions are done and how many it has, and how
+    /// many bytes of its uploads and downloads have gone: for a progress bar. Called on the
+    /// engine's thread, but for the bytes of a large upload, which the remote may read on
+    /// its own.
+    public var progress: ((SyncProgress) -> Void)?
+    /// Where the pass's progress stands; guarded, since a remote may read an upload's
+    /// bytes on a thread of its own.
+    let progressState = Mutex(SyncProgress())
     /// Names the conflict versions this engine shares through the remote. Random by default;
     /// the simulation counts instead, because the names order the remote calls that share
     /// conflicts, and a seed replays only if the calls come in the same order.
@@ -260,9 +266,18 @@ public final class SyncEngine {
         for (path, entry) in remoteTree where entry.kind == .folder { remoteFolders.insert(path) }
         try guardAgainstMassDeletion(plan, known: known)
         summary.notes += scanned.notes + plan.notes
+        var byteTotal: Int64 = 0
+        for action in plan.actions {
+            switch action {
+            case .upload(let path, _, _): byteTotal += local[path]?.status.size ?? 0
+            case .download(_, let entry, _), .reconcile(_, let entry): byteTotal += entry.size
+            default: break
+            }
+        }
+        progressState.withLock { $0 = SyncProgress(total: plan.actions.count, byteTotal: byteTotal) }
         for (index, action) in plan.actions.enumerated() {
-            progress?(index, plan.actions.count)
-            defer { if index == plan.actions.count - 1 { progress?(plan.actions.count, plan.actions.count) } }
+            reportProgress { $0.done = index }
+            defer { if index == plan.actions.count - 1 { reportProgress { $0.done = plan.actions.count } } }
             do {
                 try perform(action, local: local, known: known, remoteTree: remoteTree)
             } catch let interruption as SyncInterruption {
@@ -337,4 +352,39 @@ struct SkippedItem: Error {
     var reason: String
     /// Left because it was modified too recently, not because it changed under the pass.
     var isSettling = false
+}
+
+/// How far a pass has got: its actions, and the bytes its uploads and downloads move.
+public struct SyncProgress: Sendable, Equatable {
+    /// The actions done, of ``total``.
+    public var done = 0
+    public var total = 0
+    /// The bytes uploaded and downloaded so far, of about ``byteTotal`` (the sizes the scan
+    /// saw).
+    public var bytes: Int64 = 0
+    public var byteTotal: Int64 = 0
+
+    public init(done: Int = 0, total: Int = 0, bytes: Int64 = 0, byteTotal: Int64 = 0) {
+        self.done = done
+        self.total = total
+        self.bytes = bytes
+        self.byteTotal = byteTotal
+    }
+}
+
+extension SyncEngine {
+    /// Changes the progress and tells ``progress``.
+    func reportProgress(_ change: (inout SyncProgress) -> Void) {
+        let now = progressState.withLock { state in
+            change(&state)
+            return state
+        }
+        progress?(now)
+    }
+
+    /// Counts bytes an upload or a download moved.
+    func moved(_ count: Int) {
+        guard progress != nil, count > 0 else { return }
+        reportProgress { $0.bytes += Int64(count) }
+    }
 }
