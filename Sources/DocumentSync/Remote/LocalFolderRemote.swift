@@ -42,7 +42,7 @@ public final class LocalFolderRemote: Remote {
     private let rootPath: String
 
     /// The prefix of the temporary files writes stream into, beside their targets.
-    static let temporaryPrefix = ".documentsync-tmp-"
+    static let temporaryPrefix = RemotePath.writeInProgressPrefix
     /// The lock file, inside the metadata folder.
     static let lockPath = RemotePath.metadataFolder.appending("lock")
 
@@ -231,12 +231,7 @@ public final class LocalFolderRemote: Remote {
         _ path: RemotePath, _ operation: RemoteError.Operation, allowingRoot: Bool = false,
         destination: RemotePath? = nil
     ) throws {
-        let valid =
-            (allowingRoot || !path.isRoot)
-            && path.components.allSatisfy {
-                RemotePath.isValidComponent($0) && $0.utf8.count <= 255 && !$0.hasPrefix(Self.temporaryPrefix)
-            }
-            && path != Self.lockPath
+        let valid = path.holdsStorableNames(allowingRoot: allowingRoot) && path != Self.lockPath
         guard valid else { throw failure(.invalidName, operation, path, destination: destination) }
     }
 

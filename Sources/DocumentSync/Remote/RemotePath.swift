@@ -152,6 +152,20 @@ public struct RemotePath: Hashable, Sendable, Comparable, CustomStringConvertibl
 
     private static let slash = UInt8(ascii: "/")
 
+    /// How the hidden names begin that a remote writes a file under before moving it into
+    /// place: listings pass over them, and no item may be given one.
+    static let writeInProgressPrefix = ".documentsync-tmp-"
+
+    /// Whether a remote that takes names of up to 255 bytes can hold every name of the path,
+    /// none of them a write in progress's (``writeInProgressPrefix``); the root only when
+    /// `allowingRoot`.
+    func holdsStorableNames(allowingRoot: Bool) -> Bool {
+        (allowingRoot || !isRoot)
+            && components.allSatisfy {
+                Self.isValidComponent($0) && $0.utf8.count <= 255 && !$0.hasPrefix(Self.writeInProgressPrefix)
+            }
+    }
+
     /// Whether `component` can be kept joined in ``string`` and split back out: not empty,
     /// without "/".
     private static func joinsCleanly(_ component: String) -> Bool {

@@ -98,7 +98,7 @@ public final class WebDAVRemote: Remote {
     /// pass (a timeout, a broken connection, 502–504), with waits doubling from 0.2 s.
     static let retries = 3
     /// How the names of writes in progress begin: hidden, so listings pass over them.
-    static let temporaryPrefix = ".documentsync-tmp-"
+    static let temporaryPrefix = RemotePath.writeInProgressPrefix
 
     public let displayName: String
     let configuration: Configuration
@@ -404,12 +404,9 @@ public final class WebDAVRemote: Remote {
 
     /// Refuses names the server cannot hold, and the names of sync's own temporary files.
     func validate(_ path: RemotePath, _ operation: RemoteError.Operation, allowingRoot: Bool = false) throws {
-        let valid =
-            (allowingRoot || !path.isRoot)
-            && path.components.allSatisfy {
-                RemotePath.isValidComponent($0) && $0.utf8.count <= 255 && !$0.hasPrefix(Self.temporaryPrefix)
-            }
-        guard valid else { throw failure(.invalidName, operation, path) }
+        guard path.holdsStorableNames(allowingRoot: allowingRoot) else {
+            throw failure(.invalidName, operation, path)
+        }
     }
 }
 
