@@ -168,9 +168,6 @@ enum StatusCommand {
 @MainActor
 enum RemoteCommand {
     static func test(_ url: String, options: RemoteOptions) throws -> ExitStatus {
-        var options = options
-        options.probesAgain = true
-        options.allowsUnsafeServer = true
         guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? "")
         else {
             throw DocsFailure.usage("“\(url)” is not a WebDAV URL (http:// or https://)", command: "remote")

@@ -40,8 +40,6 @@ enum HTTPTransportFailure: Error, Sendable {
 enum HTTPBody {
     case none
     case data(Data)
-    /// Bytes read from a file as they are sent.
-    case file(URL)
     /// Bytes pulled from a source as they are sent.
     case stream(InputStream, size: Int64)
 }
@@ -102,7 +100,6 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
         switch body {
         case .none: task = session.dataTask(with: request)
         case .data(let data): task = session.uploadTask(with: request, from: data)
-        case .file(let url): task = session.uploadTask(with: request, fromFile: url)
         case .stream(let stream, _):
             // Sent chunked: FoundationNetworking chunks a stream whatever the request says, and
             // Apache closes the connection after a request that has both a length and chunks.

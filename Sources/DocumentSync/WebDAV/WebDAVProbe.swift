@@ -137,8 +137,12 @@ public struct WebDAVProbe: Sendable, Codable, Equatable {
                 body: body.map(HTTPBody.data) ?? .none, .write, path)
         }
 
+        func properties(_ path: RemotePath, folder: Bool = false) throws -> Multistatus.Response? {
+            try remote.propfind(path, depth: "0", folder: folder, .entry)?.first(where: \.hasProperties)
+        }
+
         func etag(_ path: RemotePath, folder: Bool = false) throws -> String? {
-            try remote.propfind(path, depth: "0", folder: folder, .entry)?.first(where: \.hasProperties)?.etag
+            try properties(path, folder: folder)?.etag
         }
 
         func contents(_ path: RemotePath) throws -> Data? {
@@ -159,11 +163,11 @@ public struct WebDAVProbe: Sendable, Codable, Equatable {
 
             let file = scratch.appending("a.txt")
             _ = try send("PUT", file, headers: ["If-None-Match": "*"], body: Data("aaaa".utf8))
-            let first = try etag(file)
+            let written = try properties(file)
+            let first = written?.etag
             probe.hasETags = first != nil
             probe.etagsWeakAfterWrite = first?.hasPrefix("W/") ?? false
-            probe.hasFileIDs =
-                try remote.propfind(file, depth: "0", folder: false, .entry)?.first?.fileID != nil
+            probe.hasFileIDs = written?.fileID != nil
             _ = try send("PUT", file, body: Data("bbbb".utf8))
             let second = try etag(file)
             probe.etagsChangeWithinASecond = first != nil && second != nil && first != second

@@ -53,7 +53,7 @@ extension WebDAVRemote {
         defer { unlock(path, token) }
         let answer = try put(
             path, from: source, headers: ["If": ifHeader(path, "<\(token)>")], reportedAs: path)
-        return try tagAfterWrite(answer, path, size: source.size, reportedAs: path, lockToken: token)
+        return try tagAfterWrite(answer, path, size: source.size, reportedAs: path)
     }
 
     /// `If-None-Match: *` or `If-Match`, for servers whose conditions hold.
@@ -147,11 +147,10 @@ extension WebDAVRemote {
     /// `OC-ETag`, `ETag`), otherwise read back (safe only where no one else can have written
     /// since: under a lock, or at a name only this write uses).
     private func tagAfterWrite(
-        _ answer: HTTPAnswer, _ path: RemotePath, size: Int64, reportedAs shown: RemotePath,
-        lockToken: String? = nil
+        _ answer: HTTPAnswer, _ path: RemotePath, size: Int64, reportedAs shown: RemotePath
     ) throws -> RemoteTag {
         if let etag = answer.header("OC-ETag") ?? answer.header("ETag") { return Self.tag(etag) }
-        guard let responses = try propfind(path, depth: "0", folder: false, .write, lockToken: lockToken),
+        guard let responses = try propfind(path, depth: "0", folder: false, .write),
             let found = responses.first(where: { $0.hasProperties }), let tag = found.etag
         else {
             throw failure(.other, .write, shown, detail: "the server gives no ETag for the file written")
@@ -334,19 +333,14 @@ extension WebDAVRemote {
             }
             switch answer.status {
             case 200:
-                guard
-                    let token = answer.header("Lock-Token")?.trimmingCharacters(
-                        in: CharacterSet(charactersIn: "<> "))
-                else {
+                guard let token = Self.lockToken(answer) else {
                     throw failure(
                         .other, operation, path, detail: "the server's LOCK answer has no Lock-Token")
                 }
                 return token
             case 201:
                 // Made an empty item where there was none: the tag cannot have held.
-                if let token = answer.header("Lock-Token")?.trimmingCharacters(
-                    in: CharacterSet(charactersIn: "<> "))
-                {
+                if let token = Self.lockToken(answer) {
                     _ = try? send(
                         request("DELETE", url(path), headers: ["If": ifHeader(path, "<\(token)>")]), .delete,
                         path)
@@ -364,6 +358,11 @@ extension WebDAVRemote {
             default: throw error(status: answer, operation, path)
             }
         }
+    }
+
+    /// The token a `LOCK` answer gives, without its angle brackets.
+    private static func lockToken(_ answer: HTTPAnswer) -> String? {
+        answer.header("Lock-Token")?.trimmingCharacters(in: CharacterSet(charactersIn: "<> "))
     }
 
     /// Gives back the locks on `path` this remote took and no longer knows the tokens of.

@@ -252,14 +252,10 @@ public final class WebDAVRemote: Remote {
     /// `PROPFIND` of `path` at `depth`, parsed.
     ///
     /// - Returns: nil when the server answers 404.
-    func propfind(
-        _ path: RemotePath, depth: String, folder: Bool, _ operation: RemoteError.Operation,
-        lockToken: String? = nil
-    )
+    func propfind(_ path: RemotePath, depth: String, folder: Bool, _ operation: RemoteError.Operation)
         throws -> [Multistatus.Response]?
     {
-        var headers = ["Depth": depth, "Content-Type": "application/xml; charset=utf-8"]
-        if let lockToken { headers["If"] = "(<\(lockToken)>)" }
+        let headers = ["Depth": depth, "Content-Type": "application/xml; charset=utf-8"]
         let answer = try send(
             request("PROPFIND", url(path, folder: folder), headers: headers),
             body: .data(configuration.hasFileIDs ? Multistatus.request : Multistatus.plainRequest),
@@ -276,7 +272,7 @@ public final class WebDAVRemote: Remote {
             }
             throw error(status: answer, operation, path)
         case let status where Self.isRedirect(status) && !folder:
-            return try propfind(path, depth: depth, folder: true, operation, lockToken: lockToken)
+            return try propfind(path, depth: depth, folder: true, operation)
         default: throw error(status: answer, operation, path)
         }
         do {

@@ -85,23 +85,24 @@ extension SyncRemotes {
     ///
     /// - Throws: ``SyncError`` when the server cannot be reached or is not WebDAV.
     public static func probe(_ url: String, options: RemoteOptions) throws -> WebDAVProbe {
+        guard let parsed = URL(string: url) else { throw SyncError(.unusable, "“\(url)” is not a URL") }
         var options = options
         options.probesAgain = true
         options.allowsUnsafeServer = true
-        guard let parsed = URL(string: url) else { throw SyncError(.unusable, "“\(url)” is not a URL") }
-        _ = try webDAV(parsed, url, options: options)
-        guard
-            let settings = WebDAVSettings.read(
-                for: WebDAVRemote.displayName(of: parsed), stateHome: options.stateHome)
-        else {
-            throw SyncError(.failed, "the probe of \(url) was not kept")
-        }
-        return settings.probe
+        return try webDAVRemote(parsed, url, options: options).probe
     }
 
     /// The WebDAV remote at `url`, probed the first time (and kept), refused when the server
     /// cannot keep writes safe unless ``RemoteOptions/allowsUnsafeServer``.
     static func webDAV(_ url: URL, _ text: String, options: RemoteOptions) throws -> WebDAVRemote {
+        try webDAVRemote(url, text, options: options).remote
+    }
+
+    /// The remote, set up as what its server was found to be, and what that is: probed
+    /// unless kept from before (or ``RemoteOptions/probesAgain``).
+    private static func webDAVRemote(_ url: URL, _ text: String, options: RemoteOptions) throws
+        -> (remote: WebDAVRemote, probe: WebDAVProbe)
+    {
         let shown = WebDAVRemote.displayName(of: url)
         let kept = options.probesAgain ? nil : WebDAVSettings.read(for: shown, stateHome: options.stateHome)
         var sources = options.credentials
@@ -116,15 +117,16 @@ extension SyncRemotes {
         configuration.allowsInsecureHTTP = options.allowsInsecureHTTP
         configuration.connections = options.connections
         configuration.timeout = options.timeout
-        let remote: WebDAVRemote
-        do { remote = try WebDAVRemote(configuration) } catch let error as RemoteError {
-            throw SyncError(.unusable, "\(shown): \(error.detail ?? error.description)")
+        func remote() throws -> WebDAVRemote {
+            do { return try WebDAVRemote(configuration) } catch let error as RemoteError {
+                throw SyncError(.unusable, "\(shown): \(error.detail ?? error.description)")
+            }
         }
         let probe: WebDAVProbe
         if let kept {
             probe = kept.probe
         } else {
-            do { probe = try WebDAVProbe.run(on: remote) } catch let error as RemoteError {
+            do { probe = try WebDAVProbe.run(on: try remote()) } catch let error as RemoteError {
                 throw SyncError(.unusable, "\(text) cannot be used: \(error)")
             }
         }
@@ -137,14 +139,12 @@ extension SyncRemotes {
         } else {
             throw SyncError(.unusable, "\(shown): \(probe.refusal ?? "the server is not safe to sync with")")
         }
-        if kept == nil || kept?.user != credentials?.user || options.probesAgain {
+        if kept == nil || kept?.user != credentials?.user {
             let settings = WebDAVSettings(
                 url: shown, user: credentials?.user, probe: probe, probed: kept?.probed ?? Date(),
                 unsafeServer: probe.writeProtocol == nil)
             try settings.write(stateHome: options.stateHome)
         }
-        do { return try WebDAVRemote(configuration) } catch let error as RemoteError {
-            throw SyncError(.unusable, "\(shown): \(error.detail ?? error.description)")
-        }
+        return (try remote(), probe)
     }
 }
