@@ -388,11 +388,14 @@ public final class WebDAVRemote: Remote {
             return self.failure(
                 .insecure, operation, path, destination: destination,
                 detail:
-                    "\(why); give the server's certificate authority with --ca-file if it is a private one")
+                    "\(why); a private certificate authority must be in the system's (update-ca-certificates)"
+            )
         case .bodyTooLarge(let limit):
             return self.failure(
                 .other, operation, path, destination: destination,
-                detail: "the server's answer is larger than \(limit >> 20) MiB")
+                detail:
+                    "the server's answer is larger than \(ByteCountFormatter.string(fromByteCount: Int64(limit), countStyle: .binary))"
+            )
         case .localFile(let why):
             return self.failure(.other, operation, path, destination: destination, detail: why)
         }
