@@ -76,13 +76,7 @@ enum Docs {
             return .success
         }
         try checkOptions(invocation, command: command)
-        if command == "remote" {
-            // About a server, not a container.
-            guard invocation.operands.count == 2, invocation.operands[0] == "test" else {
-                throw DocsFailure.usage("the remote command is “docs remote test URL”", command: command)
-            }
-            return try RemoteCommand.test(invocation.operands[1], options: SyncCommand.options(invocation))
-        }
+        if command == "remote" { return try RemoteCommand.run(invocation) }
         let container: TextContainer
         do {
             container = try TextContainer(path: invocation.containerPath)
@@ -159,8 +153,16 @@ enum Docs {
 
     /// Refuses options that mean nothing to `command`, rather than ignoring them.
     static func checkOptions(_ invocation: Invocation, command: String) throws {
-        if invocation.json && !["list", "versions", "watch", "sync", "status"].contains(command) {
-            throw DocsFailure.usage("--json is for list, versions, watch, sync and status", command: command)
+        if invocation.json && !["list", "versions", "watch", "sync", "status", "remote"].contains(command) {
+            throw DocsFailure.usage(
+                "--json is for list, versions, watch, sync, status and remote list", command: command)
+        }
+        if command != "remote" {
+            for (given, option) in [
+                (invocation.identifier != nil, "--identifier"), (invocation.onDemand, "--on-demand"),
+            ] where given {
+                throw DocsFailure.usage("\(option) is for remote add", command: command)
+            }
         }
         if !["sync", "status", "remote"].contains(command) {
             for (given, option) in [

@@ -17,16 +17,21 @@ enum Help {
           resolve NAME --keep mine|theirs|both [--version-id ID]
                                     settle a document's conflicts
           watch                     print documents added, changed and removed, until interrupted
-          sync [--remote URL] [--once|--watch]
-                                    sync the container with a remote: file:///absolute/path,
-                                    or a WebDAV folder https://host/path/
+          sync [--remote NAME|URL] [--once|--watch]
+                                    sync the container with its remote (see remote add), or
+                                    with file:///absolute/path or a WebDAV https://host/path/
           status                    where each document stands with the remote
-          remote test URL           what a WebDAV server is, and whether sync can trust it
+          remote add NAME URL [--user U] [--identifier ID] [--on-demand]
+                                    sync the container with a remote, as ubiquity container ID
+          remote list               the remotes added, with their containers
+          remote remove NAME        stop syncing a container (its documents stay)
+          remote test NAME|URL      what a WebDAV server is, and whether sync can trust it
 
         Options, anywhere on the line:
           --container PATH  the folder of documents (default: $STE_CONTAINER, else
                             “Simple Text Editor” in your Documents folder)
-          --json            machine-readable output for list, versions, watch, sync and status
+          --json            machine-readable output for list, versions, watch, sync, status
+                            and remote list
           -h, --help        this help, or a command's with `docs COMMAND --help`
           --version         the version, and which parts of DocumentKit this build has
 
@@ -175,7 +180,7 @@ enum Help {
         """
 
     static let sync = """
-        Usage: docs sync [--remote URL] [--once | --watch] [--interval SECONDS] [--json]
+        Usage: docs sync [--remote NAME|URL] [--once | --watch] [--interval SECONDS] [--json]
                          [--user NAME] [--password-file FILE] [--unsafe-server] [--allow-http]
 
         Syncs the container with a remote: documents changed on one side are copied to the
@@ -184,9 +189,15 @@ enum Help {
         `docs versions` and `docs resolve`), on every computer that syncs. Nothing is chosen by
         modification time; documents the remote deleted go to the Deleted folder.
 
-        The remote is a folder given as file:///absolute/path (another disk, a mounted share),
-        or a WebDAV folder given as https://host/path/ (Apache, Nextcloud, ownCloud, a NAS).
-        It is remembered for the container once given, with the WebDAV user name.
+        The remote is the one `docs remote add` set for the container, or one given with
+        --remote: the NAME of an added remote, a folder given as file:///absolute/path (another
+        disk, a mounted share), or a WebDAV folder given as https://host/path/ (Apache,
+        Nextcloud, ownCloud, a NAS). A URL given once is remembered for the container.
+
+        `docs sync --watch` is the container's sync agent: one runs per container (a second
+        stops at once), and apps using the ubiquity API start one when none runs. To keep it
+        running, install docs/documentkit-sync@.service as a systemd user service (see the
+        README).
 
         A WebDAV server is probed the first time (see `docs remote test`): sync uses it only
         if it can keep one device from overwriting another's edit (real locks, or If-Match
@@ -212,15 +223,35 @@ enum Help {
         """
 
     static let remote = """
-        Usage: docs remote test URL [--user NAME] [--password-file FILE] [--allow-http]
+        Usage: docs remote add NAME URL [--user U] [--identifier ID] [--on-demand]
+                                        [--container PATH] [--password-file FILE] [--allow-http]
+               docs remote list [--json]
+               docs remote remove NAME
+               docs remote test NAME|URL [--user U] [--password-file FILE] [--allow-http]
 
-        Probes the WebDAV server at URL in a scratch folder (removed after) and says what it
-        is: whether its ETags change on every write, whether If-Match and If-None-Match hold,
-        whether its locks keep other writers out, whether folder ETags change with what is
-        below them. What it finds is kept for `docs sync`.
+        add: makes the container (--container, or the Simple Text Editor's) a ubiquity
+        container synced with URL (file:///absolute/path, or a WebDAV https://host/path/,
+        probed now). NAME is letters, digits, “-”, “_” and “.”. Apps find the container with
+        FileManager.default.url(forUbiquityContainerIdentifier: ID); ID is iCloud.NAME unless
+        --identifier gives one. --on-demand keeps documents new on the remote on the server,
+        shown as placeholders, until opened or downloaded. The settings go in
+        $XDG_CONFIG_HOME/DocumentKit/ubiquity.json (mode 600), with the user name and never a
+        password (give it as `docs sync --help` says).
 
-        Exit status: 0 the server is safe to sync with, 1 it is not (the message says what it
-        failed and what to change) or it cannot be reached, 2 bad usage.
+        list: each remote: name, container folder, URL, user, identifier, and whether its
+        sync agent runs. --json prints {"remotes": [{"name", "identifier", "container", "url",
+        "user", "downloadsEagerly", "agentRunning"}, ...]}.
+
+        remove: forgets a remote; the container's documents stay as they are.
+
+        test: probes the WebDAV server of remote NAME, or at URL, in a scratch folder (removed
+        after) and says what it is: whether its ETags change on every write, whether If-Match
+        and If-None-Match hold, whether its locks keep other writers out, whether folder ETags
+        change with what is below them. What it finds is kept for `docs sync`.
+
+        Exit status: 0 done (test: the server is safe to sync with), 1 it could not be done or
+        the server is not safe (the message says what it failed and what to change), 2 bad
+        usage.
 
         """
 

@@ -18,6 +18,8 @@ struct Invocation: Equatable {
     var passwordFile: String?
     var unsafeServer = false
     var allowHTTP = false
+    var identifier: String?
+    var onDemand = false
 
     /// Parses the arguments after the program name.
     ///
@@ -62,17 +64,22 @@ struct Invocation: Equatable {
             case "--remote": remote = try value(for: option, inline: inline)
             case "--interval": interval = try value(for: option, inline: inline)
             case "--user": user = try value(for: option, inline: inline)
+            case "--identifier": identifier = try value(for: option, inline: inline)
             case "--password-file": passwordFile = try value(for: option, inline: inline)
             case "--password":
                 throw DocsFailure.usage(
                     "a password on the command line can be read by every user of this computer; "
                         + "give it in ~/.netrc, DOCS_PASSWORD or --password-file FILE (mode 600)",
                     command: command)
-            case "--unsafe-server", "--allow-http":
+            case "--unsafe-server", "--allow-http", "--on-demand":
                 guard inline == nil else {
                     throw DocsFailure.usage("\(option) takes no value", command: command)
                 }
-                if option == "--unsafe-server" { unsafeServer = true } else { allowHTTP = true }
+                switch option {
+                case "--unsafe-server": unsafeServer = true
+                case "--allow-http": allowHTTP = true
+                default: onDemand = true
+                }
             case "--once", "--watch":
                 guard inline == nil else {
                     throw DocsFailure.usage("\(option) takes no value", command: command)

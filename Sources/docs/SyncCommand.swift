@@ -37,7 +37,11 @@ enum SyncCommand {
         _ container: TextContainer, remote remoteURL: String?, options: RemoteOptions, mode: Mode,
         interval: Duration, json: Bool
     ) throws -> ExitStatus {
-        let url = try remoteURL ?? remembered(for: container)
+        guard let (url, options) = try remote(for: container, given: remoteURL, options: options) else {
+            throw DocsFailure.usage(
+                "\(container.url.path) has no remote yet; add one with docs remote add NAME URL, or give --remote file:///absolute/path",
+                command: "sync")
+        }
         let engine: SyncEngine
         do {
             engine = try SyncEngine(
@@ -83,17 +87,34 @@ enum SyncCommand {
         }
     }
 
-    /// The remote the container synced with last.
-    static func remembered(for container: TextContainer) throws -> String {
-        guard
-            let url = try SyncEngine.rememberedRemote(
-                ofContainer: container.url, configuration: configuration)
-        else {
-            throw DocsFailure.usage(
-                "\(container.url.path) has no remote yet; give one with --remote file:///absolute/path",
-                command: "sync")
+    /// The remote to sync `container` with, and the options to reach it: `given` (a URL, or
+    /// the name of a remote of `docs remote add`), else the remote configured for the
+    /// container's folder, else the one it synced with last; nil when there is none.
+    static func remote(for container: TextContainer, given: String?, options: RemoteOptions)
+        throws -> (url: String, options: RemoteOptions)?
+    {
+        let ubiquity = try RemoteCommand.configuration()
+        let configured =
+            given.map { name in name.contains("://") ? nil : ubiquity.container(named: name) }
+            ?? ubiquity.container(holding: container.url).flatMap {
+                CanonicalPath.of($0.url) == CanonicalPath.of(container.url) ? $0 : nil
+            }
+        var options = options
+        if let configured {
+            options.credentials.user = options.credentials.user ?? configured.user
+            return (configured.remote, options)
         }
-        return url
+        if let given {
+            guard given.contains("://") else {
+                throw DocsFailure.usage(
+                    "there is no remote named “\(Output.escaped(given))”; give a URL or add it with docs remote add",
+                    command: "sync")
+            }
+            return (given, options)
+        }
+        return try SyncEngine.rememberedRemote(ofContainer: container.url, configuration: configuration).map {
+            ($0, options)
+        }
     }
 
     /// One line of counts (or a JSON object), then the notes and failures, one a line.
@@ -130,8 +151,7 @@ enum StatusCommand {
     static func run(_ container: TextContainer, options: RemoteOptions, json: Bool) throws {
         let configuration = SyncCommand.configuration
         let states: [SyncItemStatus]
-        if let url = try SyncEngine.rememberedRemote(ofContainer: container.url, configuration: configuration)
-        {
+        if let (url, options) = try SyncCommand.remote(for: container, given: nil, options: options) {
             do {
                 states = try SyncEngine.status(
                     ofContainer: container.url, remote: try SyncRemotes.remote(for: url, options: options),
@@ -161,25 +181,6 @@ enum StatusCommand {
             }
             try Output.write(text)
         }
-    }
-}
-
-/// `docs remote test URL`: probes a WebDAV server and says in words what it is.
-@MainActor
-enum RemoteCommand {
-    static func test(_ url: String, options: RemoteOptions) throws -> ExitStatus {
-        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? "")
-        else {
-            throw DocsFailure.usage("“\(url)” is not a WebDAV URL (http:// or https://)", command: "remote")
-        }
-        let probe: WebDAVProbe
-        do {
-            probe = try SyncRemotes.probe(url, options: options)
-        } catch let error as SyncError {
-            throw DocsFailure.failure(error.message)
-        }
-        try Output.write("\(url): \(probe.summary)\n")
-        return probe.writeProtocol == nil ? .failure : .success
     }
 }
 

@@ -119,16 +119,7 @@ struct DocsSyncTests {
         let user = try webDAV("DOCUMENTSYNC_WEBDAV_USER")
         // A collection of its own on the server, made as any WebDAV client makes one.
         let server = try webDAV("DOCUMENTSYNC_WEBDAV_DEFAULT")
-        let url = server + "docs-\(UUID().uuidString.prefix(8))/"
-        let made = Process()
-        made.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        made.arguments = ["-s", "-o", "/dev/null", "--netrc-file", "/dev/stdin", "-X", "MKCOL", url]
-        let input = Pipe()
-        made.standardInput = input
-        try made.run()
-        input.fileHandleForWriting.write(Data("machine 127.0.0.1 login \(user) password \(password)\n".utf8))
-        try input.fileHandleForWriting.close()
-        made.waitUntilExit()
+        let url = try makeCollection(in: server, user: user, password: password)
 
         let a = try Device(remote: remoteRoot)
         let b = try Device(remote: remoteRoot)

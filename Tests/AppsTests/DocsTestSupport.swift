@@ -48,9 +48,14 @@ final class DocsFolder {
         var environment = ProcessInfo.processInfo.environment
         environment["STE_CONTAINER"] = container.path
         environment["XDG_DATA_HOME"] = dataHome.path
+        // Never the user's own settings: `docs remote add` writes there.
+        environment["XDG_CONFIG_HOME"] = configHome.path
         environment["EDITOR"] = "false"
         return environment
     }
+
+    /// `$XDG_CONFIG_HOME` of every run: where `docs remote add` keeps the ubiquity containers.
+    var configHome: URL { root.appendingPathComponent("config", isDirectory: true) }
 
     func url(_ fileName: String) -> URL { container.appendingPathComponent(fileName) }
 
@@ -150,4 +155,20 @@ func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool
         try await Task.sleep(for: .milliseconds(20))
     }
     return try condition()
+}
+
+/// A new collection of its own under the WebDAV folder `server`, made with curl's MKCOL as any
+/// WebDAV client makes one (the password given to curl on standard input, not in argv).
+func makeCollection(in server: String, user: String, password: String) throws -> String {
+    let url = server + "docs-\(UUID().uuidString.prefix(8))/"
+    let made = Process()
+    made.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    made.arguments = ["-s", "-o", "/dev/null", "--netrc-file", "/dev/stdin", "-X", "MKCOL", url]
+    let input = Pipe()
+    made.standardInput = input
+    try made.run()
+    input.fileHandleForWriting.write(Data("machine 127.0.0.1 login \(user) password \(password)\n".utf8))
+    try input.fileHandleForWriting.close()
+    made.waitUntilExit()
+    return url
 }

@@ -13,6 +13,9 @@
 /// open(2) flag for a descriptor that only names a file (Glibc hides it behind _GNU_SOURCE).
 #define CDS_O_PATH 010000000
 
+/// posix_spawn flag that makes the child a session leader (Glibc hides it behind _GNU_SOURCE).
+#define CDS_POSIX_SPAWN_SETSID 0x80
+
 #define CDS_RENAME_NOREPLACE (1 << 0)
 #define CDS_RENAME_EXCHANGE (1 << 1)
 

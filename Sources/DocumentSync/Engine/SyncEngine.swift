@@ -134,7 +134,8 @@ public final class SyncEngine {
             at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
         lock = try FileDescriptor.open(
-            URL(fileURLWithPath: url.path + ".lock"), O_RDWR | O_CREAT | O_CLOEXEC, mode: 0o600,
+            SyncStateFiles.lock(forContainer: container, stateHome: configuration.stateHome),
+            O_RDWR | O_CREAT | O_CLOEXEC, mode: 0o600,
             operation: "open the sync lock of")
         if case .failure(let error) = Syscall.flock(lock.rawValue, LOCK_EX | LOCK_NB) {
             if error == .resourceTemporarilyUnavailable {

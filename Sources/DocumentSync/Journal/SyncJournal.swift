@@ -98,28 +98,17 @@ package final class SyncJournal: Sendable {
         if try setting(.container) == nil { try setSetting(.container, CanonicalPath.of(container)) }
     }
 
-    /// `$XDG_STATE_HOME` when it is an absolute path (the spec says to ignore any other),
-    /// else `~/.local/state`, as ``StandardDirectories`` resolves the other XDG folders.
+    /// `$XDG_STATE_HOME` when it is an absolute path, else `~/.local/state`: see
+    /// ``SyncStateFiles/stateHome(environment:)``.
     package static func defaultStateHome(
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> URL {
-        if let path = environment["XDG_STATE_HOME"], path.hasPrefix("/") {
-            return URL(fileURLWithPath: path, isDirectory: true)
-        }
-        let home =
-            environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? StandardDirectories.current.home.path
-        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
-            ".local/state", isDirectory: true)
+        SyncStateFiles.stateHome(environment: environment)
     }
 
-    /// Where the journal of `container` lives: `STATE/DocumentKit/sync/HASH.sqlite3`, HASH
-    /// being the SHA-256 of the container's canonical path.
+    /// Where the journal of `container` lives: ``SyncStateFiles/journal(forContainer:stateHome:)``.
     package static func url(forContainer container: URL, stateHome: URL? = nil) -> URL {
-        let hash = ContentHash(of: Data(CanonicalPath.of(container).utf8)).hex
-        return (stateHome ?? defaultStateHome())
-            .appendingPathComponent("DocumentKit/sync", isDirectory: true)
-            .appendingPathComponent("\(hash).sqlite3")
+        SyncStateFiles.journal(forContainer: container, stateHome: stateHome)
     }
 
     /// Sets the journal file at `url` aside and opens a new, empty one there.

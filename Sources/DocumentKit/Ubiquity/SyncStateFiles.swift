@@ -1,0 +1,49 @@
+import Foundation
+
+/// Where sync keeps what it knows of a container, outside the container: read by the sync
+/// engine (DocumentSync) and by what DocumentKit shows of sync (the query's ubiquitous
+/// attributes, the agent started on demand), so both find the same files.
+package enum SyncStateFiles {
+    /// `$XDG_STATE_HOME` when it is an absolute path (the spec says to ignore any other),
+    /// else `~/.local/state`, as ``StandardDirectories`` resolves the other XDG folders.
+    package static func stateHome(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL
+    {
+        if let path = environment["XDG_STATE_HOME"], path.hasPrefix("/") {
+            return URL(fileURLWithPath: path, isDirectory: true)
+        }
+        let home =
+            environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? StandardDirectories.current.home.path
+        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
+            ".local/state", isDirectory: true)
+    }
+
+    /// Where the journal of `container` lives: `STATE/DocumentKit/sync/HASH.sqlite3`, HASH
+    /// being the SHA-256 of the container's canonical path. The engine's lock is beside it
+    /// (`.lock` added), and so is the status it publishes (``status(forContainer:stateHome:)``).
+    package static func journal(forContainer container: URL, stateHome: URL? = nil) -> URL {
+        base(forContainer: container, stateHome: stateHome).appendingPathExtension("sqlite3")
+    }
+
+    /// The lock a running sync engine holds (exclusive `flock`) on `container`.
+    package static func lock(forContainer container: URL, stateHome: URL? = nil) -> URL {
+        URL(fileURLWithPath: journal(forContainer: container, stateHome: stateHome).path + ".lock")
+    }
+
+    /// Where the sync agent of `container` says how each item stands: `HASH.status.json`.
+    package static func status(forContainer container: URL, stateHome: URL? = nil) -> URL {
+        base(forContainer: container, stateHome: stateHome).appendingPathExtension("status.json")
+    }
+
+    /// Where the output of an agent started on demand goes: `HASH.log`.
+    package static func log(forContainer container: URL, stateHome: URL? = nil) -> URL {
+        base(forContainer: container, stateHome: stateHome).appendingPathExtension("log")
+    }
+
+    private static func base(forContainer container: URL, stateHome: URL?) -> URL {
+        let hash = ContentHash(of: Data(CanonicalPath.of(container).utf8)).hex
+        return (stateHome ?? self.stateHome())
+            .appendingPathComponent("DocumentKit/sync", isDirectory: true)
+            .appendingPathComponent(hash)
+    }
+}

@@ -1,0 +1,90 @@
+import CDocumentSystem
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+/// The sync agent of a ubiquity container: the process that keeps it in sync, so that an app
+/// that only saves its documents gets them synced.
+///
+/// The agent is `docs sync --watch` (run by hand, or as a user service: see the README), one
+/// per container across processes: a running sync engine holds the container's lock, and a
+/// second one stops at once. When none runs, the ubiquity API starts one on demand (from
+/// `url(forUbiquityContainerIdentifier:)` and `setUbiquitous`): the program recorded in
+/// ``UbiquityConfiguration/agent``, in a session of its own so that the app's Ctrl-C does not
+/// stop it, its output appended to a log beside the journal. Set
+/// `DOCUMENTKIT_SYNC_AGENT=manual` to never start one.
+public enum UbiquityAgent {
+    /// Whether a sync engine holds `container`'s lock now, in any process.
+    public static func isRunning(for container: URL) -> Bool {
+        let lock = SyncStateFiles.lock(forContainer: container)
+        guard case .success(let fd) = Syscall.openat(AT_FDCWD, lock.path, O_RDONLY | O_CLOEXEC, 0) else {
+            return false
+        }
+        defer { close(fd) }
+        guard case .success = Syscall.flock(fd, LOCK_SH | LOCK_NB) else { return true }
+        _ = Syscall.flock(fd, LOCK_UN)
+        return false
+    }
+
+    /// When each container's agent was last started by this process: a failing agent is not
+    /// started again on every call.
+    private static let started = Mutex<[String: ContinuousClock.Instant]>([:])
+
+    /// Starts the agent of `container` unless one runs, none is recorded, starting is off,
+    /// or this process started one in the last ten seconds.
+    static func startIfNeeded(for container: UbiquityContainer, configuration: UbiquityConfiguration) {
+        guard ProcessInfo.processInfo.environment["DOCUMENTKIT_SYNC_AGENT"] != "manual",
+            let agent = configuration.agent, access(agent, X_OK) == 0, !isRunning(for: container.url)
+        else { return }
+        let now = ContinuousClock.now
+        let due = started.withLock { started -> Bool in
+            if let last = started[container.folder], now - last < .seconds(10) { return false }
+            started[container.folder] = now
+            return true
+        }
+        guard due else { return }
+        try? start(agent, for: container)
+    }
+
+    /// Starts `agent sync --watch --container FOLDER` in a session of its own.
+    static func start(_ agent: String, for container: UbiquityContainer) throws {
+        let log = SyncStateFiles.log(forContainer: container.url)
+        try FileManager.default.createDirectory(
+            at: log.deletingLastPathComponent(), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log.path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        posix_spawnattr_setflags(&attributes, Int16(CDS_POSIX_SPAWN_SETSID))
+        // The folders this process resolved (a test or an app may have set them), not only
+        // the environment it was started with.
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = UbiquityConfiguration.configurationHome.path
+        environment["XDG_DATA_HOME"] = StandardDirectories.current.applicationSupport.path
+        environment["XDG_STATE_HOME"] = SyncStateFiles.stateHome().path
+        let arguments = [agent, "sync", "--watch", "--container", container.folder]
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, agent, &actions, &attributes, argv, envp)
+        guard result == 0 else {
+            throw DocumentKitError(
+                Errno(rawValue: result), operation: "start the sync agent", url: URL(fileURLWithPath: agent))
+        }
+        // Reaped by a thread of its own: the agent outlives most of its parent's work.
+        let child = pid
+        Thread.detachNewThread { _ = waitpid(child, nil, 0) }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// What stands for a document kept only on the server: `.NAME.icloud` beside where the
+/// document would be, as iCloud Drive names its placeholders, holding a property list with
+/// the document's name and size under Apple's keys (`NSURLNameKey`, `NSURLFileSizeKey`,
+/// `NSURLFileResourceTypeKey`).
+///
+/// The query and `docs list` show a placeholder as its document (not downloaded, with its
+/// size); `startDownloadingUbiquitousItem(at:)` and opening the document replace it with the
+/// document.
+public struct UbiquityPlaceholder: Sendable, Equatable {
+    /// The document's file name.
+    public var name: String
+    /// The document's size in bytes on the server.
+    public var size: Int64
+
+    public init(name: String, size: Int64) {
+        self.name = name
+        self.size = size
+    }
+
+    /// The placeholder of the document at `url`: `.NAME.icloud` in the same folder.
+    public static func placeholderURL(for url: URL) -> URL {
+        url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).icloud")
+    }
+
+    /// The document a placeholder file name stands for (`.NAME.icloud` → `NAME`), or nil
+    /// when the name is not a placeholder's.
+    public static func documentName(forPlaceholderName name: String) -> String? {
+        guard name.hasPrefix("."), name.hasSuffix(".icloud"), name.count > ".x.icloud".count - 1 else {
+            return nil
+        }
+        let inner = String(name.dropFirst().dropLast(".icloud".count))
+        return inner.isEmpty || inner.hasPrefix(".") ? nil : inner
+    }
+
+    /// The placeholder's contents: a binary property list, as iCloud writes them.
+    public func encoded() throws -> Data {
+        try PropertyListSerialization.data(
+            fromPropertyList: [
+                "NSURLNameKey": name, "NSURLFileSizeKey": NSNumber(value: size),
+                "NSURLFileResourceTypeKey": "NSURLFileResourceTypeRegular",
+            ] as [String: Any], format: .binary, options: 0)
+    }
+
+    /// The placeholder in `data`, or nil when `data` is not one.
+    public init?(decoding data: Data) {
+        guard
+            let plist = try? PropertyListSerialization.propertyList(from: data, options: [], format: nil)
+                as? [String: Any],
+            let name = plist["NSURLNameKey"] as? String, let size = plist["NSURLFileSizeKey"] as? NSNumber
+        else { return nil }
+        self.init(name: name, size: size.int64Value)
+    }
+
+    /// The placeholder at `url` (a placeholder's own URL), or nil when none is there.
+    public init?(contentsOf url: URL) {
+        guard let data = try? Data(contentsOf: url) else { return nil }
+        self.init(decoding: data)
+    }
+}

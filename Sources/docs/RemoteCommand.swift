@@ -1,0 +1,200 @@
+import DocumentKit
+import DocumentSync
+import Foundation
+import TextContainer
+
+/// `docs remote add|list|remove|test`: the ubiquity containers of ``UbiquityConfiguration``,
+/// each a container folder synced with a remote under a name and an identifier.
+@MainActor
+enum RemoteCommand {
+    static let usage =
+        "the remote commands are “docs remote add NAME URL”, “docs remote list”, “docs remote remove NAME” and “docs remote test NAME|URL”"
+
+    static func run(_ invocation: Invocation) throws -> ExitStatus {
+        let operands = invocation.operands
+        guard let subcommand = operands.first else { throw DocsFailure.usage(usage, command: "remote") }
+        let arguments = Array(operands.dropFirst())
+        if subcommand != "add" {
+            for (given, option) in [
+                (invocation.identifier != nil, "--identifier"), (invocation.onDemand, "--on-demand"),
+            ] where given {
+                throw DocsFailure.usage("\(option) is for remote add", command: "remote")
+            }
+        }
+        if invocation.json && subcommand != "list" {
+            throw DocsFailure.usage("--json is for remote list", command: "remote")
+        }
+        switch subcommand {
+        case "add":
+            try Docs.requireOperands(arguments, command: "remote add", names: ["NAME", "URL"])
+            try add(name: arguments[0], url: arguments[1], invocation: invocation)
+            return .success
+        case "list":
+            try Docs.requireOperands(arguments, command: "remote list", names: [])
+            try list(json: invocation.json)
+            return .success
+        case "remove":
+            try Docs.requireOperands(arguments, command: "remote remove", names: ["NAME"])
+            try remove(name: arguments[0])
+            return .success
+        case "test":
+            try Docs.requireOperands(arguments, command: "remote test", names: ["NAME|URL"])
+            return try test(arguments[0], invocation: invocation)
+        default:
+            throw DocsFailure.usage("unknown remote command “\(subcommand)”; \(usage)", command: "remote")
+        }
+    }
+
+    /// The configured containers, or a failure naming the settings file.
+    static func configuration() throws -> UbiquityConfiguration {
+        do {
+            return try UbiquityConfiguration.load()
+        } catch let error as DocumentKitError {
+            throw DocsFailure.failure(DocsFailure.reason(for: error))
+        }
+    }
+
+    /// Checks a remote's name: letters, digits, “-”, “_” and “.”, starting with a letter or
+    /// digit, at most 64 characters, so that it is one word on any command line.
+    static func validatedName(_ name: String) throws -> String {
+        let allowed = name.unicodeScalars.allSatisfy {
+            ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "-_.".unicodeScalars.contains($0))
+                && !$0.properties.isWhitespace
+        }
+        guard !name.isEmpty, name.count <= 64, allowed, let first = name.unicodeScalars.first,
+            first.properties.isAlphabetic || ("0"..."9").contains(first)
+        else {
+            throw DocsFailure.usage(
+                "“\(Output.escaped(name))” is not a remote name: use letters, digits, “-”, “_” and “.”, starting with a letter or digit",
+                command: "remote")
+        }
+        return name
+    }
+
+    /// `docs remote add NAME URL`: checks that the remote can be used (a WebDAV server is
+    /// probed), then records the container folder, the remote and the user name, never a
+    /// password.
+    static func add(name: String, url: String, invocation: Invocation) throws {
+        let name = try validatedName(name)
+        let container: TextContainer
+        do {
+            container = try TextContainer(path: invocation.containerPath)
+        } catch let error as DocumentKitError {
+            throw DocsFailure.failure("cannot use the container: \(DocsFailure.reason(for: error))")
+        }
+        guard URL(string: url)?.user == nil else {
+            throw DocsFailure.usage(
+                "give the user name with --user, not in the URL: the URL is shown in listings",
+                command: "remote")
+        }
+        do {
+            _ = try SyncRemotes.remote(for: url, options: SyncCommand.options(invocation))
+        } catch let error as SyncError where error.kind == .unusable {
+            throw DocsFailure.usage(error.message, command: "remote")
+        } catch let error as SyncError {
+            throw DocsFailure.failure(error.message)
+        }
+        let entry = UbiquityContainer(
+            name: name,
+            identifier: invocation.identifier ?? UbiquityContainer.defaultIdentifier(forName: name),
+            folder: container.url.path, remote: url, user: invocation.user,
+            downloadsEagerly: !invocation.onDemand)
+        do {
+            try UbiquityConfiguration.update { configuration in
+                try configuration.add(entry)
+                configuration.agent = agentPath() ?? configuration.agent
+            }
+        } catch let error as DocumentKitError {
+            throw DocsFailure.failure(DocsFailure.reason(for: error))
+        }
+        try Output.write(
+            "\(name): \(Output.escaped(container.url.path)) syncs with \(url) (container \(entry.identifier))\n"
+        )
+    }
+
+    /// This program's own path, for starting it as a container's sync agent.
+    static func agentPath() -> String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    }
+
+    static func list(json: Bool) throws {
+        let containers = try configuration().containers
+        if json {
+            var writer = JSONWriter()
+            writer.raw("{\"remotes\":[")
+            writer.objects(containers) { writer, container in
+                writer.field("name", container.name)
+                writer.field("identifier", container.identifier)
+                writer.field("container", container.folder)
+                writer.field("url", container.remote)
+                writer.field("user", container.user)
+                writer.field("downloadsEagerly", container.downloadsEagerly)
+                writer.field("agentRunning", UbiquityAgent.isRunning(for: container.url))
+            }
+            writer.raw("}\n")
+            try Output.write(writer.bytes)
+        } else {
+            var text = ""
+            for container in containers {
+                let user = container.user.map { " as \($0)" } ?? ""
+                let mode = container.downloadsEagerly ? "" : ", new documents on demand"
+                let agent = UbiquityAgent.isRunning(for: container.url) ? ", syncing" : ""
+                text +=
+                    "\(container.name)\t\(Output.escaped(container.folder))\t\(container.remote)\(user) (\(container.identifier)\(mode)\(agent))\n"
+            }
+            try Output.write(text)
+        }
+    }
+
+    static func remove(name: String) throws {
+        let removed: Bool
+        do {
+            removed = try UbiquityConfiguration.update { $0.remove(named: name) }
+        } catch let error as DocumentKitError {
+            throw DocsFailure.failure(DocsFailure.reason(for: error))
+        }
+        guard removed else {
+            throw DocsFailure.failure(
+                "there is no remote named “\(Output.escaped(name))” (see docs remote list)")
+        }
+        try Output.write("\(name): removed; the container's documents stay where they are\n")
+    }
+
+    /// `docs remote test NAME|URL`: probes a WebDAV server and says in words what it is.
+    static func test(_ nameOrURL: String, invocation: Invocation) throws -> ExitStatus {
+        var options = SyncCommand.options(invocation)
+        var url = nameOrURL
+        if !nameOrURL.contains("://") {
+            guard let container = try configuration().container(named: nameOrURL) else {
+                throw DocsFailure.failure(
+                    "there is no remote named “\(Output.escaped(nameOrURL))” (see docs remote list)")
+            }
+            url = container.remote
+            options.credentials.user = options.credentials.user ?? container.user
+        }
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else {
+            throw DocsFailure.usage("“\(url)” is not a URL", command: "remote")
+        }
+        if scheme == "file" {
+            do {
+                _ = try SyncRemotes.remote(for: url, options: options)
+            } catch let error as SyncError {
+                throw DocsFailure.failure(error.message)
+            }
+            try Output.write(
+                "\(url): a folder: safe: every write is checked and made under the folder's lock\n")
+            return .success
+        }
+        guard ["http", "https"].contains(scheme) else {
+            throw DocsFailure.usage("“\(url)” is not a WebDAV URL (http:// or https://)", command: "remote")
+        }
+        let probe: WebDAVProbe
+        do {
+            probe = try SyncRemotes.probe(url, options: options)
+        } catch let error as SyncError {
+            throw DocsFailure.failure(error.message)
+        }
+        try Output.write("\(url): \(probe.summary)\n")
+        return probe.writeProtocol == nil ? .failure : .success
+    }
+}

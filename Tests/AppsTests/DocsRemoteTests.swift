@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+
+/// `docs remote add|list|remove|test` and what they mean for `docs sync` and `docs status`:
+/// the real `docs`, in child processes, each device with its own settings.
+@Suite("docs: remotes", .serialized)
+struct DocsRemoteTests {
+    /// `docs remote list --json`, decoded.
+    struct Listing: Decodable {
+        struct Remote: Decodable, Equatable {
+            var name: String
+            var identifier: String
+            var container: String
+            var url: String
+            var user: String?
+            var downloadsEagerly: Bool
+            var agentRunning: Bool
+        }
+        var remotes: [Remote]
+    }
+
+    /// `docs status --json`, decoded.
+    struct Status: Decodable {
+        struct Document: Decodable, Equatable {
+            var name: String
+            var file: String
+            var state: String
+        }
+        var documents: [Document]
+    }
+
+    let remoteRoot: URL
+
+    init() throws {
+        remoteRoot = FileManager.default.temporaryDirectory
+            .appendingPathComponent("docs-remote-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: remoteRoot, withIntermediateDirectories: true)
+    }
+
+    var remoteURL: String { "file://" + remoteRoot.path }
+
+    func docs(
+        _ folder: DocsFolder, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:]
+    )
+        throws -> DocsResult
+    {
+        try folder.run(
+            arguments, input: input,
+            environment: ["XDG_STATE_HOME": folder.root.appendingPathComponent("state").path].merging(
+                environment
+            ) { $1 })
+    }
+
+    func listing(_ folder: DocsFolder) throws -> Listing {
+        let result = try docs(folder, ["remote", "list", "--json"])
+        try #require(result.status == 0, "\(result.error)")
+        return try JSONDecoder().decode(Listing.self, from: result.outputData)
+    }
+
+    @Test func addListTestAndRemoveARemoteWithItsSettingsPrivate() throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let device = try DocsFolder()
+        #expect(try listing(device).remotes.isEmpty)
+
+        let added = try docs(device, ["remote", "add", "notes", remoteURL, "--on-demand"])
+        #expect(added.status == 0, "\(added.error)")
+        #expect(added.output.contains("iCloud.notes"), "\(added.output)")
+        let remotes = try listing(device).remotes
+        #expect(
+            remotes == [
+                .init(
+                    name: "notes", identifier: "iCloud.notes",
+                    container: device.container.resolvingSymlinksInPath().path, url: remoteURL, user: nil,
+                    downloadsEagerly: false, agentRunning: false)
+            ])
+        let plain = try docs(device, ["remote", "list"])
+        #expect(plain.output.hasPrefix("notes\t"), "\(plain.output)")
+        #expect(plain.output.contains("on demand"), "\(plain.output)")
+
+        // The settings are the owner's alone.
+        let file = device.configHome.appendingPathComponent("DocumentKit/ubiquity.json")
+        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
+        #expect(attributes[.posixPermissions] as? Int == 0o600)
+        let folder = try FileManager.default.attributesOfItem(atPath: file.deletingLastPathComponent().path)
+        #expect(folder[.posixPermissions] as? Int == 0o700)
+
+        // A second container, with an identifier of its own; names and folders are one each.
+        let other = device.root.appendingPathComponent("Other")
+        let second = try docs(
+            device,
+            [
+                "remote", "add", "work", remoteURL, "--identifier", "iCloud.com.example.Work", "--container",
+                other.path,
+            ])
+        #expect(second.status == 0, "\(second.error)")
+        #expect(try listing(device).remotes.map(\.identifier) == ["iCloud.notes", "iCloud.com.example.Work"])
+        let again = try docs(device, ["remote", "add", "notes", remoteURL, "--container", other.path + "2"])
+        #expect(again.status == 1)
+        #expect(again.error.contains("a remote named “notes” exists"), "\(again.error)")
+        let overlapping = try docs(device, ["remote", "add", "more", remoteURL])
+        #expect(overlapping.status == 1)
+        #expect(overlapping.error.contains("overlaps"), "\(overlapping.error)")
+
+        let tested = try docs(device, ["remote", "test", "notes"])
+        #expect(tested.status == 0, "\(tested.error)")
+        #expect(tested.output.contains("safe"), "\(tested.output)")
+
+        #expect(try docs(device, ["remote", "remove", "work"]).status == 0)
+        #expect(try listing(device).remotes.map(\.name) == ["notes"])
+        let unknown = try docs(device, ["remote", "remove", "work"])
+        #expect(unknown.status == 1)
+        #expect(unknown.error.contains("no remote named “work”"), "\(unknown.error)")
+        #expect(try docs(device, ["remote", "test", "work"]).status == 1)
+    }
+
+    @Test func badUsageOfTheRemoteCommandsIsExitStatusTwoAndChangesNothing() throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let device = try DocsFolder()
+        for arguments in [
+            ["remote"], ["remote", "frobnicate"], ["remote", "add", "notes"], ["remote", "add"],
+            ["remote", "add", "bad name", remoteURL], ["remote", "add", "-x", remoteURL],
+            ["remote", "add", "../up", remoteURL], ["remote", "add", "notes", remoteURL, "extra"],
+            ["remote", "add", "notes", "ftp://example.org/docs"],
+            ["remote", "add", "notes", remoteURL + "/missing"],
+            ["remote", "add", "notes", "https://ana@example.org/docs/"],
+            ["remote", "add", "notes", remoteURL, "--json"], ["remote", "remove"],
+            ["remote", "list", "extra"], ["remote", "list", "--on-demand"],
+            ["remote", "test"], ["list", "--identifier", "x"], ["sync", "--on-demand"],
+            ["sync", "--remote", "nosuchname"],
+        ] {
+            let result = try docs(device, arguments)
+            #expect(result.status == 2, "\(arguments): \(result.status) \(result.error)")
+            #expect(result.error.contains("Try “docs"), "\(arguments): \(result.error)")
+        }
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: device.configHome.appendingPathComponent("DocumentKit/ubiquity.json").path))
+    }
+
+    @Test func twoDevicesAddedToOneRemoteSyncWithoutNamingItAndReportStatusAsJSON() throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let a = try DocsFolder()
+        let b = try DocsFolder()
+        for device in [a, b] {
+            #expect(try docs(device, ["remote", "add", "home", remoteURL]).status == 0)
+        }
+        #expect(try docs(a, ["new", "Plan", "--from", "-"], input: Data("one\n".utf8)).status == 0)
+        let before = try JSONDecoder().decode(
+            Status.self, from: try docs(a, ["status", "--json"]).outputData)
+        #expect(before.documents == [.init(name: "Plan", file: "Plan.txt", state: "to upload")])
+        #expect(try docs(a, ["sync"]).status == 0)
+        #expect(try docs(b, ["sync", "--remote", "home"]).status == 0)
+        #expect(try b.contents("Plan.txt") == "one\n")
+        let after = try JSONDecoder().decode(Status.self, from: try docs(b, ["status", "--json"]).outputData)
+        #expect(after.documents == [.init(name: "Plan", file: "Plan.txt", state: "synced")])
+
+        // Removed: the documents stay; sync has no remote to go to but the journal's.
+        #expect(try docs(b, ["remote", "remove", "home"]).status == 0)
+        #expect(try b.contents("Plan.txt") == "one\n")
+    }
+
+    /// The servers scripts/test runs (`DOCUMENTSYNC_WEBDAV_*`).
+    private func webDAV(_ name: String) throws -> String {
+        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
+            throw DocsSyncSetupError(description: "\(name) is not set: run the tests with scripts/test")
+        }
+        return value
+    }
+
+    @Test func aWebDAVRemoteKeepsItsUserButNeverThePassword() throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let password = try String(
+            contentsOfFile: try webDAV("DOCUMENTSYNC_WEBDAV_PASSWORD_FILE"), encoding: .utf8)
+        let user = try webDAV("DOCUMENTSYNC_WEBDAV_USER")
+        let url = try makeCollection(
+            in: try webDAV("DOCUMENTSYNC_WEBDAV_DEFAULT"), user: user, password: password)
+        let device = try DocsFolder()
+        let secret = ["DOCS_PASSWORD": password]
+        let wrong = try docs(
+            device, ["remote", "add", "dav", url, "--user", user], environment: ["DOCS_PASSWORD": "wrong"])
+        #expect(wrong.status != 0)
+        let added = try docs(device, ["remote", "add", "dav", url, "--user", user], environment: secret)
+        #expect(added.status == 0, "\(added.error)")
+        #expect(try listing(device).remotes.first?.user == user)
+        #expect(try docs(device, ["new", "Plan", "--from", "-"], input: Data("x\n".utf8)).status == 0)
+        let synced = try docs(device, ["sync"], environment: secret)
+        #expect(synced.status == 0, "\(synced.error)")
+        let tested = try docs(device, ["remote", "test", "dav"], environment: secret)
+        #expect(tested.status == 0, "\(tested.error)")
+        for result in [wrong, added, synced, tested] {
+            #expect(!result.output.contains(password) && !result.error.contains(password))
+        }
+        // Of the device's files, only the password file of the tests holds it.
+        let enumerator = FileManager.default.enumerator(atPath: device.root.path)
+        while let name = enumerator?.nextObject() as? String {
+            let file = device.root.appendingPathComponent(name)
+            guard let data = FileManager.default.contents(atPath: file.path) else { continue }
+            #expect(!String(decoding: data, as: UTF8.self).contains(password), "\(name)")
+        }
+    }
+}
