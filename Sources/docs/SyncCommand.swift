@@ -23,6 +23,16 @@ enum SyncCommand {
         SyncConfiguration(deletedItemsFolder: TextContainer.deletedDocumentsFolder)
     }
 
+    /// The settings for `container`: ``configuration``, and when the container is a ubiquity
+    /// container (`docs remote add`), its key-value store synced with it.
+    static func configuration(for container: TextContainer) throws -> SyncConfiguration {
+        var settings = configuration
+        if let ubiquity = try RemoteCommand.configuration().container(at: container.url) {
+            settings.keyValueStore = SyncStateFiles.keyValueStore(forContainer: ubiquity.url)
+        }
+        return settings
+    }
+
     /// How to reach the remote: the credentials' sources and what the options allow.
     static func options(_ invocation: Invocation) -> RemoteOptions {
         var options = RemoteOptions()
@@ -46,7 +56,7 @@ enum SyncCommand {
         do {
             engine = try SyncEngine(
                 container: container.url, remote: try SyncRemotes.remote(for: url, options: options),
-                configuration: configuration)
+                configuration: try configuration(for: container))
         } catch let error as SyncError where error.kind == .unusable {
             throw DocsFailure.usage(error.message, command: "sync")
         } catch let error as SyncError {
@@ -96,9 +106,7 @@ enum SyncCommand {
         let ubiquity = try RemoteCommand.configuration()
         let configured =
             given.map { name in name.contains("://") ? nil : ubiquity.container(named: name) }
-            ?? ubiquity.container(holding: container.url).flatMap {
-                CanonicalPath.of($0.url) == CanonicalPath.of(container.url) ? $0 : nil
-            }
+            ?? ubiquity.container(at: container.url)
         var options = options
         if let configured {
             options.credentials.user = options.credentials.user ?? configured.user

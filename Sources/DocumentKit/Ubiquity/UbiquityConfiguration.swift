@@ -139,6 +139,12 @@ public struct UbiquityConfiguration: Codable, Sendable, Equatable {
         return containers.first { $0.contains(path: path) }
     }
 
+    /// The container whose root is the folder at `url`, if any.
+    public func container(at url: URL) -> UbiquityContainer? {
+        let path = CanonicalPath.of(url)
+        return containers.first { CanonicalPath.of($0.url) == path }
+    }
+
     /// Adds `container`.
     ///
     /// - Throws: ``DocumentKitError`` with `.fileExists` when its name or identifier is taken,

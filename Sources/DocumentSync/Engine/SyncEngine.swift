@@ -22,18 +22,38 @@ public struct SyncConfiguration: Sendable {
     /// Where documents the remote deleted are moved, when set (an app's Deleted folder);
     /// they are kept in ``versionStore`` either way.
     public var deletedItemsFolder: URL?
+    /// The ubiquitous key-value store synced with the container's, when set: the file an
+    /// ``UbiquitousKeyValueStore`` keeps (see ``SyncConfiguration/ubiquityContainer(_:)``).
+    public var keyValueStore: URL?
+    /// This device's name among the key-value stores on the remote: by default the one kept
+    /// in the state folder, made once.
+    public var deviceIdentifier: String
 
     public init(
         stateHome: URL? = nil, versionStore: VersionStore = .shared, settleTime: Duration = .seconds(1),
         computerName: String = ProcessInfo.processInfo.hostName, mostPasses: Int = 8,
-        deletedItemsFolder: URL? = nil
+        deletedItemsFolder: URL? = nil, keyValueStore: URL? = nil, deviceIdentifier: String? = nil
     ) {
         self.deletedItemsFolder = deletedItemsFolder
+        self.keyValueStore = keyValueStore
+        self.deviceIdentifier = deviceIdentifier ?? SyncStateFiles.deviceIdentifier(stateHome: stateHome)
         self.stateHome = stateHome
         self.versionStore = versionStore
         self.settleTime = settleTime
         self.computerName = computerName
         self.mostPasses = mostPasses
+    }
+}
+
+extension SyncConfiguration {
+    /// The settings for the ubiquity container `container`: its key-value store synced with
+    /// the container, and the rest as given.
+    public static func ubiquityContainer(
+        _ container: UbiquityContainer, stateHome: URL? = nil, deletedItemsFolder: URL? = nil
+    ) -> SyncConfiguration {
+        SyncConfiguration(
+            stateHome: stateHome, deletedItemsFolder: deletedItemsFolder,
+            keyValueStore: SyncStateFiles.keyValueStore(forContainer: container.url, stateHome: stateHome))
     }
 }
 
@@ -306,6 +326,13 @@ public final class SyncEngine {
             throw interruption
         } catch {
             summary.failures.append("conflict versions: \(error)")
+        }
+        do {
+            try syncKeyValues()
+        } catch let interruption as SyncInterruption {
+            throw interruption
+        } catch {
+            summary.failures.append("key-value store: \(error)")
         }
         return summary
     }

@@ -32,10 +32,17 @@ final class SyncDevice: @unchecked Sendable {
         deleted = folder.file("\(name)/Deleted")
     }
 
+    /// Whether the device's engine syncs its key-value store (``keyValueStore``) too.
+    var syncsKeyValues = false
+
+    /// The device's ubiquitous key-value store file.
+    var keyValueStore: URL { stateHome.appendingPathComponent("keyvalue.plist") }
+
     var configuration: SyncConfiguration {
         SyncConfiguration(
             stateHome: stateHome, versionStore: store, settleTime: .zero, computerName: name, mostPasses: 12,
-            deletedItemsFolder: deleted)
+            deletedItemsFolder: deleted, keyValueStore: syncsKeyValues ? keyValueStore : nil,
+            deviceIdentifier: name)
     }
 
     /// The device's engine, opened if it has none (at first, and after a crash).
