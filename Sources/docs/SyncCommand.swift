@@ -20,7 +20,9 @@ enum SyncCommand {
     /// shared store (where `docs versions` finds conflicts), documents deleted by the remote in
     /// the Deleted folder `docs delete` uses.
     static var configuration: SyncConfiguration {
-        SyncConfiguration(deletedItemsFolder: TextContainer.deletedDocumentsFolder)
+        var settings = SyncConfiguration(deletedItemsFolder: TextContainer.deletedDocumentsFolder)
+        settings.publishesStatus = true
+        return settings
     }
 
     /// The settings for `container`: ``configuration``, and when the container is a ubiquity

@@ -17,6 +17,9 @@ extension DocumentQuery {
     final class Engine: Sendable {
         struct Configuration: Sendable {
             var scopes: [[UInt8]]
+            /// Folders inside the scopes that are not searched (the documents of ubiquity
+            /// containers, for the data scope).
+            var excludedFolders: [[UInt8]] = []
             var predicate: Unchecked<NSPredicate>?
             var fileNamePattern: String?
             var orderings: [Ordering]
@@ -31,6 +34,9 @@ extension DocumentQuery {
         let model: Mutex<Model>
         /// Set once after init; the watcher's handler holds the engine until ``cancel()``.
         let watcher = Mutex<DirectoryWatcher?>(nil)
+        /// Watches the folder the sync agents publish their status in, when a container is
+        /// configured.
+        let statusWatcher = Mutex<DirectoryWatcher?>(nil)
         /// The engine's registration for version news, which holds it until ``cancel()``.
         let newsListener = Mutex<VersionNewsListeners.Token?>(nil)
         let query: WeakQuery
@@ -54,6 +60,19 @@ extension DocumentQuery {
                 }
             }
             self.watcher.withLock { $0 = watcher }
+            // Sync status comes and goes with nothing written to the items either: the agents'
+            // status files are what update the ubiquitous attributes.
+            if let folder = UbiquityLookup.load().statusFolder {
+                try? FileManager.default.createDirectory(
+                    at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+                let statusWatcher = try? DirectoryWatcher(queue: queue) { [self] events in
+                    if events.contains(where: { $0.url.lastPathComponent.hasSuffix(".status.json") }) {
+                        ubiquityChanged()
+                    }
+                }
+                try? statusWatcher?.watch(folder, recursive: false)
+                self.statusWatcher.withLock { $0 = statusWatcher }
+            }
             // Conflicts come and go with nothing written to the items: the store's news of
             // them, from this process or another, is what updates the items' flags.
             if let store = configuration.versionStore {
@@ -78,6 +97,10 @@ extension DocumentQuery {
                 return watcher
             }
             watcher?.cancel()
+            statusWatcher.withLock { watcher in
+                watcher?.cancel()
+                watcher = nil
+            }
             let token = newsListener.withLock { token in
                 defer { token = nil }
                 return token
@@ -134,6 +157,18 @@ extension DocumentQuery {
                 // A gathering still to come reads the store afresh.
                 guard model.isGathered && !model.isCancelled else { return nil }
                 model.recheckConflicts()
+                return model.schedulePublish(now: .now())
+            }
+            if let deadline {
+                queue.asyncAfter(deadline: deadline) { [self] in publish() }
+            }
+        }
+
+        /// An agent published a container's status: updates the items whose attributes changed.
+        func ubiquityChanged() {
+            let deadline = model.withLock { model -> DispatchTime? in
+                guard model.isGathered && !model.isCancelled else { return nil }
+                model.recheckUbiquity()
                 return model.schedulePublish(now: .now())
             }
             if let deadline {

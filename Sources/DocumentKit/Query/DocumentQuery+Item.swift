@@ -42,6 +42,8 @@ extension DocumentQuery {
         /// Whether unresolved conflict versions of the item exist
         /// (`NSMetadataUbiquitousItemHasUnresolvedConflictsKey`).
         public let hasUnresolvedConflicts: Bool
+        /// Where the item stands with its ubiquity container's remote; nil when it is in none.
+        public let ubiquity: Ubiquity?
         /// The exact bytes of the item's path; `url` cannot name a file whose name is not UTF-8.
         let fileSystemPath: [UInt8]
         let nameStart: Int
@@ -52,8 +54,9 @@ extension DocumentQuery {
 
         init(
             id: UInt64, fileSystemPath: [UInt8], status: FileStatus, isPackage: Bool,
-            hasUnresolvedConflicts: Bool
+            hasUnresolvedConflicts: Bool, ubiquity: Ubiquity? = nil
         ) {
+            self.ubiquity = ubiquity
             self.id = id
             self.fileSystemPath = fileSystemPath
             self.nameStart = (fileSystemPath.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1
@@ -86,7 +89,8 @@ extension DocumentQuery {
             let id = Identities.shared.withLock { $0.identity(forPath: path) }
             self.init(
                 id: id, fileSystemPath: path, status: status, isPackage: isPackage,
-                hasUnresolvedConflicts: hasConflicts)
+                hasUnresolvedConflicts: hasConflicts,
+                ubiquity: UbiquityLookup.load().attributes(of: path, status: status))
         }
 
         /// The path a query reports for `url`: its folder with symbolic links resolved, as
@@ -111,6 +115,7 @@ extension DocumentQuery {
         func hasSameAttributes(as other: Item) -> Bool {
             id == other.id && fileSystemPath == other.fileSystemPath && status == other.status
                 && isPackage == other.isPackage && hasUnresolvedConflicts == other.hasUnresolvedConflicts
+                && ubiquity == other.ubiquity
         }
 
         var nameBytes: ArraySlice<UInt8> { fileSystemPath[nameStart...] }
@@ -208,7 +213,7 @@ extension DocumentQuery {
                 NSMetadataItemContentTypeTreeKey, NSMetadataUbiquitousItemHasUnresolvedConflictsKey,
                 NSMetadataItemIsUbiquitousKey,
             ]
-            return names
+            return names + ubiquitousAttributes
         }
 
         /// The value of one of Apple's metadata attributes, such as ``NSMetadataItemFSNameKey``,
@@ -229,9 +234,7 @@ extension DocumentQuery {
             case NSMetadataItemContentTypeTreeKey: return contentTypeTree
             case NSMetadataUbiquitousItemHasUnresolvedConflictsKey:
                 return NSNumber(value: hasUnresolvedConflicts)
-            // No item is in a ubiquity container until sync provides them.
-            case NSMetadataItemIsUbiquitousKey: return NSNumber(value: false)
-            default: return nil
+            default: return ubiquitousValue(forAttribute: key)
             }
         }
 

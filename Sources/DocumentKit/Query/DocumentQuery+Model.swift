@@ -16,6 +16,9 @@ extension DocumentQuery {
         /// Which items have unresolved conflicts, taken at gathering and at each batch of
         /// events; nil when none has (or the query has no version store).
         var conflicts: VersionStore.ConflictLookup?
+        /// The ubiquity containers and their agents' status, taken at gathering and when a
+        /// status changes.
+        var ubiquity = UbiquityLookup()
 
         var isGathered = false
         var isCancelled = false
@@ -47,6 +50,7 @@ extension DocumentQuery {
 
         mutating func gather() {
             conflicts = configuration.versionStore?.conflictLookup()
+            ubiquity = UbiquityLookup.load()
             var found: [Found] = []
             for scope in configuration.scopes { scanFolder(scope, into: &found) }
             // In path order, the order of results without sort descriptors, paths sort faster
@@ -111,7 +115,8 @@ extension DocumentQuery {
                     found.append(Found(path: child, status: status, isPackage: status.isDirectory))
                 }
             }
-            for name in subfolders {
+            for name in subfolders
+            where !configuration.excludedFolders.contains(DirectoryWatcher.State.join(path, name)) {
                 let opened = Syscall.withCString(name) {
                     Syscall.openat(directory, $0, O_RDONLY | O_DIRECTORY | O_NOFOLLOW)
                 }
@@ -200,6 +205,11 @@ extension DocumentQuery {
         mutating func locate(_ path: [UInt8]) -> Location {
             let roots = configuration.scopes.filter { DirectoryWatcher.State.isSameOrInside(path, $0) }
             guard let root = roots.min(by: { $0.count < $1.count }) else { return .excluded }
+            if configuration.excludedFolders.contains(where: {
+                DirectoryWatcher.State.isSameOrInside(path, $0)
+            }) {
+                return .excluded
+            }
             if path.count == root.count { return .root(root) }
             let components = path[(root.count + 1)...].split(
                 separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
@@ -220,6 +230,17 @@ extension DocumentQuery {
             for (path, item) in items {
                 let has = conflicts?.contains(path: path, inode: item.status.inode) ?? false
                 guard has != item.hasUnresolvedConflicts else { continue }
+                upsert(
+                    Found(path: path, status: item.status, isPackage: item.isPackage), reusing: nil,
+                    force: false)
+            }
+        }
+
+        /// Takes the agents' status again and updates the items whose attributes changed.
+        mutating func recheckUbiquity() {
+            ubiquity = UbiquityLookup.load()
+            for (path, item) in items
+            where ubiquity.attributes(of: path, status: item.status) != item.ubiquity {
                 upsert(
                     Found(path: path, status: item.status, isPackage: item.isPackage), reusing: nil,
                     force: false)

@@ -23,7 +23,8 @@ extension DocumentQuery.Model {
         let item = DocumentQuery.Item(
             id: id, fileSystemPath: found.path, status: found.status, isPackage: found.isPackage,
             hasUnresolvedConflicts: conflicts?.contains(path: found.path, inode: found.status.inode)
-                ?? false)
+                ?? false,
+            ubiquity: ubiquity.attributes(of: found.path, status: found.status))
         if let predicate = configuration.predicate, !predicate.value.evaluate(with: item) { return nil }
         return item
     }

@@ -39,17 +39,27 @@ extension DocumentQuery {
         }
     }
 
-    /// The folders that `scopes` name, in order.
+    /// The folders that `scopes` name, in order, and the folders to leave out of them.
     ///
-    /// The ubiquitous scopes name no folder yet: until a sync engine provides ubiquity
-    /// containers, a query of them alone gathers no results, as on a device signed out of
-    /// iCloud.
+    /// The ubiquitous scopes name the configured ubiquity containers
+    /// (``UbiquityConfiguration``): `NSMetadataQueryUbiquitousDocumentsScope` the `Documents`
+    /// folder of each (made if missing, as iCloud makes it), `NSMetadataQueryUbiquitousDataScope`
+    /// everything else in them. With no container configured they name nothing, and a query of
+    /// them alone gathers no results, as on a device signed out of iCloud.
     ///
     /// - Throws: ``DocumentKitError`` with `.notSupported` for the scopes that mean the whole
     ///   computer or the network, and `.invalidArgument` for a value that is not a file URL,
     ///   a path or a scope constant.
-    static func folders(of scopes: [Scope]) throws -> [URL] {
+    static func folders(of scopes: [Scope]) throws -> (folders: [URL], excluded: [URL]) {
         var folders: [URL] = []
+        let strings = Set(
+            scopes.compactMap { if case .string(let text) = $0 { return text } else { return nil } })
+        let containers = (try? UbiquityConfiguration.load())?.containers ?? []
+        let documents = containers.map { $0.url.appendingPathComponent("Documents", isDirectory: true) }
+        // The data scope alone leaves the documents out, as Apple's does.
+        let excluded =
+            strings.contains(NSMetadataQueryUbiquitousDataScope)
+                && !strings.contains(NSMetadataQueryUbiquitousDocumentsScope) ? documents : []
         for scope in scopes {
             switch scope {
             case .url(let url):
@@ -61,9 +71,19 @@ extension DocumentQuery {
                 folders.append(url)
             case .string(NSMetadataQueryUserHomeScope):
                 folders.append(URL(fileURLWithPath: NSHomeDirectory(), isDirectory: true))
-            case .string(NSMetadataQueryUbiquitousDocumentsScope),
-                .string(NSMetadataQueryUbiquitousDataScope),
-                .string(NSMetadataQueryAccessibleUbiquitousExternalDocumentsScope):
+            case .string(NSMetadataQueryUbiquitousDocumentsScope):
+                for folder in documents {
+                    try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                    folders.append(folder)
+                }
+            case .string(NSMetadataQueryUbiquitousDataScope):
+                for container in containers {
+                    try? FileManager.default.createDirectory(
+                        at: container.url, withIntermediateDirectories: true)
+                    folders.append(container.url)
+                }
+            case .string(NSMetadataQueryAccessibleUbiquitousExternalDocumentsScope):
+                // Documents of other apps' containers opened by this one: none on Linux.
                 break
             case .string(let constant)
             where [
@@ -91,6 +111,6 @@ extension DocumentQuery {
                         + "NSMetadataQueryUserHomeScope, not a \(type(of: other.value))")
             }
         }
-        return folders
+        return (folders, excluded)
     }
 }

@@ -303,9 +303,11 @@ public final class DocumentQuery: Sendable {
                         detail: "no search scopes")
                 }
                 state.generation += 1
+                let (folders, excluded) = try Self.folders(of: state.searchScopes)
                 return (
                     Engine.Configuration(
-                        scopes: try Self.folders(of: state.searchScopes).map(Self.resolvedScope),
+                        scopes: try folders.map(Self.resolvedScope),
+                        excludedFolders: excluded.compactMap { try? Self.resolvedScope($0) },
                         predicate: state.predicate, fileNamePattern: state.fileNamePattern,
                         orderings: state.sortDescriptors.map { Ordering($0.value) },
                         includesHiddenItems: state.includesHiddenItems,

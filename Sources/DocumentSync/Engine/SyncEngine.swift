@@ -28,6 +28,10 @@ public struct SyncConfiguration: Sendable {
     /// This device's name among the key-value stores on the remote: by default the one kept
     /// in the state folder, made once.
     public var deviceIdentifier: String
+    /// Whether the engine publishes the container's status (``UbiquityStatus``) for other
+    /// processes, as a sync agent does: at the start and end of every pass, and as
+    /// transfers go.
+    public var publishesStatus = false
 
     public init(
         stateHome: URL? = nil, versionStore: VersionStore = .shared, settleTime: Duration = .seconds(1),
@@ -117,6 +121,11 @@ public final class SyncEngine {
     /// The conflicts whose document this engine looked for among every file here, once
     /// each (see `shareConflicts(newFiles:allFiles:)`).
     var conflictsSearched: Set<String> = []
+    /// The status this engine publishes (see ``SyncConfiguration/publishesStatus``); guarded,
+    /// since a remote may report an upload's bytes on a thread of its own.
+    let publication: Mutex<StatusPublication>
+    /// How the last listing of the remote failed, if it did: whether the remote is offline.
+    var lastListingFailure: RemoteError?
 
     /// Opens the journal of `container` and takes the container for this process.
     ///
@@ -148,6 +157,11 @@ public final class SyncEngine {
         self.container = container
         self.remote = remote
         self.configuration = configuration
+        publication = Mutex(
+            StatusPublication(
+                status: UbiquityStatus.read(
+                    SyncStateFiles.status(forContainer: container, stateHome: configuration.stateHome))
+                    ?? UbiquityStatus(state: .syncing, remote: remote.displayName)))
         store = configuration.versionStore
         let url = SyncJournal.url(forContainer: container, stateHome: configuration.stateHome)
         try FileManager.default.createDirectory(
@@ -192,7 +206,13 @@ public final class SyncEngine {
     public func sync() throws -> SyncSummary {
         var total = SyncSummary()
         for _ in 0..<max(1, configuration.mostPasses) {
-            let summary = try pass()
+            let summary: SyncSummary
+            do {
+                summary = try pass()
+            } catch {
+                if !(error is SyncInterruption) { publishFailure(error) }
+                throw error
+            }
             total.add(summary)
             total.failures = summary.failures
             total.settling = summary.settling
@@ -280,8 +300,10 @@ public final class SyncEngine {
         {
             throw try pause("the remote \(remote.displayName) is gone (its folder was not found)")
         } catch let error as RemoteError {
+            lastListingFailure = error
             throw SyncError(.failed, "cannot list \(remote.displayName): \(error); nothing was changed")
         }
+        lastListingFailure = nil
         let (local, remoteTree, plan) = (scanned.local, scanned.remote, scanned.plan)
         remoteFolders = [.root]
         for (path, entry) in remoteTree where entry.kind == .folder { remoteFolders.insert(path) }
@@ -296,19 +318,30 @@ public final class SyncEngine {
             }
         }
         progressState.withLock { $0 = SyncProgress(total: plan.actions.count, byteTotal: byteTotal) }
+        publishPlan(plan)
         for (index, action) in plan.actions.enumerated() {
             reportProgress { $0.done = index }
             defer { if index == plan.actions.count - 1 { reportProgress { $0.done = plan.actions.count } } }
+            switch action {
+            case .upload(let path, _, _): publishStart(of: action, size: local[path]?.status.size ?? 0)
+            case .download(_, let entry, _), .reconcile(_, let entry):
+                publishStart(of: action, size: entry.size)
+            default: break
+            }
             do {
                 try perform(action, local: local, known: known, remoteTree: remoteTree)
+                publishEnd(of: action, error: nil)
             } catch let interruption as SyncInterruption {
                 throw interruption
             } catch let skipped as SkippedItem where skipped.isSettling {
                 summary.settling += 1
+                publishEnd(of: action, error: nil)
             } catch is SkippedItem {
                 summary.changedDuringPass += 1
+                publishEnd(of: action, error: nil)
             } catch {
                 summary.failures.append("\(action.path): \(error)")
+                publishEnd(of: action, error: error)
             }
         }
         do {
@@ -334,6 +367,7 @@ public final class SyncEngine {
         } catch {
             summary.failures.append("key-value store: \(error)")
         }
+        publishEnd(of: summary)
         return summary
     }
 
@@ -412,7 +446,9 @@ extension SyncEngine {
 
     /// Counts bytes an upload or a download moved.
     func moved(_ count: Int) {
-        guard progress != nil, count > 0 else { return }
+        guard count > 0 else { return }
+        publishBytes(count)
+        guard progress != nil else { return }
         reportProgress { $0.bytes += Int64(count) }
     }
 }

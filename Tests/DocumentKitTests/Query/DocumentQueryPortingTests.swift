@@ -132,22 +132,9 @@ struct DocumentQueryPortingTests {
         #expect(query.searchScopes[2] as? String == NSMetadataQueryUbiquitousDataScope)
     }
 
-    @Test func theUbiquitousScopesGatherNothingUntilSyncProvidesThem() async throws {
-        for scope in [
-            NSMetadataQueryUbiquitousDocumentsScope, NSMetadataQueryUbiquitousDataScope,
-            NSMetadataQueryAccessibleUbiquitousExternalDocumentsScope,
-        ] {
-            let (query, _) = try await MetadataFixture.gatheredQuery(of: [scope])
-            #expect(query.resultCount == 0)
-            #expect(query.lastError == nil)
-            #expect(query.isStarted)
-            query.stop()
-        }
-    }
-
     @Test func theHomeScopeIsTheHomeFolder() throws {
         #expect(
-            try DocumentQuery.folders(of: [.string(NSMetadataQueryUserHomeScope)])
+            try DocumentQuery.folders(of: [.string(NSMetadataQueryUserHomeScope)]).folders
                 == [URL(fileURLWithPath: NSHomeDirectory(), isDirectory: true)])
     }
 

@@ -16,6 +16,16 @@ extension UbiquitySettingsTests {
         return try body()
     }
 
+    /// Points the process's ubiquity settings at a folder of `tree` while `body` runs.
+    static func withSettings<Result>(in tree: TemporaryTree, _ body: () async throws -> Result) async rethrows
+        -> Result
+    {
+        let previous = UbiquityConfiguration.configurationHome
+        UbiquityConfiguration.configurationHome = tree.file("config")
+        defer { UbiquityConfiguration.configurationHome = previous }
+        return try await body()
+    }
+
     /// A presenter that records where it was told its item moved.
     final class MoveRecorder: NSObject, FilePresenter, @unchecked Sendable {
         let moves = Mutex<[URL]>([])

@@ -1,0 +1,142 @@
+import Foundation
+
+/// Where a ubiquity container stands with its remote, as its sync agent last published it:
+/// what the query's ubiquitous attributes, `docs status` and the editor's status line show.
+///
+/// The agent writes it beside the container's journal (``SyncStateFiles``) at the start and
+/// end of every pass and, throttled, as transfers go; any process reads it, and a query
+/// watches it. An item the agent recorded as synced whose file has changed since (another
+/// size, modification time or inode) reads as not uploaded, so a save shows at once, before
+/// the agent's next pass.
+public struct UbiquityStatus: Codable, Sendable, Equatable {
+    /// The container's state, in a word.
+    public enum State: String, Codable, Sendable {
+        /// The last pass finished with nothing left to do.
+        case upToDate = "up to date"
+        /// A pass is under way.
+        case syncing
+        /// The remote could not be reached; ``offlineSince`` says since when.
+        case offline
+        /// The last pass failed, or some items could not be synced; ``message`` says what.
+        case error
+        /// Sync is paused until someone checks (a mass delete, a vanished folder).
+        case paused
+    }
+
+    public var state: State
+    /// When the agent wrote this.
+    public var updated: Date
+    /// The remote, as messages name it.
+    public var remote: String
+    /// What went wrong, in words, for ``State/error``, ``State/offline`` and ``State/paused``.
+    public var message: String?
+    /// When the remote was first found unreachable, while it still is.
+    public var offlineSince: Date?
+    /// Each synced file, by path in the container, with the inode, size and modification time
+    /// (nanoseconds since 1970) it had when it was synced.
+    public var synced: [String: [Int64]] = [:]
+    /// Files this pass still has to upload (the first of them may be under way).
+    public var uploading: [String] = []
+    /// Files this pass still has to download (the first of them may be under way).
+    public var downloading: [String] = []
+    /// The percent done of the transfers under way, by path.
+    public var percent: [String: Double] = [:]
+    /// Why a file could not be uploaded, by path, until a pass uploads it.
+    public var uploadErrors: [String: String] = [:]
+    /// Why a file could not be downloaded, by path, until a pass downloads it.
+    public var downloadErrors: [String: String] = [:]
+
+    public init(state: State, updated: Date = Date(), remote: String) {
+        self.state = state
+        self.updated = updated
+        self.remote = remote
+    }
+
+    /// The status the agent of the container at `container` published last, or nil when none
+    /// has run.
+    public static func read(forContainer container: URL) -> UbiquityStatus? {
+        read(SyncStateFiles.status(forContainer: container))
+    }
+
+    /// The status in the file at `url`, or nil when there is none or it cannot be read.
+    package static func read(_ url: URL) -> UbiquityStatus? {
+        guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return try? decoder.decode(UbiquityStatus.self, from: data)
+    }
+
+    /// Writes the status safely to `url` (readable by its owner only).
+    package func write(to url: URL) throws {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        try SafeSave.write(try encoder.encode(self), to: url, permissions: 0o600)
+    }
+
+    /// What the record of a synced file holds: inode, size and modification time.
+    package static func record(of status: FileStatus) -> [Int64] {
+        [
+            Int64(bitPattern: status.inode), status.size,
+            status.modification.seconds &* 1_000_000_000 &+ Int64(status.modification.nanoseconds),
+        ]
+    }
+
+    /// Where one item stands, in the terms of Apple's ubiquitous item attributes.
+    public struct ItemState: Sendable, Equatable {
+        /// The item's bytes are on the remote as they are here (`…IsUploadedKey`).
+        public var isUploaded: Bool
+        /// The item is waiting for or in its upload (`…IsUploadingKey`).
+        public var isUploading: Bool
+        /// The item is waiting for or in its download (`…IsDownloadingKey`).
+        public var isDownloading: Bool
+        /// Only a placeholder is here: the document is on the server only.
+        public var isOnServerOnly: Bool
+        /// Percent of the upload or download under way.
+        public var percent: Double?
+        public var uploadError: String?
+        public var downloadError: String?
+    }
+
+    /// The files waiting for transfers, as sets: what ``item(_:status:pending:)`` looks in.
+    package struct Pending: Sendable {
+        var uploading: Set<String>
+        var downloading: Set<String>
+    }
+
+    package var pending: Pending { Pending(uploading: Set(uploading), downloading: Set(downloading)) }
+
+    /// Where the item at `path` (relative to the container), whose file is `status` here,
+    /// stands; `pending` is this status's ``pending``, made once for many items.
+    package func item(_ path: String, status: FileStatus?, pending: Pending? = nil) -> ItemState {
+        let pending = pending ?? self.pending
+        let recorded = synced[path]
+        let current = status.map(Self.record(of:))
+        let uploadingNow = pending.uploading.contains(path)
+        return ItemState(
+            isUploaded: recorded != nil && recorded == current && !uploadingNow,
+            isUploading: uploadingNow, isDownloading: pending.downloading.contains(path),
+            isOnServerOnly: status == nil, percent: percent[path], uploadError: uploadErrors[path],
+            downloadError: downloadErrors[path])
+    }
+
+    /// The container's state in words, for a status line: "up to date", "3 to upload",
+    /// "offline since 14:02", "error: …".
+    public var summary: String {
+        switch state {
+        case .upToDate:
+            return uploadErrors.isEmpty && downloadErrors.isEmpty
+                ? "up to date" : "\(uploadErrors.count + downloadErrors.count) not synced"
+        case .syncing:
+            var parts: [String] = []
+            if !uploading.isEmpty { parts.append("\(uploading.count) to upload") }
+            if !downloading.isEmpty { parts.append("\(downloading.count) to download") }
+            return parts.isEmpty ? "syncing" : parts.joined(separator: ", ")
+        case .offline:
+            let formatter = DateFormatter()
+            formatter.dateFormat = "HH:mm"
+            return "offline since \(formatter.string(from: offlineSince ?? updated))"
+        case .error: return "error: \(message ?? "sync failed")"
+        case .paused: return "paused: \(message ?? "check, then resume")"
+        }
+    }
+}
