@@ -61,9 +61,16 @@ let package = Package(
         .target(name: "PortingSwift6", dependencies: ["DocumentKit"], path: "Tests/Porting/Swift6"),
         // The README's example, verbatim (PortingTests checks that it is, and runs it).
         .executableTarget(name: "readme-example", dependencies: ["DocumentKit"], path: "Tests/Readme"),
+        // An iCloud app's scenario across two devices, in a process of its own (its settings
+        // are the process's), run and checked by PortingTests.
+        .executableTarget(
+            name: "porting-cloud-notes", dependencies: ["PortingSwift6", "DocumentKit", "DocumentSync"],
+            path: "Tests/PortingCloudNotes"),
         .testTarget(
             name: "PortingTests",
-            dependencies: ["PortingSwift5", "PortingSwift6", "DocumentKit", "readme-example"],
+            dependencies: [
+                "PortingSwift5", "PortingSwift6", "DocumentKit", "readme-example", "porting-cloud-notes",
+            ],
             path: "Tests/PortingTests"),
 
         // The seed apps' documents, ported: Examples/README.md says which seed each comes from.

@@ -83,6 +83,6 @@ import Testing
 }
 
 /// Whether a child was waited for, so that its watchdog never signals a reused process ID.
-private final class Ended: Sendable {
+final class Ended: Sendable {
     let flag = Mutex(false)
 }

@@ -1,0 +1,168 @@
+// The CloudNotes porting scenario, run as a process of its own (an app has the process's
+// settings to itself): device A is this process's app, its ubiquity container set up in
+// $XDG_CONFIG_HOME and synced by an engine as its agent would; device B is a second container
+// with its own journal, versions and key-value store, synced to the same folder remote.
+// PortingTests runs it and checks each observation it prints, one JSON object a line.
+import DocumentKit
+import DocumentSync
+import Foundation
+import PortingSwift6
+
+@MainActor
+func observe(_ step: String, _ values: [String: Any]) {
+    var object = values
+    object["step"] = step
+    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+    FileHandle.standardOutput.write(data + Data("\n".utf8))
+}
+
+@MainActor
+func waitUntil(_ what: String, _ condition: () -> Bool) async {
+    let deadline = ContinuousClock.now + .seconds(20)
+    while !condition() {
+        if ContinuousClock.now > deadline {
+            observe("timeout", ["waiting for": what])
+            return
+        }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+}
+
+@MainActor
+func listing(_ notes: CloudNotes) -> [[String: Any]] {
+    notes.notes.map {
+        [
+            "name": $0.name, "status": $0.downloadingStatus ?? "none", "uploaded": $0.isUploaded,
+            "conflicts": $0.hasConflicts,
+        ]
+    }
+}
+
+func read(_ url: URL) -> String { (try? String(contentsOf: url, encoding: .utf8)) ?? "<missing>" }
+
+@MainActor
+func run() async throws {
+    let arguments = CommandLine.arguments
+    let remoteFolder = URL(fileURLWithPath: arguments[1], isDirectory: true)
+    let folderA = URL(fileURLWithPath: arguments[2], isDirectory: true)
+    let deviceB = URL(fileURLWithPath: arguments[3], isDirectory: true)
+
+    // What `docs remote add notes file:///… --container A` records.
+    let entry = UbiquityContainer(
+        name: "notes", identifier: "iCloud.com.example.CloudNotes", folder: folderA.path,
+        remote: remoteFolder.absoluteString)
+    try UbiquityConfiguration.update { try $0.add(entry) }
+
+    var settingsA = SyncConfiguration.ubiquityContainer(entry)
+    settingsA.settleTime = .zero
+    settingsA.publishesStatus = true
+    let remote = LocalFolderRemote(root: remoteFolder)
+    let engineA = try SyncEngine(container: folderA, remote: remote, configuration: settingsA)
+
+    let containerB = deviceB.appendingPathComponent("Container", isDirectory: true)
+    try FileManager.default.createDirectory(at: containerB, withIntermediateDirectories: true)
+    let storeB = VersionStore(root: deviceB.appendingPathComponent("Versions", isDirectory: true))
+    let keyValuesB = deviceB.appendingPathComponent("state/keyvalue.plist")
+    let engineB = try SyncEngine(
+        container: containerB, remote: remote,
+        configuration: SyncConfiguration(
+            stateHome: deviceB.appendingPathComponent("state", isDirectory: true), versionStore: storeB,
+            settleTime: .zero, computerName: "device B", keyValueStore: keyValuesB, deviceIdentifier: "B"))
+    let settingsB = UbiquitousKeyValueStore(fileURL: keyValuesB, device: "B")
+    func syncBoth(_ first: SyncEngine, _ second: SyncEngine) throws {
+        _ = try first.sync()
+        _ = try second.sync()
+        VersionStore.shared.waitUntilIdle()
+        storeB.waitUntilIdle()
+    }
+
+    guard let notes = CloudNotes() else {
+        observe("signed out", [:])
+        return
+    }
+    notes.start()
+    await waitUntil("gathering") { notes.refreshes >= 1 }
+    observe("gathered", ["notes": listing(notes)])
+
+    guard let plan = await notes.createNote(named: "Plan", text: "one\n") else {
+        observe("create failed", [:])
+        return
+    }
+    await waitUntil("the new note") { notes.notes.contains { $0.name == "Plan.note" } }
+    observe("created", ["notes": listing(notes)])
+
+    _ = try engineA.sync()
+    await waitUntil("the upload") { notes.notes.first?.isUploaded == true }
+    observe("uploaded", ["notes": listing(notes)])
+
+    _ = try engineB.sync()
+    let planB = containerB.appendingPathComponent("Documents/Plan.note")
+    observe("on B", ["text": read(planB)])
+
+    // B edits; A's open document reloads.
+    try Data("one\nfrom B\n".utf8).write(to: planB)
+    try syncBoth(engineB, engineA)
+    await waitUntil("the reload") { plan.text == "one\nfrom B\n" }
+    observe("reloaded", ["text": plan.text])
+
+    // Both edit the same line: B's reaches the server first; A's becomes a conflict version.
+    plan.text = "mine\n"
+    plan.updateChangeCount(.done)
+    let saved = await plan.autosave()
+    try Data("theirs\n".utf8).write(to: planB)
+    try syncBoth(engineB, engineA)
+    await waitUntil("the conflict") { plan.documentState.contains(.inConflict) }
+    await waitUntil("the conflict badge") { notes.notes.first?.hasConflicts == true }
+    let versions = (NSFileVersion.unresolvedConflictVersionsOfItem(at: plan.fileURL) ?? []).map {
+        read($0.url)
+    }
+    observe(
+        "conflict",
+        [
+            "saved": saved, "text": plan.text, "inConflict": plan.documentState.contains(.inConflict),
+            "versions": versions, "notes": listing(notes),
+        ])
+
+    try CloudNotes.resolveConflicts(of: plan)
+    try syncBoth(engineA, engineB)
+    await waitUntil("the resolution") { !plan.documentState.contains(.inConflict) }
+    observe(
+        "resolved",
+        [
+            "inConflict": plan.documentState.contains(.inConflict),
+            "conflictsOnB": storeB.unresolvedConflictVersionsOfItem(at: planB).count, "textB": read(planB),
+        ])
+
+    // A note kept on the device moves into iCloud.
+    let local = deviceB.deletingLastPathComponent().appendingPathComponent("Local/Recipe.note")
+    try FileManager.default.createDirectory(
+        at: local.deletingLastPathComponent(), withIntermediateDirectories: true)
+    try Data("flour\n".utf8).write(to: local)
+    let moved = try await notes.moveToCloud(local)
+    await waitUntil("the moved note") { notes.notes.contains { $0.name == "Recipe.note" } }
+    try syncBoth(engineA, engineB)
+    observe(
+        "moved",
+        [
+            "localExists": FileManager.default.fileExists(atPath: local.path),
+            "ubiquitous": FileManager.default.isUbiquitousItem(at: moved),
+            "onB": read(containerB.appendingPathComponent("Documents/Recipe.note")), "notes": listing(notes),
+        ])
+
+    // Settings: A's font size reaches B; B's change reaches A with the notification.
+    notes.setFontSize(21)
+    try syncBoth(engineA, engineB)
+    settingsB.synchronize()
+    let fontOnB = settingsB.double(forKey: "fontSize")
+    settingsB.set(25.0, forKey: "fontSize")
+    settingsB.synchronize()
+    try syncBoth(engineB, engineA)
+    await waitUntil("the font size from B") { notes.fontSize == 25 }
+    observe("settings", ["fontOnB": fontOnB, "fontOnA": notes.fontSize])
+
+    _ = await plan.close()
+    notes.stop()
+    observe("done", [:])
+}
+
+try await run()

@@ -1,0 +1,108 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// The iCloud notes app of `Tests/Porting/Swift6/CloudNotes.swift`, ported by its imports,
+/// across two devices synced through a folder remote: run by `porting-cloud-notes` in a
+/// process of its own (its ubiquity settings are the process's), each observation checked
+/// here against what Apple documents.
+@Suite struct CloudNotesScenarioTests {
+    /// The observations of one run, by step.
+    func run() throws -> (status: Int32, steps: [String: [String: Any]], printed: String) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cloud-notes-\(UUID().uuidString)", isDirectory: true)
+        for name in ["remote", "A", "B"] {
+            try FileManager.default.createDirectory(
+                at: folder.appendingPathComponent(name), withIntermediateDirectories: true)
+        }
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        if binary.pathExtension == "xctest" { binary.deleteLastPathComponent() }
+        if !FileManager.default.isExecutableFile(
+            atPath: binary.appendingPathComponent("porting-cloud-notes").path)
+        {
+            binary.deleteLastPathComponent()
+        }
+        let process = Process()
+        process.executableURL = binary.appendingPathComponent("porting-cloud-notes")
+        process.arguments = [
+            folder.appendingPathComponent("remote").path, folder.appendingPathComponent("A").path,
+            folder.appendingPathComponent("B/device").path,
+        ]
+        var environment = ProcessInfo.processInfo.environment
+        for (variable, name) in [
+            ("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"), ("XDG_DATA_HOME", "data"),
+        ] {
+            environment[variable] = folder.appendingPathComponent(name).path
+        }
+        // No agent is started: the scenario runs device A's engine itself.
+        environment["DOCUMENTKIT_SYNC_AGENT"] = "manual"
+        process.environment = environment
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        // A failure bound, not a wait the test relies on: a hung run fails instead of hanging.
+        let pid = process.processIdentifier
+        let ended = Ended()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 120) {
+            ended.flag.withLock { if !$0 { kill(pid, SIGKILL) } }
+        }
+        defer { ended.flag.withLock { $0 = true } }
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        var steps: [String: [String: Any]] = [:]
+        for line in printed.split(separator: "\n") {
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let step = object["step"] as? String
+            else { continue }
+            steps[step] = object
+        }
+        return (process.terminationStatus, steps, printed)
+    }
+
+    func notes(_ step: [String: Any]?) -> [[String: Any]] { step?["notes"] as? [[String: Any]] ?? [] }
+
+    @Test func anICloudNotesAppSyncsListsResolvesMovesAndKeepsSettingsAcrossTwoDevices() throws {
+        let (status, steps, printed) = try run()
+        #expect(status == 0, "\(printed)")
+        #expect(steps["timeout"] == nil, "\(printed)")
+        #expect(steps["done"] != nil, "\(printed)")
+
+        // The query over the ubiquitous documents scope lists the new note, current here and
+        // not yet uploaded; uploaded once the agent's pass is done.
+        #expect(notes(steps["gathered"]).isEmpty)
+        let created = try #require(notes(steps["created"]).first, "\(printed)")
+        #expect(created["name"] as? String == "Plan.note")
+        #expect(created["status"] as? String == "NSMetadataUbiquitousItemDownloadingStatusCurrent")
+        #expect(created["uploaded"] as? Bool == false)
+        #expect(notes(steps["uploaded"]).first?["uploaded"] as? Bool == true)
+
+        // The other device gets it; its edit reloads the open UIDocument.
+        #expect(steps["on B"]?["text"] as? String == "one\n")
+        #expect(steps["reloaded"]?["text"] as? String == "one\nfrom B\n")
+
+        // A conflicting edit: the document shows the server's text, is in conflict, and the
+        // user's own typing is a conflict version; the query badges it.
+        let conflict = try #require(steps["conflict"], "\(printed)")
+        #expect(conflict["saved"] as? Bool == true)
+        #expect(conflict["text"] as? String == "theirs\n")
+        #expect(conflict["inConflict"] as? Bool == true)
+        #expect(conflict["versions"] as? [String] == ["mine\n"])
+        #expect(notes(conflict).first?["conflicts"] as? Bool == true)
+        // Resolved on A: resolved on B too.
+        #expect(steps["resolved"]?["inConflict"] as? Bool == false)
+        #expect(steps["resolved"]?["conflictsOnB"] as? Int == 0)
+
+        // setUbiquitous moved the local note into the container; it reached B.
+        let moved = try #require(steps["moved"], "\(printed)")
+        #expect(moved["localExists"] as? Bool == false)
+        #expect(moved["ubiquitous"] as? Bool == true)
+        #expect(moved["onB"] as? String == "flour\n")
+        #expect(notes(moved).map { $0["name"] as? String } == ["Plan.note", "Recipe.note"])
+
+        // NSUbiquitousKeyValueStore: each device's write reaches the other, and A's app hears of
+        // B's through didChangeExternallyNotification.
+        #expect(steps["settings"]?["fontOnB"] as? Double == 21)
+        #expect(steps["settings"]?["fontOnA"] as? Double == 25)
+    }
+}
