@@ -34,15 +34,19 @@ final class SyncDevice: @unchecked Sendable {
 
     /// Whether the device's engine syncs its key-value store (``keyValueStore``) too.
     var syncsKeyValues = false
+    /// Whether the device's engine publishes its status, as an agent does.
+    var publishesStatus = false
 
     /// The device's ubiquitous key-value store file.
     var keyValueStore: URL { stateHome.appendingPathComponent("keyvalue.plist") }
 
     var configuration: SyncConfiguration {
-        SyncConfiguration(
+        var configuration = SyncConfiguration(
             stateHome: stateHome, versionStore: store, settleTime: .zero, computerName: name, mostPasses: 12,
             deletedItemsFolder: deleted, keyValueStore: syncsKeyValues ? keyValueStore : nil,
             deviceIdentifier: name)
+        configuration.publishesStatus = publishesStatus
+        return configuration
     }
 
     /// The device's engine, opened if it has none (at first, and after a crash).
