@@ -20,12 +20,57 @@ public struct TextContainerEntry: Sendable, Hashable {
     /// The query's identity of the document, which a rename keeps; nil when the entry did not
     /// come from a query.
     public var itemID: UInt64?
+    /// Where the document stands with the container's remote; nil when the container is not
+    /// a ubiquity container (or the entry did not come from a query).
+    public var sync: SyncMark?
+
+    /// A document's sync state, as the list shows it in one cell.
+    public enum SyncMark: Sendable, Hashable {
+        /// On the remote as it is here.
+        case synced
+        /// Changed here, waiting for or in its upload, with the percent of one under way.
+        case uploading(percent: Double?)
+        /// A newer version is on the remote, waiting for or in its download.
+        case downloading(percent: Double?)
+        /// Kept on the server only, with a placeholder here.
+        case onServerOnly
+        /// The last upload or download failed; the agent tries again.
+        case error(String)
+
+        /// The one-cell mark: blank when synced.
+        public var symbol: String {
+            switch self {
+            case .synced: return " "
+            case .uploading: return "↑"
+            case .downloading: return "↓"
+            case .onServerOnly: return "☁"
+            case .error: return "×"
+            }
+        }
+
+        /// The mark of a query item, from its ubiquitous attributes.
+        public init?(_ ubiquity: DocumentQuery.Item.Ubiquity?) {
+            guard let state = ubiquity?.state else { return nil }
+            if let error = state.uploadError ?? state.downloadError {
+                self = .error(error)
+            } else if state.isOnServerOnly {
+                self = .onServerOnly
+            } else if state.isDownloading {
+                self = .downloading(percent: state.percent)
+            } else if !state.isUploaded {
+                self = .uploading(percent: state.isUploading ? state.percent : nil)
+            } else {
+                self = .synced
+            }
+        }
+    }
 
     /// Creates an entry.
     public init(
         url: URL, name: String, size: Int64, modificationDate: Date, hasUnresolvedConflicts: Bool = false,
-        itemID: UInt64? = nil
+        itemID: UInt64? = nil, sync: SyncMark? = nil
     ) {
+        self.sync = sync
         self.url = url
         self.name = name
         self.size = size
@@ -94,7 +139,8 @@ extension TextContainer {
         return TextContainerEntry(
             url: url.appendingPathComponent(item.fileName, isDirectory: false),
             name: Self.documentName(forFileName: item.fileName), size: size, modificationDate: modified,
-            hasUnresolvedConflicts: item.hasUnresolvedConflicts, itemID: item.id)
+            hasUnresolvedConflicts: item.hasUnresolvedConflicts, itemID: item.id,
+            sync: TextContainerEntry.SyncMark(item.ubiquity))
     }
 
     /// The entry for the document at `documentURL`, from one `stat`; nil when it is not a

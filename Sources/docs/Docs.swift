@@ -131,14 +131,9 @@ enum Docs {
             if invocation.once && invocation.watch {
                 throw DocsFailure.usage("--once and --watch do not go together", command: command)
             }
-            var interval = Duration.seconds(30)
-            if let text = invocation.interval {
-                guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
-                    throw DocsFailure.usage(
-                        "--interval takes a number of seconds, not “\(text)”", command: command)
-                }
-                interval = .milliseconds(Int64(seconds * 1000))
-            }
+            let configured = try RemoteCommand.configuration().container(at: container.url)?.pollSeconds
+            let interval = Duration.milliseconds(
+                Int64((try pollSeconds(invocation) ?? configured ?? 30) * 1000))
             return try SyncCommand.run(
                 container, remote: invocation.remote, options: SyncCommand.options(invocation),
                 mode: invocation.watch ? .watch : .once, interval: interval, json: invocation.json)
@@ -151,6 +146,16 @@ enum Docs {
         return .success
     }
 
+    /// The seconds --interval gives, or nil when it is not given.
+    static func pollSeconds(_ invocation: Invocation) throws -> Double? {
+        guard let text = invocation.interval else { return nil }
+        guard let seconds = Double(text), seconds > 0, seconds.isFinite else {
+            throw DocsFailure.usage(
+                "--interval takes a number of seconds, not “\(text)”", command: invocation.command)
+        }
+        return seconds
+    }
+
     /// Refuses options that mean nothing to `command`, rather than ignoring them.
     static func checkOptions(_ invocation: Invocation, command: String) throws {
         if invocation.json && !["list", "versions", "watch", "sync", "status", "remote"].contains(command) {
@@ -158,10 +163,8 @@ enum Docs {
                 "--json is for list, versions, watch, sync, status and remote list", command: command)
         }
         if command != "remote" {
-            for (given, option) in [
-                (invocation.identifier != nil, "--identifier"), (invocation.onDemand, "--on-demand"),
-            ] where given {
-                throw DocsFailure.usage("\(option) is for remote add", command: command)
+            if invocation.identifier != nil {
+                throw DocsFailure.usage("--identifier is for remote add", command: command)
             }
         }
         if !["sync", "status", "remote"].contains(command) {
@@ -176,7 +179,7 @@ enum Docs {
             for (given, option) in [
                 (invocation.remote != nil, "--remote"), (invocation.once, "--once"),
                 (invocation.watch, "--watch"),
-                (invocation.interval != nil, "--interval"),
+                (invocation.interval != nil && command != "remote", "--interval"),
             ] where given {
                 throw DocsFailure.usage("\(option) is for sync", command: command)
             }

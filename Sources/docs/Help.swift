@@ -21,7 +21,7 @@ enum Help {
                                     sync the container with its remote (see remote add), or
                                     with file:///absolute/path or a WebDAV https://host/path/
           status                    where each document stands with the remote
-          remote add NAME URL [--user U] [--identifier ID] [--on-demand]
+          remote add NAME URL [--user U] [--identifier ID] [--interval S]
                                     sync the container with a remote, as ubiquity container ID
           remote list               the remotes added, with their containers
           remote remove NAME        stop syncing a container (its documents stay)
@@ -223,7 +223,7 @@ enum Help {
         """
 
     static let remote = """
-        Usage: docs remote add NAME URL [--user U] [--identifier ID] [--on-demand]
+        Usage: docs remote add NAME URL [--user U] [--identifier ID] [--interval S]
                                         [--container PATH] [--password-file FILE] [--allow-http]
                docs remote list [--json]
                docs remote remove NAME
@@ -233,8 +233,8 @@ enum Help {
         container synced with URL (file:///absolute/path, or a WebDAV https://host/path/,
         probed now). NAME is letters, digits, “-”, “_” and “.”. Apps find the container with
         FileManager.default.url(forUbiquityContainerIdentifier: ID); ID is iCloud.NAME unless
-        --identifier gives one. --on-demand keeps documents new on the remote on the server,
-        shown as placeholders, until opened or downloaded. The settings go in
+        --identifier gives one. --interval S is how often its sync agent looks at the remote
+        (default 30 seconds; changes here go up as they happen). The settings go in
         $XDG_CONFIG_HOME/DocumentKit/ubiquity.json (mode 600), with the user name and never a
         password (give it as `docs sync --help` says).
 

@@ -19,7 +19,6 @@ struct Invocation: Equatable {
     var unsafeServer = false
     var allowHTTP = false
     var identifier: String?
-    var onDemand = false
 
     /// Parses the arguments after the program name.
     ///
@@ -71,15 +70,11 @@ struct Invocation: Equatable {
                     "a password on the command line can be read by every user of this computer; "
                         + "give it in ~/.netrc, DOCS_PASSWORD or --password-file FILE (mode 600)",
                     command: command)
-            case "--unsafe-server", "--allow-http", "--on-demand":
+            case "--unsafe-server", "--allow-http":
                 guard inline == nil else {
                     throw DocsFailure.usage("\(option) takes no value", command: command)
                 }
-                switch option {
-                case "--unsafe-server": unsafeServer = true
-                case "--allow-http": allowHTTP = true
-                default: onDemand = true
-                }
+                if option == "--unsafe-server" { unsafeServer = true } else { allowHTTP = true }
             case "--once", "--watch":
                 guard inline == nil else {
                     throw DocsFailure.usage("\(option) takes no value", command: command)

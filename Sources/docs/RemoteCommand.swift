@@ -16,7 +16,7 @@ enum RemoteCommand {
         let arguments = Array(operands.dropFirst())
         if subcommand != "add" {
             for (given, option) in [
-                (invocation.identifier != nil, "--identifier"), (invocation.onDemand, "--on-demand"),
+                (invocation.identifier != nil, "--identifier"), (invocation.interval != nil, "--interval"),
             ] where given {
                 throw DocsFailure.usage("\(option) is for remote add", command: "remote")
             }
@@ -98,7 +98,7 @@ enum RemoteCommand {
             name: name,
             identifier: invocation.identifier ?? UbiquityContainer.defaultIdentifier(forName: name),
             folder: container.url.path, remote: url, user: invocation.user,
-            downloadsEagerly: !invocation.onDemand)
+            pollSeconds: try Docs.pollSeconds(invocation))
         do {
             try UbiquityConfiguration.update { configuration in
                 try configuration.add(entry)
@@ -137,10 +137,9 @@ enum RemoteCommand {
             var text = ""
             for container in containers {
                 let user = container.user.map { " as \($0)" } ?? ""
-                let mode = container.downloadsEagerly ? "" : ", new documents on demand"
                 let agent = UbiquityAgent.isRunning(for: container.url) ? ", syncing" : ""
                 text +=
-                    "\(container.name)\t\(Output.escaped(container.folder))\t\(container.remote)\(user) (\(container.identifier)\(mode)\(agent))\n"
+                    "\(container.name)\t\(Output.escaped(container.folder))\t\(container.remote)\(user) (\(container.identifier)\(agent))\n"
             }
             try Output.write(text)
         }

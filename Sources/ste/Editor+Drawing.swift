@@ -87,10 +87,19 @@ extension Editor {
                     mark = " "
                 }
             }
-            let details = " \(Self.size(entry.size)) \(Self.age(of: entry.modificationDate, now: now))"
-            let nameWidth = max(1, width - 1 - details.count)
+            // In a ubiquity container, a cell for the sync state; a transfer's percent stands
+            // in for the age while it goes.
+            let sync = ubiquity == nil ? "" : (entry.sync ?? .synced).symbol
+            var age = Self.age(of: entry.modificationDate, now: now)
+            switch entry.sync {
+            case .uploading(let percent?), .downloading(let percent?):
+                age = String(format: "%3.0f%%", percent)
+            default: break
+            }
+            let details = " \(Self.size(entry.size)) \(age)"
+            let nameWidth = max(1, width - 1 - sync.count - details.count)
             let name = Self.fit(entry.name, width: nameWidth)
-            let line = mark + name + details
+            let line = mark + sync + name + details
             let attributes: Int32 =
                 index == selected ? (focus == .list ? Terminal.reverse : Terminal.bold) : 0
             terminal.draw(
@@ -313,10 +322,14 @@ extension Editor {
             let cursor = buffer.cursor
             parts.append("Ln \(cursor.line + 1), Col \(buffer.displayColumn(of: cursor) + 1)")
         }
+        if let sync = syncSummary { parts.append(sync) }
         var line = " " + parts.joined(separator: " — ")
         if let message {
             // The message first, and the document's name, state and position still in sight.
-            let brief = parts.count > 3 ? Array(parts.prefix(2)) + [parts[parts.count - 1]] : parts
+            let withoutSync = syncSummary == nil ? parts : Array(parts.dropLast())
+            let brief =
+                withoutSync.count > 3
+                ? Array(withoutSync.prefix(2)) + [withoutSync[withoutSync.count - 1]] : withoutSync
             line = " " + message.text + (brief.isEmpty ? "" : "   [" + brief.joined(separator: " — ") + "]")
         }
         let attributes = message?.isError == true ? Terminal.reverse | Terminal.bold : Terminal.reverse
@@ -349,7 +362,9 @@ extension Editor {
             help =
                 container == nil
                 ? " ^Q Quit  ^Z Undo  ^Y Redo  ^F Find  ^S Save  ^H History"
-                : " ^Q Quit  ^N New  ^R Rename  ^D Delete  ^Z Undo  ^Y Redo  ^F Find  ^S Save  ^H History  Tab List/Text"
+                : ubiquity == nil
+                    ? " ^Q Quit  ^N New  ^R Rename  ^D Delete  ^Z Undo  ^Y Redo  ^F Find  ^S Save  ^H History  Tab List/Text"
+                    : " ^Q Quit  ^N New  ^R Rename  ^D Delete  ^Z Undo  ^Y Redo  ^F Find  ^S Save  ^H History  F5 Sync  Tab List/Text"
         }
         terminal.draw(help, y: y, x: 0, width: width, pad: true)
         return nil

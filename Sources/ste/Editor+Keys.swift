@@ -55,6 +55,7 @@ extension Editor {
         case .control(19): saveNow()  // ^S
         case .control(8): showHistory()  // ^H
         case .control(11): showConflicts()  // ^K
+        case .function(5): syncNow()  // F5
         case .tab, .backTab:
             guard container != nil else {
                 if key == .tab { edit { $0.insert("\t") } }

@@ -87,6 +87,12 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
     private var quitKeepingChangesArmed = false
     var lastRender: ContinuousClock.Instant?
     var renderedStatus: DocumentStatus?
+    /// The ubiquity container the list shows, when the container is one; nil otherwise.
+    var ubiquity: UbiquityContainer?
+    /// What the container's sync agent last published, and the status file's change time
+    /// when it was read.
+    var syncStatus: UbiquityStatus?
+    var syncStatusStamp: FileStatus.Timestamp?
 
     /// What the list mark and the status line show of the open document: a change redraws.
     struct DocumentStatus: Equatable {
@@ -122,6 +128,9 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
     /// Starts the live list of the container; its newest document opens once it is listed.
     func start() {
         guard let container else { return }
+        // A ubiquity container is synced by its agent: started now if none runs.
+        ubiquity = UbiquityAgent.start(forContainerAt: container.url)
+        refreshSyncStatus()
         let query = container.documentQuery()
         let snapshots = query.snapshots()
         if query.start() {
@@ -181,7 +190,9 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
             render()
         }
         offerNewConflicts()
-        if let lastRender, clock.now - lastRender >= Self.ageRedrawInterval {
+        if refreshSyncStatus() {
+            render()
+        } else if let lastRender, clock.now - lastRender >= Self.ageRedrawInterval {
             render()
         } else if documentStatus != renderedStatus {
             render()

@@ -9,6 +9,8 @@ enum Key: Equatable {
     case up, down, left, right, home, end, pageUp, pageDown
     case backspace, delete, enter, tab, backTab, escape
     case resize
+    /// F1 to F12.
+    case function(Int)
     case other(Int32)
 }
 
@@ -80,6 +82,7 @@ final class Terminal {
         case KEY_ENTER: return .enter
         case KEY_BTAB: return .backTab
         case KEY_RESIZE: return .resize
+        case (KEY_F0 + 1)...(KEY_F0 + 12): return .function(Int(code - KEY_F0))
         default: return .other(code)
         }
     }

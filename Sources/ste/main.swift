@@ -19,7 +19,11 @@ let usage = """
       --version         show the version
 
     Keys: ^N new  ^R rename  ^D delete  ^Z undo  ^Y redo  ^F find  ^S save  ^H history
-          ^K resolve a conflict  Tab list/editor  ^Q quit
+          ^K resolve a conflict  F5 sync now  Tab list/editor  ^Q quit
+
+    A container added with `docs remote add` is synced by its agent (`docs sync --watch`),
+    which ste starts when none runs. The list marks each document: ↑ to upload, ↓ to
+    download, × not synced (F5 says why), ! in conflict; the status line says how sync goes.
 
     """
 

@@ -62,7 +62,7 @@ struct DocsRemoteTests {
         let device = try DocsFolder()
         #expect(try listing(device).remotes.isEmpty)
 
-        let added = try docs(device, ["remote", "add", "notes", remoteURL, "--on-demand"])
+        let added = try docs(device, ["remote", "add", "notes", remoteURL, "--interval", "5"])
         #expect(added.status == 0, "\(added.error)")
         #expect(added.output.contains("iCloud.notes"), "\(added.output)")
         let remotes = try listing(device).remotes
@@ -71,11 +71,10 @@ struct DocsRemoteTests {
                 .init(
                     name: "notes", identifier: "iCloud.notes",
                     container: device.container.resolvingSymlinksInPath().path, url: remoteURL, user: nil,
-                    downloadsEagerly: false, agentRunning: false)
+                    downloadsEagerly: true, agentRunning: false)
             ])
         let plain = try docs(device, ["remote", "list"])
         #expect(plain.output.hasPrefix("notes\t"), "\(plain.output)")
-        #expect(plain.output.contains("on demand"), "\(plain.output)")
 
         // The settings are the owner's alone.
         let file = device.configHome.appendingPathComponent("DocumentKit/ubiquity.json")
@@ -124,8 +123,8 @@ struct DocsRemoteTests {
             ["remote", "add", "notes", remoteURL + "/missing"],
             ["remote", "add", "notes", "https://ana@example.org/docs/"],
             ["remote", "add", "notes", remoteURL, "--json"], ["remote", "remove"],
-            ["remote", "list", "extra"], ["remote", "list", "--on-demand"],
-            ["remote", "test"], ["list", "--identifier", "x"], ["sync", "--on-demand"],
+            ["remote", "list", "extra"], ["remote", "list", "--interval", "3"],
+            ["remote", "test"], ["list", "--identifier", "x"], ["sync", "--identifier", "x"], ["remote", "add", "n", remoteURL, "--interval", "soon"],
             ["sync", "--remote", "nosuchname"],
         ] {
             let result = try docs(device, arguments)

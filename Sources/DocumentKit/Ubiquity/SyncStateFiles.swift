@@ -35,6 +35,11 @@ package enum SyncStateFiles {
         base(forContainer: container, stateHome: stateHome).appendingPathExtension("status.json")
     }
 
+    /// The file an app writes to ask the agent of `container` to sync now: `HASH.wake`.
+    package static func wake(forContainer container: URL, stateHome: URL? = nil) -> URL {
+        base(forContainer: container, stateHome: stateHome).appendingPathExtension("wake")
+    }
+
     /// Where the output of an agent started on demand goes: `HASH.log`.
     package static func log(forContainer container: URL, stateHome: URL? = nil) -> URL {
         base(forContainer: container, stateHome: stateHome).appendingPathExtension("log")

@@ -31,6 +31,29 @@ public enum UbiquityAgent {
         return false
     }
 
+    /// The ubiquity container whose root is the folder at `url`, with its agent started if
+    /// none runs (as the ubiquity API starts it); nil when the folder is no container.
+    ///
+    /// An app that shows a container's documents without calling the ubiquity API (the
+    /// Simple Text Editor) calls this when it opens the container.
+    @discardableResult
+    public static func start(forContainerAt url: URL) -> UbiquityContainer? {
+        guard let configuration = try? UbiquityConfiguration.load(),
+            let container = configuration.container(at: url)
+        else { return nil }
+        startIfNeeded(for: container, configuration: configuration)
+        return container
+    }
+
+    /// Asks the agent of the container at `url` to sync now rather than at its next poll.
+    public static func wake(forContainerAt url: URL) {
+        let file = SyncStateFiles.wake(forContainer: url)
+        try? FileManager.default.createDirectory(
+            at: file.deletingLastPathComponent(), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        try? SafeSave.write(Data("\(Date().timeIntervalSince1970)\n".utf8), to: file, permissions: 0o600)
+    }
+
     /// When each container's agent was last started by this process: a failing agent is not
     /// started again on every call.
     private static let started = Mutex<[String: ContinuousClock.Instant]>([:])

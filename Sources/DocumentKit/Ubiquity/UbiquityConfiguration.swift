@@ -24,13 +24,18 @@ public struct UbiquityContainer: Codable, Sendable, Equatable {
     /// The user name for the remote, when it needs one; the password is never kept here.
     public var user: String?
     /// Whether documents new on the remote download as soon as sync sees them (true), or are
-    /// kept on the server, shown by a placeholder, until opened or downloaded (false).
+    /// to be kept on the server, shown by a placeholder, until opened or downloaded (false).
+    /// Not acted on yet: sync downloads every document.
     public var downloadsEagerly: Bool
+    /// How often the agent looks at the remote for changes, in seconds; nil for its default
+    /// (30 s). Changes here are synced as they happen whatever it is.
+    public var pollSeconds: Double?
 
     public init(
         name: String, identifier: String, folder: String, remote: String, user: String? = nil,
-        downloadsEagerly: Bool = true
+        downloadsEagerly: Bool = true, pollSeconds: Double? = nil
     ) {
+        self.pollSeconds = pollSeconds
         self.name = name
         self.identifier = identifier
         self.folder = folder

@@ -3,7 +3,8 @@ import Foundation
 
 extension SyncEngine {
     /// Syncs now, then again whenever the container changes (inotify, through DocumentKit's
-    /// watcher) or `interval` has passed (the remote is polled), until `shouldStop` says so.
+    /// watcher), an app asks (``UbiquityAgent/wake(forContainerAt:)``), or `interval` has
+    /// passed (the remote is polled), until `shouldStop` says so.
     ///
     /// Each round's outcome goes to `report`; a failed round (the remote unreachable, sync
     /// paused) does not end the loop, the next change or poll tries again.
@@ -20,6 +21,14 @@ extension SyncEngine {
         }
         defer { watcher.cancel() }
         try watcher.watch(container, recursive: true)
+        let wake = SyncStateFiles.wake(forContainer: container, stateHome: configuration.stateHome)
+        let woken = try DirectoryWatcher { events in
+            if events.contains(where: { $0.url.lastPathComponent == wake.lastPathComponent }) {
+                changed.signal()
+            }
+        }
+        defer { woken.cancel() }
+        try woken.watch(wake.deletingLastPathComponent(), recursive: false)
         while !shouldStop() {
             report(Result { try sync() })
             // Wait for a change or the poll, in short slices so that a stop is heard at once.

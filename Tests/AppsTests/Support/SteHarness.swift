@@ -72,6 +72,8 @@ final class SteSession {
         listWidth = min(36, max(18, width / 3))
         var environment = [
             "STE_CONTAINER=\(container.path)", "XDG_DATA_HOME=\(dataHome.path)", "HOME=\(root.path)",
+            // The session's own settings and sync state, never the test process's.
+            "XDG_CONFIG_HOME=\(configHome.path)", "XDG_STATE_HOME=\(stateHome.path)",
             "TERM=xterm-256color", "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
         ]
         var command = ["/usr/bin/env"]
@@ -138,6 +140,10 @@ final class SteSession {
     }
 
     func file(_ name: String) -> URL { container.appendingPathComponent(name) }
+
+    /// The session's `$XDG_CONFIG_HOME` and `$XDG_STATE_HOME`, shared by its `ste` and `docs`.
+    var configHome: URL { root.appendingPathComponent("config", isDirectory: true) }
+    var stateHome: URL { root.appendingPathComponent("state", isDirectory: true) }
 
     /// The document list's rows on screen, top to bottom: each the mark, the name, the size
     /// and the age, as drawn.

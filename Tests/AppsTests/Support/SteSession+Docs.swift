@@ -9,6 +9,8 @@ extension SteSession {
         environment["STE_CONTAINER"] = container.path
         environment["XDG_DATA_HOME"] = dataHome.path
         environment["HOME"] = root.path
+        environment["XDG_CONFIG_HOME"] = configHome.path
+        environment["XDG_STATE_HOME"] = stateHome.path
         environment["EDITOR"] = "false"
         return try runDocs(
             DocsBinary.url, arguments, environment: environment.merging(extra) { $1 }, input: nil,

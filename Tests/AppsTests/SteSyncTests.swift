@@ -1,0 +1,239 @@
+import DocumentKit
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Two `ste`s, each a device with its own container, settings and versions, on one remote:
+/// the real editors under tmux, each syncing through the agent it started (`docs sync
+/// --watch`), as a user who ran `docs remote add` and then `ste` on two computers.
+@Suite("ste: sync between two devices", .serialized)
+struct SteSyncTests {
+    let remoteRoot: URL
+
+    init() throws {
+        remoteRoot = FileManager.default.temporaryDirectory
+            .appendingPathComponent("ste-sync-remote-\(UUID().uuidString.prefix(8))", isDirectory: true)
+        try FileManager.default.createDirectory(at: remoteRoot, withIntermediateDirectories: true)
+    }
+
+    /// Stops the agents syncing `container`: the processes whose command line names it.
+    static func stopAgents(of container: URL) {
+        let marker = Array("--container\0\(container.path)\0".utf8)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(name),
+                let command = FileManager.default.contents(atPath: "/proc/\(name)/cmdline"),
+                command.count >= marker.count,
+                (0...(command.count - marker.count)).contains(where: {
+                    command[$0..<$0 + marker.count].elementsEqual(marker)
+                })
+            else { continue }
+            kill(pid, SIGTERM)
+        }
+    }
+
+    /// A device: an `ste` session whose container syncs with `remote` through its agent.
+    func device(remote: String) throws -> SteSession {
+        let session = try SteSession()
+        let added = try session.docs(["remote", "add", "home", remote, "--interval", "1"])
+        #expect(added.status == 0, "\(added.error)")
+        return session
+    }
+
+    @Test func anEditAndAConflictReachTheOtherScreenAndAreResolvedFromEither() async throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let a = try device(remote: "file://" + remoteRoot.path)
+        let b = try device(remote: "file://" + remoteRoot.path)
+        defer {
+            for session in [a, b] { Self.stopAgents(of: session.container) }
+        }
+        a.start()
+        b.start()
+        // Each ste started its container's agent; the status line says how sync goes.
+        #expect(await a.waitForScreen(containing: "sync: up to date"))
+        #expect(await b.waitForScreen(containing: "sync: up to date"))
+        let listed = try a.docs(["remote", "list", "--json"])
+        #expect(listed.output.contains("\"agentRunning\":true"), "\(listed.output)")
+
+        // A new document on A appears on B's screen, and opens there.
+        a.keys("C-n")
+        #expect(await a.waitForScreen(containing: "New document name:"))
+        a.type("Plan")
+        a.keys("Enter")
+        #expect(await a.waitForScreen(containing: "Created “Plan”"))
+        a.type("hello from A")
+        #expect(await a.wait(timeout: .seconds(20)) { a.text(of: "Plan.txt") == "hello from A" })
+        #expect(await b.waitForScreen(containing: "Plan", timeout: .seconds(30)))
+        b.keys("Enter")
+        #expect(await b.waitForScreen(containing: "hello from A", timeout: .seconds(20)))
+        #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(20)))
+
+        // Both change the same line before either hears of the other's (another program
+        // writes each device's file while its agent is stopped): the conflict shows on both.
+        for session in [a, b] { Self.stopAgents(of: session.container) }
+        #expect(await a.wait { !UbiquityAgentProbe.isRunning(a) && !UbiquityAgentProbe.isRunning(b) })
+        try Data("hello from A, edited on A".utf8).write(to: a.file("Plan.txt"))
+        #expect(await a.waitForScreen(containing: "hello from A, edited on A"))
+        try Data("hello from A, edited on B".utf8).write(to: b.file("Plan.txt"))
+        #expect(await b.waitForScreen(containing: "hello from A, edited on B"))
+        // F5 starts the agents again and syncs now.
+        a.keys("F5")
+        #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(30)))
+        b.keys("F5")
+        #expect(await b.waitForScreen(containing: "in conflict", timeout: .seconds(30)))
+        #expect(await a.waitForScreen(containing: "in conflict", timeout: .seconds(30)))
+        // Neither edit is lost: A's is at the path, B's a conflict version on both devices.
+        #expect(b.text(of: "Plan.txt") == "hello from A, edited on A")
+        #expect(b.conflictTexts(of: "Plan.txt") == ["hello from A, edited on B"])
+        #expect(
+            await a.wait(timeout: .seconds(20)) {
+                a.conflictTexts(of: "Plan.txt") == ["hello from A, edited on B"]
+            })
+
+        // Resolved on A, keeping the file as it is: the conflict is gone on B too.
+        if !a.screen.contains("Keep mine") { a.keys("C-k") }
+        #expect(await a.waitForScreen(containing: "Keep mine"))
+        a.keys("t")
+        #expect(
+            await b.wait(timeout: .seconds(30)) {
+                !b.screen.contains("in conflict") && b.conflictTexts(of: "Plan.txt").isEmpty
+            })
+        #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(30)))
+        a.keys("C-q")
+        b.keys("C-q")
+        #expect(await a.wait { a.exitStatus != nil && b.exitStatus != nil })
+    }
+
+    /// The servers scripts/test runs (`DOCUMENTSYNC_WEBDAV_*`).
+    private func webDAV(_ name: String) throws -> String {
+        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
+            throw DocsSyncSetupError(description: "\(name) is not set: run the tests with scripts/test")
+        }
+        return value
+    }
+
+    @Test func anUnreachableRemoteIsSaidInWordsAndSyncRecoversWhenItComesBack() async throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let passwordFile = try webDAV("DOCUMENTSYNC_WEBDAV_PASSWORD_FILE")
+        let password = try String(contentsOfFile: passwordFile, encoding: .utf8)
+        let user = try webDAV("DOCUMENTSYNC_WEBDAV_USER")
+        let server = try #require(
+            URL(
+                string: try makeCollection(
+                    in: try webDAV("DOCUMENTSYNC_WEBDAV_DEFAULT"), user: user, password: password)))
+        // The server through a relay on a port of its own, which the test takes away and
+        // brings back, as a network goes and comes.
+        let port = 20_000 + Int(getpid() % 20_000)
+        let relay = Relay(port: port, to: server.port ?? 80)
+        try relay.start()
+        defer { relay.stop() }
+        let url = "http://127.0.0.1:\(port)\(server.path)/"
+        let a = try SteSession()
+        try Data("machine 127.0.0.1\n  login \(user)\n  password \(password)\n".utf8)
+            .write(to: a.root.appendingPathComponent(".netrc"))
+        let added = try a.docs(["remote", "add", "dav", url, "--user", user, "--interval", "1"])
+        #expect(added.status == 0, "\(added.error)")
+        defer { Self.stopAgents(of: a.container) }
+        a.start()
+        #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(20)))
+
+        relay.stop()
+        #expect(await a.waitForScreen(containing: "sync: offline since", timeout: .seconds(30)))
+        // Typing goes on; it goes up when the server is back.
+        a.keys("C-n")
+        a.type("Offline")
+        a.keys("Enter")
+        #expect(await a.waitForScreen(containing: "Created “Offline”"))
+        a.type("written offline")
+        #expect(await a.wait(timeout: .seconds(20)) { a.text(of: "Offline.txt") == "written offline" })
+        try relay.start()
+        #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(40)))
+        #expect(!a.screen.contains(password))
+        // On the server: what was typed offline.
+        let fetched = try runCurl(url + "Offline.txt", user: user, password: password)
+        #expect(fetched == "written offline")
+        a.keys("C-q")
+    }
+}
+
+/// Whether a session's container has a running agent, seen from the session's own state folder.
+enum UbiquityAgentProbe {
+    static func isRunning(_ session: SteSession) -> Bool {
+        (try? session.docs(["remote", "list", "--json"]).output.contains("\"agentRunning\":true")) ?? false
+    }
+}
+
+/// socat relaying a loopback port to another: a network link the test can cut.
+final class Relay {
+    let port: Int
+    let target: Int
+    private var process: Process?
+
+    init(port: Int, to target: Int) {
+        self.port = port
+        self.target = target
+    }
+
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/socat")
+        process.arguments = ["TCP-LISTEN:\(port),bind=127.0.0.1,fork,reuseaddr", "TCP:127.0.0.1:\(target)"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        // Listening before the caller goes on.
+        for _ in 0..<200 {
+            let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(probe, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            close(probe)
+            if connected == 0 { return }
+            usleep(10_000)
+        }
+    }
+
+    /// Stops the relay and every connection it forked, so that open connections break too.
+    func stop() {
+        guard let process else { return }
+        let parent = process.processIdentifier
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = pid_t(name),
+                let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            // After "(name) state ppid".
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, pid_t(fields[1]) == parent { kill(pid, SIGKILL) }
+        }
+        kill(parent, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+}
+
+/// GET `url` with curl, the password on its standard input.
+func runCurl(_ url: String, user: String, password: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    process.arguments = ["-s", "--netrc-file", "/dev/stdin", url]
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    try process.run()
+    input.fileHandleForWriting.write(Data("machine 127.0.0.1 login \(user) password \(password)\n".utf8))
+    try input.fileHandleForWriting.close()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+}
