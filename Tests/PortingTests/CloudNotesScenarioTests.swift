@@ -16,19 +16,6 @@ import Testing
                 at: folder.appendingPathComponent(name), withIntermediateDirectories: true)
         }
         defer { try? FileManager.default.removeItem(at: folder) }
-        var binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        if binary.pathExtension == "xctest" { binary.deleteLastPathComponent() }
-        if !FileManager.default.isExecutableFile(
-            atPath: binary.appendingPathComponent("porting-cloud-notes").path)
-        {
-            binary.deleteLastPathComponent()
-        }
-        let process = Process()
-        process.executableURL = binary.appendingPathComponent("porting-cloud-notes")
-        process.arguments = [
-            folder.appendingPathComponent("remote").path, folder.appendingPathComponent("A").path,
-            folder.appendingPathComponent("B/device").path,
-        ]
         var environment = ProcessInfo.processInfo.environment
         for (variable, name) in [
             ("XDG_CONFIG_HOME", "config"), ("XDG_STATE_HOME", "state"), ("XDG_DATA_HOME", "data"),
@@ -37,19 +24,12 @@ import Testing
         }
         // No agent is started: the scenario runs device A's engine itself.
         environment["DOCUMENTKIT_SYNC_AGENT"] = "manual"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        // A failure bound, not a wait the test relies on: a hung run fails instead of hanging.
-        let pid = process.processIdentifier
-        let ended = Ended()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 120) {
-            ended.flag.withLock { if !$0 { kill(pid, SIGKILL) } }
-        }
-        defer { ended.flag.withLock { $0 = true } }
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let (status, printed) = try runExample(
+            "porting-cloud-notes",
+            arguments: [
+                folder.appendingPathComponent("remote").path, folder.appendingPathComponent("A").path,
+                folder.appendingPathComponent("B/device").path,
+            ], environment: environment, timeout: 120)
         var steps: [String: [String: Any]] = [:]
         for line in printed.split(separator: "\n") {
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -57,7 +37,7 @@ import Testing
             else { continue }
             steps[step] = object
         }
-        return (process.terminationStatus, steps, printed)
+        return (status, steps, printed)
     }
 
     func notes(_ step: [String: Any]?) -> [[String: Any]] { step?["notes"] as? [[String: Any]] ?? [] }

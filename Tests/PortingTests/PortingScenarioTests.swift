@@ -54,7 +54,8 @@ import Testing
         defer { watcher.stop() }
         let file = folder.appendingPathComponent("note.txt")
         var error: NSError?
-        NSFileCoordinator(filePresenter: nil).coordinate(writingItemAt: file, options: [], error: &error) { url in
+        NSFileCoordinator(filePresenter: nil).coordinate(writingItemAt: file, options: [], error: &error) {
+            url in
             try? Data("one".utf8).write(to: url)
         }
         #expect(error == nil)
@@ -89,7 +90,9 @@ import Testing
         #expect(summary.names == ["image.png", "notes.txt"])
         #expect(summary.totalBytes == 8)
         #expect(summary.notes == "hello")
-        #expect(throws: (any Error).self) { try PackageReader.summary(of: package.appendingPathComponent("notes.txt")) }
+        #expect(throws: (any Error).self) {
+            try PackageReader.summary(of: package.appendingPathComponent("notes.txt"))
+        }
     }
 
     @Test func sketchDocumentWithUndoInItsModel() async throws {
@@ -99,7 +102,9 @@ import Testing
         let sketch = SketchDocument()
         sketch.addShape(named: "circle", at: 1)
         let created: (any Error)? = await withCheckedContinuation { done in
-            sketch.save(to: url, ofType: "com.example.sketch", for: .saveAsOperation) { done.resume(returning: $0) }
+            sketch.save(to: url, ofType: "com.example.sketch", for: .saveAsOperation) {
+                done.resume(returning: $0)
+            }
         }
         #expect(created == nil)
         sketch.shapes[0].move(to: 5)
@@ -144,8 +149,11 @@ import Testing
         let b = try #require(browser.url(ofDocumentNamed: "b.note"))
         let incoming = folder.appendingPathComponent("incoming.txt")
         try Data("from the laptop".utf8).write(to: incoming)
-        let conflict = try NSFileVersion.addConflictOfItem(at: b, withContentsOf: incoming, savingComputer: "laptop")
-        #expect(await Self.waitUntil { browser.rows.first { $0.name == "b.note" }?.inConflict == true }, "\(browser.rows)")
+        let conflict = try NSFileVersion.addConflictOfItem(
+            at: b, withContentsOf: incoming, savingComputer: "laptop")
+        #expect(
+            await Self.waitUntil { browser.rows.first { $0.name == "b.note" }?.inConflict == true },
+            "\(browser.rows)")
         conflict.isResolved = true
         #expect(await Self.waitUntil { clean(["a.note", "aa.note", "b.note"]) }, "\(browser.rows)")
         #expect(browser.refreshes >= 4)

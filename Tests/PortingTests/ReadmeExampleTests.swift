@@ -39,32 +39,11 @@ import Testing
             "readme-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        var binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        if binary.pathExtension == "xctest" { binary.deleteLastPathComponent() }
-        if !FileManager.default.isExecutableFile(atPath: binary.appendingPathComponent("readme-example").path)
-        {
-            binary.deleteLastPathComponent()
-        }
-        let process = Process()
-        process.executableURL = binary.appendingPathComponent("readme-example")
         var environment = ProcessInfo.processInfo.environment
         environment["TMPDIR"] = folder.path
         environment["XDG_DATA_HOME"] = folder.appendingPathComponent("data").path
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        // A failure bound, not a wait the test relies on: a hung example fails instead of hanging.
-        let pid = process.processIdentifier
-        let ended = Ended()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 60) {
-            ended.flag.withLock { if !$0 { kill(pid, SIGKILL) } }
-        }
-        defer { ended.flag.withLock { $0 = true } }
-        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        ended.flag.withLock { $0 = true }
-        #expect(process.terminationStatus == 0, "\(printed)")
+        let (status, printed) = try runExample("readme-example", environment: environment, timeout: 60)
+        #expect(status == 0, "\(printed)")
 
         let lines = printed.split(separator: "\n").map(String.init).filter { $0 != "state changed" }
         #expect(lines.count == 4, "\(printed)")
@@ -83,6 +62,36 @@ import Testing
 }
 
 /// Whether a child was waited for, so that its watchdog never signals a reused process ID.
+/// Runs one of the package's example executables, built beside the tests, and returns its
+/// exit status and standard output; killed after `timeout` seconds, a failure bound rather
+/// than a wait a test relies on, so that a hung run fails instead of hanging.
+func runExample(_ name: String, arguments: [String] = [], environment: [String: String], timeout: Double)
+    throws -> (status: Int32, output: String)
+{
+    var binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    if binary.pathExtension == "xctest" { binary.deleteLastPathComponent() }
+    if !FileManager.default.isExecutableFile(atPath: binary.appendingPathComponent(name).path) {
+        binary.deleteLastPathComponent()
+    }
+    let process = Process()
+    process.executableURL = binary.appendingPathComponent(name)
+    process.arguments = arguments
+    process.environment = environment
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let pid = process.processIdentifier
+    let ended = Ended()
+    DispatchQueue.global().asyncAfter(deadline: .now() + timeout) {
+        ended.flag.withLock { if !$0 { kill(pid, SIGKILL) } }
+    }
+    defer { ended.flag.withLock { $0 = true } }
+    let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    ended.flag.withLock { $0 = true }
+    return (process.terminationStatus, printed)
+}
+
 final class Ended: Sendable {
     let flag = Mutex(false)
 }

@@ -93,15 +93,8 @@ package struct KeyValueRecords: @unchecked Sendable {
     /// - Throws: ``DocumentKitError`` naming the file when it cannot be read or is not a
     ///   store's file.
     package static func read(_ url: URL) throws -> KeyValueRecords {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch CocoaError.fileReadNoSuchFile {
+        guard let data = try SettingsFile.contents(of: url, operation: "read the key-value store") else {
             return KeyValueRecords()
-        } catch {
-            throw DocumentKitError(
-                .ioFailure, operation: "read the key-value store", url: url,
-                detail: error.localizedDescription)
         }
         guard let records = KeyValueRecords(decoding: data) else {
             throw DocumentKitError(
@@ -117,13 +110,8 @@ package struct KeyValueRecords: @unchecked Sendable {
     /// A file that is not a store's is set aside (`NAME.damaged`) and started again from
     /// `records`: a store is settings, and the other devices still hold them.
     package static func merge(_ records: KeyValueRecords, into url: URL) throws -> KeyValueRecords {
-        try FileManager.default.createDirectory(
-            at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
-            attributes: [.posixPermissions: 0o700])
-        let lock = try FileDescriptor.open(
-            URL(fileURLWithPath: url.path + ".lock"), O_RDWR | O_CREAT | O_CLOEXEC, mode: 0o600,
-            operation: "lock the key-value store")
-        _ = try Syscall.flock(lock.rawValue, LOCK_EX).get("lock the key-value store", url)
+        let lock = try SettingsFile.lock(url, operation: "lock the key-value store")
+        defer { withExtendedLifetime(lock) {} }
         var stored: KeyValueRecords
         var rewrite = false
         do {

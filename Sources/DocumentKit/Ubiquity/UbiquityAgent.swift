@@ -62,7 +62,8 @@ public enum UbiquityAgent {
     /// or this process started one in the last ten seconds.
     static func startIfNeeded(for container: UbiquityContainer, configuration: UbiquityConfiguration) {
         guard ProcessInfo.processInfo.environment["DOCUMENTKIT_SYNC_AGENT"] != "manual",
-            let agent = configuration.agent, access(agent, X_OK) == 0, !isRunning(for: container.url)
+            let agent = configuration.agent, FileManager.default.isExecutableFile(atPath: agent),
+            !isRunning(for: container.url)
         else { return }
         let now = ContinuousClock.now
         let due = started.withLock { started -> Bool in

@@ -108,16 +108,10 @@ public struct UbiquityConfiguration: Codable, Sendable, Equatable {
     ///   configuration.
     public static func load() throws -> UbiquityConfiguration {
         let file = fileURL
-        let data: Data
-        do {
-            data = try Data(contentsOf: file)
-        } catch CocoaError.fileReadNoSuchFile {
-            return UbiquityConfiguration()
-        } catch {
-            throw DocumentKitError(
-                .ioFailure, operation: "read the ubiquity containers' settings", url: file,
-                detail: error.localizedDescription)
-        }
+        guard
+            let data = try SettingsFile.contents(
+                of: file, operation: "read the ubiquity containers' settings")
+        else { return UbiquityConfiguration() }
         do {
             return try JSONDecoder().decode(UbiquityConfiguration.self, from: data)
         } catch {
@@ -197,19 +191,8 @@ public struct UbiquityConfiguration: Codable, Sendable, Equatable {
     public static func update<Result>(_ body: (inout UbiquityConfiguration) throws -> Result) throws -> Result
     {
         let file = fileURL
-        let folder = file.deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(
-                at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw DocumentKitError(
-                .ioFailure, operation: "create the folder of the ubiquity containers' settings", url: folder,
-                detail: error.localizedDescription)
-        }
-        let lock = try FileDescriptor.open(
-            URL(fileURLWithPath: file.path + ".lock"), O_RDWR | O_CREAT | O_CLOEXEC, mode: 0o600,
-            operation: "lock the ubiquity containers' settings")
-        _ = try Syscall.flock(lock.rawValue, LOCK_EX).get("lock the ubiquity containers' settings", file)
+        let lock = try SettingsFile.lock(file, operation: "lock the ubiquity containers' settings")
+        defer { withExtendedLifetime(lock) {} }
         var configuration = try load()
         let result = try body(&configuration)
         let encoder = JSONEncoder()
