@@ -62,7 +62,7 @@ extension DocumentQuery {
             self.watcher.withLock { $0 = watcher }
             // Sync status comes and goes with nothing written to the items either: the agents'
             // status files are what update the ubiquitous attributes.
-            if let folder = UbiquityLookup.load().statusFolder {
+            if let folder = UbiquityLookup.statusFolder() {
                 try? FileManager.default.createDirectory(
                     at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
                 let statusWatcher = try? DirectoryWatcher(queue: queue) { [self] events in

@@ -29,8 +29,12 @@ extension DocumentQuery {
                 })
         }
 
-        /// The folder the agents publish their status in, when any container is configured.
-        var statusFolder: URL? { containers.first?.statusFile.deletingLastPathComponent() }
+        /// The folder the agents publish their status in, when any container is configured:
+        /// from the settings alone, without reading any status.
+        static func statusFolder() -> URL? {
+            guard let container = (try? UbiquityConfiguration.load())?.containers.first else { return nil }
+            return SyncStateFiles.status(forContainer: container.url).deletingLastPathComponent()
+        }
 
         /// The ubiquitous attributes of the item at `path` whose file is `status`, or nil when it
         /// is in no container.
