@@ -98,7 +98,7 @@ extension Editor {
         }
     }
 
-    private func lines(of record: VersionRecord) throws -> [String] {
+    func lines(of record: VersionRecord) throws -> [String] {
         try versions.text(of: record).map { TextBuffer(text: $0).lines } ?? ["(not UTF-8 text)"]
     }
 

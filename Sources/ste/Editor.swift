@@ -203,14 +203,42 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
     /// has not been opened for: a second conflict while the editor stays open is offered too,
     /// so its keys are never typed into the text.
     private func offerNewConflicts() {
-        guard let document, document.documentState.contains(.inConflict), isEditable, case .normal = mode,
+        guard let document, isEditable,
             lastConflictCheck.map({ clock.now - $0 >= .milliseconds(300) }) ?? true
         else { return }
+        if case .conflict(let screen) = mode {
+            closeConflictsResolvedElsewhere(screen, of: document)
+            return
+        }
+        guard document.documentState.contains(.inConflict), case .normal = mode else { return }
         lastConflictCheck = clock.now
         guard let records = try? versions.unresolvedConflicts(of: document.fileURL),
             records.contains(where: { !offeredConflicts.contains($0.id ?? "") })
         else { return }
         showConflicts()
+        render()
+    }
+
+    /// The conflict screen shows only conflicts still unresolved: one resolved on another
+    /// device (or by another program) leaves it, and the screen closes when none is left, so
+    /// its keys never act on a conflict that is gone.
+    private func closeConflictsResolvedElsewhere(_ screen: ConflictScreen, of document: SimpleTextDocument) {
+        lastConflictCheck = clock.now
+        guard let records = try? versions.unresolvedConflicts(of: document.fileURL) else { return }
+        let open = Set(records.compactMap(\.id))
+        let remaining = screen.records.filter { open.contains($0.id ?? "") }
+        guard remaining.count != screen.records.count else { return }
+        if remaining.isEmpty {
+            mode = .normal
+            show("The conflict was resolved elsewhere")
+        } else {
+            var screen = screen
+            let shownID = screen.records[screen.index].id
+            screen.records = remaining
+            screen.index = remaining.firstIndex { $0.id == shownID } ?? 0
+            screen.versionLines = (try? lines(of: remaining[screen.index])) ?? []
+            mode = .conflict(screen)
+        }
         render()
     }
 

@@ -42,7 +42,7 @@ struct SteSyncTests {
         return session
     }
 
-    @Test func anEditOnEitherDeviceReachesTheOtherScreen() async throws {
+    @Test func aTypedEditAndATypedConflictReachTheOtherScreenAndAreResolvedFromEither() async throws {
         defer { try? FileManager.default.removeItem(at: remoteRoot) }
         let a = try device(remote: "file://" + remoteRoot.path)
         let b = try device(remote: "file://" + remoteRoot.path)
@@ -57,22 +57,68 @@ struct SteSyncTests {
         let listed = try a.docs(["remote", "list", "--json"])
         #expect(listed.output.contains("\"agentRunning\":true"), "\(listed.output)")
 
-        // A new document on A (written by another program: see the closing note of this stop
-        // for what typing into a document ste has just created does) appears on A's screen
-        // and on B's, and opens there.
-        try Data("hello from A".utf8).write(to: a.file("Plan.txt"))
-        #expect(await a.waitForScreen(containing: "Plan"))
+        // A new document typed on A (its agent uploads it at once, stamping the file while
+        // the typing goes on) is autosaved, appears on B's screen, and opens there.
+        a.keys("C-n")
+        #expect(await a.waitForScreen(containing: "New document name:"))
+        a.type("Plan")
         a.keys("Enter")
-        #expect(await a.waitForScreen(containing: "│ hello from A"))
+        #expect(await a.waitForScreen(containing: "Created “Plan”"))
+        a.type("hello from A")
+        #expect(
+            await a.wait(timeout: .seconds(20)) { a.text(of: "Plan.txt") == "hello from A" }, "\(a.screen)")
         #expect(await b.waitForScreen(containing: "Plan", timeout: .seconds(30)))
         b.keys("Enter")
-        #expect(await b.waitForScreen(containing: "hello from A", timeout: .seconds(20)))
+        #expect(await b.waitForScreen(containing: "│ hello from A", timeout: .seconds(20)))
         #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(20)))
 
-        // And back: B's file changed (by another program), A's screen reloads it.
-        try Data("hello from A, and from B".utf8).write(to: b.file("Plan.txt"))
-        #expect(await a.waitForScreen(containing: "│ hello from A, and from B", timeout: .seconds(30)))
-        #expect(await b.waitForScreen(containing: "sync: up to date", timeout: .seconds(20)))
+        // Both type into the same line before either hears of the other's (their agents are
+        // stopped, as on two computers offline): the conflict shows on both.
+        for session in [a, b] { Self.stopAgents(of: session.container) }
+        #expect(await a.wait { !UbiquityAgentProbe.isRunning(a) && !UbiquityAgentProbe.isRunning(b) })
+        a.keys("Home")
+        a.type("A: ")
+        #expect(
+            await a.wait(timeout: .seconds(20)) { a.text(of: "Plan.txt") == "A: hello from A" }, "\(a.screen)"
+        )
+        b.type("B: ")
+        #expect(
+            await b.wait(timeout: .seconds(20)) { b.text(of: "Plan.txt") == "B: hello from A" }, "\(b.screen)"
+        )
+        // F5 starts the agents again and syncs now: A's edit reaches the remote first.
+        a.keys("F5")
+        #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(30)))
+        b.keys("F5")
+        #expect(await b.waitForScreen(containing: "in conflict", timeout: .seconds(30)), "\(b.screen)")
+        #expect(await a.waitForScreen(containing: "in conflict", timeout: .seconds(30)), "\(a.screen)")
+        // Neither typing is lost: A's at the path, B's a conflict version on both devices.
+        #expect(await b.wait(timeout: .seconds(20)) { b.text(of: "Plan.txt") == "A: hello from A" })
+        #expect(b.conflictTexts(of: "Plan.txt") == ["B: hello from A"])
+        #expect(
+            await a.wait(timeout: .seconds(20)) { a.conflictTexts(of: "Plan.txt") == ["B: hello from A"] })
+
+        // Resolved on A, the device that did not see it arise, keeping the file as it is:
+        // the conflict is gone on B too.
+        if !a.screen.contains("Keep mine") { a.keys("C-k") }
+        #expect(await a.waitForScreen(containing: "Keep mine"))
+        a.keys("t")
+        #expect(
+            await b.wait(timeout: .seconds(30)) {
+                !b.screen.contains("in conflict") && b.conflictTexts(of: "Plan.txt").isEmpty
+            }, "\(b.screen)")
+        // B's conflict screen closes: the conflict it showed is gone.
+        #expect(
+            await b.waitForScreen(containing: "The conflict was resolved elsewhere", timeout: .seconds(10)))
+        #expect(!b.screen.contains("Keep theirs"), "\(b.screen)")
+        #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(30)))
+        #expect(b.text(of: "Plan.txt") == "A: hello from A")
+
+        // And back, typed on B: A's screen reloads it.
+        b.keys("Home")
+        b.type("and ")
+        #expect(
+            await a.waitForScreen(containing: "│ and A: hello from A", timeout: .seconds(30)),
+            "\(a.screen)\n\(b.screen)\n\(b.text(of: "Plan.txt") ?? "-")")
         a.keys("C-q")
         b.keys("C-q")
         #expect(await a.wait { a.exitStatus != nil && b.exitStatus != nil })
@@ -127,6 +173,13 @@ struct SteSyncTests {
         let fetched = try runCurl(url + "Offline.txt", user: user, password: password)
         #expect(fetched == "written offline")
         a.keys("C-q")
+    }
+}
+
+/// Whether a session's container has a running agent, seen from the session's own state folder.
+enum UbiquityAgentProbe {
+    static func isRunning(_ session: SteSession) -> Bool {
+        (try? session.docs(["remote", "list", "--json"]).output.contains("\"agentRunning\":true")) ?? false
     }
 }
 

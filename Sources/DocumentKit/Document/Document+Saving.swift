@@ -277,7 +277,11 @@ extension Document {
             if checksOriginal, presentedURL != url.standardizedFileURL { return .gone }
             if checksOriginal, let expected {
                 guard let current = FileStatus(path: url.path) else { return .missing }
-                if current != expected { return .changedElsewhere }
+                // Only the status-change time moved (a sync agent or version store stamped
+                // an attribute, a chmod, a link): the bytes are the ones the document read.
+                // A writer in place that also put the modification time back is not caught
+                // here, but its file is kept as a history version below, so no word is lost.
+                if !current.isSameFileAndContents(as: expected) { return .changedElsewhere }
             }
             // The file about to be replaced becomes a history version: linked now, stored after.
             let previous = checksOriginal ? versionStore?.capture(itemAt: url) : nil
