@@ -17,6 +17,12 @@ extension Document {
     func performOpen() async -> Bool {
         if !documentState.contains(.closed) { return true }
         let url = fileURL
+        do {
+            try await downloadIfOnServerOnly(url)
+        } catch {
+            handleError(error, userInteractionPermitted: true)
+            return false
+        }
         let result: Result<Void, any Error> = await withFileAccess { [self] in
             try self.read(from: url)
         }
@@ -146,5 +152,50 @@ struct DocumentContents: @unchecked Sendable {
     static func isWritable(_ url: URL, _ info: stat) -> Bool {
         guard info.st_mode & 0o222 != 0 else { return false }
         return geteuid() == 0 || Syscall.isAccessible(url.path, W_OK)
+    }
+}
+
+extension Document {
+    /// A document kept on the server only (a placeholder stands for it in its ubiquity
+    /// container) is downloaded before it opens: the container's agent is asked for it, and
+    /// while it comes ``documentState`` contains ``DocumentState/progressAvailable`` and
+    /// ``progress`` counts its bytes. Nothing happens for a document whose file is here.
+    ///
+    /// - Throws: ``DocumentKitError`` naming the document: `.timedOut` when it has not arrived
+    ///   within ``downloadTimeout`` or the remote is offline, with what the agent says.
+    func downloadIfOnServerOnly(_ url: URL) async throws {
+        guard !FileManager.default.fileExists(atPath: url.path),
+            let placeholder = UbiquityPlaceholder(contentsOf: UbiquityPlaceholder.placeholderURL(for: url)),
+            let container = try? UbiquityConfiguration.load().container(holding: url)
+        else { return }
+        let asked = Date()
+        try FileManager.default.startDownloadingUbiquitousItem(at: url)
+        let relative = FileManager.relativePath(of: url, in: container)
+        let statusFile = SyncStateFiles.status(forContainer: container.url)
+        let progress = Progress(totalUnitCount: max(placeholder.size, 1))
+        self.progress = progress
+        documentState.insert(.progressAvailable)
+        defer {
+            documentState.remove(.progressAvailable)
+            self.progress = nil
+        }
+        let deadline = ContinuousClock.now + downloadTimeout
+        while !FileManager.default.fileExists(atPath: url.path) {
+            let status = UbiquityStatus.read(statusFile)
+            if let percent = status?.percent[relative] {
+                progress.completedUnitCount = Int64(Double(progress.totalUnitCount) * percent / 100)
+            }
+            let offline = status.map { $0.state == .offline && $0.updated > asked } ?? false
+            if offline || ContinuousClock.now >= deadline {
+                throw DocumentKitError(
+                    .timedOut, operation: "download the document before opening it", url: url,
+                    detail: offline
+                        ? "the server is \(status?.summary ?? "offline")"
+                        : "it did not arrive within \(downloadTimeout) (\(status?.summary ?? "no sync agent runs"))"
+                )
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        progress.completedUnitCount = progress.totalUnitCount
     }
 }

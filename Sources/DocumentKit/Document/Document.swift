@@ -70,6 +70,9 @@ open class Document {
     /// ``DocumentState/progressAvailable``.
     public var progress: Progress?
 
+    /// How long opening a document kept on the server only waits for its download.
+    public var downloadTimeout: Duration = .seconds(60)
+
     /// When autosave runs, and the clock it reads.
     public var autosaveConfiguration = AutosaveConfiguration() {
         didSet {

@@ -40,6 +40,12 @@ package enum SyncStateFiles {
         base(forContainer: container, stateHome: stateHome).appendingPathExtension("wake")
     }
 
+    /// The documents kept on the server only that apps asked the agent of `container` to
+    /// download: `HASH.downloads.json` (see ``UbiquityDownloadRequests``).
+    package static func downloadRequests(forContainer container: URL, stateHome: URL? = nil) -> URL {
+        base(forContainer: container, stateHome: stateHome).appendingPathExtension("downloads.json")
+    }
+
     /// Where the output of an agent started on demand goes: `HASH.log`.
     package static func log(forContainer container: URL, stateHome: URL? = nil) -> URL {
         base(forContainer: container, stateHome: stateHome).appendingPathExtension("log")

@@ -121,7 +121,7 @@ extension SyncEngine {
         publish(force: true) { status in
             status.synced = [:]
             for (path, item) in synced where item.kind == .file {
-                guard let local = item.local, item.remoteTag != nil else { continue }
+                guard let local = item.local, local != .evicted, item.remoteTag != nil else { continue }
                 status.synced[path.string] = [Int64(bitPattern: local.inode), local.size, local.modification]
             }
             status.uploading = []

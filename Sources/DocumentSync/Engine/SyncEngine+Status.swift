@@ -20,6 +20,8 @@ public struct SyncItemStatus: Sendable, Equatable {
         case conflict
         /// The container has no remote yet, or the item is new to both.
         case notSynced = "not synced"
+        /// Kept on the server only: a placeholder stands for it here (`docs download`).
+        case onServerOnly = "on the server only"
     }
 
     /// The item's path in the container.
@@ -58,7 +60,7 @@ extension SyncEngine {
         let known = try journal?.itemsByPath() ?? [:]
         let scanned: SyncScan
         do {
-            scanned = try scan(container, known: known, remote: remote)
+            scanned = try scan(container, known: known, remote: remote, configuration: configuration)
         } catch let error as RemoteError {
             throw SyncError(.failed, "cannot list \(remote.displayName): \(error)")
         }
@@ -67,6 +69,9 @@ extension SyncEngine {
         for path in Set(known.keys).union(local.keys).union(remoteTree.keys)
         where (known[path]?.kind ?? local[path]?.kind ?? remoteTree[path]?.kind) == .file {
             states[path] = known[path] == nil ? .notSynced : .synced
+        }
+        for path in scanned.placeholders where local[path] == nil && known[path] != nil {
+            states[path] = .onServerOnly
         }
         for action in plan.actions {
             switch action {
@@ -77,6 +82,8 @@ extension SyncEngine {
             case .moveRemote(let from, let to, _), .moveLocal(let from, let to, _):
                 states[from] = nil
                 states[to] = .toMove
+            case .placeholder(let path, _): states[path] = .onServerOnly
+            case .removePlaceholder(let path, let forget): if forget { states[path] = nil }
             case .recordLocalStatus, .forget, .forgetIfGone, .makeRemoteFolder, .makeLocalFolder,
                 .recordFolder,
                 .deleteRemoteFolder, .deleteLocalFolder:

@@ -15,8 +15,9 @@ extension SyncEngine {
             try upload(path, condition: condition, base: known[path])
             note.map { summary.notes.append($0) }
         case .download(let path, let entry, let note):
-            // Deleted here: brought back only for a change the remote really has.
-            let deletedHere = local[path] == nil && known[path]?.local != nil
+            // Deleted here: brought back only for a change the remote really has. A document
+            // kept on the server only is not deleted: its placeholder is here.
+            let deletedHere = local[path] == nil && known[path]?.local != nil && !placeholders.contains(path)
             let downloaded = try download(
                 path, entry, replacing: local[path]?.status,
                 unlessStillAt: deletedHere ? known[path].map { ($0.remoteTag, $0.syncedHash) } : nil)
@@ -53,6 +54,10 @@ extension SyncEngine {
             guard try deleteRemoteFolder(path, tag: remoteTree[path]?.tag) else { return }
             try journal.remove(path)
             summary.foldersDeleted += 1
+        case .placeholder(let path, let entry):
+            try keepOnServer(path, entry, known: known[path])
+        case .removePlaceholder(let path, let forget):
+            try removePlaceholder(of: path, forgetting: forget)
         case .deleteLocalFolder(let path):
             // Only an empty folder: anything left inside was kept for a reason.
             guard case .success = Syscall.unlinkat(AT_FDCWD, localURL(path).path, removeDirectory: true)
@@ -218,6 +223,7 @@ extension SyncEngine {
         }
         summary.downloaded += 1
         arrived.insert(path)
+        if placeholders.contains(path) { try removePlaceholder(of: path, forgetting: false) }
         return true
     }
 

@@ -32,6 +32,10 @@ public struct SyncConfiguration: Sendable {
     /// processes, as a sync agent does: at the start and end of every pass, and as
     /// transfers go.
     public var publishesStatus = false
+    /// Whether documents new from the remote stay on the server, with a placeholder
+    /// (`.NAME.icloud`) here, until an app asks for them (`startDownloadingUbiquitousItem`,
+    /// or opening the document); false downloads every document at once.
+    public var downloadsOnDemand = false
 
     public init(
         stateHome: URL? = nil, versionStore: VersionStore = .shared, settleTime: Duration = .seconds(1),
@@ -51,13 +55,16 @@ public struct SyncConfiguration: Sendable {
 
 extension SyncConfiguration {
     /// The settings for the ubiquity container `container`: its key-value store synced with
-    /// the container, and the rest as given.
+    /// the container, documents downloaded at once or on demand as it says, and the rest as
+    /// given.
     public static func ubiquityContainer(
         _ container: UbiquityContainer, stateHome: URL? = nil, deletedItemsFolder: URL? = nil
     ) -> SyncConfiguration {
-        SyncConfiguration(
+        var settings = SyncConfiguration(
             stateHome: stateHome, deletedItemsFolder: deletedItemsFolder,
             keyValueStore: SyncStateFiles.keyValueStore(forContainer: container.url, stateHome: stateHome))
+        settings.downloadsOnDemand = !container.downloadsEagerly
+        return settings
     }
 }
 
@@ -124,6 +131,8 @@ public final class SyncEngine {
     /// The status this engine publishes (see ``SyncConfiguration/publishesStatus``); guarded,
     /// since a remote may report an upload's bytes on a thread of its own.
     let publication: Mutex<StatusPublication>
+    /// The documents kept on the server only that this pass found placeholders of.
+    var placeholders: Set<RemotePath> = []
     /// How the last listing of the remote failed, if it did: whether the remote is offline.
     var lastListingFailure: RemoteError?
 
@@ -250,6 +259,8 @@ public final class SyncEngine {
         var plan: SyncPlan
         /// The items here sync leaves alone, and why.
         var notes: [String]
+        /// The documents kept on the server only, which placeholders stand for here.
+        var placeholders: Set<RemotePath>
     }
 
     /// Lists the container and the remote and plans a pass: the one scan that a pass acts on
@@ -259,22 +270,31 @@ public final class SyncEngine {
     /// - Throws: `RemoteError` when the remote cannot be listed.
     static func scan(
         _ container: URL, known: [RemotePath: JournalItem], remote: any Remote,
-        leftovers: ((URL) -> Void)? = nil
+        configuration: SyncConfiguration, leftovers: ((URL) -> Void)? = nil
     ) throws -> SyncScan {
         var notes: [String] = []
-        let local = try SyncTrees.local(container, expected: known.count, leftovers: leftovers) {
-            url, reason in
+        var placeholders: Set<RemotePath> = []
+        let local = try SyncTrees.local(
+            container, expected: known.count, leftovers: leftovers, placeholders: { placeholders.insert($0) }
+        ) { url, reason in
             notes.append("\(url.path): not synced: \(reason)")
         }
+        let requested = UbiquityDownloadRequests(forContainer: container, stateHome: configuration.stateHome)
+            .load().map(RemotePath.init)
         let remoteTree = try SyncTrees.remote(remote, expected: known.count)
         var hashes: [RemotePath: String] = [:]
-        let plan = try SyncPlanner(journal: known, local: local, remote: remoteTree) { path in
-            if let hash = hashes[path] { return hash }
-            let hash = try ContentHash(contentsOf: container.appendingPathComponent(path.string)).hex
-            hashes[path] = hash
-            return hash
-        }.plan()
-        return SyncScan(local: local, remote: remoteTree, plan: plan, notes: notes)
+        let plan = try SyncPlanner(
+            journal: known, local: local, remote: remoteTree,
+            hash: { path in
+                if let hash = hashes[path] { return hash }
+                let hash = try ContentHash(contentsOf: container.appendingPathComponent(path.string)).hex
+                hashes[path] = hash
+                return hash
+            }, placeholders: placeholders, requested: Set(requested),
+            downloadsOnDemand: configuration.downloadsOnDemand
+        ).plan()
+        return SyncScan(
+            local: local, remote: remoteTree, plan: plan, notes: notes, placeholders: placeholders)
     }
 
     /// One pass: recover what a crash left, scan both sides, decide, act.
@@ -283,7 +303,7 @@ public final class SyncEngine {
     ///   the container cannot be listed; nothing is changed then.
     @discardableResult
     public func pass() throws -> SyncSummary {
-        defer { (summary, arrived, pendingBases) = (SyncSummary(), [], []) }
+        defer { (summary, arrived, pendingBases, placeholders) = (SyncSummary(), [], [], []) }
         if let reason = try journal.setting(.pauseReason) { throw SyncError(.paused, reason) }
         try resolvePendingIntents()
         let known = try journal.itemsByPath()
@@ -293,7 +313,7 @@ public final class SyncEngine {
         let scanned: SyncScan
         do {
             // What a crash left of downloads and merges: the intents that named them are settled.
-            scanned = try Self.scan(container, known: known, remote: remote) {
+            scanned = try Self.scan(container, known: known, remote: remote, configuration: configuration) {
                 _ = Syscall.unlinkat(AT_FDCWD, $0.path)
             }
         } catch let error as RemoteError where error.kind == .notFound && error.path.isRoot && !known.isEmpty
@@ -305,6 +325,7 @@ public final class SyncEngine {
         }
         lastListingFailure = nil
         let (local, remoteTree, plan) = (scanned.local, scanned.remote, scanned.plan)
+        placeholders = scanned.placeholders
         remoteFolders = [.root]
         for (path, entry) in remoteTree where entry.kind == .folder { remoteFolders.insert(path) }
         try guardAgainstMassDeletion(plan, known: known)
@@ -367,6 +388,7 @@ public final class SyncEngine {
         } catch {
             summary.failures.append("key-value store: \(error)")
         }
+        settleDownloadRequests(remoteTree: remoteTree)
         publishEnd(of: summary)
         return summary
     }

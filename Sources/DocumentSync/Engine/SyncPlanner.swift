@@ -29,6 +29,12 @@ enum SyncAction: Hashable, Sendable {
     case recordFolder(RemotePath)
     case deleteRemoteFolder(RemotePath)
     case deleteLocalFolder(RemotePath)
+    /// The remote file is kept on the server only: a placeholder here stands for it (made, or
+    /// written again with its new size), and the journal records it as evicted.
+    case placeholder(RemotePath, RemoteEntry)
+    /// A placeholder that stands for nothing any more (its document arrived, or is gone from
+    /// the remote): removed, and the journal forgets the item when `forget`.
+    case removePlaceholder(RemotePath, forget: Bool)
 
     /// Folders first, shallowest first; then moves, transfers, file deletions; folder
     /// deletions last, deepest first, once their files are gone.
@@ -38,9 +44,10 @@ enum SyncAction: Hashable, Sendable {
             return (0, path.depth, path)
         case .moveRemote(let path, _, _), .moveLocal(let path, _, _): return (1, 0, path)
         case .upload(let path, _, _), .download(let path, _, _), .reconcile(let path, _),
-            .recordLocalStatus(let path, _), .forget(let path):
+            .recordLocalStatus(let path, _), .forget(let path), .placeholder(let path, _):
             return (2, 0, path)
-        case .deleteRemote(let path, _), .deleteLocal(let path), .forgetIfGone(let path, _):
+        case .deleteRemote(let path, _), .deleteLocal(let path), .forgetIfGone(let path, _),
+            .removePlaceholder(let path, _):
             return (3, 0, path)
         case .deleteRemoteFolder(let path), .deleteLocalFolder(let path):
             return (4, -path.depth, path)
@@ -58,9 +65,15 @@ struct SyncPlan: Sendable {
     /// inode): where a conflicted document that moved unseen may be.
     var newLocalFiles: [RemotePath] = []
 
-    /// Files the pass would delete here, and on the remote.
+    /// Files the pass would delete here (a document kept on the server only counts too: its
+    /// placeholder going is the document leaving this device's list), and on the remote.
     var localDeletions: Int {
-        actions.count { if case .deleteLocal = $0 { true } else { false } }
+        actions.count {
+            switch $0 {
+            case .deleteLocal, .removePlaceholder(_, forget: true): true
+            default: false
+            }
+        }
     }
     var remoteDeletions: Int {
         actions.count { if case .deleteRemote = $0 { true } else { false } }
@@ -80,9 +93,18 @@ struct SyncPlanner {
     var remote: [RemotePath: RemoteEntry]
     /// The SHA-256 (hex) of the local file at a path.
     var hash: (RemotePath) throws -> String
+    /// The documents kept on the server only: a placeholder stands for each here.
+    var placeholders: Set<RemotePath> = []
+    /// The documents kept on the server only that an app asked to download.
+    var requested: Set<RemotePath> = []
+    /// Whether a document new from the remote is left on the server, with a placeholder
+    /// here, until it is asked for (rather than downloaded at once).
+    var downloadsOnDemand = false
 
     private enum LocalChange: Equatable {
         case absent, created, unchanged, deleted
+        /// Only a placeholder is here: the document is kept on the server.
+        case evicted
         case touched(FileStatus)
         case modified(String)
     }
@@ -106,7 +128,12 @@ struct SyncPlanner {
             if let here, here.kind == .file, known?.local?.inode != here.status.inode {
                 plan.newLocalFiles.append(path)
             }
-            let kind = known?.kind ?? here?.kind ?? there?.kind
+            // The document is here again (downloaded, or put back): its placeholder goes.
+            if here != nil, placeholders.contains(path) {
+                plan.actions.append(.removePlaceholder(path, forget: false))
+            }
+            let kind =
+                known?.kind ?? here?.kind ?? there?.kind ?? (placeholders.contains(path) ? .file : nil)
             if (known.map { $0.kind != kind } ?? false) || (here.map { $0.kind != kind } ?? false)
                 || (there.map { $0.kind != kind } ?? false)
             {
@@ -135,6 +162,13 @@ struct SyncPlanner {
                 try visit(path, nil)
             }
         }
+        // A placeholder no side knows of: it stands for nothing.
+        for path in placeholders
+        where journal.index(forKey: path) == nil && local.index(forKey: path) == nil
+            && remote.index(forKey: path) == nil
+        {
+            try visit(path, nil)
+        }
         try findMoves(&plan, &handled, localChanges, remoteChanges)
 
         for path in folders where !handled.contains(path) {
@@ -153,8 +187,14 @@ struct SyncPlanner {
 
     private func localChange(_ path: RemotePath) throws -> LocalChange {
         let known = journal[path]
-        guard let entry = local[path] else { return known?.local != nil ? .deleted : .absent }
+        guard let entry = local[path] else {
+            if placeholders.contains(path) { return .evicted }
+            return known?.local != nil ? .deleted : .absent
+        }
         guard let known, known.local != nil || known.syncedHash != nil else { return .created }
+        // A file put where a document kept on the server only stands (not by a download,
+        // which records what it put there): new here, reconciled with the remote's.
+        if known.local == .evicted { return .created }
         if known.local == JournalItem.LocalStatus(entry.status) { return .unchanged }
         let current = try hash(path)
         return current == known.syncedHash ? .touched(entry.status) : .modified(current)
@@ -178,7 +218,20 @@ struct SyncPlanner {
         case .absent:
             switch remoteChange {
             case .absent, .deleted: return known != nil ? .forget(path) : nil
-            case .created, .unchanged, .modified: return entry.map { .download(path, $0, note: nil) }
+            case .created, .unchanged, .modified:
+                if downloadsOnDemand, !requested.contains(path) {
+                    return entry.map { .placeholder(path, $0) }
+                }
+                return entry.map { .download(path, $0, note: nil) }
+            }
+        case .evicted:
+            switch remoteChange {
+            case .absent, .deleted: return .removePlaceholder(path, forget: known != nil)
+            case .unchanged, .created, .modified:
+                if requested.contains(path) { return entry.map { .download(path, $0, note: nil) } }
+                // Already recorded as on the server only, at this tag: nothing to do.
+                if remoteChange == .unchanged, known?.local == .evicted { return nil }
+                return entry.map { .placeholder(path, $0) }
             }
         case .created:
             switch remoteChange {

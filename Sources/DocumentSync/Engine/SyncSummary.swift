@@ -34,6 +34,9 @@ public struct SyncSummary: Sendable, Equatable, CustomStringConvertible {
     public var recorded = 0
     /// Conflict versions shared with other devices, taken from them, or resolved.
     public var conflictsShared = 0
+    /// Documents left on the server (downloads on demand), with a placeholder here made or
+    /// brought up to date.
+    public var keptOnServer = 0
     /// Items that could not be synced this pass; each is tried again by the next.
     public var failures: [String] = []
     /// What the user should know: conflicts, edits that beat deletes, items waiting.
@@ -48,7 +51,7 @@ public struct SyncSummary: Sendable, Equatable, CustomStringConvertible {
     /// Whether the passes changed anything on either side or in the journal.
     public var didWork: Bool {
         uploaded + downloaded + merged + conflicts + deletedLocally + deletedRemotely + moved + foldersMade
-            + foldersDeleted + recorded + conflictsShared > 0
+            + foldersDeleted + recorded + conflictsShared + keptOnServer > 0
     }
 
     public var description: String {
@@ -57,7 +60,7 @@ public struct SyncSummary: Sendable, Equatable, CustomStringConvertible {
             (uploaded, "uploaded"), (downloaded, "downloaded"), (merged, "merged"), (conflicts, "conflicted"),
             (deletedLocally, "deleted here"), (deletedRemotely, "deleted on the remote"), (moved, "moved"),
             (foldersMade, "folders made"), (foldersDeleted, "folders deleted"),
-            (conflictsShared, "conflict versions shared"),
+            (conflictsShared, "conflict versions shared"), (keptOnServer, "kept on the server"),
         ] where count > 0 {
             parts.append("\(count) \(label)")
         }
@@ -77,6 +80,7 @@ public struct SyncSummary: Sendable, Equatable, CustomStringConvertible {
         foldersDeleted += other.foldersDeleted
         recorded += other.recorded
         conflictsShared += other.conflictsShared
+        keptOnServer += other.keptOnServer
         notes += other.notes
     }
 }

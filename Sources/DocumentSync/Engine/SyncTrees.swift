@@ -26,8 +26,11 @@ enum SyncTrees {
     ///
     /// - Parameter expected: About how many items there are (the journal's count), so that
     ///   the table is made once at its size.
+    /// - Parameter placeholders: Called with the path of each document kept on the server
+    ///   only: the document a placeholder (`.NAME.icloud`) stands for.
     static func local(
         _ root: URL, expected: Int = 0, leftovers: ((URL) -> Void)? = nil,
+        placeholders: ((RemotePath) -> Void)? = nil,
         unsyncable: ((URL, String) -> Void)? = nil
     ) throws -> [RemotePath: LocalEntry] {
         var found: [RemotePath: LocalEntry] = [:]
@@ -46,6 +49,12 @@ enum SyncTrees {
                     return false
                 }
                 guard RemotePath.isValidComponent(name), name.utf8.first != UInt8(ascii: ".") else {
+                    if let placeholders,
+                        let document = UbiquityPlaceholder.documentName(forPlaceholderName: name),
+                        RemotePath.isValidComponent(document)
+                    {
+                        placeholders(path.appending(document))
+                    }
                     return false
                 }
                 // Bytes, not `==`: Swift's string equality holds for any canonically equal forms.

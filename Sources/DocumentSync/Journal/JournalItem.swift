@@ -38,6 +38,10 @@ package struct JournalItem: Hashable, Sendable {
         /// whatever is found there is hashed, and nothing found there is a deletion.
         package static let unseen = LocalStatus(inode: 0, size: -1, modification: 0, statusChange: 0)
 
+        /// A document kept on the server only, which a placeholder stands for here: its
+        /// placeholder gone (and no file in its place) is a deletion here.
+        package static let evicted = LocalStatus(inode: 0, size: -2, modification: 0, statusChange: 0)
+
         /// The fields of a look at the file.
         package init(_ status: FileStatus) {
             self.init(

@@ -36,6 +36,8 @@ final class SyncDevice: @unchecked Sendable {
     var syncsKeyValues = false
     /// Whether the device's engine publishes its status, as an agent does.
     var publishesStatus = false
+    /// Whether documents new from the remote stay on the server, with a placeholder here.
+    var downloadsOnDemand = false
 
     /// The device's ubiquitous key-value store file.
     var keyValueStore: URL { stateHome.appendingPathComponent("keyvalue.plist") }
@@ -46,6 +48,7 @@ final class SyncDevice: @unchecked Sendable {
             deletedItemsFolder: deleted, keyValueStore: syncsKeyValues ? keyValueStore : nil,
             deviceIdentifier: name)
         configuration.publishesStatus = publishesStatus
+        configuration.downloadsOnDemand = downloadsOnDemand
         return configuration
     }
 
@@ -115,6 +118,30 @@ final class SyncDevice: @unchecked Sendable {
     }
 
     func exists(_ path: String) -> Bool { FileManager.default.fileExists(atPath: url(path).path) }
+
+    /// The placeholder that stands for the document at `path`, if one does.
+    func placeholder(_ path: String) -> UbiquityPlaceholder? {
+        UbiquityPlaceholder(contentsOf: UbiquityPlaceholder.placeholderURL(for: url(path)))
+    }
+
+    /// Asks the agent to download the document at `path`, as `startDownloadingUbiquitousItem`.
+    func requestDownload(_ path: String) throws {
+        try downloadRequests.add([path])
+    }
+
+    var downloadRequests: UbiquityDownloadRequests {
+        UbiquityDownloadRequests(forContainer: container, stateHome: stateHome)
+    }
+
+    /// Leaves the document at `path` on the server only, as `evictUbiquitousItem` does once it
+    /// has checked the document is uploaded: the placeholder, then the file goes.
+    func evict(_ path: String) throws {
+        let size = try #require(FileStatus(path: url(path).path)).size
+        try SafeSave.write(
+            try UbiquityPlaceholder(name: url(path).lastPathComponent, size: size).encoded(),
+            to: UbiquityPlaceholder.placeholderURL(for: url(path)))
+        try delete(path)
+    }
 
     /// The texts of the item's unresolved conflict versions, sorted.
     func conflicts(_ path: String) -> [String] {
