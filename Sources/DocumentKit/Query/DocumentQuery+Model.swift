@@ -82,6 +82,9 @@ extension DocumentQuery {
             var path: [UInt8]
             var status: FileStatus
             var isPackage: Bool
+            /// A document kept on the server only: `status` is its placeholder's, with the
+            /// document's size.
+            var isPlaceholder = false
         }
 
         /// Lists the folder at `path` and, below it, every plain folder that is not hidden.
@@ -100,8 +103,19 @@ extension DocumentQuery {
             defer { Syscall.close(directory) }
             // A folder that cannot be read lists nothing, as one removed while it was scanned.
             guard case .success(let entries) = Syscall.directoryEntries(in: directory) else { return }
-            let names = entries.map(\.fileSystemName).filter { !isExcludedName($0) }
+            let all = entries.map(\.fileSystemName)
+            let names = all.filter { !isExcludedName($0) }
             let statuses = Self.statuses(of: names, in: directory)
+            // Documents kept on the server only, in a ubiquity container: their placeholders.
+            if !ubiquity.containers.isEmpty {
+                let present = Set(names)
+                for name in all {
+                    guard let document = Self.placeholderDocumentName(name), !present.contains(document),
+                        let placeholder = placeholderFound(DirectoryWatcher.State.join(path, document))
+                    else { continue }
+                    found.append(placeholder)
+                }
+            }
             var subfolders: [[UInt8]] = []
             for (name, status) in zip(names, statuses) {
                 guard let status else { continue }  // removed since it was listed
@@ -230,9 +244,7 @@ extension DocumentQuery {
             for (path, item) in items {
                 let has = conflicts?.contains(path: path, inode: item.status.inode) ?? false
                 guard has != item.hasUnresolvedConflicts else { continue }
-                upsert(
-                    Found(path: path, status: item.status, isPackage: item.isPackage), reusing: nil,
-                    force: false)
+                upsert(item.found, reusing: nil, force: false)
             }
         }
 
@@ -240,15 +252,16 @@ extension DocumentQuery {
         mutating func recheckUbiquity() {
             ubiquity = UbiquityLookup.load()
             for (path, item) in items
-            where ubiquity.attributes(of: path, status: item.status) != item.ubiquity {
-                upsert(
-                    Found(path: path, status: item.status, isPackage: item.isPackage), reusing: nil,
-                    force: false)
+            where ubiquity.attributes(of: path, status: item.found.isPlaceholder ? nil : item.status)
+                != item.ubiquity
+            {
+                upsert(item.found, reusing: nil, force: false)
             }
         }
 
         mutating func apply(_ event: DirectoryWatcher.Event) {
             let path = event.fileSystemPath
+            if !ubiquity.containers.isEmpty, applyToPlaceholders(event) { return }
             switch event.kind {
             case .overflow:
                 reconcile(under: path)
@@ -260,6 +273,9 @@ extension DocumentQuery {
                 case .item(let item):
                     if event.isDirectory {
                         removeItems(under: item, includingItself: true)
+                    } else if let placeholder = placeholderFound(item) {
+                        // Evicted: the document stays, kept on the server only.
+                        upsert(placeholder, reusing: nil, force: false)
                     } else {
                         remove(item)
                     }
@@ -291,7 +307,11 @@ extension DocumentQuery {
                 case .success(let status) = Syscall.withCString(
                     path, { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) })
             else {
-                remove(path)
+                if let placeholder = placeholderFound(path) {
+                    upsert(placeholder, reusing: nil, force: false)
+                } else {
+                    remove(path)
+                }
                 return
             }
             let name = path[((path.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1)...]

@@ -24,7 +24,7 @@ extension DocumentQuery.Model {
             id: id, fileSystemPath: found.path, status: found.status, isPackage: found.isPackage,
             hasUnresolvedConflicts: conflicts?.contains(path: found.path, inode: found.status.inode)
                 ?? false,
-            ubiquity: ubiquity.attributes(of: found.path, status: found.status))
+            ubiquity: ubiquity.attributes(of: found.path, status: found.isPlaceholder ? nil : found.status))
         if let predicate = configuration.predicate, !predicate.value.evaluate(with: item) { return nil }
         return item
     }

@@ -118,3 +118,67 @@ extension DocumentQuery.Item {
         return names
     }
 }
+
+extension DocumentQuery.Model {
+    /// The document a placeholder's file name stands for (`.NAME.icloud` → `NAME`).
+    static func placeholderDocumentName(_ name: [UInt8]) -> [UInt8]? {
+        guard name.first == UInt8(ascii: "."), name.count > 8, name.suffix(7).elementsEqual(".icloud".utf8),
+            let document = UbiquityPlaceholder.documentName(
+                forPlaceholderName: String(decoding: name, as: UTF8.self))
+        else { return nil }
+        return Array(document.utf8)
+    }
+
+    /// The document at `path` as its placeholder shows it, when the document is kept on the
+    /// server only in a ubiquity container: the placeholder's status with the document's size.
+    func placeholderFound(_ path: [UInt8]) -> Found? {
+        guard ubiquity.attributes(of: path, status: nil) != nil,
+            let slash = path.lastIndex(of: UInt8(ascii: "/"))
+        else { return nil }
+        let placeholderPath = Array(path[...slash]) + Array(".".utf8) + path[(slash + 1)...] + Array(".icloud".utf8)
+        guard
+            case .success(var status) = Syscall.withCString(
+                placeholderPath, { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) }),
+            status.isRegularFile,
+            let placeholder = UbiquityPlaceholder(
+                contentsOf: URL(fileURLWithPath: String(decoding: placeholderPath, as: UTF8.self)))
+        else { return nil }
+        status.size = placeholder.size
+        return Found(path: path, status: status, isPackage: false, isPlaceholder: true)
+    }
+}
+
+extension DocumentQuery.Item {
+    /// What the model found of this item, to make it again.
+    var found: DocumentQuery.Model.Found {
+        DocumentQuery.Model.Found(
+            path: fileSystemPath, status: status, isPackage: isPackage,
+            isPlaceholder: ubiquity?.state.isOnServerOnly ?? false)
+    }
+}
+
+extension DocumentQuery.Model {
+    /// The document the placeholder at `path` stands for, if `path` is a placeholder's.
+    static func documentPath(forPlaceholderAt path: [UInt8]) -> [UInt8]? {
+        guard let slash = path.lastIndex(of: UInt8(ascii: "/")),
+            let document = placeholderDocumentName(Array(path[(slash + 1)...]))
+        else { return nil }
+        return DirectoryWatcher.State.join(Array(path[..<slash]), document)
+    }
+
+    /// A placeholder came, changed, went or was renamed into place: the document it stands
+    /// for is read again. Returns whether the event was a placeholder's (and is handled).
+    mutating func applyToPlaceholders(_ event: DirectoryWatcher.Event) -> Bool {
+        var endpoints = [event.fileSystemPath]
+        if case .moved = event.kind, let previous = event.previousFileSystemPath { endpoints.append(previous) }
+        if case .overflow = event.kind { return false }
+        let documents = endpoints.map(Self.documentPath(forPlaceholderAt:))
+        guard documents.contains(where: { $0 != nil }) else { return false }
+        for (endpoint, document) in zip(endpoints, documents) {
+            // The other end of a rename that is not a placeholder: an item as any other.
+            let path = document ?? endpoint
+            if case .item = locate(path) { refresh(path, force: false) }
+        }
+        return true
+    }
+}
