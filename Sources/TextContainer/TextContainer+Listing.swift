@@ -22,6 +22,9 @@ extension TextContainer {
         public var modificationNanoseconds: Int64
         /// The file's inode number: a safe save gives the document a new one.
         public var inode: UInt64
+        /// Kept on the server only: a placeholder stands for it here, and ``size`` is the
+        /// size on the server (`docs download NAME` brings it back).
+        public var isOnServerOnly = false
 
         /// Creates an entry.
         public init(
@@ -70,15 +73,33 @@ extension TextContainer {
         let listed = try DirectoryEntry.entries(
             ofFolderAt: url, followingLinks: true, operation: "list the container"
         ) { entry in
-            entry.kind != .directory && entry.validName.map(Self.isDocumentFileName) == true
+            guard entry.kind != .directory, let name = entry.validName else { return false }
+            return Self.isDocumentFileName(name)
+                || UbiquityPlaceholder.documentName(forPlaceholderName: name).map(Self.isDocumentFileName)
+                    == true
         }
         var entries: [Entry] = []
+        var placeholders: [Entry] = []
         for (entry, status) in listed where status.isRegularFile {
-            entries.append(
-                Entry(
-                    fileName: entry.name, size: status.size, modificationSeconds: status.modification.seconds,
-                    modificationNanoseconds: Int64(status.modification.nanoseconds), inode: status.inode))
+            var found = Entry(
+                fileName: entry.name, size: status.size, modificationSeconds: status.modification.seconds,
+                modificationNanoseconds: Int64(status.modification.nanoseconds), inode: status.inode)
+            if let document = UbiquityPlaceholder.documentName(forPlaceholderName: entry.name) {
+                // A document kept on the server only: its placeholder says its size.
+                guard
+                    let placeholder = UbiquityPlaceholder(contentsOf: url.appendingPathComponent(entry.name))
+                else { continue }
+                found.fileName = document
+                found.size = placeholder.size
+                found.isOnServerOnly = true
+                placeholders.append(found)
+            } else {
+                entries.append(found)
+            }
         }
+        // A placeholder beside its document (a download just arrived) stands for nothing.
+        let present = Set(entries.map(\.fileName))
+        entries += placeholders.filter { !present.contains($0.fileName) }
         entries.sort { $0.fileName < $1.fileName }
         return entries
     }

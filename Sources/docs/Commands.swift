@@ -44,6 +44,7 @@ enum ListCommand {
             json.key("modified")
             json.timestamp(seconds: entry.modificationSeconds, nanoseconds: entry.modificationNanoseconds)
             json.field("conflicts", conflicted)
+            if entry.isOnServerOnly { json.field("onServerOnly", true) }
         }
         json.raw("}\n")
         return json
@@ -59,6 +60,7 @@ enum ListCommand {
             text +=
                 "  " + LocalTime.format(seconds: entry.modificationSeconds) + "  "
                 + Output.escaped(entry.name)
+            if entry.isOnServerOnly { text += "  (on the server only)" }
             switch conflicts[index] {
             case 0: break
             case 1: text += "  (1 conflict)"

@@ -10,7 +10,7 @@ enum Docs {
 
     static let commands = [
         "list", "new", "show", "edit", "rename", "delete", "versions", "restore", "resolve", "watch", "sync",
-        "status", "remote",
+        "status", "remote", "evict", "download",
     ]
 
     /// Runs the tool with the arguments after the program name and returns the exit status.
@@ -137,6 +137,13 @@ enum Docs {
             return try SyncCommand.run(
                 container, remote: invocation.remote, options: SyncCommand.options(invocation),
                 mode: invocation.watch ? .watch : .once, interval: interval, json: invocation.json)
+        case "evict":
+            try requireOperands(operands, command: command, names: ["NAME"])
+            try OnDemandCommands.evict(container, name: operands[0])
+        case "download":
+            try requireOperands(operands, command: command, names: ["NAME"])
+            return try OnDemandCommands.download(
+                container, name: operands[0], options: SyncCommand.options(invocation))
         case "status":
             try requireOperands(operands, command: command, names: [])
             try StatusCommand.run(container, options: SyncCommand.options(invocation), json: invocation.json)
@@ -167,12 +174,12 @@ enum Docs {
                 throw DocsFailure.usage("--identifier is for remote add", command: command)
             }
         }
-        if !["sync", "status", "remote"].contains(command) {
+        if !["sync", "status", "remote", "download"].contains(command) {
             for (given, option) in [
                 (invocation.user != nil, "--user"), (invocation.passwordFile != nil, "--password-file"),
                 (invocation.unsafeServer, "--unsafe-server"), (invocation.allowHTTP, "--allow-http"),
             ] where given {
-                throw DocsFailure.usage("\(option) is for sync, status and remote", command: command)
+                throw DocsFailure.usage("\(option) is for sync, status, download and remote", command: command)
             }
         }
         if command != "sync" {
@@ -183,6 +190,9 @@ enum Docs {
             ] where given {
                 throw DocsFailure.usage("\(option) is for sync", command: command)
             }
+        }
+        if invocation.onDemand && command != "remote" {
+            throw DocsFailure.usage("--on-demand is for remote add", command: command)
         }
         if invocation.from != nil && command != "new" {
             throw DocsFailure.usage("--from is for new", command: command)

@@ -21,6 +21,9 @@ enum Help {
                                     sync the container with its remote (see remote add), or
                                     with file:///absolute/path or a WebDAV https://host/path/
           status                    where each document stands with the remote
+          evict NAME                keep a synced document on the server only (a placeholder
+                                    stays, and list shows it)
+          download NAME             bring back a document kept on the server only
           remote add NAME URL [--user U] [--identifier ID] [--interval S]
                                     sync the container with a remote, as ubiquity container ID
           remote list               the remotes added, with their containers
@@ -60,6 +63,7 @@ enum Help {
         case "sync": return sync
         case "status": return status
         case "remote": return remote
+        case "evict", "download": return onDemand
         default: return tool
         }
     }
@@ -223,7 +227,7 @@ enum Help {
         """
 
     static let remote = """
-        Usage: docs remote add NAME URL [--user U] [--identifier ID] [--interval S]
+        Usage: docs remote add NAME URL [--user U] [--identifier ID] [--interval S] [--on-demand]
                                         [--container PATH] [--password-file FILE] [--allow-http]
                docs remote list [--json]
                docs remote remove NAME
@@ -236,7 +240,9 @@ enum Help {
         --identifier gives one. --interval S is how often its sync agent looks at the remote
         (default 30 seconds; changes here go up as they happen). The settings go in
         $XDG_CONFIG_HOME/DocumentKit/ubiquity.json (mode 600), with the user name and never a
-        password (give it as `docs sync --help` says).
+        password (give it as `docs sync --help` says). --on-demand leaves documents new from
+        the remote on the server, listed with a placeholder, until opened or downloaded
+        (`docs download NAME`); without it every document is downloaded as it comes.
 
         list: each remote: name, container folder, URL, user, identifier, and whether its
         sync agent runs. --json prints {"remotes": [{"name", "identifier", "container", "url",
@@ -255,12 +261,30 @@ enum Help {
 
         """
 
+    static let onDemand = """
+        Usage: docs evict NAME
+               docs download NAME
+
+        evict: keeps the document on the server only, as FileManager's evictUbiquitousItem
+        does: its file here is replaced by a placeholder (.NAME.txt.icloud) that `docs list`
+        shows with the size on the server, “(on the server only)”. Only a document whose
+        changes are all uploaded is evicted; otherwise nothing changes and the message says
+        to sync first.
+
+        download: brings the document back. The container's sync agent fetches it when one
+        runs (this waits for it); otherwise this runs one sync of the container.
+
+        Exit status: 0 done, 1 it could not be done (not uploaded yet, no such document, no
+        remote), 2 bad usage.
+
+        """
+
     static let status = """
         Usage: docs status [--json]
 
         Prints each document with where it stands with the container's remote: synced, to
-        upload, to download, changed on both sides, to delete, to move, conflict, or not
-        synced. Reads only; works while `docs sync --watch` runs.
+        upload, to download, changed on both sides, to delete, to move, conflict, on the
+        server only, or not synced. Reads only; works while `docs sync --watch` runs.
 
         """
 

@@ -12,6 +12,8 @@ struct Invocation: Equatable {
     var versionID: String?
     var remote: String?
     var once = false
+    /// `remote add --on-demand`: documents new from the remote stay on the server.
+    var onDemand = false
     var watch = false
     var interval: String?
     var user: String?
@@ -75,11 +77,15 @@ struct Invocation: Equatable {
                     throw DocsFailure.usage("\(option) takes no value", command: command)
                 }
                 if option == "--unsafe-server" { unsafeServer = true } else { allowHTTP = true }
-            case "--once", "--watch":
+            case "--once", "--watch", "--on-demand":
                 guard inline == nil else {
                     throw DocsFailure.usage("\(option) takes no value", command: command)
                 }
-                if option == "--once" { once = true } else { watch = true }
+                switch option {
+                case "--once": once = true
+                case "--watch": watch = true
+                default: onDemand = true
+                }
             case "--json", "-h", "--help", "--version":
                 guard inline == nil else {
                     throw DocsFailure.usage("\(option) takes no value", command: command)

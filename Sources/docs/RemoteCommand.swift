@@ -98,7 +98,7 @@ enum RemoteCommand {
             name: name,
             identifier: invocation.identifier ?? UbiquityContainer.defaultIdentifier(forName: name),
             folder: container.url.path, remote: url, user: invocation.user,
-            pollSeconds: try Docs.pollSeconds(invocation))
+            downloadsEagerly: !invocation.onDemand, pollSeconds: try Docs.pollSeconds(invocation))
         do {
             try UbiquityConfiguration.update { configuration in
                 try configuration.add(entry)

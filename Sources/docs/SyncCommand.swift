@@ -31,6 +31,7 @@ enum SyncCommand {
         var settings = configuration
         if let ubiquity = try RemoteCommand.configuration().container(at: container.url) {
             settings.keyValueStore = SyncStateFiles.keyValueStore(forContainer: ubiquity.url)
+            settings.downloadsOnDemand = !ubiquity.downloadsEagerly
         }
         return settings
     }

@@ -124,7 +124,8 @@ struct DocsRemoteTests {
             ["remote", "add", "notes", "https://ana@example.org/docs/"],
             ["remote", "add", "notes", remoteURL, "--json"], ["remote", "remove"],
             ["remote", "list", "extra"], ["remote", "list", "--interval", "3"],
-            ["remote", "test"], ["list", "--identifier", "x"], ["sync", "--identifier", "x"], ["remote", "add", "n", remoteURL, "--interval", "soon"],
+            ["remote", "test"], ["list", "--identifier", "x"], ["sync", "--identifier", "x"],
+            ["remote", "add", "n", remoteURL, "--interval", "soon"],
             ["sync", "--remote", "nosuchname"],
         ] {
             let result = try docs(device, arguments)
@@ -156,6 +157,80 @@ struct DocsRemoteTests {
         // Removed: the documents stay; sync has no remote to go to but the journal's.
         #expect(try docs(b, ["remote", "remove", "home"]).status == 0)
         #expect(try b.contents("Plan.txt") == "one\n")
+    }
+
+    /// `docs list --json`, decoded.
+    struct DocumentList: Decodable {
+        struct Document: Decodable, Equatable {
+            var name: String
+            var size: Int64
+            var onServerOnly: Bool?
+        }
+        var documents: [Document]
+    }
+
+    @Test func evictAndDownloadKeepADocumentOnTheServerOnlyAndBringItBack() throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let a = try DocsFolder()
+        let b = try DocsFolder()
+        // No agent is started on demand here: each command does its own work.
+        let manual = ["DOCUMENTKIT_SYNC_AGENT": "manual"]
+        func run(_ device: DocsFolder, _ arguments: [String], input: Data? = nil) throws -> DocsResult {
+            try docs(device, arguments, input: input, environment: manual)
+        }
+        func list(_ device: DocsFolder) throws -> [DocumentList.Document] {
+            try JSONDecoder().decode(DocumentList.self, from: try run(device, ["list", "--json"]).outputData)
+                .documents
+        }
+        #expect(try run(a, ["remote", "add", "home", remoteURL]).status == 0)
+        #expect(try run(b, ["remote", "add", "home", remoteURL, "--on-demand"]).status == 0)
+        #expect(try listing(b).remotes.first?.downloadsEagerly == false)
+        #expect(try run(a, ["new", "Plan", "--from", "-"], input: Data("the plan\n".utf8)).status == 0)
+        #expect(try run(a, ["new", "Notes", "--from", "-"], input: Data("some notes\n".utf8)).status == 0)
+        #expect(try run(a, ["sync"]).status == 0)
+
+        // b lists both without downloading either.
+        #expect(try run(b, ["sync"]).status == 0)
+        #expect(
+            try list(b) == [
+                .init(name: "Notes", size: 11, onServerOnly: true),
+                .init(name: "Plan", size: 9, onServerOnly: true),
+            ])
+        #expect(try run(b, ["list"]).output.contains("Plan  (on the server only)"))
+        #expect(!FileManager.default.fileExists(atPath: b.container.appendingPathComponent("Plan.txt").path))
+        let status = try JSONDecoder().decode(Status.self, from: try run(b, ["status", "--json"]).outputData)
+        #expect(status.documents.map(\.state) == ["on the server only", "on the server only"])
+
+        // Downloaded: here, and synced.
+        let downloaded = try run(b, ["download", "Plan"])
+        #expect(downloaded.status == 0, "\(downloaded.error)")
+        #expect(try b.contents("Plan.txt") == "the plan\n")
+        #expect(try list(b).first { $0.name == "Plan" }?.onServerOnly == nil)
+        #expect(try run(b, ["download", "Plan"]).output.contains("here already"))
+
+        // Changed here and not uploaded: not evicted, nothing changes.
+        try b.write("Plan.txt", "the plan, changed on b\n")
+        let refused = try run(b, ["evict", "Plan"])
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("not uploaded"), "\(refused.error)")
+        #expect(try b.contents("Plan.txt") == "the plan, changed on b\n")
+        // Uploaded: evicted, and listed with its size on the server.
+        #expect(try run(b, ["sync"]).status == 0)
+        let evicted = try run(b, ["evict", "Plan"])
+        #expect(evicted.status == 0, "\(evicted.error)")
+        #expect(try list(b).first { $0.name == "Plan" } == .init(name: "Plan", size: 23, onServerOnly: true))
+        // Eviction deletes nothing: a still has it, and the remote.
+        #expect(try run(b, ["sync"]).status == 0)
+        #expect(try run(a, ["sync"]).status == 0)
+        #expect(try a.contents("Plan.txt") == "the plan, changed on b\n")
+
+        // Bad usage and unknown names.
+        #expect(try run(b, ["evict"]).status == 2)
+        #expect(try run(b, ["download", "Plan", "Notes"]).status == 2)
+        #expect(try run(b, ["list", "--on-demand"]).status == 2)
+        let unknown = try run(b, ["download", "Nothing"])
+        #expect(unknown.status == 1)
+        #expect(unknown.error.contains("no such document"), "\(unknown.error)")
     }
 
     /// The servers scripts/test runs (`DOCUMENTSYNC_WEBDAV_*`).
