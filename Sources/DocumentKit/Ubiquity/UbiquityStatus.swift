@@ -66,8 +66,12 @@ public struct UbiquityStatus: Codable, Sendable, Equatable {
         return try? decoder.decode(UbiquityStatus.self, from: data)
     }
 
-    /// Writes the status safely to `url` (readable by its owner only).
+    /// Writes the status safely to `url` (readable by its owner only), making its folder
+    /// (mode 0700) if it is missing.
     package func write(to url: URL) throws {
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970
         try SafeSave.write(try encoder.encode(self), to: url, permissions: 0o600)
