@@ -124,6 +124,36 @@ struct SteSyncTests {
         #expect(await a.wait { a.exitStatus != nil && b.exitStatus != nil })
     }
 
+    @Test func aDocumentOnTheServerOnlyShowsAsSuchAndOpensAfterItsDownload() async throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let a = try device(remote: "file://" + remoteRoot.path)
+        let b = try SteSession()
+        let added = try b.docs([
+            "remote", "add", "home", "file://" + remoteRoot.path, "--interval", "1", "--on-demand",
+        ])
+        #expect(added.status == 0, "\(added.error)")
+        defer {
+            for session in [a, b] { Self.stopAgents(of: session.container) }
+        }
+        try Data("kept on the server\n".utf8).write(to: a.file("Far.txt"))
+        #expect(try a.docs(["sync"]).status == 0)
+
+        // B downloads on demand: Far is listed, on the server only, with its size.
+        b.start()
+        #expect(await b.waitForScreen(containing: "sync: up to date", timeout: .seconds(30)), "\(b.screen)")
+        #expect(await b.waitForScreen(containing: "☁", timeout: .seconds(20)), "\(b.screen)")
+        #expect(b.screen.contains("Far"))
+        #expect(b.text(of: "Far.txt") == nil)
+        // Opened: downloaded first, then shown.
+        b.keys("Enter")
+        #expect(
+            await b.waitForScreen(containing: "│ kept on the server", timeout: .seconds(30)), "\(b.screen)")
+        #expect(b.text(of: "Far.txt") == "kept on the server\n")
+        #expect(await b.wait(timeout: .seconds(20)) { !b.screen.contains("☁") }, "\(b.screen)")
+        b.keys("C-q")
+        #expect(await b.wait { b.exitStatus != nil })
+    }
+
     /// The servers scripts/test runs (`DOCUMENTSYNC_WEBDAV_*`).
     private func webDAV(_ name: String) throws -> String {
         guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
