@@ -136,9 +136,12 @@ extension TextContainer {
         switch Self.status(atPath: target.path) {
         case .success(let found): status = found
         case .failure(.noSuchFileOrDirectory):
+            let onServer = Self.isRegularFile(atPath: UbiquityPlaceholder.placeholderURL(for: target).path)
             throw DocumentKitError(
                 .fileNotFound, operation: "find the document", url: target, errno: .noSuchFileOrDirectory,
-                detail: "no such document in \(url.path)")
+                detail: onServer
+                    ? "it is kept on the server only; bring it back with docs download (or open it in ste)"
+                    : "no such document in \(url.path)")
         case .failure(let error):
             throw DocumentKitError(error, operation: "find the document", url: target)
         }

@@ -219,6 +219,8 @@ struct DocsRemoteTests {
         let evicted = try run(b, ["evict", "Plan"])
         #expect(evicted.status == 0, "\(evicted.error)")
         #expect(try list(b).first { $0.name == "Plan" } == .init(name: "Plan", size: 23, onServerOnly: true))
+        let shown = try run(b, ["show", "Plan"])
+        #expect(shown.status == 1 && shown.error.contains("kept on the server only"), "\(shown.error)")
         // Eviction deletes nothing: a still has it, and the remote.
         #expect(try run(b, ["sync"]).status == 0)
         #expect(try run(a, ["sync"]).status == 0)

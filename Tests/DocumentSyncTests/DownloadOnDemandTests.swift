@@ -41,8 +41,10 @@ import Testing
         #expect(summary.downloaded == 0)
         #expect(summary.keptOnServer == 2)
         #expect(try b.tree().isEmpty)
-        #expect(b.placeholder("one.txt") == UbiquityPlaceholder(name: "one.txt", size: 5))
-        #expect(b.placeholder("Notes/two.txt") == UbiquityPlaceholder(name: "two.txt", size: 19))
+        #expect(b.placeholder("one.txt") == UbiquityPlaceholder(name: "one.txt", size: 5, path: "one.txt"))
+        #expect(
+            b.placeholder("Notes/two.txt")
+                == UbiquityPlaceholder(name: "two.txt", size: 19, path: "Notes/two.txt"))
         // The next pass has nothing to do; the remote is as a left it.
         #expect(try !b.sync().didWork)
         #expect(remoteText("one.txt") == "first")
@@ -163,6 +165,38 @@ import Testing
         #expect(remoteText("one.txt") == "first" && remoteText("two.txt") == "second")
         _ = try a.sync()
         #expect(try a.tree() == ["one.txt": "first", "two.txt": "second"])
+    }
+
+    /// Found by the simulation (seed 175 of the on-demand runs): a folder holding a
+    /// placeholder was moved, and the document it stood for was deleted from the remote.
+    @Test(arguments: [false, true])
+    func aPlaceholderMovedWithItsFolderOrRenamedMovesItsDocument(renamed: Bool) throws {
+        let (a, b) = try devices()
+        try a.write("B/one.txt", "kept on the server")
+        _ = try a.sync()
+        _ = try b.sync()
+        #expect(b.placeholder("B/one.txt") != nil)
+        let destination = renamed ? "B/renamed.txt" : "C/A/one.txt"
+        try FileManager.default.createDirectory(at: b.url("C"), withIntermediateDirectories: true)
+        if renamed {
+            try FileManager.default.moveItem(
+                at: UbiquityPlaceholder.placeholderURL(for: b.url("B/one.txt")),
+                to: UbiquityPlaceholder.placeholderURL(for: b.url(destination)))
+        } else {
+            try FileManager.default.moveItem(at: b.url("B"), to: b.url("C/A"))
+        }
+        let summary = try b.sync()
+        #expect(summary.moved == 1, "\(summary)")
+        #expect(remoteText(destination) == "kept on the server")
+        #expect(remoteText("B/one.txt") == nil)
+        #expect(b.placeholder(destination) != nil && !b.exists(destination))
+        #expect(try !b.sync().didWork)
+        _ = try a.sync()
+        #expect(a.read(destination) == "kept on the server")
+        // Asked for at its new place, it arrives there.
+        try b.requestDownload(destination)
+        _ = try b.sync()
+        #expect(b.read(destination) == "kept on the server")
     }
 
     @Test func aPlaceholderThatStandsForNothingIsRemoved() throws {

@@ -42,6 +42,27 @@ extension BlockingSyncTests {
             return reports
         }
 
+        /// Runs with downloads on demand: device b keeps new documents on the server, every
+        /// device evicts synced documents and asks for them back, at random instants among the
+        /// other steps, crashes and faults; at the quiet end every document is asked for, and
+        /// the same properties hold. 400 seeds (from `SYNC_SIMULATION_FIRST_SEED`).
+        @Test(.serialized, arguments: 0..<4)
+        func everyOnDemandSeedKeepsEveryProperty(chunk: Int) throws {
+            let settings = Settings()
+            let seeds =
+                settings.single
+                ? (chunk == 0 ? [settings.first] : [])
+                : Array((settings.first + UInt64(chunk * 100))..<(settings.first + UInt64(chunk * 100 + 100)))
+            for seed in seeds {
+                let simulation = try SyncSimulation(seed: seed, stepLimit: settings.stepLimit, onDemand: true)
+                let violations = simulation.run()
+                if settings.single {
+                    print(simulation.trace.joined(separator: "\n") + "\n" + simulation.dump())
+                }
+                if !violations.isEmpty { Issue.record(Comment(rawValue: simulation.report(violations))) }
+            }
+        }
+
         /// The same seed makes the same steps, the same faults and the same outcome.
         @Test(arguments: [3, 17, 42] as [UInt64])
         func aSeedReplaysTheSameRun(seed: UInt64) throws {

@@ -40,7 +40,8 @@ import Foundation
                 // Open documents saved what they held: only the bytes last synced are evicted.
                 guard let now = FileStatus(path: url.path, followingLinks: false) else { return }
                 try Self.requireUploaded(url, relative: relative, container: container, status: now)
-                let placeholder = UbiquityPlaceholder(name: url.lastPathComponent, size: now.size)
+                let placeholder = UbiquityPlaceholder(
+                    name: url.lastPathComponent, size: now.size, path: relative)
                 // The placeholder first: a crash between the two leaves both, which reads as
                 // the document here (the placeholder is then removed), never as a deletion.
                 try SafeSave.write(

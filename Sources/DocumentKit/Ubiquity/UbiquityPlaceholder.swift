@@ -13,10 +13,15 @@ public struct UbiquityPlaceholder: Sendable, Equatable {
     public var name: String
     /// The document's size in bytes on the server.
     public var size: Int64
+    /// Where in its container the document was when it was left on the server (a path
+    /// relative to the container): a placeholder found elsewhere was moved there, and sync
+    /// moves the document to match rather than take the move for a deletion.
+    public var path: String?
 
-    public init(name: String, size: Int64) {
+    public init(name: String, size: Int64, path: String? = nil) {
         self.name = name
         self.size = size
+        self.path = path
     }
 
     /// The placeholder of the document at `url`: `.NAME.icloud` in the same folder.
@@ -36,12 +41,16 @@ public struct UbiquityPlaceholder: Sendable, Equatable {
 
     /// The placeholder's contents: a binary property list, as iCloud writes them.
     public func encoded() throws -> Data {
-        try PropertyListSerialization.data(
-            fromPropertyList: [
-                "NSURLNameKey": name, "NSURLFileSizeKey": NSNumber(value: size),
-                "NSURLFileResourceTypeKey": "NSURLFileResourceTypeRegular",
-            ] as [String: Any], format: .binary, options: 0)
+        var plist: [String: Any] = [
+            "NSURLNameKey": name, "NSURLFileSizeKey": NSNumber(value: size),
+            "NSURLFileResourceTypeKey": "NSURLFileResourceTypeRegular",
+        ]
+        if let path { plist[Self.pathKey] = path }
+        return try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
     }
+
+    /// DocumentKit's own key: where the document was when it was left on the server.
+    static let pathKey = "DocumentKitContainerPath"
 
     /// The placeholder in `data`, or nil when `data` is not one.
     public init?(decoding data: Data) {
@@ -50,7 +59,7 @@ public struct UbiquityPlaceholder: Sendable, Equatable {
                 as? [String: Any],
             let name = plist["NSURLNameKey"] as? String, let size = plist["NSURLFileSizeKey"] as? NSNumber
         else { return nil }
-        self.init(name: name, size: size.int64Value)
+        self.init(name: name, size: size.int64Value, path: plist[Self.pathKey] as? String)
     }
 
     /// The placeholder at `url` (a placeholder's own URL), or nil when none is there.

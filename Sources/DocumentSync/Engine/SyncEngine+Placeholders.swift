@@ -24,7 +24,7 @@ extension SyncEngine {
         let url = placeholderURL(path)
         try FileManager.default.createDirectory(
             at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let placeholder = UbiquityPlaceholder(name: path.name, size: entry.size)
+        let placeholder = UbiquityPlaceholder(name: path.name, size: entry.size, path: path.string)
         if UbiquityPlaceholder(contentsOf: url) != placeholder {
             try checkpoint(.beforeLocalWrite)
             try SafeSave.write(try placeholder.encoded(), to: url)

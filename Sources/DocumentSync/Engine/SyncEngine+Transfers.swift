@@ -24,7 +24,11 @@ extension SyncEngine {
             if downloaded { note.map { summary.notes.append($0) } }
         case .reconcile(let path, let entry):
             guard let status = local[path]?.status else { return }
-            try reconcile(path, entry, local: status, known: known[path])
+            // A file put where a document kept on the server only stood is a new document, not
+            // an edit of one this device did not hold: never merged into the remote's (which
+            // would drop the remote's lines it lacks), but equal bytes or a conflict.
+            let base = known[path]?.local == .evicted || placeholders.contains(path) ? nil : known[path]
+            try reconcile(path, entry, local: status, known: base)
         case .recordLocalStatus(let path, let status):
             guard var item = known[path] else { return }
             item.local = JournalItem.LocalStatus(status)
@@ -614,7 +618,12 @@ extension SyncEngine {
             if var item = try journal.item(at: destination) {
                 item.remoteTag = newTag ?? entry?.tag
                 item.remoteFileID = entry?.fileID ?? item.remoteFileID
-                item.local = status.map(JournalItem.LocalStatus.init)
+                // A document kept on the server only stays so: its placeholder moved.
+                if let status {
+                    item.local = JournalItem.LocalStatus(status)
+                } else if item.local != .evicted {
+                    item.local = nil
+                }
                 try journal.upsert(item)
             }
             try journal.completeIntent(intent.id)

@@ -291,7 +291,13 @@ public final class SyncEngine {
                 hashes[path] = hash
                 return hash
             }, placeholders: placeholders, requested: Set(requested),
-            downloadsOnDemand: configuration.downloadsOnDemand
+            downloadsOnDemand: configuration.downloadsOnDemand,
+            placeholderOrigin: { path in
+                UbiquityPlaceholder(
+                    contentsOf: UbiquityPlaceholder.placeholderURL(
+                        for: container.appendingPathComponent(path.string))
+                )?.path
+            }
         ).plan()
         return SyncScan(
             local: local, remote: remoteTree, plan: plan, notes: notes, placeholders: placeholders)

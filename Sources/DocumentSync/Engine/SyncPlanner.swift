@@ -100,6 +100,9 @@ struct SyncPlanner {
     /// Whether a document new from the remote is left on the server, with a placeholder
     /// here, until it is asked for (rather than downloaded at once).
     var downloadsOnDemand = false
+    /// Where the document a placeholder stands for was left on the server from (its
+    /// ``UbiquityPlaceholder/path``): read only for placeholders no side knows.
+    var placeholderOrigin: (RemotePath) -> String? = { _ in nil }
 
     private enum LocalChange: Equatable {
         case absent, created, unchanged, deleted
@@ -197,7 +200,10 @@ struct SyncPlanner {
         if known.local == .evicted { return .created }
         if known.local == JournalItem.LocalStatus(entry.status) { return .unchanged }
         let current = try hash(path)
-        return current == known.syncedHash ? .touched(entry.status) : .modified(current)
+        if current == known.syncedHash { return .touched(entry.status) }
+        // Other bytes beside a placeholder: a file put where the document was evicted (or an
+        // edit after an eviction cut short). Not an edit of the remote's: reconciled.
+        return placeholders.contains(path) ? .created : .modified(current)
     }
 
     private func remoteChange(_ path: RemotePath) -> RemoteChange {
@@ -288,7 +294,11 @@ struct SyncPlanner {
             .sorted()
         let newThere = remoteChanges.filter { $0.value == .created && local[$0.key] == nil }.map(\.key)
             .sorted()
-        guard !newHere.isEmpty || !newThere.isEmpty else { return }
+        // Placeholders no side knows: documents kept on the server only, moved here.
+        let movedPlaceholders = localChanges.filter {
+            $0.value == .evicted && journal[$0.key] == nil && remote[$0.key] == nil
+        }.map(\.key).sorted()
+        guard !newHere.isEmpty || !newThere.isEmpty || !movedPlaceholders.isEmpty else { return }
         let gone =
             localChanges.filter { $0.value == .deleted }.map(\.key)
             + remoteChanges.filter { $0.value == .deleted }.map(\.key)
@@ -303,6 +313,14 @@ struct SyncPlanner {
                     return try hash(candidate) == known.syncedHash
                 })
             {
+                plan.actions.append(.moveRemote(from: path, to: destination, tag: known.remoteTag))
+                handled.formUnion([path, destination])
+            } else if localChanges[path] == .deleted, remoteChanges[path] == .unchanged,
+                let destination = movedPlaceholders.first(where: { candidate in
+                    !handled.contains(candidate) && placeholderOrigin(candidate) == path.string
+                })
+            {
+                // A document kept on the server only, whose placeholder was moved or renamed.
                 plan.actions.append(.moveRemote(from: path, to: destination, tag: known.remoteTag))
                 handled.formUnion([path, destination])
             } else if remoteChanges[path] == .deleted, localChanges[path] == .unchanged,

@@ -138,7 +138,7 @@ final class SyncDevice: @unchecked Sendable {
     func evict(_ path: String) throws {
         let size = try #require(FileStatus(path: url(path).path)).size
         try SafeSave.write(
-            try UbiquityPlaceholder(name: url(path).lastPathComponent, size: size).encoded(),
+            try UbiquityPlaceholder(name: url(path).lastPathComponent, size: size, path: path).encoded(),
             to: UbiquityPlaceholder.placeholderURL(for: url(path)))
         try delete(path)
     }

@@ -44,6 +44,9 @@ final class SyncSimulation {
     static let mostRounds = 10
 
     let seed: UInt64
+    /// Whether the run has downloads on demand: device b leaves new documents on the server,
+    /// and every device evicts documents and asks for them back.
+    let onDemand: Bool
     /// The remote the devices share, and what the run does to it directly.
     let target: any SimulationTarget
     let devices: [SyncDevice]
@@ -113,8 +116,8 @@ final class SyncSimulation {
 
     /// A run of `seed`, stopped after `stepLimit` steps when given (the same first steps as
     /// the whole run: a prefix, for finding the step that breaks it).
-    convenience init(seed: UInt64, stepLimit: Int? = nil) throws {
-        try self.init(seed: seed, stepLimit: stepLimit, deviceCounts: 2...4) { random in
+    convenience init(seed: UInt64, stepLimit: Int? = nil, onDemand: Bool = false) throws {
+        try self.init(seed: seed, stepLimit: stepLimit, deviceCounts: 2...4, onDemand: onDemand) { random in
             SimulatedRemote(
                 displayName: "simulated remote", faults: Self.drawFaults(&random), generator: random.split())
         }
@@ -123,10 +126,11 @@ final class SyncSimulation {
     /// A run of `seed` whose devices share the remote `makeTarget` makes (from the run's
     /// generator, so that its faults replay with the seed too).
     init(
-        seed: UInt64, stepLimit: Int? = nil, deviceCounts: ClosedRange<Int>,
+        seed: UInt64, stepLimit: Int? = nil, deviceCounts: ClosedRange<Int>, onDemand: Bool = false,
         target makeTarget: (inout SeededGenerator) throws -> any SimulationTarget
     ) throws {
         self.seed = seed
+        self.onDemand = onDemand
         var random = SeededGenerator(seed: seed)
         let folder = try TemporaryFolder("simulation\(seed)", inMemory: true)
         let target = try makeTarget(&random)
@@ -134,6 +138,7 @@ final class SyncSimulation {
         devices = try ["a", "b", "c", "d"].prefix(deviceCount).map {
             try SyncDevice($0, remote: target.remote, in: folder)
         }
+        if onDemand { devices[1].downloadsOnDemand = true }
         (self.folder, self.target) = (folder, target)
         let steps = Int.random(in: 10...30, using: &random)
         stepCount = min(steps, stepLimit ?? steps)
@@ -205,10 +210,15 @@ final class SyncSimulation {
     private enum Operation: CaseIterable {
         case create, edit, uncoordinatedEdit, delete, deleteFolder, rename, moveFolder, pass, crash
         case directWrite, resolve
+        /// Downloads on demand: drawn only in runs that have them (last, and weighing nothing
+        /// otherwise, so that the draws of every other run stay as they were).
+        case evict, requestDownload
 
         /// How often each is drawn, out of the sum.
-        var weight: Int {
+        func weight(onDemand: Bool) -> Int {
             switch self {
+            case .evict: onDemand ? 6 : 0
+            case .requestDownload: onDemand ? 5 : 0
             case .create: 16
             case .edit: 16
             case .uncoordinatedEdit: 8
@@ -225,11 +235,11 @@ final class SyncSimulation {
     }
 
     private func perform() throws {
-        let total = Operation.allCases.reduce(0) { $0 + $1.weight }
+        let total = Operation.allCases.reduce(0) { $0 + $1.weight(onDemand: onDemand) }
         var roll = Int.random(in: 0..<total, using: &random)
         let operation = Operation.allCases.first { operation in
-            if roll < operation.weight { return true }
-            roll -= operation.weight
+            if roll < operation.weight(onDemand: onDemand) { return true }
+            roll -= operation.weight(onDemand: onDemand)
             return false
         }!
         let device = devices[Int.random(in: 0..<devices.count, using: &random)]
@@ -245,7 +255,41 @@ final class SyncSimulation {
         case .crash: try crash(device)
         case .directWrite: try directWrite()
         case .resolve: try resolve(on: device)
+        case .evict: try evict(on: device)
+        case .requestDownload: try requestDownload(on: device)
         }
+    }
+
+    /// Leaves a document the device's journal records as synced, as it is now, on the server
+    /// only (what `evictUbiquitousItem` checks in the agent's status).
+    private func evict(on device: SyncDevice) throws {
+        let journal = try device.opened().journal.itemsByPath()
+        let synced = try files(of: device).map(\.0).filter { path in
+            guard let item = journal[RemotePath(path)], item.remoteTag != nil,
+                let status = FileStatus(path: device.url(path).path)
+            else { return false }
+            return item.local == JournalItem.LocalStatus(status)
+        }
+        guard !synced.isEmpty else { return note("\(device.name): evict: nothing synced") }
+        let path = pick(synced.sorted())
+        try device.evict(path)
+        note("\(device.name): evict \(path)")
+    }
+
+    /// Asks for a document the device keeps on the server only.
+    private func requestDownload(on device: SyncDevice) throws {
+        let waiting = try placeholders(of: device)
+        guard !waiting.isEmpty else { return note("\(device.name): download: nothing on the server only") }
+        let path = pick(waiting)
+        try device.requestDownload(path)
+        note("\(device.name): download \(path)")
+    }
+
+    /// The documents a device keeps on the server only, sorted.
+    private func placeholders(of device: SyncDevice) throws -> [String] {
+        var found: [String] = []
+        _ = try SyncTrees.local(device.container, placeholders: { found.append($0.string) })
+        return found.sorted()
     }
 
     private func create(on device: SyncDevice) throws {
@@ -324,6 +368,15 @@ final class SyncSimulation {
         }
         for (path, bytes) in try files(of: device) where path.hasPrefix(source + "/") {
             movers[bytes, default: []].insert(device.name)
+        }
+        // The documents kept on the server only move too: their placeholders go with the
+        // folder, and sync moves them on the remote.
+        let kept = try placeholders(of: device).filter { $0.hasPrefix(source + "/") }
+        if !kept.isEmpty {
+            let remoteFiles = try target.snapshot().files
+            for path in kept {
+                if let bytes = remoteFiles[RemotePath(path)] { movers[bytes, default: []].insert(device.name) }
+            }
         }
         noteFolderGone(source, on: device)
         let coordinated = chance(2)
@@ -424,6 +477,9 @@ final class SyncSimulation {
             busy = []
             for device in devices {
                 do {
+                    // Every document is asked for: the trees compared at the end are whole.
+                    let waiting = try placeholders(of: device)
+                    if !waiting.isEmpty { try device.downloadRequests.add(Set(waiting)) }
                     let summary = try device.opened().pass()
                     device.store.waitUntilIdle()
                     if summary.didWork || !summary.failures.isEmpty {
