@@ -14,7 +14,10 @@ extension BlockingSyncTests {
     ///   `SYNC_SIMULATION_FIRST_SEED` (0 by default);
     /// - `SYNC_SIMULATION_SEED=S` runs seed S alone and prints its steps;
     /// - `SYNC_SIMULATION_STEPS=K` stops each run after its first K steps (a prefix of the same
-    ///   run), for finding the step that breaks a seed.
+    ///   run), for finding the step that breaks a seed;
+    /// - `SYNC_SIMULATION_ON_DEMAND_SEEDS=N` runs N seeds with downloads on demand too (400 by
+    ///   default), and `SYNC_SIMULATION_ON_DEMAND=1` only those (with `SYNC_SIMULATION_SEED`,
+    ///   to replay one).
     @Suite struct SyncSimulationTests {
         /// The seeds are split in this many chunks, each named in a failure.
         static let chunks = 0..<16
@@ -27,12 +30,21 @@ extension BlockingSyncTests {
             for report in try Self.run(chunk: chunk) { Issue.record(Comment(rawValue: report)) }
         }
 
-        /// The reports of the seeds of one chunk that broke a property.
+        /// The reports of the seeds of one chunk that broke a property: the chunk's seeds, then
+        /// as many runs with downloads on demand (device b keeps new documents on the server;
+        /// every device evicts synced documents and asks for them back, among the other steps,
+        /// crashes and faults; at the quiet end every document is asked for). In the same test,
+        /// so that one busy simulation runs at a time.
         static func run(chunk: Int) throws -> [String] {
             let settings = Settings()
             var reports: [String] = []
-            for seed in settings.seeds(chunk: chunk, of: chunks.count) {
-                let simulation = try SyncSimulation(seed: seed, stepLimit: settings.stepLimit)
+            let runs =
+                (settings.onDemandOnly
+                    ? [] : settings.seeds(chunk: chunk, of: chunks.count).map { ($0, false) })
+                + settings.onDemandSeeds(chunk: chunk, of: chunks.count).map { ($0, true) }
+            for (seed, onDemand) in runs {
+                let simulation = try SyncSimulation(
+                    seed: seed, stepLimit: settings.stepLimit, onDemand: onDemand)
                 let violations = simulation.run()
                 if settings.single {
                     print(simulation.trace.joined(separator: "\n") + "\n" + simulation.dump())
@@ -40,27 +52,6 @@ extension BlockingSyncTests {
                 if !violations.isEmpty { reports.append(simulation.report(violations)) }
             }
             return reports
-        }
-
-        /// Runs with downloads on demand: device b keeps new documents on the server, every
-        /// device evicts synced documents and asks for them back, at random instants among the
-        /// other steps, crashes and faults; at the quiet end every document is asked for, and
-        /// the same properties hold. 400 seeds (from `SYNC_SIMULATION_FIRST_SEED`).
-        @Test(.serialized, arguments: 0..<4)
-        func everyOnDemandSeedKeepsEveryProperty(chunk: Int) throws {
-            let settings = Settings()
-            let seeds =
-                settings.single
-                ? (chunk == 0 ? [settings.first] : [])
-                : Array((settings.first + UInt64(chunk * 100))..<(settings.first + UInt64(chunk * 100 + 100)))
-            for seed in seeds {
-                let simulation = try SyncSimulation(seed: seed, stepLimit: settings.stepLimit, onDemand: true)
-                let violations = simulation.run()
-                if settings.single {
-                    print(simulation.trace.joined(separator: "\n") + "\n" + simulation.dump())
-                }
-                if !violations.isEmpty { Issue.record(Comment(rawValue: simulation.report(violations))) }
-            }
         }
 
         /// The same seed makes the same steps, the same faults and the same outcome.
@@ -819,15 +810,22 @@ extension BlockingSyncTests {
         struct Settings {
             var first: UInt64 = 0
             var count: UInt64 = 1000
+            /// How many runs with downloads on demand, from `first` too.
+            var onDemandCount: UInt64 = 400
+            /// Only the runs with downloads on demand (`SYNC_SIMULATION_ON_DEMAND=1`, to replay one).
+            var onDemandOnly = false
             var single = false
             var stepLimit: Int?
 
             init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+                onDemandOnly = environment["SYNC_SIMULATION_ON_DEMAND"] == "1"
                 if let seed = environment["SYNC_SIMULATION_SEED"].flatMap(UInt64.init) {
-                    (first, count, single) = (seed, 1, true)
+                    (first, count, onDemandCount, single) = (seed, 1, onDemandOnly ? 1 : 0, true)
                 } else {
                     first = environment["SYNC_SIMULATION_FIRST_SEED"].flatMap(UInt64.init) ?? first
                     count = environment["SYNC_SIMULATION_SEEDS"].flatMap(UInt64.init) ?? count
+                    onDemandCount =
+                        environment["SYNC_SIMULATION_ON_DEMAND_SEEDS"].flatMap(UInt64.init) ?? onDemandCount
                 }
                 stepLimit = environment["SYNC_SIMULATION_STEPS"].flatMap(Int.init)
             }
@@ -835,6 +833,11 @@ extension BlockingSyncTests {
             /// The seeds of one chunk: every `chunks`th seed, so that the chunks take about as long.
             func seeds(chunk: Int, of chunks: Int) -> [UInt64] {
                 stride(from: UInt64(chunk), to: count, by: chunks).map { first + $0 }
+            }
+
+            /// The seeds of one chunk's runs with downloads on demand.
+            func onDemandSeeds(chunk: Int, of chunks: Int) -> [UInt64] {
+                stride(from: UInt64(chunk), to: onDemandCount, by: chunks).map { first + $0 }
             }
         }
     }

@@ -197,7 +197,8 @@ final class SyncSimulation {
 
     /// The report of a failed run: the seed, how to replay it, what broke, and the steps.
     func report(_ violations: [Violation]) -> String {
-        let replay = "replay: SYNC_SIMULATION_SEED=\(seed) swift test --filter SyncSimulation"
+        let replay =
+            "replay: \(onDemand ? "SYNC_SIMULATION_ON_DEMAND=1 " : "")SYNC_SIMULATION_SEED=\(seed) swift test --filter SyncSimulation"
         return
             ([
                 "sync simulation seed \(seed) broke \(violations.count) properties; \(replay)"
@@ -375,7 +376,9 @@ final class SyncSimulation {
         if !kept.isEmpty {
             let remoteFiles = try target.snapshot().files
             for path in kept {
-                if let bytes = remoteFiles[RemotePath(path)] { movers[bytes, default: []].insert(device.name) }
+                if let bytes = remoteFiles[RemotePath(path)] {
+                    movers[bytes, default: []].insert(device.name)
+                }
             }
         }
         noteFolderGone(source, on: device)
