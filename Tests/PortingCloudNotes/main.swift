@@ -160,6 +160,28 @@ func run() async throws {
     await waitUntil("the font size from B") { notes.fontSize == 25 }
     observe("settings", ["fontOnB": fontOnB, "fontOnA": notes.fontSize])
 
+    // Evicted: listed as not downloaded; opened, it is downloaded first (A's agent fetches it).
+    try await notes.evict(moved)
+    await waitUntil("the eviction") {
+        notes.notes.first { $0.name == "Recipe.note" }?.downloadingStatus
+            == NSMetadataUbiquitousItemDownloadingStatusNotDownloaded
+    }
+    observe("evicted", ["exists": FileManager.default.fileExists(atPath: moved.path), "notes": listing(notes)])
+    let agent = Task {
+        while !FileManager.default.fileExists(atPath: moved.path) {
+            _ = try engineA.sync()
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+    let recipe = await notes.open(moved)
+    try await agent.value
+    await waitUntil("the download") {
+        notes.notes.first { $0.name == "Recipe.note" }?.downloadingStatus
+            != NSMetadataUbiquitousItemDownloadingStatusNotDownloaded
+    }
+    observe("downloaded", ["text": recipe?.text ?? "<not opened>", "notes": listing(notes)])
+    _ = await recipe?.close()
+
     _ = await plan.close()
     notes.stop()
     observe("done", [:])

@@ -84,5 +84,13 @@ import Testing
         // B's through didChangeExternallyNotification.
         #expect(steps["settings"]?["fontOnB"] as? Double == 21)
         #expect(steps["settings"]?["fontOnA"] as? Double == 25)
+
+        // evictUbiquitousItem: the note stays listed, not downloaded; opening it downloads it.
+        let evicted = try #require(steps["evicted"], "\(printed)")
+        #expect(evicted["exists"] as? Bool == false)
+        #expect(
+            notes(evicted).first { $0["name"] as? String == "Recipe.note" }?["status"] as? String
+                == "NSMetadataUbiquitousItemDownloadingStatusNotDownloaded")
+        #expect(steps["downloaded"]?["text"] as? String == "flour\n", "\(printed)")
     }
 }

@@ -102,6 +102,20 @@ public final class CloudNotes {
         return destination
     }
 
+    /// Frees the space a note takes on this device: it stays in iCloud, listed as not
+    /// downloaded. Off the main thread, as Apple asks.
+    public func evict(_ url: URL) async throws {
+        try await Task.detached {
+            try FileManager.default.evictUbiquitousItem(at: url)
+        }.value
+    }
+
+    /// Opens a note; one kept in iCloud only is downloaded first.
+    public func open(_ url: URL) async -> NoteDocument? {
+        let document = NoteDocument(fileURL: url)
+        return await document.open() ? document : nil
+    }
+
     /// Keeps what the document shows and marks every conflict resolved, as most apps do.
     public static func resolveConflicts(of document: UIDocument) throws {
         for version in NSFileVersion.unresolvedConflictVersionsOfItem(at: document.fileURL) ?? [] {
