@@ -111,7 +111,10 @@ func run() async throws {
     let saved = await plan.autosave()
     try Data("theirs\n".utf8).write(to: planB)
     try syncBoth(engineB, engineA)
+    // The conflict state and the reload to the server's text reach the open document as two
+    // presenter messages, in either order (as on Apple's platforms): wait for both.
     await waitUntil("the conflict") { plan.documentState.contains(.inConflict) }
+    await waitUntil("the reload to the server's text") { plan.text == "theirs\n" }
     await waitUntil("the conflict badge") { notes.notes.first?.hasConflicts == true }
     let versions = (NSFileVersion.unresolvedConflictVersionsOfItem(at: plan.fileURL) ?? []).map {
         read($0.url)
