@@ -22,9 +22,10 @@ let package = Package(
         ),
 
         // Sync of a container with a remote, above DocumentKit: the journal is SQLite (Debian's
-        // libsqlite3), the remotes a local folder and an in-memory one for the simulation.
+        // libsqlite3), the remotes a local folder, WebDAV, S3 (signed with libcrypto's HMAC) and an
+        // in-memory one for the simulation.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
-        .target(name: "DocumentSync", dependencies: ["DocumentKit", "CSQLite"]),
+        .target(name: "DocumentSync", dependencies: ["DocumentKit", "CSQLite", "CCrypto"]),
         .testTarget(name: "DocumentSyncTests", dependencies: ["DocumentSync", "DocumentKit"]),
 
         .executableTarget(

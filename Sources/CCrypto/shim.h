@@ -1,6 +1,8 @@
 #ifndef CCRYPTO_SHIM_H
 #define CCRYPTO_SHIM_H
 // OpenSSL's libcrypto (Debian's libssl-dev): the EVP digest interface, which picks the
-// hardware SHA extensions or the best vector code the CPU has at run time.
+// hardware SHA extensions or the best vector code the CPU has at run time, and HMAC for the
+// S3 remote's request signatures (AWS Signature Version 4).
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #endif

@@ -199,9 +199,14 @@ struct SteSyncTests {
         try relay.start()
         #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(40)))
         #expect(!a.screen.contains(password))
-        // On the server: what was typed offline.
-        let fetched = try runCurl(url + "Offline.txt", user: user, password: password)
-        #expect(fetched == "written offline")
+        // On the server: what was typed offline (the pass that said "up to date" may have
+        // looked at the folder before the autosave; the next one uploads it).
+        var fetched = ""
+        #expect(
+            await a.wait(timeout: .seconds(20)) {
+                fetched = (try? runCurl(url + "Offline.txt", user: user, password: password)) ?? ""
+                return fetched == "written offline"
+            }, "the server has \(fetched)")
         a.keys("C-q")
     }
 }

@@ -14,12 +14,14 @@ import Testing
         case apacheDigest
         /// Apache over HTTPS.
         case apacheTLS
+        /// S3 on a SeaweedFS cluster.
+        case seaweedFS
 
         var testDescription: String { rawValue }
 
         /// Whether the remote's tags are a digest of the bytes (Apache's `FileETag Digest`):
         /// then equal bytes have equal tags, whenever written.
-        var tagsAreDigests: Bool { self == .apacheDigest }
+        var tagsAreDigests: Bool { self == .apacheDigest || self == .seaweedFS }
     }
 
     /// A remote of the kind, with the folder that backs it (kept alive by the value).
@@ -46,6 +48,9 @@ import Testing
                     default: .default
                     }
                 remote = try WebDAVServers.collection(on: server, name).remote
+            case .seaweedFS:
+                folder = nil
+                remote = try S3Servers.remote(name)
             }
         }
 

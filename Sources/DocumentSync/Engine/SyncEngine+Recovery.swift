@@ -49,6 +49,13 @@ extension SyncEngine {
                 let unchanged =
                     entry?.kind == .file && intent.hash != nil
                     && (try? intent.destination.flatMap(remoteHash))?.0 == intent.hash
+                // A move made as a copy and a delete (S3) may have stopped between the two: the
+                // source, still there with what was copied, goes now.
+                if !remote.movesAreAtomic, let destination = intent.destination, let entry,
+                    unchanged || entry.kind == .folder
+                {
+                    try remote.finishMove(intent.path, to: destination, condition: intent.condition)
+                }
                 // Done if the source is gone, or if the moved bytes are at the destination: another
                 // device may have written the source again since (an edit it kept), and taking
                 // the move for undone would fetch the moved file as new, undoing what was done

@@ -83,10 +83,11 @@ enum SyncTrees {
     }
 
     /// Every item of the remote, by path, without its metadata folder, from one complete
-    /// listing of each folder.
+    /// listing of the tree where the remote has one (S3), else of each folder.
     ///
     /// - Throws: ``RemoteError`` when any listing fails: a partial tree is never returned.
     static func remote(_ remote: any Remote, expected: Int = 0) throws -> [RemotePath: RemoteEntry] {
+        if let tree = try remote.listTree() { return tree }
         var found: [RemotePath: RemoteEntry] = [:]
         found.reserveCapacity(expected)
         var folders: [RemotePath] = [.root]

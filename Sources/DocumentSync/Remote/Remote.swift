@@ -212,6 +212,23 @@ public protocol Remote: AnyObject, Sendable {
     /// Whether entries carry a ``RemoteEntry/fileID``; true by default.
     var hasFileIDs: Bool { get }
 
+    /// Whether a move is one step that happens whole or not at all; true by default. Where it
+    /// is a copy and a delete (S3), a crash between them leaves the item at both paths, and
+    /// the engine finishes the move when it finds the moved bytes at the destination.
+    var movesAreAtomic: Bool { get }
+
+    /// Completes a move from `source` to `destination` that a crash interrupted, on a remote
+    /// whose moves are not atomic (``movesAreAtomic``): what was copied is deleted at the
+    /// source, unless it was written again since. Does nothing by default.
+    func finishMove(_ source: RemotePath, to destination: RemotePath, condition: WriteCondition?) throws
+
+    /// Every item below the root, by path, skipping hidden names and what is in hidden
+    /// folders, from one complete listing of the whole tree; nil where the remote can only
+    /// list a folder at a time (the default), and the engine lists each folder.
+    ///
+    /// - Throws: ``RemoteError``; never a partial tree.
+    func listTree() throws -> [RemotePath: RemoteEntry]?
+
     /// ``read(_:into:)``, told the size a listing gave (nil when unknown), so that the remote
     /// can choose how to receive the bytes; by default the same as ``read(_:into:)``.
     func read(_ path: RemotePath, expectedSize: Int64?, into sink: (Data) throws -> Void) throws -> RemoteTag
@@ -229,6 +246,14 @@ extension Remote {
     }
 
     public var hasFileIDs: Bool { true }
+
+    public var movesAreAtomic: Bool { true }
+
+    public func listTree() throws -> [RemotePath: RemoteEntry]? { nil }
+
+    public func finishMove(_ source: RemotePath, to destination: RemotePath, condition: WriteCondition?)
+        throws
+    {}
 
     public func read(_ path: RemotePath, expectedSize: Int64?, into sink: (Data) throws -> Void) throws
         -> RemoteTag

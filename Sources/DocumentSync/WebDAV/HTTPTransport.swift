@@ -121,6 +121,37 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
         return answer
     }
 
+    /// ``send(_:body:into:)``, sent again up to `retries` times after a failure that may pass
+    /// (a timeout, a broken connection, 502–504), with waits doubling from 0.2 s: for requests
+    /// that change nothing, or nothing more when repeated.
+    func send(_ request: URLRequest, body: HTTPBody = .none, into destination: Destination, retries: Int)
+        throws -> HTTPAnswer
+    {
+        var attempt = 0
+        while true {
+            do {
+                let answer = try send(request, body: body, into: destination)
+                if attempt < retries, [502, 503, 504].contains(answer.status) {
+                    attempt += 1
+                    Self.pause(attempt)
+                    continue
+                }
+                return answer
+            } catch let failure as HTTPTransportFailure {
+                if attempt < retries, failure.mayPass {
+                    attempt += 1
+                    Self.pause(attempt)
+                    continue
+                }
+                throw failure
+            }
+        }
+    }
+
+    private static func pause(_ attempt: Int) {
+        Thread.sleep(forTimeInterval: 0.2 * Double(1 << (attempt - 1)))
+    }
+
     // MARK: URLSessionDataDelegate (on the session's queue)
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {

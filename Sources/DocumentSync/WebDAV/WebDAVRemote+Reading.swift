@@ -103,22 +103,26 @@ extension WebDAVRemote {
             if !answer.body.isEmpty { try sink(answer.body) }
             return tag
         }
+        try Self.stream(file, to: sink) { self.failure(.other, .read, path, detail: $0) }
+        return tag
+    }
+
+    /// Gives the bytes of a downloaded body's file to `sink` in chunks; a file that cannot be
+    /// read back is the error `failure` makes of the reason.
+    static func stream(_ file: URL, to sink: (Data) throws -> Void, failure: (String) -> RemoteError) throws {
         let handle: FileHandle
         do { handle = try FileHandle(forReadingFrom: file) } catch {
-            throw failure(
-                .other, .read, path, detail: "the downloaded bytes could not be read back: \(error)")
+            throw failure("the downloaded bytes could not be read back: \(error)")
         }
         defer { try? handle.close() }
         while true {
             let chunk: Data?
             do { chunk = try handle.read(upToCount: RemoteChunk.size / 4) } catch {
-                throw failure(
-                    .other, .read, path, detail: "the downloaded bytes could not be read back: \(error)")
+                throw failure("the downloaded bytes could not be read back: \(error)")
             }
             guard let chunk, !chunk.isEmpty else { break }
             try sink(chunk)
         }
-        return tag
     }
 
     /// The name a new file is written under before it is moved into place: hidden, and

@@ -224,29 +224,12 @@ public final class WebDAVRemote: Remote {
         _ operation: RemoteError.Operation, _ path: RemotePath, destination target: RemotePath? = nil,
         repeatable: Bool = false
     ) throws -> HTTPAnswer {
-        var attempt = 0
-        while true {
-            do {
-                let answer = try transport.send(request, body: body, into: destination)
-                if repeatable, attempt < Self.retries, [502, 503, 504].contains(answer.status) {
-                    attempt += 1
-                    pause(attempt)
-                    continue
-                }
-                return answer
-            } catch let failure as HTTPTransportFailure {
-                if repeatable, attempt < Self.retries, failure.mayPass {
-                    attempt += 1
-                    pause(attempt)
-                    continue
-                }
-                throw error(failure, operation, path, destination: target)
-            }
+        do {
+            return try transport.send(
+                request, body: body, into: destination, retries: repeatable ? Self.retries : 0)
+        } catch let failure as HTTPTransportFailure {
+            throw error(failure, operation, path, destination: target)
         }
-    }
-
-    private func pause(_ attempt: Int) {
-        Thread.sleep(forTimeInterval: 0.2 * Double(1 << (attempt - 1)))
     }
 
     /// `PROPFIND` of `path` at `depth`, parsed.

@@ -72,8 +72,12 @@ final class FaultProxy: Sendable {
 
     /// Starts listening on a free port of 127.0.0.1, forwarding to `target`: an http URL
     /// whose host is an IPv4 address or `localhost` (only its host and port matter).
-    init(target: URL) throws {
-        core = try Core(target: target)
+    ///
+    /// - Parameter rewritesHost: Whether the `Host` field is rewritten to the server's address;
+    ///   false for S3, whose requests sign it (SeaweedFS checks the signature with the `Host`
+    ///   it receives).
+    init(target: URL, rewritesHost: Bool = true) throws {
+        core = try Core(target: target, rewritesHost: rewritesHost)
         port = core.port
         core.start()
     }
@@ -172,7 +176,11 @@ extension FaultProxy {
         /// Entered by each thread (the accept loop's, each connection's) while it runs.
         private let threads = DispatchGroup()
 
-        init(target: URL) throws {
+        /// Whether `Host` is rewritten to ``targetAuthority``.
+        let rewritesHost: Bool
+
+        init(target: URL, rewritesHost: Bool) throws {
+            self.rewritesHost = rewritesHost
             guard target.scheme?.lowercased() == "http", let host = target.host else {
                 throw ProxyError("FaultProxy forwards to plain http URLs only, not \(target)")
             }
@@ -434,7 +442,7 @@ extension FaultProxy {
             // Forward the request. A server that stops reading mid-body (it answered early and
             // closed) must not end the exchange: the client's body is still read to its end,
             // to keep the client's connection in step, and the server's answer is then relayed.
-            request.set("host", core.targetAuthority)
+            if core.rewritesHost { request.set("host", core.targetAuthority) }
             if let destination = request.field("destination") {
                 request.set(
                     "destination",

@@ -1,0 +1,265 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+extension S3Remote {
+    /// One object of a listing page.
+    struct Object {
+        var key: String
+        var etag: String
+        var size: Int64
+    }
+
+    /// One page of `ListObjectsV2`.
+    struct Page {
+        var objects: [Object] = []
+        /// The common prefixes (folders), each ending in "/".
+        var prefixes: [String] = []
+        var isTruncated = false
+        var continuation: String?
+    }
+
+    /// Every page of `ListObjectsV2` of `prefix`, in order, to `body`; with `delimiter`, keys
+    /// in subfolders come as their folder's common prefix. A listing is over only when a page
+    /// says it is not truncated; a page that says it is but gives no token to go on is an
+    /// error, never the end.
+    ///
+    /// - Parameter pages: The most pages to ask for (nil: all); a caller that asks for fewer
+    ///   knows the listing may go on.
+    func listPages(
+        prefix: String, delimiter: Bool, maxKeys: Int? = nil, pages: Int? = nil,
+        _ operation: RemoteError.Operation, _ path: RemotePath, _ body: (Page) throws -> Void
+    ) throws {
+        var continuation: String?
+        var count = 0
+        repeat {
+            var query = [("list-type", "2"), ("prefix", prefix), ("encoding-type", "url")]
+            if delimiter { query.append(("delimiter", "/")) }
+            if let maxKeys { query.append(("max-keys", String(maxKeys))) }
+            if let continuation { query.append(("continuation-token", continuation)) }
+            let answer = try send(
+                request("GET", key: nil, query: query), into: .memory(limit: 32 << 20), operation, path,
+                repeatable: true)
+            guard answer.status == 200 else { throw error(status: answer, operation, path) }
+            let page = try parsePage(try xml(answer, operation, path), operation, path)
+            try body(page)
+            count += 1
+            if page.isTruncated, page.continuation == nil {
+                throw failure(
+                    .other, operation, path,
+                    detail: "the store's listing says it goes on but gives no continuation token")
+            }
+            continuation = page.isTruncated ? page.continuation : nil
+        } while continuation != nil && count < (pages ?? .max)
+    }
+
+    private func parsePage(_ xml: S3XML, _ operation: RemoteError.Operation, _ path: RemotePath) throws
+        -> Page
+    {
+        guard xml.root.name == "ListBucketResult" else {
+            throw failure(
+                .other, operation, path, detail: "the store answered a listing with <\(xml.root.name)>")
+        }
+        let encoded = xml.root.value("EncodingType") == "url"
+        func decoded(_ text: String) -> String {
+            guard encoded else { return text }
+            return text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? text
+        }
+        var page = Page()
+        page.isTruncated = xml.root.value("IsTruncated") == "true"
+        page.continuation = xml.root.value("NextContinuationToken").flatMap { $0.isEmpty ? nil : $0 }
+        for contents in xml.root.children("Contents") {
+            guard let key = contents.value("Key") else { continue }
+            page.objects.append(
+                Object(
+                    key: decoded(key), etag: contents.value("ETag") ?? "",
+                    size: contents.value("Size").flatMap(Int64.init) ?? 0))
+        }
+        for common in xml.root.children("CommonPrefixes") {
+            if let prefix = common.value("Prefix") { page.prefixes.append(decoded(prefix)) }
+        }
+        return page
+    }
+
+    /// Whether `object` is a tombstone (``Deletes/tombstones``): a deleted file.
+    func isTombstone(_ object: Object) -> Bool {
+        object.size == Int64(Self.tombstoneBytes.count) && Self.tag(object.etag) == Self.tombstoneTag
+    }
+
+    public func list(_ folder: RemotePath) throws -> RemoteListing {
+        try validate(folder, .list, allowingRoot: true)
+        sweepStaleUploadsOnce()
+        let prefix = folderKey(folder)
+        var entries: [String: RemoteEntry] = [:]
+        var sawAnything = false
+        try listPages(prefix: prefix, delimiter: true, .list, folder) { page in
+            for object in page.objects {
+                sawAnything = true
+                // The folder's own marker, and keys that are not one name (a "//" in a key).
+                guard object.key != prefix, !isTombstone(object), let path = path(ofKey: object.key),
+                    path.parent == folder
+                else { continue }
+                entries[path.name] = RemoteEntry(
+                    name: path.name, kind: .file, size: object.size, tag: Self.tag(object.etag))
+            }
+            for common in page.prefixes {
+                sawAnything = true
+                guard let path = path(ofKey: String(common.dropLast())), path.parent == folder else {
+                    continue
+                }
+                // A name that is both a file and a folder (two devices made them at once, or
+                // another tool): the folder is listed, as it holds more.
+                entries[path.name] = RemoteEntry(name: path.name, kind: .folder, size: 0, tag: Self.folderTag)
+            }
+        }
+        if !sawAnything {
+            // Nothing under the prefix: an empty folder has its marker, which the listing shows.
+            // At the root, an empty container; unless its prefix is a file.
+            if let object = try head(String(prefix.dropLast()), .list, folder), !prefix.isEmpty,
+                !isTombstone(object)
+            {
+                throw failure(
+                    .notAFolder, .list, folder,
+                    detail: folder.isRoot
+                        ? "the prefix “\(configuration.prefix)” is a file in the bucket" : nil)
+            }
+            if !folder.isRoot { throw failure(.notFound, .list, folder) }
+        }
+        return RemoteListing(
+            folder: folder, entries: entries.values.sorted { $0.name < $1.name }, folderTag: Self.folderTag)
+    }
+
+    /// Every item of the container from one paginated listing of the prefix: files from their
+    /// keys, folders from the keys inside them and from their markers.
+    public func listTree() throws -> [RemotePath: RemoteEntry]? {
+        sweepStaleUploadsOnce()
+        var found: [RemotePath: RemoteEntry] = [:]
+        var sawAnything = false
+        try listPages(prefix: keyPrefix, delimiter: false, .list, .root) { page in
+            for object in page.objects {
+                sawAnything = true
+                let isMarker = object.key.hasSuffix("/")
+                guard !isTombstone(object),
+                    let path = path(ofKey: isMarker ? String(object.key.dropLast()) : object.key),
+                    !path.isRoot,
+                    !path.components.contains(where: { $0.utf8.first == UInt8(ascii: ".") })
+                else { continue }
+                // A file and a folder of one name: the folder is kept, as in ``list(_:)``.
+                var folder = path.parent
+                while !folder.isRoot, found[folder]?.kind != .folder {
+                    found[folder] = RemoteEntry(
+                        name: folder.name, kind: .folder, size: 0, tag: Self.folderTag)
+                    folder = folder.parent
+                }
+                if isMarker {
+                    found[path] = RemoteEntry(name: path.name, kind: .folder, size: 0, tag: Self.folderTag)
+                } else if found[path]?.kind != .folder {
+                    found[path] = RemoteEntry(
+                        name: path.name, kind: .file, size: object.size, tag: Self.tag(object.etag))
+                }
+            }
+        }
+        if !sawAnything, !keyPrefix.isEmpty,
+            let object = try head(String(keyPrefix.dropLast()), .list, .root),
+            !isTombstone(object)
+        {
+            throw failure(
+                .notAFolder, .list, .root,
+                detail: "the prefix “\(configuration.prefix)” is a file in the bucket")
+        }
+        return found
+    }
+
+    /// `HeadObject` of `key`: the object, or nil when there is none.
+    func head(_ key: String, _ operation: RemoteError.Operation, _ path: RemotePath) throws -> Object? {
+        let answer = try send(request("HEAD", key: key), operation, path, repeatable: true)
+        switch answer.status {
+        case 200:
+            return Object(
+                key: key, etag: answer.header("ETag") ?? "",
+                size: answer.header("Content-Length").flatMap(Int64.init) ?? 0)
+        case 404: return nil
+        default:
+            // A HEAD answer has no body: a 404 of a missing bucket reads as the object's, and a
+            // 403 as a refusal, which is what it is.
+            throw error(status: answer, operation, path)
+        }
+    }
+
+    /// Whether anything is in the folder at `path` (a key under it, its marker included).
+    func folderExists(_ path: RemotePath, _ operation: RemoteError.Operation, reportedAs: RemotePath? = nil)
+        throws -> Bool
+    {
+        if path.isRoot { return true }
+        var found = false
+        try listPages(
+            prefix: folderKey(path), delimiter: true, maxKeys: 1, pages: 1, operation, reportedAs ?? path
+        ) {
+            found = found || !$0.objects.filter { !isTombstone($0) }.isEmpty || !$0.prefixes.isEmpty
+        }
+        return found
+    }
+
+    public func entry(at path: RemotePath) throws -> RemoteEntry? {
+        try validate(path, .entry, allowingRoot: true)
+        if path.isRoot { return RemoteEntry(name: "", kind: .folder, size: 0, tag: Self.folderTag) }
+        if let object = try head(key(path), .entry, path), !isTombstone(object) {
+            return RemoteEntry(name: path.name, kind: .file, size: object.size, tag: Self.tag(object.etag))
+        }
+        if try folderExists(path, .entry) {
+            return RemoteEntry(name: path.name, kind: .folder, size: 0, tag: Self.folderTag)
+        }
+        return nil
+    }
+
+    public func read(_ path: RemotePath, into sink: (Data) throws -> Void) throws -> RemoteTag {
+        try read(path, expectedSize: nil, into: sink)
+    }
+
+    /// `GetObject`: a file the listing says is large is received by the session straight into
+    /// a temporary file, a small one in memory. S3 gives one version whole, so the bytes are
+    /// never a mix of two writes.
+    public func read(_ path: RemotePath, expectedSize: Int64?, into sink: (Data) throws -> Void) throws
+        -> RemoteTag
+    {
+        try validate(path, .read)
+        let large = (expectedSize ?? 0) > Int64(4 * RemoteChunk.size)
+        let answer = try send(
+            request("GET", key: key(path)),
+            into: large ? .downloadFile : .spool(memoryLimit: RemoteChunk.size),
+            .read, path, repeatable: true)
+        defer { if let file = answer.bodyFile { try? FileManager.default.removeItem(at: file) } }
+        guard answer.status == 200 else {
+            if answer.status == 404 {
+                let kind: RemoteError.Kind = try folderExists(path, .read) ? .notAFile : .notFound
+                let failure = error(status: answer, .read, path)
+                guard failure.kind != .unavailable else { throw failure }
+                throw self.failure(kind, .read, path, detail: failure.detail)
+            }
+            throw error(status: answer, .read, path)
+        }
+        guard let etag = answer.header("ETag") else {
+            throw failure(.other, .read, path, detail: "the store gives no ETag for the object")
+        }
+        let tag = Self.tag(etag)
+        if tag == Self.tombstoneTag, answer.body == Self.tombstoneBytes {
+            throw failure(.notFound, .read, path, detail: "it was deleted (a tombstone is there)")
+        }
+        if let expected = answer.header("Content-Length").flatMap(Int64.init) {
+            let received =
+                try answer.bodyFile.map { try WebDAVRemote.size(of: $0) } ?? Int64(answer.body.count)
+            guard received == expected else {
+                throw failure(
+                    .connectionLost, .read, path, detail: "\(received) of \(expected) bytes arrived")
+            }
+        }
+        guard let file = answer.bodyFile else {
+            if !answer.body.isEmpty { try sink(answer.body) }
+            return tag
+        }
+        try WebDAVRemote.stream(file, to: sink) { self.failure(.other, .read, path, detail: $0) }
+        return tag
+    }
+}

@@ -1,0 +1,159 @@
+import CCrypto
+import DocumentKit
+import Foundation
+
+/// An access key, its secret and, for temporary credentials, the session token: what S3
+/// requests are signed with.
+///
+/// The secret and the token never appear in a description, a message or a file of ours.
+public struct S3Credentials: Sendable, Equatable, CustomStringConvertible {
+    /// The access key id (`AKIA…`): not secret, it names the key.
+    public var accessKeyID: String
+    /// The secret access key.
+    public var secretAccessKey: String
+    /// The session token of temporary credentials (`AWS_SESSION_TOKEN`), sent as
+    /// `x-amz-security-token`.
+    public var sessionToken: String?
+
+    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
+        self.accessKeyID = accessKeyID
+        self.secretAccessKey = secretAccessKey
+        self.sessionToken = sessionToken
+    }
+
+    /// The access key id only.
+    public var description: String { "access key \(accessKeyID)" }
+}
+
+/// AWS Signature Version 4 for S3 requests, in the `Authorization` header.
+///
+/// The canonical request is built from what the caller gives (the path already encoded the
+/// S3 way, the query items, the headers) rather than read back from a `URL`, so that no
+/// re-encoding by Foundation can make the signed request differ from the one sent.
+/// HMAC-SHA256 and SHA-256 are libcrypto's.
+///
+/// For example:
+///
+/// ```swift
+/// let signer = S3Signer(credentials: credentials, region: "eu-west-1")
+/// let headers = signer.headers(
+///     method: "GET", host: "bucket.s3.eu-west-1.amazonaws.com", path: "/notes/plan.txt",
+///     query: [], headers: [:], payloadHash: S3Signer.emptyPayloadHash, date: Date())
+/// ```
+struct S3Signer: Sendable {
+    var credentials: S3Credentials
+    var region: String
+    var service = "s3"
+
+    /// SHA-256 of no bytes: the payload hash of a request without a body.
+    static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+    /// The headers to add to the request: `Authorization`, `x-amz-date`,
+    /// `x-amz-content-sha256` (unless `signsPayloadHeader` is false, for services other than
+    /// S3) and `x-amz-security-token` for temporary credentials.
+    ///
+    /// - Parameters:
+    ///   - path: The request's path, each segment encoded as ``encode(_:keepingSlashes:)`` does.
+    ///   - query: The query's items, not encoded; sent in the order ``queryString(_:)`` gives.
+    ///   - headers: The request's other headers that are signed (all of those given).
+    func headers(
+        method: String, host: String, path: String, query: [(String, String)], headers: [String: String],
+        payloadHash: String, date: Date, signsPayloadHeader: Bool = true
+    ) -> [String: String] {
+        let stamp = Self.timestamp(date)
+        var added = ["x-amz-date": stamp]
+        if signsPayloadHeader { added["x-amz-content-sha256"] = payloadHash }
+        if let token = credentials.sessionToken { added["x-amz-security-token"] = token }
+        var signed: [String: String] = ["host": host]
+        for (name, value) in headers.merging(added, uniquingKeysWith: { $1 }) {
+            signed[name.lowercased()] = Self.trimmed(value)
+        }
+        let names = signed.keys.sorted()
+        let canonical = [
+            method,
+            path.isEmpty ? "/" : path,
+            Self.queryString(query),
+            names.map { "\($0):\(signed[$0]!)\n" }.joined(),
+            names.joined(separator: ";"),
+            payloadHash,
+        ].joined(separator: "\n")
+        let day = String(stamp.prefix(8))
+        let scope = "\(day)/\(region)/\(service)/aws4_request"
+        let toSign = ["AWS4-HMAC-SHA256", stamp, scope, Self.sha256Hex(Data(canonical.utf8))].joined(
+            separator: "\n")
+        var key = Self.hmac(key: Data("AWS4\(credentials.secretAccessKey)".utf8), Data(day.utf8))
+        for part in [region, service, "aws4_request"] { key = Self.hmac(key: key, Data(part.utf8)) }
+        let signature = Self.hex(Self.hmac(key: key, Data(toSign.utf8)))
+        added["Authorization"] =
+            "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope), "
+            + "SignedHeaders=\(names.joined(separator: ";")), Signature=\(signature)"
+        return added
+    }
+
+    /// The query as SigV4 and the URL both spell it: names and values encoded, sorted by name
+    /// then value, `name=value` joined by `&` (a name without value keeps its `=`).
+    static func queryString(_ query: [(String, String)]) -> String {
+        let encoded: [(name: String, value: String)] = query.map { item in
+            (encode(item.0, keepingSlashes: false), encode(item.1, keepingSlashes: false))
+        }
+        let sorted = encoded.sorted { left, right in
+            left.name == right.name ? left.value < right.value : left.name < right.name
+        }
+        return sorted.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
+    }
+
+    /// `text` encoded as S3 wants it: every byte but the unreserved ones (`A-Z a-z 0-9 - . _ ~`)
+    /// as `%XX`, and "/" kept when `keepingSlashes` (a key in a path).
+    static func encode(_ text: String, keepingSlashes: Bool) -> String {
+        var encoded = ""
+        encoded.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
+                UInt8(ascii: "_"), UInt8(ascii: "~"):
+                encoded.unicodeScalars.append(Unicode.Scalar(byte))
+            case UInt8(ascii: "/") where keepingSlashes:
+                encoded.append("/")
+            default:
+                encoded += String(format: "%%%02X", byte)
+            }
+        }
+        return encoded
+    }
+
+    /// `date` as SigV4's `YYYYMMDD'T'HHMMSS'Z'`, in UTC.
+    static func timestamp(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        return String(
+            format: "%04d%02d%02dT%02d%02d%02dZ", parts.year!, parts.month!, parts.day!, parts.hour!,
+            parts.minute!, parts.second!)
+    }
+
+    /// A header value as SigV4 signs it: no spaces around, runs of spaces as one.
+    private static func trimmed(_ value: String) -> String {
+        value.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+    }
+
+    static func sha256Hex(_ data: Data) -> String { ContentHash(of: data).hex }
+
+    static func hmac(key: Data, _ message: Data) -> Data {
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        key.withUnsafeBytes { key in
+            message.withUnsafeBytes { message in
+                _ = HMAC(
+                    EVP_sha256(), key.baseAddress, Int32(key.count),
+                    message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count, &digest,
+                    &length)
+            }
+        }
+        return Data(digest.prefix(Int(length)))
+    }
+
+    static func hex(_ data: Data) -> String {
+        data.map { String(format: "%02x", $0) }.joined()
+    }
+}

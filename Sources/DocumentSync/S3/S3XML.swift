@@ -1,0 +1,79 @@
+import Foundation
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
+
+/// An S3 answer's XML as a small tree, parsed with `XMLParser`: S3's answers are a page of a
+/// listing at most (1,000 keys, a few hundred kilobytes), so a tree costs nothing and keeps
+/// each reader a few lines.
+struct S3XML {
+    /// An element: its local name (no namespace), its text, its children in order.
+    final class Element {
+        let name: String
+        var text = ""
+        var children: [Element] = []
+
+        init(name: String) { self.name = name }
+
+        /// The first child named `name`.
+        func child(_ name: String) -> Element? { children.first { $0.name == name } }
+
+        /// Every child named `name`.
+        func children(_ name: String) -> [Element] { children.filter { $0.name == name } }
+
+        /// The text of the first child named `name`, trimmed.
+        func value(_ name: String) -> String? {
+            child(name)?.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+
+    /// The XML did not parse.
+    struct Malformed: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    let root: Element
+
+    init(parsing data: Data) throws {
+        let builder = Builder()
+        let parser = XMLParser(data: data)
+        parser.shouldProcessNamespaces = true
+        parser.delegate = builder
+        guard parser.parse(), let root = builder.root else {
+            throw Malformed(
+                description:
+                    "not well-formed XML (\(parser.parserError.map { "\($0)" } ?? "no root element"))")
+        }
+        self.root = root
+    }
+
+    private final class Builder: NSObject, XMLParserDelegate {
+        var root: Element?
+        var open: [Element] = []
+
+        func parser(
+            _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+            qualifiedName: String?, attributes: [String: String] = [:]
+        ) {
+            let element = Element(name: elementName)
+            if let parent = open.last {
+                parent.children.append(element)
+            } else if root == nil {
+                root = element
+            }
+            open.append(element)
+        }
+
+        func parser(
+            _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,
+            qualifiedName: String?
+        ) {
+            _ = open.popLast()
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            open.last?.text += string
+        }
+    }
+}

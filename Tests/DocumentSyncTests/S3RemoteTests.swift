@@ -1,0 +1,438 @@
+import Foundation
+import Testing
+
+@testable import DocumentSync
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Signing against AWS's published examples, and what S3 adds to the conformance every remote
+/// passes: multipart uploads, stale uploads, moves finished after a crash, bad input.
+@Suite struct S3SigningTests {
+    /// The credentials and time of the examples in AWS's "Signature Calculations for the
+    /// Authorization Header: Transferring Payload in a Single Chunk (AWS Signature Version 4)".
+    let signer = S3Signer(
+        credentials: S3Credentials(
+            accessKeyID: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+        region: "us-east-1")
+    let date = Date(timeIntervalSince1970: 1_369_353_600)  // 20130524T000000Z
+    let host = "examplebucket.s3.amazonaws.com"
+
+    func signature(_ headers: [String: String]) -> String? {
+        headers["Authorization"]?.components(separatedBy: "Signature=").last
+    }
+
+    @Test func getObjectWithARange() {
+        let headers = signer.headers(
+            method: "GET", host: host, path: "/test.txt", query: [], headers: ["Range": "bytes=0-9"],
+            payloadHash: S3Signer.emptyPayloadHash, date: date)
+        #expect(headers["x-amz-date"] == "20130524T000000Z")
+        #expect(
+            headers["Authorization"]?.hasPrefix(
+                "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "
+                    + "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, ") == true)
+        #expect(signature(headers) == "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41")
+    }
+
+    @Test func putObjectWithAnEncodedKeyAndAStorageClass() {
+        let body = Data("Welcome to Amazon S3.".utf8)
+        let hash = S3Signer.sha256Hex(body)
+        #expect(hash == "44ce7dd67c959e0d3524ffac1771dfbba87d2b6b4b4e99e42034a8b803f8b072")
+        let headers = signer.headers(
+            method: "PUT", host: host, path: "/" + S3Signer.encode("test$file.text", keepingSlashes: true),
+            query: [],
+            headers: ["Date": "Fri, 24 May 2013 00:00:00 GMT", "x-amz-storage-class": "REDUCED_REDUNDANCY"],
+            payloadHash: hash, date: date)
+        #expect(
+            headers["Authorization"]?.contains(
+                "SignedHeaders=date;host;x-amz-content-sha256;x-amz-date;x-amz-storage-class,") == true)
+        #expect(signature(headers) == "98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd")
+    }
+
+    @Test func getBucketLifecycleAQueryWithoutValue() {
+        let headers = signer.headers(
+            method: "GET", host: host, path: "/", query: [("lifecycle", "")], headers: [:],
+            payloadHash: S3Signer.emptyPayloadHash, date: date)
+        #expect(signature(headers) == "fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543")
+    }
+
+    @Test func listObjectsWithAQuerySortedByName() {
+        let headers = signer.headers(
+            method: "GET", host: host, path: "/", query: [("prefix", "J"), ("max-keys", "2")], headers: [:],
+            payloadHash: S3Signer.emptyPayloadHash, date: date)
+        #expect(signature(headers) == "34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7")
+        #expect(S3Signer.queryString([("prefix", "J"), ("max-keys", "2")]) == "max-keys=2&prefix=J")
+    }
+
+    @Test func aTemporaryKeysTokenIsSentAndSigned() {
+        var temporary = signer
+        temporary.credentials.sessionToken = "token/with+signs"
+        let headers = temporary.headers(
+            method: "GET", host: host, path: "/", query: [], headers: [:],
+            payloadHash: S3Signer.emptyPayloadHash,
+            date: date)
+        #expect(headers["x-amz-security-token"] == "token/with+signs")
+        #expect(headers["Authorization"]?.contains("x-amz-date;x-amz-security-token,") == true)
+    }
+
+    @Test func keysAreEncodedAsS3WantsThem() {
+        #expect(S3Signer.encode("a b/ü~+*.txt", keepingSlashes: true) == "a%20b/%C3%BC~%2B%2A.txt")
+        #expect(S3Signer.encode("a/b", keepingSlashes: false) == "a%2Fb")
+    }
+
+    @Test func theSecretIsNeverInADescription() {
+        let credentials = S3Credentials(
+            accessKeyID: "AKIDEXAMPLE", secretAccessKey: "s3cr3t", sessionToken: "t0k3n")
+        #expect(credentials.description == "access key AKIDEXAMPLE")
+        #expect(!"\(credentials)".contains("s3cr3t"))
+    }
+
+    @Test func credentialsComeFromTheEnvironmentThenTheProfileAWSProfileNames() throws {
+        let folder = try TemporaryFolder("s3-credentials")
+        let file = folder.url.appendingPathComponent(".aws/credentials")
+        try FileManager.default.createDirectory(
+            at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try """
+        # a comment
+        [default]
+        aws_access_key_id = AKIADEFAULT
+        aws_secret_access_key = secret-default
+
+        [work]
+        aws_access_key_id=AKIAWORK
+        aws_secret_access_key=secret-work
+        aws_session_token = token-work
+        [broken]
+        aws_access_key_id = AKIABROKEN
+        """.write(to: file, atomically: true, encoding: .utf8)
+        let environment = ["HOME": folder.url.path]
+        #expect(try S3CredentialSources(environment: environment).credentials().accessKeyID == "AKIADEFAULT")
+        let work = try S3CredentialSources(environment: environment.merging(["AWS_PROFILE": "work"]) { $1 })
+            .credentials()
+        #expect(
+            work
+                == S3Credentials(
+                    accessKeyID: "AKIAWORK", secretAccessKey: "secret-work", sessionToken: "token-work"))
+        // The remote's own profile, unless AWS_PROFILE names another.
+        #expect(
+            try S3CredentialSources(environment: environment, profile: "work").credentials().accessKeyID
+                == "AKIAWORK")
+        let fromEnvironment = try S3CredentialSources(
+            environment: environment.merging([
+                "AWS_ACCESS_KEY_ID": "AKIAENV", "AWS_SECRET_ACCESS_KEY": "secret-env",
+                "AWS_SESSION_TOKEN": "token-env",
+            ]) { $1 }
+        ).credentials()
+        #expect(
+            fromEnvironment
+                == S3Credentials(
+                    accessKeyID: "AKIAENV", secretAccessKey: "secret-env", sessionToken: "token-env"))
+
+        func failure(_ sources: S3CredentialSources) -> String {
+            do {
+                _ = try sources.credentials()
+                return "no error"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(
+            failure(S3CredentialSources(environment: ["AWS_ACCESS_KEY_ID": "AKIA"])).contains(
+                "AWS_SECRET_ACCESS_KEY is not"))
+        #expect(
+            failure(S3CredentialSources(environment: environment, profile: "none")).contains(
+                "has no [none] profile"))
+        let broken = failure(S3CredentialSources(environment: environment, profile: "broken"))
+        #expect(broken.contains("[broken]") && broken.contains("aws_secret_access_key"))
+        let elsewhere = folder.url.appendingPathComponent("other")
+        let missing = failure(
+            S3CredentialSources(environment: ["AWS_SHARED_CREDENTIALS_FILE": elsewhere.path]))
+        #expect(missing.contains("AWS_ACCESS_KEY_ID") && missing.contains(elsewhere.path))
+        // No failure shows a secret it read.
+        #expect(!broken.contains("secret-default") && !broken.contains("secret-work"))
+    }
+}
+
+/// S3 on the SeaweedFS cluster of scripts/s3-servers.
+@Suite struct S3RemoteTests {
+    /// Bytes that are not all alike, so that a part out of place shows.
+    func bytes(_ count: Int, seed: UInt64) -> Data {
+        var generator = SeededGenerator(seed: seed)
+        return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+    }
+
+    /// The multipart uploads under the remote's prefix that are not finished.
+    func pendingUploads(_ remote: S3Remote) throws -> [String] {
+        let answer = try remote.send(
+            remote.request("GET", key: nil, query: [("uploads", ""), ("prefix", remote.keyPrefix)]), .list,
+            .root)
+        #expect(answer.status == 200)
+        return try S3XML(parsing: answer.body).root.children("Upload").compactMap { $0.value("UploadId") }
+    }
+
+    func small(_ configuration: inout S3Remote.Configuration) {
+        configuration.multipartThreshold = 6 << 20
+        configuration.partSize = 5 << 20
+    }
+
+    @Test func aLargeFileGoesUpInPartsOnItsConditionAndComesBackWhole() throws {
+        let remote = try S3Servers.remote(configure: small)
+        let first = bytes(12 << 20 + 123, seed: 1)
+        let tag = try #require(
+            try remote.write(
+                RemotePath("big.bin"), from: UploadSource(first, chunkSize: 300_000), condition: .absent))
+        var read = Data()
+        #expect(try remote.read(RemotePath("big.bin")) { read.append($0) } == tag)
+        #expect(read == first)
+        #expect(try remote.entry(at: RemotePath("big.bin"))?.size == Int64(first.count))
+        // Create-only and replace-if-unchanged hold on CompleteMultipartUpload too.
+        let second = bytes(7 << 20, seed: 2)
+        #expect(throws: RemoteError.self) {
+            try remote.write(RemotePath("big.bin"), from: UploadSource(second), condition: .absent)
+        }
+        #expect(throws: RemoteError.self) {
+            try remote.write(
+                RemotePath("big.bin"), from: UploadSource(second), condition: .matches(RemoteTag("\"stale\""))
+            )
+        }
+        let replaced = try #require(
+            try remote.write(RemotePath("big.bin"), from: UploadSource(second), condition: .matches(tag)))
+        #expect(replaced != tag)
+        read = Data()
+        _ = try remote.read(RemotePath("big.bin")) { read.append($0) }
+        #expect(read == second)
+        // Every upload was completed or aborted.
+        #expect(try pendingUploads(remote).isEmpty)
+    }
+
+    @Test func aRefusedOrLyingMultipartUploadIsAbortedAndAppliesNothing() throws {
+        let remote = try S3Servers.remote(configure: small)
+        let original = bytes(100, seed: 3)
+        let tag = try #require(
+            try remote.write(RemotePath("a.bin"), from: UploadSource(original), condition: .absent))
+        let large = bytes(11 << 20, seed: 4)
+        do {
+            try remote.write(
+                RemotePath("a.bin"), from: UploadSource(large), condition: .matches(RemoteTag("\"other\"")))
+            Issue.record("a stale tag was taken")
+        } catch let error as RemoteError {
+            #expect(error.kind == .preconditionFailed)
+        }
+        // A file that grew while it was read: the parts sent are dropped.
+        let grown = UploadSource(size: Int64(large.count) - 10, nextChunk: UploadSource(large).nextChunk)
+        do {
+            try remote.write(RemotePath("a.bin"), from: grown, condition: .matches(tag))
+            Issue.record("a source that gave more than its size was taken")
+        } catch let error as RemoteError {
+            #expect(error.kind == .sourceChanged)
+        }
+        var read = Data()
+        #expect(try remote.read(RemotePath("a.bin")) { read.append($0) } == tag)
+        #expect(read == original)
+        #expect(try pendingUploads(remote).isEmpty)
+    }
+
+    @Test func anUploadACrashLeftIsAbortedOnceStaleAndAFreshOneIsNot() throws {
+        let prefix = S3Servers.freshPrefix(#function)
+        let remote = try S3Remote(try S3Servers.configuration(prefix: prefix))
+        let begun = try remote.send(
+            remote.request("POST", key: remote.key(RemotePath("left.bin")), query: [("uploads", "")]), .write,
+            .root)
+        #expect(begun.status == 200)
+        // Another remote of the prefix sweeps at its first listing: a day old is stale, and
+        // this upload is seconds old.
+        _ = try S3Remote(try S3Servers.configuration(prefix: prefix)).list(.root)
+        #expect(try pendingUploads(remote).count == 1)
+        var configuration = try S3Servers.configuration(prefix: prefix)
+        configuration.staleUploadAge = -60
+        _ = try S3Remote(configuration).list(.root)
+        #expect(try pendingUploads(remote).isEmpty)
+    }
+
+    @Test func aMoveACrashStoppedBetweenCopyAndDeleteIsFinishedWithoutDeletingNewerWrites() throws {
+        let remote = try S3Servers.remote()
+        // The copy was made, the delete was not: both paths hold the bytes.
+        let tag = try #require(
+            try remote.write(RemotePath("a.txt"), from: UploadSource(Data("a".utf8)), condition: .absent))
+        try remote.write(RemotePath("b.txt"), from: UploadSource(Data("a".utf8)), condition: .absent)
+        try remote.finishMove(RemotePath("a.txt"), to: RemotePath("b.txt"), condition: .matches(tag))
+        #expect(try remote.entry(at: RemotePath("a.txt")) == nil)
+        // Written again at the source by another device since: it stays.
+        let c = try #require(
+            try remote.write(RemotePath("c.txt"), from: UploadSource(Data("c".utf8)), condition: .absent))
+        try remote.write(RemotePath("d.txt"), from: UploadSource(Data("c".utf8)), condition: .absent)
+        try remote.write(RemotePath("c.txt"), from: UploadSource(Data("newer".utf8)), condition: .matches(c))
+        try remote.finishMove(RemotePath("c.txt"), to: RemotePath("d.txt"), condition: .matches(c))
+        #expect(try remote.entry(at: RemotePath("c.txt")) != nil)
+
+        // A folder moved halfway: one key copied, one not, one written again at the source.
+        try remote.makeFolder(RemotePath("f"))
+        for name in ["1", "2", "3"] {
+            try remote.write(RemotePath("f/\(name)"), from: UploadSource(Data(name.utf8)), condition: .absent)
+        }
+        try remote.makeFolder(RemotePath("g"))
+        try remote.write(RemotePath("g/1"), from: UploadSource(Data("1".utf8)), condition: .absent)
+        try remote.write(RemotePath("g/3"), from: UploadSource(Data("other".utf8)), condition: .absent)
+        try remote.finishMove(RemotePath("f"), to: RemotePath("g"), condition: nil)
+        #expect(try remote.list(RemotePath("g")).entries.map(\.name) == ["1", "2", "3"])
+        // f/3 differs from g/3: it stays, and so does its folder.
+        #expect(try remote.list(RemotePath("f")).entries.map(\.name) == ["3"])
+        var data = Data()
+        _ = try remote.read(RemotePath("f/3")) { data.append($0) }
+        #expect(data == Data("3".utf8))
+    }
+
+    @Test func aFolderMadeByKeysAloneStaysWhenItsLastFileGoes() throws {
+        let remote = try S3Servers.remote()
+        // Another tool wrote "notes/plan.txt" without a marker for "notes".
+        let put = try remote.send(
+            remote.request(
+                "PUT", key: remote.key(RemotePath("notes/plan.txt")),
+                payloadHash: S3Signer.sha256Hex(Data("x".utf8))),
+            body: .data(Data("x".utf8)), .write, .root)
+        #expect(put.status == 200)
+        let entry = try #require(try remote.entry(at: RemotePath("notes/plan.txt")))
+        #expect(try remote.entry(at: RemotePath("notes"))?.kind == .folder)
+        try remote.delete(RemotePath("notes/plan.txt"), condition: .matches(try #require(entry.tag)))
+        #expect(try remote.entry(at: RemotePath("notes"))?.kind == .folder)
+        #expect(try remote.list(RemotePath("notes")).entries.isEmpty)
+    }
+
+    @Test func oneListingGivesTheWholeTreeAcrossPages() throws {
+        let remote = try S3Servers.remote()
+        try remote.makeFolder(RemotePath("a"))
+        try remote.makeFolder(RemotePath("a/b"))
+        try remote.makeFolder(RemotePath(".documentsync"))
+        try remote.write(RemotePath(".documentsync/x"), from: UploadSource(Data()), condition: .absent)
+        for index in 0..<25 {
+            try remote.write(
+                RemotePath("a/b/\(index).txt"), from: UploadSource(Data("\(index)".utf8)), condition: .absent)
+        }
+        var pages = 0
+        try remote.listPages(prefix: remote.keyPrefix, delimiter: false, maxKeys: 10, .list, .root) { _ in
+            pages += 1
+        }
+        #expect(pages >= 3)
+        let tree = try #require(try remote.listTree())
+        #expect(tree.count == 27)
+        #expect(tree[RemotePath("a/b")]?.kind == .folder)
+        #expect(tree[RemotePath("a/b/7.txt")]?.size == 1)
+        #expect(tree.keys.allSatisfy { !$0.isMetadata })
+    }
+
+    // MARK: Bad input
+
+    func error(_ body: () throws -> Void) -> RemoteError? {
+        do {
+            try body()
+            return nil
+        } catch let error as RemoteError {
+            return error
+        } catch {
+            Issue.record("not a RemoteError: \(error)")
+            return nil
+        }
+    }
+
+    @Test func aWrongSecretIsRefusedNamingTheKeyAndNotTheSecret() throws {
+        var configuration = try S3Servers.configuration(prefix: S3Servers.freshPrefix(#function))
+        configuration.credentials.secretAccessKey = "wrong-secret-123"
+        let failure = try #require(error { _ = try S3Remote(configuration).list(.root) })
+        #expect(failure.kind == .permissionDenied)
+        #expect(failure.description.contains(configuration.credentials.accessKeyID))
+        #expect(failure.description.contains("secret key does not match"))
+        #expect(!failure.description.contains("wrong-secret-123"))
+        configuration.credentials.accessKeyID = "AKIANOSUCHKEY"
+        let unknown = try #require(error { _ = try S3Remote(configuration).list(.root) })
+        #expect(unknown.kind == .permissionDenied)
+        #expect(unknown.description.contains("AKIANOSUCHKEY"))
+    }
+
+    @Test func aMissingBucketIsNamed() throws {
+        var configuration = try S3Servers.configuration(prefix: "p")
+        configuration.bucket = "no-such-bucket-\(UUID().uuidString.prefix(8).lowercased())"
+        let failure = try #require(error { _ = try S3Remote(configuration).list(.root) })
+        #expect(failure.kind == .unavailable)
+        #expect(failure.description.contains("the bucket “\(configuration.bucket)” does not exist"))
+    }
+
+    @Test func aPrefixThatIsAFileIsNamed() throws {
+        let parent = try S3Servers.remote()
+        try parent.write(RemotePath("file"), from: UploadSource(Data("x".utf8)), condition: .absent)
+        let remote = try S3Remote(try S3Servers.configuration(prefix: parent.keyPrefix + "file"))
+        let failure = try #require(error { _ = try remote.list(.root) })
+        #expect(failure.kind == .notAFolder)
+        #expect(failure.description.contains("is a file in the bucket"))
+        let tree = try #require(error { _ = try remote.listTree() })
+        #expect(tree.kind == .notAFolder)
+    }
+
+    @Test func aClockFarOffIsExplained() throws {
+        var configuration = try S3Servers.configuration(prefix: S3Servers.freshPrefix(#function))
+        configuration.clockOffset = 3 * 3600
+        let failure = try #require(error { _ = try S3Remote(configuration).list(.root) })
+        #expect(failure.description.contains("clock"))
+        #expect(failure.description.contains("180 minutes ahead of the store's"))
+    }
+
+    @Test func badConfigurationsAreRefusedBeforeAnythingIsSent() throws {
+        let credentials = S3Credentials(accessKeyID: "AKIA", secretAccessKey: "s")
+        func refusal(_ configuration: S3Remote.Configuration) -> String {
+            do {
+                _ = try S3Remote(configuration)
+                return "accepted"
+            } catch {
+                return "\(error)"
+            }
+        }
+        var configuration = S3Remote.Configuration(
+            bucket: "b", endpoint: URL(string: "http://store.example.com")!, credentials: credentials)
+        #expect(refusal(configuration).contains("plain http"))
+        configuration.endpoint = URL(string: "ftp://store.example.com")!
+        #expect(refusal(configuration).contains("http:// or https://"))
+        configuration.endpoint = nil
+        configuration.bucket = "no/slash"
+        #expect(refusal(configuration).contains("is not a bucket name"))
+        // AWS's own endpoint: virtual-host addressing.
+        let aws = try S3Remote(
+            S3Remote.Configuration(
+                bucket: "team", prefix: "/Notes/", region: "eu-west-1", credentials: credentials))
+        #expect(aws.origin == "https://team.s3.eu-west-1.amazonaws.com")
+        #expect(aws.bucketPath == "")
+        #expect(aws.keyPrefix == "Notes/")
+        #expect(aws.displayName == "s3://team/Notes")
+    }
+
+    @Test func aConnectionDroppedMidMultipartIsAClearErrorAndTheNextTryGoesOn() throws {
+        var configuration = try S3Servers.configuration(prefix: S3Servers.freshPrefix(#function))
+        small(&configuration)
+        let proxy = try FaultProxy(target: configuration.endpoint!, rewritesHost: false)
+        defer { proxy.stop() }
+        configuration.endpoint = proxy.url(for: configuration.endpoint!)
+        let remote = try S3Remote(configuration)
+        let original = bytes(10, seed: 5)
+        let tag = try #require(
+            try remote.write(RemotePath("a.bin"), from: UploadSource(original), condition: .absent))
+        // Every try of the second part is cut off.
+        proxy.inject(.resetBeforeRequest, count: 10) { method, path in
+            method == "PUT" && path.contains("partNumber=2")
+        }
+        let large = bytes(11 << 20, seed: 6)
+        let failure = try #require(
+            error {
+                try remote.write(RemotePath("a.bin"), from: UploadSource(large), condition: .matches(tag))
+            })
+        #expect(failure.kind == .connectionLost)
+        #expect(failure.description.contains("a.bin"))
+        var read = Data()
+        #expect(try remote.read(RemotePath("a.bin")) { read.append($0) } == tag)
+        #expect(read == original)
+        #expect(try pendingUploads(remote).isEmpty)
+        // The store is back: the same write goes through.
+        proxy.decide = { _, _ in .none }
+        let written = try remote.write(
+            RemotePath("a.bin"), from: UploadSource(large), condition: .matches(tag))
+        #expect(written != nil && written != tag)
+    }
+}
