@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Testing
 
 @testable import DocumentSync
 
@@ -18,6 +19,13 @@ protocol SimulationTarget: AnyObject {
     var bytesReplacedByRacingWriters: [Data] { get }
     /// The faults, in words, for the run's first line.
     var faultDescription: String { get }
+    /// Called before each step (from 1): what the target does to the remote then (a server
+    /// killed, started again), in words for the trace; nil for nothing.
+    func willPerform(step: Int) throws -> String?
+}
+
+extension SimulationTarget {
+    func willPerform(step: Int) throws -> String? { nil }
 }
 
 extension SimulatedRemote: SimulationTarget {
@@ -140,6 +148,151 @@ final class ApacheTarget: SimulationTarget {
                 } else {
                     snapshot.files[childPath] = try Data(contentsOf: child)
                 }
+            }
+        }
+        return snapshot
+    }
+}
+
+/// The SeaweedFS cluster of scripts/s3-servers as the simulation's remote: a fresh prefix of
+/// the test bucket, the devices' requests through a ``FaultProxy`` that breaks some of them
+/// (as for Apache), and in some runs one of the two volume servers killed at one step and
+/// started again a few steps later, as a crashed machine is: with every write kept on both,
+/// writes fail while it is down. The other client's writes and the snapshot go straight to
+/// the gateway.
+final class S3Target: SimulationTarget {
+    let remote: any Remote
+    private let direct: S3Remote
+    private let proxy: FaultProxy?
+    let faultDescription: String
+    /// The step volume server 1 is killed before, and the step it is started again before.
+    private let outage: (kill: Int, restart: Int)?
+    private var volumeIsDown = false
+    private let cluster: S3Servers.Cluster
+
+    init(random: inout SeededGenerator, name: String = #function, outages: Bool) throws {
+        var faults = ApacheTarget.Faults()
+        if Int.random(in: 0..<5, using: &random) != 0 {
+            func chance() -> Int { Bool.random(using: &random) ? Int.random(in: 1...3, using: &random) : 0 }
+            faults = ApacheTarget.Faults(
+                resetBefore: chance(), resetAfter: chance(), cut: chance(),
+                stall: Bool.random(using: &random) ? 1 : 0, unavailable: chance())
+        }
+        if outages, Bool.random(using: &random) {
+            let kill = Int.random(in: 2...8, using: &random)
+            outage = (kill, kill + Int.random(in: 2...6, using: &random))
+        } else {
+            outage = nil
+        }
+        let cluster = try S3Servers.Cluster.outages()
+        self.cluster = cluster
+        let configuration = try cluster.configuration(prefix: S3Servers.freshPrefix(name))
+        direct = try S3Remote(configuration)
+        var outageText = ""
+        if let outage { outageText = ", volume server 1 down from step \(outage.kill) to \(outage.restart)" }
+        if faults.isNone {
+            proxy = nil
+            remote = direct
+            faultDescription = "none" + outageText
+        } else {
+            let endpoint = try #require(configuration.endpoint)
+            let proxy = try FaultProxy(target: endpoint, rewritesHost: false)
+            var proxied = configuration
+            proxied.endpoint = proxy.url(for: endpoint)
+            proxied.timeout = 1
+            remote = try S3Remote(proxied)
+            let roller = FaultRoller(faults, generator: random.split())
+            proxy.decide = { _, _ in roller.next() }
+            self.proxy = proxy
+            faultDescription =
+                "reset before \(faults.resetBefore)%, after \(faults.resetAfter)%, cut \(faults.cut)%, "
+                + "stall \(faults.stall)%, 503 \(faults.unavailable)%" + outageText
+        }
+    }
+
+    deinit {
+        proxy?.stop()
+        if volumeIsDown { try? S3Servers.volumeServer("start-volume", of: cluster) }
+    }
+
+    func willPerform(step: Int) throws -> String? {
+        guard let outage else { return nil }
+        if step == outage.kill {
+            try S3Servers.volumeServer("stop-volume", of: cluster)
+            volumeIsDown = true
+            return "volume server 1 killed"
+        }
+        if step == outage.restart {
+            try restartVolume()
+            return "volume server 1 started again"
+        }
+        return nil
+    }
+
+    func stopFaults() {
+        proxy?.decide = { _, _ in .none }
+        try? restartVolume()
+    }
+
+    /// Starts the volume server again, and waits (30 s at most) until the store takes writes.
+    private func restartVolume() throws {
+        guard volumeIsDown else { return }
+        try S3Servers.volumeServer("start-volume", of: cluster)
+        volumeIsDown = false
+        let probe = RemotePath(".documentsync-volume-probe")
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            do {
+                let tag = try direct.write(probe, from: UploadSource(Data("probe".utf8)), condition: .absent)
+                try direct.delete(probe, condition: .matches(try #require(tag)))
+                return
+            } catch {
+                if Date() > deadline { throw error }
+                Thread.sleep(forTimeInterval: 0.3)
+            }
+        }
+    }
+
+    var bytesReplacedByRacingWriters: [Data] { [] }
+
+    func writeAsAnotherClient(_ path: RemotePath, _ bytes: Data) throws {
+        var folder = RemotePath.root
+        for component in path.parent.components {
+            folder = folder.appending(component)
+            if try direct.entry(at: folder) == nil { try direct.makeFolder(folder) }
+        }
+        // A blind write, as a client that does not use conditions makes it.
+        let answer = try direct.send(
+            direct.request("PUT", key: direct.key(path), payloadHash: S3Signer.sha256Hex(bytes)),
+            body: .data(bytes),
+            .write, path)
+        guard (200...299).contains(answer.status) else { throw direct.error(status: answer, .write, path) }
+    }
+
+    /// Every object under the prefix, hidden ones too: markers as folders, the folders keys
+    /// imply, the files' bytes.
+    func snapshot() throws -> SimulatedRemote.Snapshot {
+        var snapshot = SimulatedRemote.Snapshot()
+        var objects: [S3Remote.Object] = []
+        try direct.listPages(prefix: direct.keyPrefix, delimiter: false, .list, .root) {
+            objects += $0.objects
+        }
+        for object in objects where !direct.isTombstone(object) {
+            let isMarker = object.key.hasSuffix("/")
+            guard let path = direct.path(ofKey: isMarker ? String(object.key.dropLast()) : object.key),
+                !path.isRoot
+            else { continue }
+            var folder = path.parent
+            while !folder.isRoot {
+                snapshot.folders.insert(folder)
+                folder = folder.parent
+            }
+            if isMarker {
+                snapshot.folders.insert(path)
+            } else {
+                var bytes = Data()
+                _ = try direct.read(path) { bytes.append($0) }
+                snapshot.files[path] = bytes
             }
         }
         return snapshot

@@ -161,6 +161,7 @@ final class SyncSimulation {
         do {
             while step < stepCount {
                 step += 1
+                if let event = try target.willPerform(step: step) { note(event) }
                 try perform()
             }
             if let stuck = try quiesce() { return [stuck] + (try check()) }
@@ -678,7 +679,11 @@ final class SyncSimulation {
 
     private func note(_ line: String) {
         trace.append("\(step): \(line)")
+        // SYNC_SIMULATION_LIVE=1: each step as it happens, for a run that hangs.
+        if Self.live { FileHandle.standardError.write(Data("\(step): \(line)\n".utf8)) }
     }
+
+    private static let live = ProcessInfo.processInfo.environment["SYNC_SIMULATION_LIVE"] == "1"
 
     // MARK: - Contents
 
