@@ -228,6 +228,7 @@ enum Help {
 
     static let remote = """
         Usage: docs remote add NAME URL [--user U] [--identifier ID] [--interval S] [--on-demand]
+               docs remote add NAME s3://BUCKET/PREFIX [--endpoint URL] [--region R] [--profile P]
                                         [--container PATH] [--password-file FILE] [--allow-http]
                docs remote list [--json]
                docs remote remove NAME
@@ -243,6 +244,13 @@ enum Help {
         password (give it as `docs sync --help` says). --on-demand leaves documents new from
         the remote on the server, listed with a placeholder, until opened or downloaded
         (`docs download NAME`); without it every document is downloaded as it comes.
+
+        An s3://BUCKET/PREFIX remote keeps the container under the key prefix of an S3 store:
+        AWS (the default, --region R) or one at --endpoint URL (MinIO, Ceph RGW, SeaweedFS).
+        Credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN,
+        else from ~/.aws/credentials at the profile AWS_PROFILE names (else --profile P, else
+        default); they are never kept in our files. The store is probed at every start: one
+        whose If-None-Match or If-Match is ignored is refused.
 
         list: each remote: name, container folder, URL, user, identifier, and whether its
         sync agent runs. --json prints {"remotes": [{"name", "identifier", "container", "url",

@@ -21,6 +21,10 @@ struct Invocation: Equatable {
     var unsafeServer = false
     var allowHTTP = false
     var identifier: String?
+    /// `remote add … s3://bucket/prefix --endpoint URL --region R --profile P`.
+    var endpoint: String?
+    var region: String?
+    var profile: String?
 
     /// Parses the arguments after the program name.
     ///
@@ -66,6 +70,9 @@ struct Invocation: Equatable {
             case "--interval": interval = try value(for: option, inline: inline)
             case "--user": user = try value(for: option, inline: inline)
             case "--identifier": identifier = try value(for: option, inline: inline)
+            case "--endpoint": endpoint = try value(for: option, inline: inline)
+            case "--region": region = try value(for: option, inline: inline)
+            case "--profile": profile = try value(for: option, inline: inline)
             case "--password-file": passwordFile = try value(for: option, inline: inline)
             case "--password":
                 throw DocsFailure.usage(

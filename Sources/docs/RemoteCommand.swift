@@ -17,6 +17,8 @@ enum RemoteCommand {
         if subcommand != "add" {
             for (given, option) in [
                 (invocation.identifier != nil, "--identifier"), (invocation.interval != nil, "--interval"),
+                (invocation.endpoint != nil, "--endpoint"), (invocation.region != nil, "--region"),
+                (invocation.profile != nil, "--profile"),
             ] where given {
                 throw DocsFailure.usage("\(option) is for remote add", command: "remote")
             }
@@ -74,8 +76,9 @@ enum RemoteCommand {
     /// `docs remote add NAME URL`: checks that the remote can be used (a WebDAV server is
     /// probed), then records the container folder, the remote and the user name, never a
     /// password.
-    static func add(name: String, url: String, invocation: Invocation) throws {
+    static func add(name: String, url given: String, invocation: Invocation) throws {
         let name = try validatedName(name)
+        let url = try s3URL(given, invocation)
         let container: TextContainer
         do {
             container = try TextContainer(path: invocation.containerPath)
@@ -110,6 +113,38 @@ enum RemoteCommand {
         try Output.write(
             "\(name): \(Output.escaped(container.url.path)) syncs with \(url) (container \(entry.identifier))\n"
         )
+    }
+
+    /// An `s3://` URL with `--endpoint`, `--region` and `--profile` folded into it, as the
+    /// container's settings keep it; any other URL as given (those options are S3's).
+    static func s3URL(_ url: String, _ invocation: Invocation) throws -> String {
+        let options = [
+            (invocation.endpoint, "--endpoint"), (invocation.region, "--region"),
+            (invocation.profile, "--profile"),
+        ]
+        guard url.lowercased().hasPrefix("s3://") else {
+            if let option = options.first(where: { $0.0 != nil })?.1 {
+                throw DocsFailure.usage("\(option) is for s3:// remotes", command: "remote")
+            }
+            return url
+        }
+        var address: S3Address
+        do { address = try S3Address(parsing: url) } catch let error as SyncError {
+            throw DocsFailure.usage(error.message, command: "remote")
+        }
+        if let endpoint = invocation.endpoint {
+            guard let parsed = URL(string: endpoint),
+                ["http", "https"].contains(parsed.scheme?.lowercased()),
+                parsed.host != nil
+            else {
+                throw DocsFailure.usage(
+                    "--endpoint “\(Output.escaped(endpoint))” is not an http(s) URL", command: "remote")
+            }
+            address.endpoint = parsed
+        }
+        if let region = invocation.region { address.region = region }
+        if let profile = invocation.profile { address.profile = profile }
+        return address.url
     }
 
     /// This program's own path, for starting it as a container's sync agent.
@@ -184,8 +219,20 @@ enum RemoteCommand {
                 "\(url): a folder: safe: every write is checked and made under the folder's lock\n")
             return .success
         }
+        if scheme == "s3" {
+            let found: (remote: S3Remote, probe: S3Probe)
+            do {
+                options.probesAgain = true
+                found = try SyncRemotes.probeS3(url, options: options)
+            } catch let error as SyncError {
+                throw DocsFailure.failure(error.message)
+            }
+            try Output.write("\(found.remote.displayName): \(found.probe.summary)\n")
+            return found.probe.refusal == nil ? .success : .failure
+        }
         guard ["http", "https"].contains(scheme) else {
-            throw DocsFailure.usage("“\(url)” is not a WebDAV URL (http:// or https://)", command: "remote")
+            throw DocsFailure.usage(
+                "“\(url)” is not a WebDAV URL (http:// or https://) nor s3://", command: "remote")
         }
         let probe: WebDAVProbe
         do {

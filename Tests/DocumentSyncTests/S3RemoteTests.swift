@@ -436,3 +436,101 @@ import Testing
         #expect(written != nil && written != tag)
     }
 }
+
+/// The probe and the `s3://` address.
+@Suite struct S3ProbeTests {
+    @Test func seaweedFSKeepsEveryConditionSyncNeeds() throws {
+        let remote = try S3Servers.remote()
+        let probe = try S3Probe.run(on: remote)
+        #expect(probe.refusal == nil)
+        #expect(probe.conditionalDeletesHold)
+        #expect(probe.summary.hasPrefix("safe:"))
+        // The probe cleans up after itself.
+        #expect(try remote.list(.metadataFolder).entries.isEmpty)
+    }
+
+    @Test func aStoreThatIgnoresConditionsIsRefusedNamingWhatFailed() throws {
+        var configuration = try S3Servers.configuration(prefix: S3Servers.freshPrefix(#function))
+        let proxy = try FaultProxy(target: configuration.endpoint!, rewritesHost: false)
+        defer { proxy.stop() }
+        proxy.decide = { _, _ in .ignoreConditions }
+        configuration.endpoint = proxy.url(for: configuration.endpoint!)
+        let probe = try S3Probe.run(on: try S3Remote(configuration))
+        #expect(!probe.createOnlyHolds && !probe.replaceIfUnchangedHolds && !probe.racingWritesHaveOneWinner)
+        #expect(!probe.conditionalDeletesHold)
+        let refusal = try #require(probe.refusal)
+        #expect(refusal.contains("ignores If-None-Match"))
+        #expect(refusal.contains("ignores If-Match"))
+        #expect(refusal.contains("racing create-only writes"))
+    }
+
+    @Test func syncRefusesSuchAStoreAndTakesAGoodOne() throws {
+        let cluster = try S3Servers.Cluster.shared()
+        let credentials = try cluster.credentials()
+        let environment = [
+            "AWS_ACCESS_KEY_ID": credentials.accessKeyID,
+            "AWS_SECRET_ACCESS_KEY": credentials.secretAccessKey,
+        ]
+        let good = S3Address(
+            bucket: cluster.bucket, prefix: S3Servers.freshPrefix(#function), endpoint: cluster.endpoint,
+            region: cluster.region)
+        let state = try TemporaryFolder()
+        var options = RemoteOptions()
+        options.stateHome = state.url
+        let (remote, probe) = try SyncRemotes.probeS3(good.url, options: options, environment: environment)
+        #expect(probe.refusal == nil)
+        #expect(remote.configuration.deletes == .conditional)
+        let proxy = try FaultProxy(target: cluster.endpoint, rewritesHost: false)
+        defer { proxy.stop() }
+        proxy.decide = { _, _ in .ignoreConditions }
+        var bad = good
+        bad.endpoint = proxy.url(for: cluster.endpoint)
+        do {
+            _ = try SyncRemotes.s3(bad.url, options: options, environment: environment)
+            Issue.record("a store that ignores conditions was taken")
+        } catch let error as SyncError {
+            #expect(error.message.contains("cannot be synced with safely"))
+            #expect(!error.message.contains(credentials.secretAccessKey))
+        }
+        // What the probe found is kept, private, without the secret.
+        let kept = S3Settings.file(for: good.url, stateHome: state.url)
+        let text = try String(contentsOf: kept, encoding: .utf8)
+        #expect(text.contains("conditionalDeletesHold") && !text.contains(credentials.secretAccessKey))
+        #expect(
+            try FileManager.default.attributesOfItem(atPath: kept.path)[.posixPermissions] as? Int == 0o600)
+        // No credentials anywhere: said, naming where they were looked for.
+        do {
+            _ = try SyncRemotes.s3(good.url, options: options, environment: ["HOME": "/nonexistent"])
+            Issue.record("no credentials, yet a remote")
+        } catch let error as SyncError {
+            #expect(
+                error.message.contains("AWS_ACCESS_KEY_ID")
+                    && error.message.contains("/nonexistent/.aws/credentials"))
+        }
+    }
+
+    @Test func anAddressIsOneURLWithItsSettingsAndNoSecret() throws {
+        let address = S3Address(
+            bucket: "team", prefix: "/Notes/2026/", endpoint: URL(string: "https://minio.example.com:9000")!,
+            region: "eu-west-1", profile: "work", addressing: .path)
+        #expect(
+            address.url
+                == "s3://team/Notes/2026?endpoint=https://minio.example.com:9000&region=eu-west-1&profile=work&addressing=path"
+        )
+        #expect(try S3Address(parsing: address.url) == address)
+        #expect(try S3Address(parsing: "s3://bucket") == S3Address(bucket: "bucket"))
+        func message(_ text: String) -> String {
+            do {
+                _ = try S3Address(parsing: text)
+                return "parsed"
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(message("s3://key:secret@bucket/p").contains("holds credentials"))
+        #expect(!message("s3://key:secret@bucket/p").contains("secret@"))
+        #expect(message("s3://bucket/p?colour=red").contains("unknown setting “colour”"))
+        #expect(message("s3://bucket/p?addressing=sideways").contains("“path” or “virtual”"))
+        #expect(message("s3:///p").contains("not an S3 URL"))
+    }
+}

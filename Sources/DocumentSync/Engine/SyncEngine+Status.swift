@@ -106,7 +106,9 @@ extension SyncEngine {
 /// The remotes a URL can name.
 public enum SyncRemotes {
     /// The remote at `url`: `file:///absolute/path` is a folder (a disk, a mounted share);
-    /// `https://host/path/` a WebDAV collection, probed the first time it is used.
+    /// `https://host/path/` a WebDAV collection, probed the first time it is used;
+    /// `s3://bucket/prefix?endpoint=…&region=…` a key prefix of an S3 store (``S3Address``),
+    /// probed each time.
     ///
     /// - Throws: ``SyncError`` naming the URL when its scheme is not one sync speaks, or the
     ///   folder it names is missing or not a folder.
@@ -130,9 +132,11 @@ public enum SyncRemotes {
             return LocalFolderRemote(root: URL(fileURLWithPath: path, isDirectory: true), displayName: url)
         case "http", "https":
             return try webDAV(parsed, url, options: options)
+        case "s3":
+            return try s3(url, options: options, environment: ProcessInfo.processInfo.environment)
         default:
             throw SyncError(
-                .unusable, "“\(url)”: sync speaks file:// and http(s):// (WebDAV) URLs, not \(scheme)://")
+                .unusable, "“\(url)”: sync speaks file://, http(s):// (WebDAV) and s3:// URLs, not \(scheme)://")
         }
     }
 }

@@ -28,13 +28,22 @@ public struct RemoteOptions: Sendable {
 /// What is kept of a WebDAV remote between runs, in a file of mode 0600 under the state
 /// folder: its URL (without credentials), the user name, and what the probe found. Never a
 /// password.
-struct WebDAVSettings: Codable, Equatable {
+struct WebDAVSettings: KeptRemoteSettings, Equatable {
     var url: String
     var user: String?
     var probe: WebDAVProbe
     var probed: Date
     var unsafeServer: Bool
+}
 
+/// What is kept of a remote between runs, in a file of mode 0600 under the state folder
+/// named after its URL (without credentials): never a password or a secret key.
+protocol KeptRemoteSettings: Codable {
+    /// The remote's URL, without credentials.
+    var url: String { get }
+}
+
+extension KeptRemoteSettings {
     static func file(for url: String, stateHome: URL?) -> URL {
         let hash = ContentHash(of: Data(url.utf8)).hex
         return (stateHome ?? SyncJournal.defaultStateHome())
@@ -42,14 +51,14 @@ struct WebDAVSettings: Codable, Equatable {
             .appendingPathComponent("\(hash).json")
     }
 
-    static func read(for url: String, stateHome: URL?) -> WebDAVSettings? {
+    static func read(for url: String, stateHome: URL?) -> Self? {
         guard let data = FileManager.default.contents(atPath: file(for: url, stateHome: stateHome).path)
         else {
             return nil
         }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
-        return try? decoder.decode(WebDAVSettings.self, from: data)
+        return try? decoder.decode(Self.self, from: data)
     }
 
     /// Writes the file, private to its owner from the first byte (made 0600, then filled).
