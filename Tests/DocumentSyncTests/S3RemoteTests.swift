@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import DocumentSync
@@ -532,5 +533,79 @@ import Testing
         #expect(message("s3://bucket/p?colour=red").contains("unknown setting “colour”"))
         #expect(message("s3://bucket/p?addressing=sideways").contains("“path” or “virtual”"))
         #expect(message("s3:///p").contains("not an S3 URL"))
+    }
+}
+
+/// An S3 remote whose first move stops after its copy, as a crash between the copy and the
+/// delete leaves it: the item at both paths.
+final class HalfMovingRemote: Remote {
+    let base: S3Remote
+    private let stops = Mutex(true)
+
+    init(_ base: S3Remote) { self.base = base }
+
+    var displayName: String { base.displayName }
+    var hasFileIDs: Bool { base.hasFileIDs }
+    var movesAreAtomic: Bool { base.movesAreAtomic }
+    func list(_ folder: RemotePath) throws -> RemoteListing { try base.list(folder) }
+    func listTree() throws -> [RemotePath: RemoteEntry]? { try base.listTree() }
+    func entry(at path: RemotePath) throws -> RemoteEntry? { try base.entry(at: path) }
+    func read(_ path: RemotePath, into sink: (Data) throws -> Void) throws -> RemoteTag {
+        try base.read(path, into: sink)
+    }
+    func write(_ path: RemotePath, from source: UploadSource, condition: WriteCondition) throws -> RemoteTag?
+    {
+        try base.write(path, from: source, condition: condition)
+    }
+    func delete(_ path: RemotePath, condition: WriteCondition) throws {
+        try base.delete(path, condition: condition)
+    }
+    func makeFolder(_ path: RemotePath) throws { try base.makeFolder(path) }
+    func finishMove(_ source: RemotePath, to destination: RemotePath, condition: WriteCondition?) throws {
+        try base.finishMove(source, to: destination, condition: condition)
+    }
+    func move(_ source: RemotePath, to destination: RemotePath, condition: WriteCondition?) throws
+        -> RemoteTag?
+    {
+        guard
+            stops.withLock({ stops in
+                defer { stops = false }
+                return stops
+            })
+        else {
+            return try base.move(source, to: destination, condition: condition)
+        }
+        var bytes = Data()
+        _ = try base.read(source) { bytes.append($0) }
+        try base.write(destination, from: UploadSource(bytes), condition: .absent)
+        throw RemoteError(
+            .connectionLost, operation: .move, path: source, destination: destination, remote: displayName,
+            detail: "the test stopped the move after its copy")
+    }
+}
+
+@Suite struct S3MoveRecoveryTests {
+    @Test func aRenameStoppedBetweenCopyAndDeleteIsFinishedAndTheOldNameNeverComesBack() throws {
+        let folder = try TemporaryFolder()
+        let remote = HalfMovingRemote(try S3Servers.remote())
+        let a = try SyncDevice("a", remote: remote, in: folder)
+        let b = try SyncDevice("b", remote: remote, in: folder)
+        try Data("the plan\n".utf8).write(to: a.url("plan.txt"))
+        #expect(try a.sync().uploaded == 1)
+        #expect(try b.sync().downloaded == 1)
+        try FileManager.default.moveItem(at: a.url("plan.txt"), to: a.url("renamed.txt"))
+        _ = try a.sync()
+        // Stopped: both names on the store.
+        #expect(try remote.base.entry(at: RemotePath("plan.txt")) != nil)
+        #expect(try remote.base.entry(at: RemotePath("renamed.txt")) != nil)
+        // The next pass finishes the move.
+        _ = try a.sync()
+        #expect(try remote.base.entry(at: RemotePath("plan.txt")) == nil)
+        _ = try b.sync()
+        _ = try a.sync()
+        for device in [a, b] {
+            #expect(!FileManager.default.fileExists(atPath: device.url("plan.txt").path), "\(device.name)")
+            #expect(try String(contentsOf: device.url("renamed.txt"), encoding: .utf8) == "the plan\n")
+        }
     }
 }
