@@ -155,387 +155,6 @@ import Testing
     }
 }
 
-/// S3 on the SeaweedFS cluster of scripts/s3-servers.
-@Suite struct S3RemoteTests {
-    /// Bytes that are not all alike, so that a part out of place shows.
-    func bytes(_ count: Int, seed: UInt64) -> Data {
-        var generator = SeededGenerator(seed: seed)
-        return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
-    }
-
-    /// The multipart uploads under the remote's prefix that are not finished.
-    func pendingUploads(_ remote: S3Remote) throws -> [String] {
-        let answer = try remote.send(
-            remote.request("GET", key: nil, query: [("uploads", ""), ("prefix", remote.keyPrefix)]), .list,
-            .root)
-        #expect(answer.status == 200)
-        return try S3XML(parsing: answer.body).root.children("Upload").compactMap { $0.value("UploadId") }
-    }
-
-    func small(_ configuration: inout S3Remote.Configuration) {
-        configuration.multipartThreshold = 6 << 20
-        configuration.partSize = 5 << 20
-    }
-
-    @Test func aLargeFileGoesUpInPartsOnItsConditionAndComesBackWhole() throws {
-        let remote = try S3Servers.remote(configure: small)
-        let first = bytes(12 << 20 + 123, seed: 1)
-        let tag = try #require(
-            try remote.write(
-                RemotePath("big.bin"), from: UploadSource(first, chunkSize: 300_000), condition: .absent))
-        var read = Data()
-        #expect(try remote.read(RemotePath("big.bin")) { read.append($0) } == tag)
-        #expect(read == first)
-        #expect(try remote.entry(at: RemotePath("big.bin"))?.size == Int64(first.count))
-        // Create-only and replace-if-unchanged hold on CompleteMultipartUpload too.
-        let second = bytes(7 << 20, seed: 2)
-        #expect(throws: RemoteError.self) {
-            try remote.write(RemotePath("big.bin"), from: UploadSource(second), condition: .absent)
-        }
-        #expect(throws: RemoteError.self) {
-            try remote.write(
-                RemotePath("big.bin"), from: UploadSource(second), condition: .matches(RemoteTag("\"stale\""))
-            )
-        }
-        let replaced = try #require(
-            try remote.write(RemotePath("big.bin"), from: UploadSource(second), condition: .matches(tag)))
-        #expect(replaced != tag)
-        read = Data()
-        _ = try remote.read(RemotePath("big.bin")) { read.append($0) }
-        #expect(read == second)
-        // Every upload was completed or aborted.
-        #expect(try pendingUploads(remote).isEmpty)
-    }
-
-    @Test func aRefusedOrLyingMultipartUploadIsAbortedAndAppliesNothing() throws {
-        let remote = try S3Servers.remote(configure: small)
-        let original = bytes(100, seed: 3)
-        let tag = try #require(
-            try remote.write(RemotePath("a.bin"), from: UploadSource(original), condition: .absent))
-        let large = bytes(11 << 20, seed: 4)
-        do {
-            try remote.write(
-                RemotePath("a.bin"), from: UploadSource(large), condition: .matches(RemoteTag("\"other\"")))
-            Issue.record("a stale tag was taken")
-        } catch let error as RemoteError {
-            #expect(error.kind == .preconditionFailed)
-        }
-        // A file that grew while it was read: the parts sent are dropped.
-        let grown = UploadSource(size: Int64(large.count) - 10, nextChunk: UploadSource(large).nextChunk)
-        do {
-            try remote.write(RemotePath("a.bin"), from: grown, condition: .matches(tag))
-            Issue.record("a source that gave more than its size was taken")
-        } catch let error as RemoteError {
-            #expect(error.kind == .sourceChanged)
-        }
-        var read = Data()
-        #expect(try remote.read(RemotePath("a.bin")) { read.append($0) } == tag)
-        #expect(read == original)
-        #expect(try pendingUploads(remote).isEmpty)
-    }
-
-    @Test func anUploadACrashLeftIsAbortedOnceStaleAndAFreshOneIsNot() throws {
-        let prefix = S3Servers.freshPrefix(#function)
-        let remote = try S3Remote(try S3Servers.configuration(prefix: prefix))
-        let begun = try remote.send(
-            remote.request("POST", key: remote.key(RemotePath("left.bin")), query: [("uploads", "")]), .write,
-            .root)
-        #expect(begun.status == 200)
-        // Another remote of the prefix sweeps at its first listing: a day old is stale, and
-        // this upload is seconds old.
-        _ = try S3Remote(try S3Servers.configuration(prefix: prefix)).list(.root)
-        #expect(try pendingUploads(remote).count == 1)
-        var configuration = try S3Servers.configuration(prefix: prefix)
-        configuration.staleUploadAge = -60
-        _ = try S3Remote(configuration).list(.root)
-        #expect(try pendingUploads(remote).isEmpty)
-    }
-
-    @Test func aMoveACrashStoppedBetweenCopyAndDeleteIsFinishedWithoutDeletingNewerWrites() throws {
-        let remote = try S3Servers.remote()
-        // The copy was made, the delete was not: both paths hold the bytes.
-        let tag = try #require(
-            try remote.write(RemotePath("a.txt"), from: UploadSource(Data("a".utf8)), condition: .absent))
-        try remote.write(RemotePath("b.txt"), from: UploadSource(Data("a".utf8)), condition: .absent)
-        try remote.finishMove(RemotePath("a.txt"), to: RemotePath("b.txt"), condition: .matches(tag))
-        #expect(try remote.entry(at: RemotePath("a.txt")) == nil)
-        // Written again at the source by another device since: it stays.
-        let c = try #require(
-            try remote.write(RemotePath("c.txt"), from: UploadSource(Data("c".utf8)), condition: .absent))
-        try remote.write(RemotePath("d.txt"), from: UploadSource(Data("c".utf8)), condition: .absent)
-        try remote.write(RemotePath("c.txt"), from: UploadSource(Data("newer".utf8)), condition: .matches(c))
-        try remote.finishMove(RemotePath("c.txt"), to: RemotePath("d.txt"), condition: .matches(c))
-        #expect(try remote.entry(at: RemotePath("c.txt")) != nil)
-
-        // A folder moved halfway: one key copied, one not, one written again at the source.
-        try remote.makeFolder(RemotePath("f"))
-        for name in ["1", "2", "3"] {
-            try remote.write(RemotePath("f/\(name)"), from: UploadSource(Data(name.utf8)), condition: .absent)
-        }
-        try remote.makeFolder(RemotePath("g"))
-        try remote.write(RemotePath("g/1"), from: UploadSource(Data("1".utf8)), condition: .absent)
-        try remote.write(RemotePath("g/3"), from: UploadSource(Data("other".utf8)), condition: .absent)
-        try remote.finishMove(RemotePath("f"), to: RemotePath("g"), condition: nil)
-        #expect(try remote.list(RemotePath("g")).entries.map(\.name) == ["1", "2", "3"])
-        // f/3 differs from g/3: it stays, and so does its folder.
-        #expect(try remote.list(RemotePath("f")).entries.map(\.name) == ["3"])
-        var data = Data()
-        _ = try remote.read(RemotePath("f/3")) { data.append($0) }
-        #expect(data == Data("3".utf8))
-    }
-
-    @Test func aFolderMadeByKeysAloneStaysWhenItsLastFileGoes() throws {
-        let remote = try S3Servers.remote()
-        // Another tool wrote "notes/plan.txt" without a marker for "notes".
-        let put = try remote.send(
-            remote.request(
-                "PUT", key: remote.key(RemotePath("notes/plan.txt")),
-                payloadHash: S3Signer.sha256Hex(Data("x".utf8))),
-            body: .data(Data("x".utf8)), .write, .root)
-        #expect(put.status == 200)
-        let entry = try #require(try remote.entry(at: RemotePath("notes/plan.txt")))
-        #expect(try remote.entry(at: RemotePath("notes"))?.kind == .folder)
-        try remote.delete(RemotePath("notes/plan.txt"), condition: .matches(try #require(entry.tag)))
-        #expect(try remote.entry(at: RemotePath("notes"))?.kind == .folder)
-        #expect(try remote.list(RemotePath("notes")).entries.isEmpty)
-    }
-
-    @Test func oneListingGivesTheWholeTreeAcrossPages() throws {
-        let remote = try S3Servers.remote()
-        try remote.makeFolder(RemotePath("a"))
-        try remote.makeFolder(RemotePath("a/b"))
-        try remote.makeFolder(RemotePath(".documentsync"))
-        try remote.write(RemotePath(".documentsync/x"), from: UploadSource(Data()), condition: .absent)
-        for index in 0..<25 {
-            try remote.write(
-                RemotePath("a/b/\(index).txt"), from: UploadSource(Data("\(index)".utf8)), condition: .absent)
-        }
-        var pages = 0
-        try remote.listPages(prefix: remote.keyPrefix, delimiter: false, maxKeys: 10, .list, .root) { _ in
-            pages += 1
-        }
-        #expect(pages >= 3)
-        let tree = try #require(try remote.listTree())
-        #expect(tree.count == 27)
-        #expect(tree[RemotePath("a/b")]?.kind == .folder)
-        #expect(tree[RemotePath("a/b/7.txt")]?.size == 1)
-        #expect(tree.keys.allSatisfy { !$0.isMetadata })
-    }
-
-    // MARK: Bad input
-
-    func error(_ body: () throws -> Void) -> RemoteError? {
-        do {
-            try body()
-            return nil
-        } catch let error as RemoteError {
-            return error
-        } catch {
-            Issue.record("not a RemoteError: \(error)")
-            return nil
-        }
-    }
-
-    @Test func aWrongSecretIsRefusedNamingTheKeyAndNotTheSecret() throws {
-        var configuration = try S3Servers.configuration(prefix: S3Servers.freshPrefix(#function))
-        configuration.credentials.secretAccessKey = "wrong-secret-123"
-        let failure = try #require(error { _ = try S3Remote(configuration).list(.root) })
-        #expect(failure.kind == .permissionDenied)
-        #expect(failure.description.contains(configuration.credentials.accessKeyID))
-        #expect(failure.description.contains("secret key does not match"))
-        #expect(!failure.description.contains("wrong-secret-123"))
-        configuration.credentials.accessKeyID = "AKIANOSUCHKEY"
-        let unknown = try #require(error { _ = try S3Remote(configuration).list(.root) })
-        #expect(unknown.kind == .permissionDenied)
-        #expect(unknown.description.contains("AKIANOSUCHKEY"))
-    }
-
-    @Test func aMissingBucketIsNamed() throws {
-        var configuration = try S3Servers.configuration(prefix: "p")
-        configuration.bucket = "no-such-bucket-\(UUID().uuidString.prefix(8).lowercased())"
-        let failure = try #require(error { _ = try S3Remote(configuration).list(.root) })
-        #expect(failure.kind == .unavailable)
-        #expect(failure.description.contains("the bucket “\(configuration.bucket)” does not exist"))
-    }
-
-    @Test func aPrefixThatIsAFileIsNamed() throws {
-        let parent = try S3Servers.remote()
-        try parent.write(RemotePath("file"), from: UploadSource(Data("x".utf8)), condition: .absent)
-        let remote = try S3Remote(try S3Servers.configuration(prefix: parent.keyPrefix + "file"))
-        let failure = try #require(error { _ = try remote.list(.root) })
-        #expect(failure.kind == .notAFolder)
-        #expect(failure.description.contains("is a file in the bucket"))
-        let tree = try #require(error { _ = try remote.listTree() })
-        #expect(tree.kind == .notAFolder)
-    }
-
-    @Test func aClockFarOffIsExplained() throws {
-        var configuration = try S3Servers.configuration(prefix: S3Servers.freshPrefix(#function))
-        configuration.clockOffset = 3 * 3600
-        let failure = try #require(error { _ = try S3Remote(configuration).list(.root) })
-        #expect(failure.description.contains("clock"))
-        #expect(failure.description.contains("180 minutes ahead of the store's"))
-    }
-
-    @Test func badConfigurationsAreRefusedBeforeAnythingIsSent() throws {
-        let credentials = S3Credentials(accessKeyID: "AKIA", secretAccessKey: "s")
-        func refusal(_ configuration: S3Remote.Configuration) -> String {
-            do {
-                _ = try S3Remote(configuration)
-                return "accepted"
-            } catch {
-                return "\(error)"
-            }
-        }
-        var configuration = S3Remote.Configuration(
-            bucket: "b", endpoint: URL(string: "http://store.example.com")!, credentials: credentials)
-        #expect(refusal(configuration).contains("plain http"))
-        configuration.endpoint = URL(string: "ftp://store.example.com")!
-        #expect(refusal(configuration).contains("http:// or https://"))
-        configuration.endpoint = nil
-        configuration.bucket = "no/slash"
-        #expect(refusal(configuration).contains("is not a bucket name"))
-        // AWS's own endpoint: virtual-host addressing.
-        let aws = try S3Remote(
-            S3Remote.Configuration(
-                bucket: "team", prefix: "/Notes/", region: "eu-west-1", credentials: credentials))
-        #expect(aws.origin == "https://team.s3.eu-west-1.amazonaws.com")
-        #expect(aws.bucketPath == "")
-        #expect(aws.keyPrefix == "Notes/")
-        #expect(aws.displayName == "s3://team/Notes")
-    }
-
-    @Test func aConnectionDroppedMidMultipartIsAClearErrorAndTheNextTryGoesOn() throws {
-        var configuration = try S3Servers.configuration(prefix: S3Servers.freshPrefix(#function))
-        small(&configuration)
-        let proxy = try FaultProxy(target: configuration.endpoint!, rewritesHost: false)
-        defer { proxy.stop() }
-        configuration.endpoint = proxy.url(for: configuration.endpoint!)
-        let remote = try S3Remote(configuration)
-        let original = bytes(10, seed: 5)
-        let tag = try #require(
-            try remote.write(RemotePath("a.bin"), from: UploadSource(original), condition: .absent))
-        // Every try of the second part is cut off.
-        proxy.inject(.resetBeforeRequest, count: 10) { method, path in
-            method == "PUT" && path.contains("partNumber=2")
-        }
-        let large = bytes(11 << 20, seed: 6)
-        let failure = try #require(
-            error {
-                try remote.write(RemotePath("a.bin"), from: UploadSource(large), condition: .matches(tag))
-            })
-        #expect(failure.kind == .connectionLost)
-        #expect(failure.description.contains("a.bin"))
-        var read = Data()
-        #expect(try remote.read(RemotePath("a.bin")) { read.append($0) } == tag)
-        #expect(read == original)
-        #expect(try pendingUploads(remote).isEmpty)
-        // The store is back: the same write goes through.
-        proxy.decide = { _, _ in .none }
-        let written = try remote.write(
-            RemotePath("a.bin"), from: UploadSource(large), condition: .matches(tag))
-        #expect(written != nil && written != tag)
-    }
-}
-
-/// The probe and the `s3://` address.
-@Suite struct S3ProbeTests {
-    @Test func seaweedFSKeepsEveryConditionSyncNeeds() throws {
-        let remote = try S3Servers.remote()
-        let probe = try S3Probe.run(on: remote)
-        #expect(probe.refusal == nil)
-        #expect(probe.conditionalDeletesHold)
-        #expect(probe.summary.hasPrefix("safe:"))
-        // The probe cleans up after itself.
-        #expect(try remote.list(.metadataFolder).entries.isEmpty)
-    }
-
-    @Test func aStoreThatIgnoresConditionsIsRefusedNamingWhatFailed() throws {
-        var configuration = try S3Servers.configuration(prefix: S3Servers.freshPrefix(#function))
-        let proxy = try FaultProxy(target: configuration.endpoint!, rewritesHost: false)
-        defer { proxy.stop() }
-        proxy.decide = { _, _ in .ignoreConditions }
-        configuration.endpoint = proxy.url(for: configuration.endpoint!)
-        let probe = try S3Probe.run(on: try S3Remote(configuration))
-        #expect(!probe.createOnlyHolds && !probe.replaceIfUnchangedHolds && !probe.racingWritesHaveOneWinner)
-        #expect(!probe.conditionalDeletesHold)
-        let refusal = try #require(probe.refusal)
-        #expect(refusal.contains("ignores If-None-Match"))
-        #expect(refusal.contains("ignores If-Match"))
-        #expect(refusal.contains("racing create-only writes"))
-    }
-
-    @Test func syncRefusesSuchAStoreAndTakesAGoodOne() throws {
-        let cluster = try S3Servers.Cluster.shared()
-        let credentials = try cluster.credentials()
-        let environment = [
-            "AWS_ACCESS_KEY_ID": credentials.accessKeyID,
-            "AWS_SECRET_ACCESS_KEY": credentials.secretAccessKey,
-        ]
-        let good = S3Address(
-            bucket: cluster.bucket, prefix: S3Servers.freshPrefix(#function), endpoint: cluster.endpoint,
-            region: cluster.region)
-        let state = try TemporaryFolder()
-        var options = RemoteOptions()
-        options.stateHome = state.url
-        let (remote, probe) = try SyncRemotes.probeS3(good.url, options: options, environment: environment)
-        #expect(probe.refusal == nil)
-        #expect(remote.configuration.deletes == .conditional)
-        let proxy = try FaultProxy(target: cluster.endpoint, rewritesHost: false)
-        defer { proxy.stop() }
-        proxy.decide = { _, _ in .ignoreConditions }
-        var bad = good
-        bad.endpoint = proxy.url(for: cluster.endpoint)
-        do {
-            _ = try SyncRemotes.s3(bad.url, options: options, environment: environment)
-            Issue.record("a store that ignores conditions was taken")
-        } catch let error as SyncError {
-            #expect(error.message.contains("cannot be synced with safely"))
-            #expect(!error.message.contains(credentials.secretAccessKey))
-        }
-        // What the probe found is kept, private, without the secret.
-        let kept = S3Settings.file(for: good.url, stateHome: state.url)
-        let text = try String(contentsOf: kept, encoding: .utf8)
-        #expect(text.contains("conditionalDeletesHold") && !text.contains(credentials.secretAccessKey))
-        #expect(
-            try FileManager.default.attributesOfItem(atPath: kept.path)[.posixPermissions] as? Int == 0o600)
-        // No credentials anywhere: said, naming where they were looked for.
-        do {
-            _ = try SyncRemotes.s3(good.url, options: options, environment: ["HOME": "/nonexistent"])
-            Issue.record("no credentials, yet a remote")
-        } catch let error as SyncError {
-            #expect(
-                error.message.contains("AWS_ACCESS_KEY_ID")
-                    && error.message.contains("/nonexistent/.aws/credentials"))
-        }
-    }
-
-    @Test func anAddressIsOneURLWithItsSettingsAndNoSecret() throws {
-        let address = S3Address(
-            bucket: "team", prefix: "/Notes/2026/", endpoint: URL(string: "https://minio.example.com:9000")!,
-            region: "eu-west-1", profile: "work", addressing: .path)
-        #expect(
-            address.url
-                == "s3://team/Notes/2026?endpoint=https://minio.example.com:9000&region=eu-west-1&profile=work&addressing=path"
-        )
-        #expect(try S3Address(parsing: address.url) == address)
-        #expect(try S3Address(parsing: "s3://bucket") == S3Address(bucket: "bucket"))
-        func message(_ text: String) -> String {
-            do {
-                _ = try S3Address(parsing: text)
-                return "parsed"
-            } catch {
-                return "\(error)"
-            }
-        }
-        #expect(message("s3://key:secret@bucket/p").contains("holds credentials"))
-        #expect(!message("s3://key:secret@bucket/p").contains("secret@"))
-        #expect(message("s3://bucket/p?colour=red").contains("unknown setting “colour”"))
-        #expect(message("s3://bucket/p?addressing=sideways").contains("“path” or “virtual”"))
-        #expect(message("s3:///p").contains("not an S3 URL"))
-    }
-}
-
 /// An S3 remote whose first move stops after its copy, as a crash between the copy and the
 /// delete leaves it: the item at both paths.
 final class HalfMovingRemote: Remote {
@@ -584,28 +203,426 @@ final class HalfMovingRemote: Remote {
     }
 }
 
-@Suite struct S3MoveRecoveryTests {
-    @Test func aRenameStoppedBetweenCopyAndDeleteIsFinishedAndTheOldNameNeverComesBack() throws {
-        let folder = try TemporaryFolder()
-        let remote = HalfMovingRemote(try S3Servers.remote())
-        let a = try SyncDevice("a", remote: remote, in: folder)
-        let b = try SyncDevice("b", remote: remote, in: folder)
-        try Data("the plan\n".utf8).write(to: a.url("plan.txt"))
-        #expect(try a.sync().uploaded == 1)
-        #expect(try b.sync().downloaded == 1)
-        try FileManager.default.moveItem(at: a.url("plan.txt"), to: a.url("renamed.txt"))
-        _ = try a.sync()
-        // Stopped: both names on the store.
-        #expect(try remote.base.entry(at: RemotePath("plan.txt")) != nil)
-        #expect(try remote.base.entry(at: RemotePath("renamed.txt")) != nil)
-        // The next pass finishes the move.
-        _ = try a.sync()
-        #expect(try remote.base.entry(at: RemotePath("plan.txt")) == nil)
-        _ = try b.sync()
-        _ = try a.sync()
-        for device in [a, b] {
-            #expect(!FileManager.default.fileExists(atPath: device.url("plan.txt").path), "\(device.name)")
-            #expect(try String(contentsOf: device.url("renamed.txt"), encoding: .utf8) == "the plan\n")
+extension BlockingSyncTests {
+    // The suites below block their thread on the store (multipart uploads, racing writes, held
+    // connections): among the blocking suites, one test at a time.
+
+    /// S3 on the SeaweedFS cluster of scripts/s3-servers.
+    @Suite(.serialized) struct S3RemoteTests {
+        /// Bytes that are not all alike, so that a part out of place shows.
+        func bytes(_ count: Int, seed: UInt64) -> Data {
+            var generator = SeededGenerator(seed: seed)
+            return Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        }
+
+        /// The multipart uploads under the remote's prefix that are not finished.
+        func pendingUploads(_ remote: S3Remote) throws -> [String] {
+            let answer = try remote.send(
+                remote.request("GET", key: nil, query: [("uploads", ""), ("prefix", remote.keyPrefix)]),
+                .list,
+                .root)
+            #expect(answer.status == 200)
+            return try S3XML(parsing: answer.body).root.children("Upload").compactMap { $0.value("UploadId") }
+        }
+
+        func small(_ configuration: inout S3Remote.Configuration) {
+            configuration.multipartThreshold = 6 << 20
+            configuration.partSize = 5 << 20
+        }
+
+        @Test func aLargeFileGoesUpInPartsOnItsConditionAndComesBackWhole() throws {
+            let remote = try S3Servers.remote(configure: small)
+            let first = bytes(12 << 20 + 123, seed: 1)
+            let tag = try #require(
+                try remote.write(
+                    RemotePath("big.bin"), from: UploadSource(first, chunkSize: 300_000), condition: .absent))
+            var read = Data()
+            #expect(try remote.read(RemotePath("big.bin")) { read.append($0) } == tag)
+            #expect(read == first)
+            #expect(try remote.entry(at: RemotePath("big.bin"))?.size == Int64(first.count))
+            // Create-only and replace-if-unchanged hold on CompleteMultipartUpload too.
+            let second = bytes(7 << 20, seed: 2)
+            #expect(throws: RemoteError.self) {
+                try remote.write(RemotePath("big.bin"), from: UploadSource(second), condition: .absent)
+            }
+            #expect(throws: RemoteError.self) {
+                try remote.write(
+                    RemotePath("big.bin"), from: UploadSource(second),
+                    condition: .matches(RemoteTag("\"stale\""))
+                )
+            }
+            let replaced = try #require(
+                try remote.write(RemotePath("big.bin"), from: UploadSource(second), condition: .matches(tag)))
+            #expect(replaced != tag)
+            read = Data()
+            _ = try remote.read(RemotePath("big.bin")) { read.append($0) }
+            #expect(read == second)
+            // Every upload was completed or aborted.
+            #expect(try pendingUploads(remote).isEmpty)
+        }
+
+        @Test func aRefusedOrLyingMultipartUploadIsAbortedAndAppliesNothing() throws {
+            let remote = try S3Servers.remote(configure: small)
+            let original = bytes(100, seed: 3)
+            let tag = try #require(
+                try remote.write(RemotePath("a.bin"), from: UploadSource(original), condition: .absent))
+            let large = bytes(11 << 20, seed: 4)
+            do {
+                try remote.write(
+                    RemotePath("a.bin"), from: UploadSource(large),
+                    condition: .matches(RemoteTag("\"other\"")))
+                Issue.record("a stale tag was taken")
+            } catch let error as RemoteError {
+                #expect(error.kind == .preconditionFailed)
+            }
+            // A file that grew while it was read: the parts sent are dropped.
+            let grown = UploadSource(size: Int64(large.count) - 10, nextChunk: UploadSource(large).nextChunk)
+            do {
+                try remote.write(RemotePath("a.bin"), from: grown, condition: .matches(tag))
+                Issue.record("a source that gave more than its size was taken")
+            } catch let error as RemoteError {
+                #expect(error.kind == .sourceChanged)
+            }
+            var read = Data()
+            #expect(try remote.read(RemotePath("a.bin")) { read.append($0) } == tag)
+            #expect(read == original)
+            #expect(try pendingUploads(remote).isEmpty)
+        }
+
+        @Test func anUploadACrashLeftIsAbortedOnceStaleAndAFreshOneIsNot() throws {
+            let prefix = S3Servers.freshPrefix(#function)
+            let remote = try S3Remote(try S3Servers.configuration(prefix: prefix))
+            let begun = try remote.send(
+                remote.request("POST", key: remote.key(RemotePath("left.bin")), query: [("uploads", "")]),
+                .write,
+                .root)
+            #expect(begun.status == 200)
+            // Another remote of the prefix sweeps at its first listing: a day old is stale, and
+            // this upload is seconds old.
+            _ = try S3Remote(try S3Servers.configuration(prefix: prefix)).list(.root)
+            #expect(try pendingUploads(remote).count == 1)
+            var configuration = try S3Servers.configuration(prefix: prefix)
+            configuration.staleUploadAge = -60
+            _ = try S3Remote(configuration).list(.root)
+            #expect(try pendingUploads(remote).isEmpty)
+        }
+
+        @Test func aMoveACrashStoppedBetweenCopyAndDeleteIsFinishedWithoutDeletingNewerWrites() throws {
+            let remote = try S3Servers.remote()
+            // The copy was made, the delete was not: both paths hold the bytes.
+            let tag = try #require(
+                try remote.write(RemotePath("a.txt"), from: UploadSource(Data("a".utf8)), condition: .absent))
+            try remote.write(RemotePath("b.txt"), from: UploadSource(Data("a".utf8)), condition: .absent)
+            try remote.finishMove(RemotePath("a.txt"), to: RemotePath("b.txt"), condition: .matches(tag))
+            #expect(try remote.entry(at: RemotePath("a.txt")) == nil)
+            // Written again at the source by another device since: it stays.
+            let c = try #require(
+                try remote.write(RemotePath("c.txt"), from: UploadSource(Data("c".utf8)), condition: .absent))
+            try remote.write(RemotePath("d.txt"), from: UploadSource(Data("c".utf8)), condition: .absent)
+            try remote.write(
+                RemotePath("c.txt"), from: UploadSource(Data("newer".utf8)), condition: .matches(c))
+            try remote.finishMove(RemotePath("c.txt"), to: RemotePath("d.txt"), condition: .matches(c))
+            #expect(try remote.entry(at: RemotePath("c.txt")) != nil)
+
+            // A folder moved halfway: one key copied, one not, one written again at the source.
+            try remote.makeFolder(RemotePath("f"))
+            for name in ["1", "2", "3"] {
+                try remote.write(
+                    RemotePath("f/\(name)"), from: UploadSource(Data(name.utf8)), condition: .absent)
+            }
+            try remote.makeFolder(RemotePath("g"))
+            try remote.write(RemotePath("g/1"), from: UploadSource(Data("1".utf8)), condition: .absent)
+            try remote.write(RemotePath("g/3"), from: UploadSource(Data("other".utf8)), condition: .absent)
+            try remote.finishMove(RemotePath("f"), to: RemotePath("g"), condition: nil)
+            #expect(try remote.list(RemotePath("g")).entries.map(\.name) == ["1", "2", "3"])
+            // f/3 differs from g/3: it stays, and so does its folder.
+            #expect(try remote.list(RemotePath("f")).entries.map(\.name) == ["3"])
+            var data = Data()
+            _ = try remote.read(RemotePath("f/3")) { data.append($0) }
+            #expect(data == Data("3".utf8))
+        }
+
+        @Test func aFolderMadeByKeysAloneStaysWhenItsLastFileGoes() throws {
+            let remote = try S3Servers.remote()
+            // Another tool wrote "notes/plan.txt" without a marker for "notes".
+            let put = try remote.send(
+                remote.request(
+                    "PUT", key: remote.key(RemotePath("notes/plan.txt")),
+                    payloadHash: S3Signer.sha256Hex(Data("x".utf8))),
+                body: .data(Data("x".utf8)), .write, .root)
+            #expect(put.status == 200)
+            let entry = try #require(try remote.entry(at: RemotePath("notes/plan.txt")))
+            #expect(try remote.entry(at: RemotePath("notes"))?.kind == .folder)
+            try remote.delete(RemotePath("notes/plan.txt"), condition: .matches(try #require(entry.tag)))
+            #expect(try remote.entry(at: RemotePath("notes"))?.kind == .folder)
+            #expect(try remote.list(RemotePath("notes")).entries.isEmpty)
+        }
+
+        @Test func oneListingGivesTheWholeTreeAcrossPages() throws {
+            let remote = try S3Servers.remote()
+            try remote.makeFolder(RemotePath("a"))
+            try remote.makeFolder(RemotePath("a/b"))
+            try remote.makeFolder(RemotePath(".documentsync"))
+            try remote.write(RemotePath(".documentsync/x"), from: UploadSource(Data()), condition: .absent)
+            for index in 0..<25 {
+                try remote.write(
+                    RemotePath("a/b/\(index).txt"), from: UploadSource(Data("\(index)".utf8)),
+                    condition: .absent)
+            }
+            var pages = 0
+            try remote.listPages(prefix: remote.keyPrefix, delimiter: false, maxKeys: 10, .list, .root) { _ in
+                pages += 1
+            }
+            #expect(pages >= 3)
+            let tree = try #require(try remote.listTree())
+            #expect(tree.count == 27)
+            #expect(tree[RemotePath("a/b")]?.kind == .folder)
+            #expect(tree[RemotePath("a/b/7.txt")]?.size == 1)
+            #expect(tree.keys.allSatisfy { !$0.isMetadata })
+        }
+
+        // MARK: Bad input
+
+        func error(_ body: () throws -> Void) -> RemoteError? {
+            do {
+                try body()
+                return nil
+            } catch let error as RemoteError {
+                return error
+            } catch {
+                Issue.record("not a RemoteError: \(error)")
+                return nil
+            }
+        }
+
+        @Test func aWrongSecretIsRefusedNamingTheKeyAndNotTheSecret() throws {
+            var configuration = try S3Servers.configuration(prefix: S3Servers.freshPrefix(#function))
+            configuration.credentials.secretAccessKey = "wrong-secret-123"
+            let failure = try #require(error { _ = try S3Remote(configuration).list(.root) })
+            #expect(failure.kind == .permissionDenied)
+            #expect(failure.description.contains(configuration.credentials.accessKeyID))
+            #expect(failure.description.contains("secret key does not match"))
+            #expect(!failure.description.contains("wrong-secret-123"))
+            configuration.credentials.accessKeyID = "AKIANOSUCHKEY"
+            let unknown = try #require(error { _ = try S3Remote(configuration).list(.root) })
+            #expect(unknown.kind == .permissionDenied)
+            #expect(unknown.description.contains("AKIANOSUCHKEY"))
+        }
+
+        @Test func aMissingBucketIsNamed() throws {
+            var configuration = try S3Servers.configuration(prefix: "p")
+            configuration.bucket = "no-such-bucket-\(UUID().uuidString.prefix(8).lowercased())"
+            let failure = try #require(error { _ = try S3Remote(configuration).list(.root) })
+            #expect(failure.kind == .unavailable)
+            #expect(failure.description.contains("the bucket “\(configuration.bucket)” does not exist"))
+        }
+
+        @Test func aPrefixThatIsAFileIsNamed() throws {
+            let parent = try S3Servers.remote()
+            try parent.write(RemotePath("file"), from: UploadSource(Data("x".utf8)), condition: .absent)
+            let remote = try S3Remote(try S3Servers.configuration(prefix: parent.keyPrefix + "file"))
+            let failure = try #require(error { _ = try remote.list(.root) })
+            #expect(failure.kind == .notAFolder)
+            #expect(failure.description.contains("is a file in the bucket"))
+            let tree = try #require(error { _ = try remote.listTree() })
+            #expect(tree.kind == .notAFolder)
+        }
+
+        @Test func aClockFarOffIsExplained() throws {
+            var configuration = try S3Servers.configuration(prefix: S3Servers.freshPrefix(#function))
+            configuration.clockOffset = 3 * 3600
+            let failure = try #require(error { _ = try S3Remote(configuration).list(.root) })
+            #expect(failure.description.contains("clock"))
+            #expect(failure.description.contains("180 minutes ahead of the store's"))
+        }
+
+        @Test func badConfigurationsAreRefusedBeforeAnythingIsSent() throws {
+            let credentials = S3Credentials(accessKeyID: "AKIA", secretAccessKey: "s")
+            func refusal(_ configuration: S3Remote.Configuration) -> String {
+                do {
+                    _ = try S3Remote(configuration)
+                    return "accepted"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            var configuration = S3Remote.Configuration(
+                bucket: "b", endpoint: URL(string: "http://store.example.com")!, credentials: credentials)
+            #expect(refusal(configuration).contains("plain http"))
+            configuration.endpoint = URL(string: "ftp://store.example.com")!
+            #expect(refusal(configuration).contains("http:// or https://"))
+            configuration.endpoint = nil
+            configuration.bucket = "no/slash"
+            #expect(refusal(configuration).contains("is not a bucket name"))
+            // AWS's own endpoint: virtual-host addressing.
+            let aws = try S3Remote(
+                S3Remote.Configuration(
+                    bucket: "team", prefix: "/Notes/", region: "eu-west-1", credentials: credentials))
+            #expect(aws.origin == "https://team.s3.eu-west-1.amazonaws.com")
+            #expect(aws.bucketPath == "")
+            #expect(aws.keyPrefix == "Notes/")
+            #expect(aws.displayName == "s3://team/Notes")
+        }
+
+        @Test func aConnectionDroppedMidMultipartIsAClearErrorAndTheNextTryGoesOn() throws {
+            var configuration = try S3Servers.configuration(prefix: S3Servers.freshPrefix(#function))
+            small(&configuration)
+            let proxy = try FaultProxy(target: configuration.endpoint!, rewritesHost: false)
+            defer { proxy.stop() }
+            configuration.endpoint = proxy.url(for: configuration.endpoint!)
+            let remote = try S3Remote(configuration)
+            let original = bytes(10, seed: 5)
+            let tag = try #require(
+                try remote.write(RemotePath("a.bin"), from: UploadSource(original), condition: .absent))
+            // Every try of the second part is cut off.
+            proxy.inject(.resetBeforeRequest, count: 10) { method, path in
+                method == "PUT" && path.contains("partNumber=2")
+            }
+            let large = bytes(11 << 20, seed: 6)
+            let failure = try #require(
+                error {
+                    try remote.write(RemotePath("a.bin"), from: UploadSource(large), condition: .matches(tag))
+                })
+            #expect(failure.kind == .connectionLost)
+            #expect(failure.description.contains("a.bin"))
+            var read = Data()
+            #expect(try remote.read(RemotePath("a.bin")) { read.append($0) } == tag)
+            #expect(read == original)
+            #expect(try pendingUploads(remote).isEmpty)
+            // The store is back: the same write goes through.
+            proxy.decide = { _, _ in .none }
+            let written = try remote.write(
+                RemotePath("a.bin"), from: UploadSource(large), condition: .matches(tag))
+            #expect(written != nil && written != tag)
+        }
+    }
+
+    /// The probe and the `s3://` address.
+    @Suite(.serialized) struct S3ProbeTests {
+        @Test func seaweedFSKeepsEveryConditionSyncNeeds() throws {
+            let remote = try S3Servers.remote()
+            let probe = try S3Probe.run(on: remote)
+            #expect(probe.refusal == nil)
+            #expect(probe.conditionalDeletesHold)
+            #expect(probe.summary.hasPrefix("safe:"))
+            // The probe cleans up after itself.
+            #expect(try remote.list(.metadataFolder).entries.isEmpty)
+        }
+
+        @Test func aStoreThatIgnoresConditionsIsRefusedNamingWhatFailed() throws {
+            var configuration = try S3Servers.configuration(prefix: S3Servers.freshPrefix(#function))
+            let proxy = try FaultProxy(target: configuration.endpoint!, rewritesHost: false)
+            defer { proxy.stop() }
+            proxy.decide = { _, _ in .ignoreConditions }
+            configuration.endpoint = proxy.url(for: configuration.endpoint!)
+            let probe = try S3Probe.run(on: try S3Remote(configuration))
+            #expect(
+                !probe.createOnlyHolds && !probe.replaceIfUnchangedHolds && !probe.racingWritesHaveOneWinner)
+            #expect(!probe.conditionalDeletesHold)
+            let refusal = try #require(probe.refusal)
+            #expect(refusal.contains("ignores If-None-Match"))
+            #expect(refusal.contains("ignores If-Match"))
+            #expect(refusal.contains("racing create-only writes"))
+        }
+
+        @Test func syncRefusesSuchAStoreAndTakesAGoodOne() throws {
+            let cluster = try S3Servers.Cluster.shared()
+            let credentials = try cluster.credentials()
+            let environment = [
+                "AWS_ACCESS_KEY_ID": credentials.accessKeyID,
+                "AWS_SECRET_ACCESS_KEY": credentials.secretAccessKey,
+            ]
+            let good = S3Address(
+                bucket: cluster.bucket, prefix: S3Servers.freshPrefix(#function), endpoint: cluster.endpoint,
+                region: cluster.region)
+            let state = try TemporaryFolder()
+            var options = RemoteOptions()
+            options.stateHome = state.url
+            let (remote, probe) = try SyncRemotes.probeS3(
+                good.url, options: options, environment: environment)
+            #expect(probe.refusal == nil)
+            #expect(remote.configuration.deletes == .conditional)
+            let proxy = try FaultProxy(target: cluster.endpoint, rewritesHost: false)
+            defer { proxy.stop() }
+            proxy.decide = { _, _ in .ignoreConditions }
+            var bad = good
+            bad.endpoint = proxy.url(for: cluster.endpoint)
+            do {
+                _ = try SyncRemotes.s3(bad.url, options: options, environment: environment)
+                Issue.record("a store that ignores conditions was taken")
+            } catch let error as SyncError {
+                #expect(error.message.contains("cannot be synced with safely"))
+                #expect(!error.message.contains(credentials.secretAccessKey))
+            }
+            // What the probe found is kept, private, without the secret.
+            let kept = S3Settings.file(for: good.url, stateHome: state.url)
+            let text = try String(contentsOf: kept, encoding: .utf8)
+            #expect(text.contains("conditionalDeletesHold") && !text.contains(credentials.secretAccessKey))
+            #expect(
+                try FileManager.default.attributesOfItem(atPath: kept.path)[.posixPermissions] as? Int
+                    == 0o600)
+            // No credentials anywhere: said, naming where they were looked for.
+            do {
+                _ = try SyncRemotes.s3(good.url, options: options, environment: ["HOME": "/nonexistent"])
+                Issue.record("no credentials, yet a remote")
+            } catch let error as SyncError {
+                #expect(
+                    error.message.contains("AWS_ACCESS_KEY_ID")
+                        && error.message.contains("/nonexistent/.aws/credentials"))
+            }
+        }
+
+        @Test func anAddressIsOneURLWithItsSettingsAndNoSecret() throws {
+            let address = S3Address(
+                bucket: "team", prefix: "/Notes/2026/",
+                endpoint: URL(string: "https://minio.example.com:9000")!,
+                region: "eu-west-1", profile: "work", addressing: .path)
+            #expect(
+                address.url
+                    == "s3://team/Notes/2026?endpoint=https://minio.example.com:9000&region=eu-west-1&profile=work&addressing=path"
+            )
+            #expect(try S3Address(parsing: address.url) == address)
+            #expect(try S3Address(parsing: "s3://bucket") == S3Address(bucket: "bucket"))
+            func message(_ text: String) -> String {
+                do {
+                    _ = try S3Address(parsing: text)
+                    return "parsed"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            #expect(message("s3://key:secret@bucket/p").contains("holds credentials"))
+            #expect(!message("s3://key:secret@bucket/p").contains("secret@"))
+            #expect(message("s3://bucket/p?colour=red").contains("unknown setting “colour”"))
+            #expect(message("s3://bucket/p?addressing=sideways").contains("“path” or “virtual”"))
+            #expect(message("s3:///p").contains("not an S3 URL"))
+        }
+    }
+
+    @Suite(.serialized) struct S3MoveRecoveryTests {
+        @Test func aRenameStoppedBetweenCopyAndDeleteIsFinishedAndTheOldNameNeverComesBack() throws {
+            let folder = try TemporaryFolder()
+            let remote = HalfMovingRemote(try S3Servers.remote())
+            let a = try SyncDevice("a", remote: remote, in: folder)
+            let b = try SyncDevice("b", remote: remote, in: folder)
+            try Data("the plan\n".utf8).write(to: a.url("plan.txt"))
+            #expect(try a.sync().uploaded == 1)
+            #expect(try b.sync().downloaded == 1)
+            try FileManager.default.moveItem(at: a.url("plan.txt"), to: a.url("renamed.txt"))
+            _ = try a.sync()
+            // Stopped: both names on the store.
+            #expect(try remote.base.entry(at: RemotePath("plan.txt")) != nil)
+            #expect(try remote.base.entry(at: RemotePath("renamed.txt")) != nil)
+            // The next pass finishes the move.
+            _ = try a.sync()
+            #expect(try remote.base.entry(at: RemotePath("plan.txt")) == nil)
+            _ = try b.sync()
+            _ = try a.sync()
+            for device in [a, b] {
+                #expect(
+                    !FileManager.default.fileExists(atPath: device.url("plan.txt").path), "\(device.name)")
+                #expect(try String(contentsOf: device.url("renamed.txt"), encoding: .utf8) == "the plan\n")
+            }
         }
     }
 }
