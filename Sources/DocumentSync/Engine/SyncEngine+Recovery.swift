@@ -6,6 +6,10 @@ import Foundation
 #endif
 
 extension SyncEngine {
+    /// How long an upload whose outcome is unknown is looked for on the remote before it is
+    /// taken as never done.
+    static let lateWriteWindow: TimeInterval = 600
+
     /// Settles the intents a crash left: each remote write that may or may not have happened
     /// is looked up on the remote and compared by hash, never retried blindly. A write found
     /// done is recorded; one not found is dropped, and the pass after decides afresh.
@@ -30,6 +34,14 @@ extension SyncEngine {
                         try journal.upsert(item)
                         try journal.completeIntent(intent.id)
                     }
+                } else if try remote.entry(at: intent.path) == nil,
+                    Date().timeIntervalSince(intent.created) < Self.lateWriteWindow
+                {
+                    // Not there yet, but a write that got no answer may still land: a store goes
+                    // on with a request its client gave up on (SeaweedFS does, with a volume server
+                    // down). The intent waits, so that the bytes, if they come, are known as ours:
+                    // a file deleted here since is then deleted there, not taken for another
+                    // device's new one.
                 } else {
                     try journal.completeIntent(intent.id)
                 }

@@ -1,0 +1,75 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import DocumentSync
+
+/// A remote whose first write gets no answer and lands only when the test says so, as a store
+/// that goes on with a request its client gave up on.
+final class LateWritingRemote: Remote {
+    let base: LocalFolderRemote
+    private let late = Mutex<(path: RemotePath, bytes: Data)?>(nil)
+    private let first = Mutex(true)
+
+    init(_ base: LocalFolderRemote) { self.base = base }
+
+    /// Puts the write that got no answer in place.
+    func land() throws {
+        guard let write = late.withLock({ $0.take() }) else { return }
+        try base.write(write.path, from: UploadSource(write.bytes), condition: .absent)
+    }
+
+    var displayName: String { base.displayName }
+    var hasFileIDs: Bool { base.hasFileIDs }
+    func list(_ folder: RemotePath) throws -> RemoteListing { try base.list(folder) }
+    func entry(at path: RemotePath) throws -> RemoteEntry? { try base.entry(at: path) }
+    func read(_ path: RemotePath, into sink: (Data) throws -> Void) throws -> RemoteTag {
+        try base.read(path, into: sink)
+    }
+    func write(_ path: RemotePath, from source: UploadSource, condition: WriteCondition) throws -> RemoteTag?
+    {
+        guard !path.isMetadata,
+            first.withLock({ first in
+                defer { first = false }
+                return first
+            })
+        else {
+            return try base.write(path, from: source, condition: condition)
+        }
+        var bytes = Data()
+        while let chunk = try source.nextChunk() { bytes.append(chunk) }
+        late.withLock { $0 = (path, bytes) }
+        throw RemoteError(.timedOut, operation: .write, path: path, remote: displayName)
+    }
+    func delete(_ path: RemotePath, condition: WriteCondition) throws {
+        try base.delete(path, condition: condition)
+    }
+    func move(_ source: RemotePath, to destination: RemotePath, condition: WriteCondition?) throws
+        -> RemoteTag?
+    {
+        try base.move(source, to: destination, condition: condition)
+    }
+    func makeFolder(_ path: RemotePath) throws { try base.makeFolder(path) }
+}
+
+@Suite struct LateWriteTests {
+    @Test func anUploadThatLandsAfterItTimedOutIsKnownAsOursAndItsDeletionHolds() throws {
+        let folder = try TemporaryFolder()
+        let remote = LateWritingRemote(LocalFolderRemote(root: try folder.folder("remote")))
+        let a = try SyncDevice("a", remote: remote, in: folder)
+        let b = try SyncDevice("b", remote: remote, in: folder)
+        try Data("a draft\n".utf8).write(to: a.url("draft.txt"))
+        #expect(try a.sync().failures.count == 1)
+        // Deleted here before any answer came.
+        try FileManager.default.removeItem(at: a.url("draft.txt"))
+        _ = try a.sync()
+        // The store puts the write in place late.
+        try remote.land()
+        #expect(try remote.entry(at: RemotePath("draft.txt")) != nil)
+        _ = try a.sync()
+        #expect(try remote.entry(at: RemotePath("draft.txt")) == nil)
+        _ = try b.sync()
+        #expect(!FileManager.default.fileExists(atPath: b.url("draft.txt").path))
+        #expect(!FileManager.default.fileExists(atPath: a.url("draft.txt").path))
+    }
+}
