@@ -17,7 +17,8 @@ extension SyncEngine {
         for intent in try journal.pendingIntents() {
             switch intent.operation {
             case .upload:
-                if let hash = intent.hash, let entry = try remote.entry(at: intent.path), entry.kind == .file,
+                let found = try remote.entry(at: intent.path)
+                if let hash = intent.hash, let entry = found, entry.kind == .file,
                     let (remoteHash, tag) = try? remoteHash(intent.path), remoteHash == hash
                 {
                     try journal.transaction { journal in
@@ -34,9 +35,7 @@ extension SyncEngine {
                         try journal.upsert(item)
                         try journal.completeIntent(intent.id)
                     }
-                } else if try remote.entry(at: intent.path) == nil,
-                    Date().timeIntervalSince(intent.created) < Self.lateWriteWindow
-                {
+                } else if found == nil, Date().timeIntervalSince(intent.created) < Self.lateWriteWindow {
                     // Not there yet, but a write that got no answer may still land: a store goes
                     // on with a request its client gave up on (SeaweedFS does, with a volume server
                     // down). The intent waits, so that the bytes, if they come, are known as ours:

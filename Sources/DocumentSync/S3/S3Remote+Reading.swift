@@ -225,10 +225,9 @@ extension S3Remote {
         -> RemoteTag
     {
         try validate(path, .read)
-        let large = (expectedSize ?? 0) > Int64(4 * RemoteChunk.size)
         let answer = try send(
             request("GET", key: key(path)),
-            into: large ? .downloadFile : .spool(memoryLimit: RemoteChunk.size),
+            into: .forFile(expectedSize: expectedSize),
             .read, path, repeatable: true)
         defer { if let file = answer.bodyFile { try? FileManager.default.removeItem(at: file) } }
         guard answer.status == 200 else {

@@ -268,7 +268,7 @@ public final class S3Remote: Remote {
             return try transport.send(
                 request, body: body, into: destination, retries: repeatable ? Self.retries : 0)
         } catch let failure as HTTPTransportFailure {
-            throw error(failure, operation, path, destination: target)
+            throw error(failure, operation, path, destination: target, answerer: "store")
         }
     }
 
@@ -338,32 +338,6 @@ public final class S3Remote: Remote {
         let ours = Date().addingTimeInterval(configuration.clockOffset)
         let minutes = Int((ours.timeIntervalSince(theirs) / 60).rounded())
         return minutes >= 0 ? "\(minutes) minutes ahead of" : "\(-minutes) minutes behind"
-    }
-
-    /// The error a failure to get an answer means.
-    func error(
-        _ failure: HTTPTransportFailure, _ operation: RemoteError.Operation, _ path: RemotePath,
-        destination: RemotePath? = nil
-    ) -> RemoteError {
-        switch failure {
-        case .timedOut: return self.failure(.timedOut, operation, path, destination: destination)
-        case .connectionLost(let why):
-            return self.failure(.connectionLost, operation, path, destination: destination, detail: why)
-        case .unreachable(let why):
-            return self.failure(.unavailable, operation, path, destination: destination, detail: why)
-        case .insecure(let why):
-            return self.failure(
-                .insecure, operation, path, destination: destination,
-                detail:
-                    "\(why); a private certificate authority must be in the system's (update-ca-certificates)"
-            )
-        case .bodyTooLarge(let limit):
-            return self.failure(
-                .other, operation, path, destination: destination,
-                detail: "the store's answer is larger than \(limit) bytes")
-        case .localFile(let why):
-            return self.failure(.other, operation, path, destination: destination, detail: why)
-        }
     }
 
     /// Refuses names the store cannot hold as files of ours, and the names of sync's own

@@ -86,6 +86,14 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
         /// Written to a temporary file by the session itself as it arrives (a download task:
         /// the disk paces the network, so a large body never piles up in memory).
         case downloadFile
+
+        /// Where a file's body goes when a listing said its size (nil: unknown): a large one
+        /// straight to a temporary file, as fast as the disk takes it; a small one in memory,
+        /// spilling to a file past a chunk.
+        static func forFile(expectedSize: Int64?) -> Destination {
+            (expectedSize ?? 0) > Int64(4 * RemoteChunk.size)
+                ? .downloadFile : .spool(memoryLimit: RemoteChunk.size)
+        }
     }
 
     /// Sends `request` with `body` and waits for the answer.
@@ -360,4 +368,35 @@ private final class UnreadableStream: InputStream {
     override func getBuffer(
         _ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length: UnsafeMutablePointer<Int>
     ) -> Bool { false }
+}
+
+extension Remote {
+    /// The error a failure to get an answer means, for `operation` on `path`; `answerer` names
+    /// who answers in a message ("server", "store").
+    func error(
+        _ failure: HTTPTransportFailure, _ operation: RemoteError.Operation, _ path: RemotePath,
+        destination: RemotePath? = nil, answerer: String
+    ) -> RemoteError {
+        switch failure {
+        case .timedOut:
+            return self.failure(.timedOut, operation, path, destination: destination)
+        case .connectionLost(let why):
+            return self.failure(.connectionLost, operation, path, destination: destination, detail: why)
+        case .unreachable(let why):
+            return self.failure(.unavailable, operation, path, destination: destination, detail: why)
+        case .insecure(let why):
+            return self.failure(
+                .insecure, operation, path, destination: destination,
+                detail:
+                    "\(why); a private certificate authority must be in the system's (update-ca-certificates)"
+            )
+        case .bodyTooLarge(let limit):
+            let size = ByteCountFormatter.string(fromByteCount: Int64(limit), countStyle: .binary)
+            return self.failure(
+                .other, operation, path, destination: destination,
+                detail: "the \(answerer)'s answer is larger than \(size)")
+        case .localFile(let why):
+            return self.failure(.other, operation, path, destination: destination, detail: why)
+        }
+    }
 }

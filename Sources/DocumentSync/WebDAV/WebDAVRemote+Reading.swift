@@ -70,9 +70,8 @@ extension WebDAVRemote {
         -> RemoteTag
     {
         try validate(path, .read)
-        let large = (expectedSize ?? 0) > Int64(4 * RemoteChunk.size)
         let answer = try send(
-            request("GET", url(path)), into: large ? .downloadFile : .spool(memoryLimit: RemoteChunk.size),
+            request("GET", url(path)), into: .forFile(expectedSize: expectedSize),
             .read,
             path, repeatable: true)
         defer { if let file = answer.bodyFile { try? FileManager.default.removeItem(at: file) } }

@@ -228,7 +228,7 @@ public final class WebDAVRemote: Remote {
             return try transport.send(
                 request, body: body, into: destination, retries: repeatable ? Self.retries : 0)
         } catch let failure as HTTPTransportFailure {
-            throw error(failure, operation, path, destination: target)
+            throw error(failure, operation, path, destination: target, answerer: "server")
         }
     }
 
@@ -353,35 +353,6 @@ public final class WebDAVRemote: Remote {
         default: kind = .other
         }
         return failure(kind, operation, path, destination: destination, detail: detail)
-    }
-
-    /// The error a failure to get an answer means.
-    func error(
-        _ failure: HTTPTransportFailure, _ operation: RemoteError.Operation, _ path: RemotePath,
-        destination: RemotePath? = nil
-    ) -> RemoteError {
-        switch failure {
-        case .timedOut:
-            return self.failure(.timedOut, operation, path, destination: destination)
-        case .connectionLost(let why):
-            return self.failure(.connectionLost, operation, path, destination: destination, detail: why)
-        case .unreachable(let why):
-            return self.failure(.unavailable, operation, path, destination: destination, detail: why)
-        case .insecure(let why):
-            return self.failure(
-                .insecure, operation, path, destination: destination,
-                detail:
-                    "\(why); a private certificate authority must be in the system's (update-ca-certificates)"
-            )
-        case .bodyTooLarge(let limit):
-            return self.failure(
-                .other, operation, path, destination: destination,
-                detail:
-                    "the server's answer is larger than \(ByteCountFormatter.string(fromByteCount: Int64(limit), countStyle: .binary))"
-            )
-        case .localFile(let why):
-            return self.failure(.other, operation, path, destination: destination, detail: why)
-        }
     }
 
     /// Refuses names the server cannot hold, and the names of sync's own temporary files.

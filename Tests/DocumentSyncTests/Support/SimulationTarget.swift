@@ -61,6 +61,20 @@ final class ApacheTarget: SimulationTarget {
         var unavailable = 0
 
         var isNone: Bool { resetBefore + resetAfter + cut + stall + unavailable == 0 }
+
+        /// None in one run of five; otherwise each kind at 1–3% or not at all, and stalls at 1%
+        /// or not.
+        static func draw(_ random: inout SeededGenerator) -> Faults {
+            guard Int.random(in: 0..<5, using: &random) != 0 else { return Faults() }
+            func chance() -> Int { Bool.random(using: &random) ? Int.random(in: 1...3, using: &random) : 0 }
+            return Faults(
+                resetBefore: chance(), resetAfter: chance(), cut: chance(),
+                stall: Bool.random(using: &random) ? 1 : 0, unavailable: chance())
+        }
+
+        var description: String {
+            "reset before \(resetBefore)%, after \(resetAfter)%, cut \(cut)%, stall \(stall)%, 503 \(unavailable)%"
+        }
     }
 
     /// - Parameters:
@@ -73,13 +87,7 @@ final class ApacheTarget: SimulationTarget {
         _ server: WebDAVServers.Server, random: inout SeededGenerator, name: String = #function,
         writeProtocol: WebDAVRemote.WriteProtocol = .locking
     ) throws {
-        var faults = Faults()
-        if server != .tls, Int.random(in: 0..<5, using: &random) != 0 {
-            func chance() -> Int { Bool.random(using: &random) ? Int.random(in: 1...3, using: &random) : 0 }
-            faults = Faults(
-                resetBefore: chance(), resetAfter: chance(), cut: chance(),
-                stall: Bool.random(using: &random) ? 1 : 0, unavailable: chance())
-        }
+        let faults = server == .tls ? Faults() : Faults.draw(&random)
         let collection = try WebDAVServers.collection(on: server, name) { $0.writeProtocol = writeProtocol }
         direct = collection.remote
         folder = collection.folder
@@ -100,9 +108,7 @@ final class ApacheTarget: SimulationTarget {
             let roller = FaultRoller(faults, generator: random.split())
             proxy.decide = { _, _ in roller.next() }
             self.proxy = proxy
-            faultDescription =
-                "reset before \(faults.resetBefore)%, after \(faults.resetAfter)%, cut \(faults.cut)%, "
-                + "stall \(faults.stall)%, 503 \(faults.unavailable)%"
+            faultDescription = faults.description
         }
     }
 
@@ -171,13 +177,7 @@ final class S3Target: SimulationTarget {
     private let cluster: S3Servers.Cluster
 
     init(random: inout SeededGenerator, name: String = #function, outages: Bool) throws {
-        var faults = ApacheTarget.Faults()
-        if Int.random(in: 0..<5, using: &random) != 0 {
-            func chance() -> Int { Bool.random(using: &random) ? Int.random(in: 1...3, using: &random) : 0 }
-            faults = ApacheTarget.Faults(
-                resetBefore: chance(), resetAfter: chance(), cut: chance(),
-                stall: Bool.random(using: &random) ? 1 : 0, unavailable: chance())
-        }
+        let faults = ApacheTarget.Faults.draw(&random)
         if outages, Bool.random(using: &random) {
             let kill = Int.random(in: 2...8, using: &random)
             outage = (kill, kill + Int.random(in: 2...6, using: &random))
@@ -204,9 +204,7 @@ final class S3Target: SimulationTarget {
             let roller = FaultRoller(faults, generator: random.split())
             proxy.decide = { _, _ in roller.next() }
             self.proxy = proxy
-            faultDescription =
-                "reset before \(faults.resetBefore)%, after \(faults.resetAfter)%, cut \(faults.cut)%, "
-                + "stall \(faults.stall)%, 503 \(faults.unavailable)%" + outageText
+            faultDescription = faults.description + outageText
         }
     }
 
