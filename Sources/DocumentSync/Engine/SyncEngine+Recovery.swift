@@ -18,8 +18,9 @@ extension SyncEngine {
             switch intent.operation {
             case .upload:
                 let found = try remote.entry(at: intent.path)
-                if let hash = intent.hash, let entry = found, entry.kind == .file,
-                    let (remoteHash, tag) = try? remoteHash(intent.path), remoteHash == hash
+                // The file's bytes, when there is one; nil also when it could not be read now.
+                let read = found?.kind == .file ? try? remoteHash(intent.path) : nil
+                if let hash = intent.hash, let entry = found, let (remoteHash, tag) = read, remoteHash == hash
                 {
                     try journal.transaction { journal in
                         var item =
@@ -35,7 +36,11 @@ extension SyncEngine {
                         try journal.upsert(item)
                         try journal.completeIntent(intent.id)
                     }
-                } else if found == nil, Date().timeIntervalSince(intent.created) < Self.lateWriteWindow {
+                } else if found == nil || (found?.kind == .file && read == nil),
+                    Date().timeIntervalSince(intent.created) < Self.lateWriteWindow
+                {
+                    // A file there that could not be read (a broken connection) is looked at
+                    // again, not taken for someone else's.
                     // Not there yet, but a write that got no answer may still land: a store goes
                     // on with a request its client gave up on (SeaweedFS does, with a volume server
                     // down). The intent waits, so that the bytes, if they come, are known as ours:
