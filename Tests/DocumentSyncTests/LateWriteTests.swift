@@ -10,6 +10,8 @@ final class LateWritingRemote: Remote {
     let base: LocalFolderRemote
     private let late = Mutex<(path: RemotePath, bytes: Data)?>(nil)
     private let first = Mutex(true)
+    private let landsDuringListing = Mutex(false)
+    private let failedReads = Mutex(0)
 
     init(_ base: LocalFolderRemote) { self.base = base }
 
@@ -19,12 +21,31 @@ final class LateWritingRemote: Remote {
         try base.write(write.path, from: UploadSource(write.bytes), condition: .absent)
     }
 
+    /// Puts the write that got no answer in place as the next listing starts: after the
+    /// engine looked for it, before it sees the remote.
+    func landDuringNextListing() { landsDuringListing.withLock { $0 = true } }
+
+    /// Makes the next `count` reads of a file fail as a broken connection would.
+    func failReads(_ count: Int) { failedReads.withLock { $0 = count } }
+
     var displayName: String { base.displayName }
     var hasFileIDs: Bool { base.hasFileIDs }
-    func list(_ folder: RemotePath) throws -> RemoteListing { try base.list(folder) }
+    func list(_ folder: RemotePath) throws -> RemoteListing {
+        let lands = landsDuringListing.withLock { lands in
+            defer { lands = false }
+            return lands
+        }
+        if lands { try land() }
+        return try base.list(folder)
+    }
     func entry(at path: RemotePath) throws -> RemoteEntry? { try base.entry(at: path) }
     func read(_ path: RemotePath, into sink: (Data) throws -> Void) throws -> RemoteTag {
-        try base.read(path, into: sink)
+        let fails = failedReads.withLock { count in
+            defer { count = max(0, count - 1) }
+            return count > 0
+        }
+        if fails { throw RemoteError(.connectionLost, operation: .read, path: path, remote: displayName) }
+        return try base.read(path, into: sink)
     }
     func write(_ path: RemotePath, from source: UploadSource, condition: WriteCondition) throws -> RemoteTag?
     {
@@ -71,5 +92,31 @@ final class LateWritingRemote: Remote {
         _ = try b.sync()
         #expect(!FileManager.default.fileExists(atPath: b.url("draft.txt").path))
         #expect(!FileManager.default.fileExists(atPath: a.url("draft.txt").path))
+    }
+
+    /// The write lands after the pass looked for it and before it listed the remote; read back
+    /// at once, or (`readFails`) only a pass later, after a read that broke.
+    @Test(arguments: [false, true])
+    func anUploadThatLandsBetweenItsLookupAndTheListingIsNotTakenForANewFile(readFails: Bool) throws {
+        let folder = try TemporaryFolder()
+        let remote = LateWritingRemote(LocalFolderRemote(root: try folder.folder("remote")))
+        let a = try SyncDevice("a", remote: remote, in: folder)
+        let b = try SyncDevice("b", remote: remote, in: folder)
+        try Data("a draft\n".utf8).write(to: a.url("draft.txt"))
+        #expect(try a.sync().failures.count == 1)
+        try FileManager.default.removeItem(at: a.url("draft.txt"))
+        remote.landDuringNextListing()
+        if readFails { remote.failReads(1) }
+        let held = try a.sync()
+        #expect(try remote.entry(at: RemotePath("draft.txt")) != nil || !readFails)
+        #expect(!FileManager.default.fileExists(atPath: a.url("draft.txt").path))
+        if readFails {
+            #expect(held.notes.contains { $0.contains("waiting to learn whether an earlier upload landed") })
+            _ = try a.sync()
+        }
+        #expect(try remote.entry(at: RemotePath("draft.txt")) == nil)
+        #expect(!FileManager.default.fileExists(atPath: a.url("draft.txt").path))
+        _ = try b.sync()
+        #expect(!FileManager.default.fileExists(atPath: b.url("draft.txt").path))
     }
 }

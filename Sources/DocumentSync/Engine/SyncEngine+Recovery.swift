@@ -17,38 +17,7 @@ extension SyncEngine {
         for intent in try journal.pendingIntents() {
             switch intent.operation {
             case .upload:
-                let found = try remote.entry(at: intent.path)
-                // The file's bytes, when there is one; nil also when it could not be read now.
-                let read = found?.kind == .file ? try? remoteHash(intent.path) : nil
-                if let hash = intent.hash, let entry = found, let (remoteHash, tag) = read, remoteHash == hash
-                {
-                    try journal.transaction { journal in
-                        var item =
-                            try journal.item(at: intent.path) ?? JournalItem(path: intent.path, kind: .file)
-                        item.remoteTag = tag
-                        item.remoteSize = entry.size
-                        item.remoteFileID = entry.fileID
-                        item.syncedHash = hash
-                        // Whether the local file still holds these bytes is for the scan to tell; it
-                        // was here, so none found there is a deletion (nil would read as never here).
-                        item.local = .unseen
-                        item.baseVersion = nil
-                        try journal.upsert(item)
-                        try journal.completeIntent(intent.id)
-                    }
-                } else if found == nil || (found?.kind == .file && read == nil),
-                    Date().timeIntervalSince(intent.created) < Self.lateWriteWindow
-                {
-                    // A file there that could not be read (a broken connection) is looked at
-                    // again, not taken for someone else's.
-                    // Not there yet, but a write that got no answer may still land: a store goes
-                    // on with a request its client gave up on (SeaweedFS does, with a volume server
-                    // down). The intent waits, so that the bytes, if they come, are known as ours:
-                    // a file deleted here since is then deleted there, not taken for another
-                    // device's new one.
-                } else {
-                    try journal.completeIntent(intent.id)
-                }
+                try resolveUpload(intent)
             case .delete:
                 if try remote.entry(at: intent.path) == nil {
                     try journal.transaction { journal in
@@ -109,6 +78,65 @@ extension SyncEngine {
                 try journal.completeIntent(intent.id)
             }
         }
+    }
+
+    /// Settles an upload whose outcome is unknown: found with its bytes, it is recorded as
+    /// synced; not there (or not readable now) within ``lateWriteWindow``, it waits; otherwise
+    /// it is dropped, and the pass after decides afresh.
+    ///
+    /// - Returns: Whether the journal took the upload as done.
+    @discardableResult
+    func resolveUpload(_ intent: SyncIntent) throws -> Bool {
+        let found = try remote.entry(at: intent.path)
+        // The file's bytes, when there is one; nil also when it could not be read now.
+        let read = found?.kind == .file ? try? remoteHash(intent.path) : nil
+        if let hash = intent.hash, let entry = found, let (remoteHash, tag) = read, remoteHash == hash {
+            try journal.transaction { journal in
+                var item =
+                    try journal.item(at: intent.path) ?? JournalItem(path: intent.path, kind: .file)
+                item.remoteTag = tag
+                item.remoteSize = entry.size
+                item.remoteFileID = entry.fileID
+                item.syncedHash = hash
+                // Whether the local file still holds these bytes is for the scan to tell; it
+                // was here, so none found there is a deletion (nil would read as never here).
+                item.local = .unseen
+                item.baseVersion = nil
+                try journal.upsert(item)
+                try journal.completeIntent(intent.id)
+            }
+            return true
+        } else if found == nil || (found?.kind == .file && read == nil),
+            Date().timeIntervalSince(intent.created) < Self.lateWriteWindow
+        {
+            // Not there yet, but a write that got no answer may still land: a store goes on
+            // with a request its client gave up on (SeaweedFS does, with a volume server down).
+            // The intent waits, so that the bytes, if they come, are known as ours: a file
+            // deleted here since is then deleted there, not taken for another device's new one.
+            // A file there that could not be read (a broken connection) waits too.
+        } else {
+            try journal.completeIntent(intent.id)
+        }
+        return false
+    }
+
+    /// Settles again the uploads still waiting whose paths `remote` (a listing taken since
+    /// they were looked up) shows: a write that got no answer can land between the lookup and
+    /// the listing, and its bytes must be known as ours before anything is planned on them.
+    ///
+    /// - Returns: Whether one was taken as done (the journal changed: plan again).
+    func resolveLandedUploads(in remote: [RemotePath: RemoteEntry]) throws -> Bool {
+        var settled = false
+        for intent in try journal.pendingIntents()
+        where intent.operation == .upload && remote[intent.path] != nil {
+            settled = try resolveUpload(intent) || settled
+        }
+        return settled
+    }
+
+    /// The paths of uploads whose outcome is still unknown.
+    func uploadsAwaitingOutcome() throws -> Set<RemotePath> {
+        Set(try journal.pendingIntents().filter { $0.operation == .upload }.map(\.path))
     }
 
     /// A download was put in place if the temporary file it was renamed from is gone from its

@@ -312,25 +312,22 @@ public final class SyncEngine {
         defer { (summary, arrived, pendingBases, placeholders) = (SyncSummary(), [], [], []) }
         if let reason = try journal.setting(.pauseReason) { throw SyncError(.paused, reason) }
         try resolvePendingIntents()
-        let known = try journal.itemsByPath()
-        guard FileStatus(path: container.path)?.isDirectory == true else {
-            throw try pause("the container \(container.path) is gone")
+        var (known, scanned) = try scanBothSides()
+        // An upload that got no answer can land between its lookup above and the listing:
+        // settled now, its bytes are known as ours, and the pass plans again with them.
+        if try resolveLandedUploads(in: scanned.remote) {
+            (known, scanned) = try scanBothSides()
         }
-        let scanned: SyncScan
-        do {
-            // What a crash left of downloads and merges: the intents that named them are settled.
-            scanned = try Self.scan(container, known: known, remote: remote, configuration: configuration) {
-                _ = Syscall.unlinkat(AT_FDCWD, $0.path)
-            }
-        } catch let error as RemoteError where error.kind == .notFound && error.path.isRoot && !known.isEmpty
-        {
-            throw try pause("the remote \(remote.displayName) is gone (its folder was not found)")
-        } catch let error as RemoteError {
-            lastListingFailure = error
-            throw SyncError(.failed, "cannot list \(remote.displayName): \(error); nothing was changed")
+        // One there that cannot be read now keeps its path out of this pass: what is there may
+        // be our own bytes, and taking them for another device's would bring back a file
+        // deleted here.
+        var plan = scanned.plan
+        let awaiting = try uploadsAwaitingOutcome().filter { scanned.remote[$0] != nil }
+        if !awaiting.isEmpty {
+            plan.actions.removeAll { awaiting.contains($0.path) }
+            plan.notes += awaiting.sorted().map { "\($0): waiting to learn whether an earlier upload landed" }
         }
-        lastListingFailure = nil
-        let (local, remoteTree, plan) = (scanned.local, scanned.remote, scanned.plan)
+        let (local, remoteTree) = (scanned.local, scanned.remote)
         placeholders = scanned.placeholders
         remoteFolders = [.root]
         for (path, entry) in remoteTree where entry.kind == .folder { remoteFolders.insert(path) }
@@ -397,6 +394,29 @@ public final class SyncEngine {
         settleDownloadRequests(remoteTree: remoteTree)
         publishEnd(of: summary)
         return summary
+    }
+
+    /// Reads the journal and scans the container and the remote, planning the pass.
+    private func scanBothSides() throws -> (known: [RemotePath: JournalItem], scan: SyncScan) {
+        let known = try journal.itemsByPath()
+        guard FileStatus(path: container.path)?.isDirectory == true else {
+            throw try pause("the container \(container.path) is gone")
+        }
+        do {
+            // What a crash left of downloads and merges: the intents that named them are settled.
+            let scanned = try Self.scan(container, known: known, remote: remote, configuration: configuration)
+            {
+                _ = Syscall.unlinkat(AT_FDCWD, $0.path)
+            }
+            lastListingFailure = nil
+            return (known, scanned)
+        } catch let error as RemoteError where error.kind == .notFound && error.path.isRoot && !known.isEmpty
+        {
+            throw try pause("the remote \(remote.displayName) is gone (its folder was not found)")
+        } catch let error as RemoteError {
+            lastListingFailure = error
+            throw SyncError(.failed, "cannot list \(remote.displayName): \(error); nothing was changed")
+        }
     }
 
     /// The container URL of `path`.
