@@ -15,17 +15,32 @@ extension S3Remote {
         init(_ source: UploadSource) { self.source = source }
 
         /// The next `count` bytes; fewer only at the end of the source, none after it. Throws
-        /// what the source throws.
+        /// what the source throws. Holds no more than the part and one chunk of the source:
+        /// a part is filled in place, never copied.
         func next(_ count: Int) throws -> Data {
-            while pending.count < count, !ended {
-                if let chunk = try source.nextChunk() {
-                    pending.append(chunk)
+            var part = Data()
+            part.reserveCapacity(count)
+            var chunk = pending
+            pending = Data()
+            while part.count < count {
+                if chunk.isEmpty {
+                    guard !ended, let next = try source.nextChunk() else {
+                        ended = true
+                        break
+                    }
+                    chunk = next
+                    continue
+                }
+                let room = count - part.count
+                if chunk.count <= room {
+                    part.append(chunk)
+                    chunk = Data()
                 } else {
-                    ended = true
+                    part.append(chunk.prefix(room))
+                    chunk = Data(chunk.dropFirst(room))
                 }
             }
-            let part = Data(pending.prefix(count))
-            pending = Data(pending.dropFirst(count))
+            pending = chunk
             return part
         }
     }
