@@ -120,10 +120,10 @@ struct SteConflictSafetyTests {
         #expect(ste.text(of: "Y.txt") == "other\n")
         #expect(ste.conflictTexts(of: "Y.txt") == ["base young\n"])
 
-        // "Later", then ^K: the conflict is still there to resolve.
+        // "Later", then ^T: the conflict is still there to resolve.
         ste.keys("Escape")
         #expect(await ste.wait { !ste.screen.contains("Mine: your unsaved text") }, "\(ste.screen)")
-        ste.keys("C-k")
+        ste.keys("C-t")
         #expect(await ste.waitForScreen(containing: "Mine: your unsaved text"), "\(ste.screen)")
         #expect(ste.screen.contains("base young"))
 
