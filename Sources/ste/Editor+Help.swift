@@ -75,14 +75,14 @@ enum KeyHelp {
 
     /// The help bar's entries, most wanted first: as many as fit are shown.
     static func bar(list: Bool, synced: Bool, inList: Bool) -> [String] {
-        var items = [
-            "^G Help", "^S Save", "^Q Quit", "^F Find", "^\\ Replace", "^C Copy", "^X Cut", "^V Paste",
-            "^K Cut line", "^Z Undo", "^Y Redo", "^L Go to",
+        var items = ["^G Help", "^S Save", "^Q Quit"]
+        if list { items.append(inList ? "Tab Text" : "Esc List") }
+        items += [
+            "^F Find", "^\\ Replace", "^C Copy", "^X Cut", "^V Paste", "^K Cut line", "^Z Undo", "^Y Redo",
+            "^L Go to",
         ]
-        if list {
-            items += ["^N New", "^R Rename", "^D Delete", inList ? "Tab Text" : "Esc List"]
-        }
-        items += ["^H History"]
+        if list { items += ["^N New", "^R Rename", "^D Delete"] }
+        items.append("^H History")
         if synced { items.append("F5 Sync") }
         return items
     }

@@ -162,7 +162,7 @@ final class Terminal {
                     keys.append(Self.functionKey(Int32(value)))
                 }
             } else if value == 27 {
-                keys.append(readAfterEscape())
+                keys += readAfterEscape()
             } else {
                 keys.append(Self.characterKey(UInt32(value)))
             }
@@ -170,21 +170,16 @@ final class Terminal {
         return keys
     }
 
-    /// Esc alone, or Alt with the key that came with it: terminals send Alt+F as Esc then F.
-    private func readAfterEscape() -> Key {
+    /// Esc alone, or Alt with the character that came with it: terminals send Alt+F as Esc
+    /// then F. (Esc before a whole key sequence is Esc, then that key.)
+    private func readAfterEscape() -> [Key] {
         var value: wint_t = 0
         let result = wget_wch(window, &value)
-        if result == ERR { return .escape }
-        if result == KEY_CODE_YES {
-            switch Self.functionKey(Int32(value)) {
-            case .modified(let movement, let modifiers): return .modified(movement, modifiers.union(.alt))
-            case let key: return key.movement.map { .modified($0.0, .alt) } ?? key
-            }
-        }
+        if result == ERR { return [.escape] }
+        if result == KEY_CODE_YES { return [.escape, Self.functionKey(Int32(value))] }
         switch Self.characterKey(UInt32(value)) {
-        case .character(let character): return .meta(character)
-        case .escape: return .escape
-        case let key: return key
+        case .character(let character): return [.meta(character)]
+        case let key: return [.escape, key]
         }
     }
 
