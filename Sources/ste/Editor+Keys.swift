@@ -532,8 +532,15 @@ extension Editor {
         let lines = buffer.lines
         isReplacingAll = true
         show("Replacing all “\(search.needle)”… (Esc stops)")
+        // The document's text is built off the main actor too: joining 20 MiB of lines is
+        // most of what applying the result would cost there.
         let work = Task.detached(priority: .userInitiated) {
-            search.replacingAll(in: lines, with: replacement) { Task.isCancelled }
+            () -> (lines: [String], text: String, count: Int)? in
+            guard
+                let result = search.replacingAll(
+                    in: lines, with: replacement, isCancelled: { Task.isCancelled })
+            else { return nil }
+            return (result.lines, result.lines.joined(separator: "\n"), result.count)
         }
         searchWork = Task { @MainActor [weak self] in
             let result = await withTaskCancellationHandler {
@@ -551,7 +558,9 @@ extension Editor {
                 self.show("“\(search.needle)” not found\(Self.describe(search))", isError: true)
                 return self.render()
             }
-            self.editAsOneStep { $0.replaceLines(result.lines) }
+            // One undo step: the burst was committed before the replace began, and edits
+            // waited for it.
+            if self.edit({ $0.replaceLines(result.lines) }) { self.commitBurst(text: result.text) }
             let times = result.count == 1 ? "1 match" : "\(result.count) matches"
             self.show("Replaced \(times) of “\(search.needle)”: ^Z undoes them all")
             self.render()

@@ -414,8 +414,9 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         }
     }
 
-    /// Makes the typing burst in progress one undoable change of the document.
-    func commitBurst() {
+    /// Makes the typing burst in progress one undoable change of the document; `text`, when
+    /// given, is the buffer's text already joined.
+    func commitBurst(text: String? = nil) {
         guard burstStarted else { return }
         burstStarted = false
         lastEdit = nil
@@ -425,7 +426,7 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         // in this same turn) rather than when the main queue's turn ends.
         let grouping = undo.groupingLevel == 0
         if grouping { undo.beginUndoGrouping() }
-        document.documentText = buffer.text
+        document.documentText = text ?? buffer.text
         if grouping { undo.endUndoGrouping() }
     }
 

@@ -178,7 +178,9 @@ final class Terminal {
         if result == ERR { return [.escape] }
         if result == KEY_CODE_YES { return [.escape, Self.functionKey(Int32(value))] }
         switch Self.characterKey(UInt32(value)) {
-        case .character(let character): return [.meta(character)]
+        // Alt+Shift+F is Alt+F: the commands are letters, whatever the case.
+        case .character(let character):
+            return [.meta(character.isUppercase ? Character(character.lowercased()) : character)]
         case let key: return [.escape, key]
         }
     }
