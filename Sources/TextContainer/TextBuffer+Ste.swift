@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -37,7 +38,18 @@ public struct TextBuffer: Sendable, Equatable {
     }
 
     /// The lines, without their line feeds; never empty.
-    public private(set) var lines: [String]
+    public private(set) var lines: [String] {
+        didSet { revision = Self.nextRevision() }
+    }
+    /// A number no other text of any buffer had: it changes with every change of the text
+    /// (not with cursor moves), so what is laid out from the text can be kept until then.
+    public private(set) var revision = TextBuffer.nextRevision()
+
+    private static let revisions = Atomic<Int>(0)
+
+    private static func nextRevision() -> Int {
+        revisions.wrappingAdd(1, ordering: .relaxed).newValue
+    }
     /// Where the cursor is.
     public private(set) var cursor = Position(line: 0, offset: 0)
     /// The other end of the selection, where it was started; nil when nothing is selected.

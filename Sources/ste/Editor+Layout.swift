@@ -1,5 +1,15 @@
 import TextContainer
 
+/// A line's screen rows and what they were laid out for.
+struct CachedRows {
+    var text: String
+    var width: Int
+    var softWrap: Bool
+    /// The buffer's revision when the text was last seen the same.
+    var revision: Int
+    var rows: [ScreenRow]
+}
+
 /// One screen row of text: a whole line, or with soft wrap a part of one.
 struct ScreenRow {
     var line: Int
@@ -41,8 +51,37 @@ extension Editor {
     /// The screen rows of `line`: one without soft wrap.
     func rows(ofLine line: Int) -> [ScreenRow] {
         let text = buffer.lines[line]
+        let width = textArea.width
+        if var cached = rowCache[line], cached.width == width, cached.softWrap == softWrap {
+            // The same revision is the same text; after an edit, the same bytes are.
+            if cached.revision == buffer.revision { return cached.rows }
+            if Self.sameBytes(cached.text, text) {
+                cached.revision = buffer.revision
+                rowCache[line] = cached
+                return cached.rows
+            }
+        }
+        if rowCache.count > 512 { rowCache.removeAll(keepingCapacity: true) }
+        let rows = layOut(text, line: line, width: width)
+        rowCache[line] = CachedRows(
+            text: text, width: width, softWrap: softWrap, revision: buffer.revision, rows: rows)
+        return rows
+    }
+
+    /// Byte for byte, not ==: the rows hold indices into the text, and == compares canonically.
+    private static func sameBytes(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        let compared = a.utf8.withContiguousStorageIfAvailable { first in
+            b.utf8.withContiguousStorageIfAvailable { second in
+                first.elementsEqual(second)
+            }
+        }
+        return (compared ?? nil) ?? a.utf8.elementsEqual(b.utf8)
+    }
+
+    private func layOut(_ text: String, line: Int, width: Int) -> [ScreenRow] {
         let starts =
-            softWrap ? TextBuffer.wrap(text, width: textArea.width) : [(offset: 0, index: text.startIndex)]
+            softWrap ? TextBuffer.wrap(text, width: width) : [(offset: 0, index: text.startIndex)]
         return starts.indices.map { row in
             let isLast = row == starts.count - 1
             return ScreenRow(

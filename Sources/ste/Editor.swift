@@ -114,6 +114,10 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
     var topRow = 0
     /// The cell within its screen row that up and down movement aims for.
     var goalCells: Int?
+    /// The screen rows of lines lately laid out, by line: a long line is wrapped once, not at
+    /// every step through it nor at every key typed elsewhere, until its text, the width or
+    /// soft wrap changes.
+    var rowCache: [Int: CachedRows] = [:]
     /// The rows the screen shows, as last drawn, so a mouse click finds its character.
     var drawnRows: [ScreenRow] = []
     /// When the batch of keys being handled arrived: a message shown before it clears.

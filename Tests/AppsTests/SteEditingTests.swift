@@ -276,6 +276,12 @@ struct SteEditingTests {
         #expect(await ste.waitForScreen(containing: "Ln \(lineCount + 1), Col 1"), "\(ste.screen)")
         ste.keys("C-Home")
         #expect(await ste.waitForScreen(containing: "Ln 1, Col 1"), "\(ste.screen)")
+        // Find runs off the main actor: a match near the end, and back up to one before it.
+        ste.keys("C-f")
+        ste.type("line \(lineCount - 1) of")
+        #expect(await ste.waitForScreen(containing: "Ln \(lineCount - 1), Col 1"), "\(ste.screen)")
+        ste.keys("Escape")
+        #expect(await ste.waitForScreen(containing: "Ln 1, Col 1"), "\(ste.screen)")
         await Self.quit(ste)
         let saved = try #require(ste.text(of: "Big.txt"))
         #expect(saved.utf8.count == text.utf8.count + 1)
@@ -454,6 +460,23 @@ struct SteEditingTests {
         #expect(await ste.wait { ste.text(of: "Doc.txt") == "hello 日X本語 world\nline\n" }, "\(ste.screen)")
         ste.click(x: 3, y: 2)
         #expect(await ste.waitForScreen(containing: "other doc"), "\(ste.screen)")
+        await Self.quit(ste)
+    }
+
+    @Test func wheelScrollsAndTheCursorComesAlongAndLineNumbersShowOnRequest() async throws {
+        let text = (1...100).map { "row \($0)" }.joined(separator: "\n")
+        let ste = try await Self.session(text: text)
+        ste.wheel(down: true, y: 5)
+        ste.wheel(down: true, y: 5)
+        // Six rows down: the first line shown is row 7, and the cursor, left above, is on it.
+        #expect(await ste.wait { ste.textRow(1) == " row 7" }, "\(ste.screen)")
+        #expect(await ste.waitForScreen(containing: "Ln 7, Col 1"), "\(ste.screen)")
+        ste.wheel(down: false, y: 5)
+        #expect(await ste.wait { ste.textRow(1) == " row 4" }, "\(ste.screen)")
+        ste.keys("M-n")
+        #expect(await ste.wait { ste.textRow(1).hasPrefix("   4 row 4") }, "\(ste.screen)")
+        ste.type("X")
+        #expect(await ste.wait { ste.text(of: "Doc.txt")?.contains("\nXrow 7\n") == true }, "\(ste.screen)")
         await Self.quit(ste)
     }
 
