@@ -27,7 +27,7 @@ let usage = """
     ^G help, ^K cut the line, ^Z undo, ^Y redo, Shift with the movement keys selects,
     Ctrl+←/→ moves by words, Home/End and ^A/^E go to the line's ends. Where they differ,
     the clipboard keys are micro's (^C copy, ^X cut, ^V paste; nano's ^U pastes too), go to
-    line is micro's ^L (and nano's ^_), and the Alt keys are nano's (M-S soft wrap, M-N
+    line is micro's ^L (and nano's ^_), replace is nano's ^\\, and the Alt keys are nano's (M-S soft wrap, M-N
     line numbers, M-W and M-Q next and previous match, M-R replace, M-U undo, M-E redo,
     M-\\ and M-/ the start and end of the document). ste's own: ^N new, ^R rename, ^D delete,
     ^H history, ^T conflicts, F5 sync, M-A select all, Esc or F6 between the list and the

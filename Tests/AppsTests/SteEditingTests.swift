@@ -2,6 +2,10 @@ import DocumentKit
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The editing keys of issue 17 on the real `ste` under tmux: keys sent, the screen read,
 /// the bytes on disk checked.
 @Suite("ste editing end to end", .serialized)
@@ -147,6 +151,33 @@ struct SteEditingTests {
         #expect(await ste.wait { ste.clipboard == "copy 日本語 please\n" }, "\(ste.clipboard ?? "nil")")
         await Self.quit(ste)
         #expect(ste.text(of: "Doc.txt") == "copy 日本語 please\n")
+    }
+
+    /// With an X display and xclip on the PATH, a copy reaches xclip's clipboard too (a stand-in
+    /// xclip here, which records its arguments and input).
+    @Test func copyAlsoGoesToXclipWhenThereIsADisplay() async throws {
+        let ste = try SteSession { container in
+            try Data("to the X clipboard\n".utf8).write(to: container.appendingPathComponent("Doc.txt"))
+        }
+        let tools = ste.root.appendingPathComponent("bin", isDirectory: true)
+        try FileManager.default.createDirectory(at: tools, withIntermediateDirectories: true)
+        let record = ste.root.appendingPathComponent("xclip-got")
+        let xclip = tools.appendingPathComponent("xclip")
+        try Data(
+            "#!/bin/sh\necho \"$*\" > '\(record.path).args'\ncat > '\(record.path).tmp'\nmv '\(record.path).tmp' '\(record.path)'\n"
+                .utf8
+        )
+        .write(to: xclip)
+        chmod(xclip.path, 0o755)
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        ste.start(environment: ["PATH=\(tools.path):\(path)", "DISPLAY=:99"])
+        #expect(await ste.waitForScreen(containing: "to the X clipboard"))
+        ste.keys("Tab", "S-End", "C-c")
+        #expect(await ste.waitForScreen(containing: "Copied 18 characters"))
+        #expect(await ste.wait { (try? String(contentsOf: record, encoding: .utf8)) == "to the X clipboard" })
+        let arguments = try String(contentsOf: URL(fileURLWithPath: record.path + ".args"), encoding: .utf8)
+        #expect(arguments == "-selection clipboard\n")
+        await Self.quit(ste)
     }
 
     @Test func bracketedPasteOfAThousandLinesIsOneUndoStepAndKeepsItsIndentation() async throws {
@@ -301,6 +332,12 @@ struct SteEditingTests {
         ste.keys("PageUp")
         #expect(await ste.waitForScreen(containing: "Ln 4, Col 1"), "\(ste.screen)")
         #expect(ste.rows.firstIndex { $0.contains("│ row 4") } == rowBefore, "\(ste.screen)")
+        // Shift+Page Down selects the page it moves over.
+        ste.keys("S-PageDown")
+        #expect(await ste.waitForScreen(containing: "19 lines selected  Ln 23, Col 1"), "\(ste.screen)")
+        // A smaller window keeps the cursor in sight.
+        ste.resize(width: 100, height: 8)
+        #expect(await ste.wait { ste.rows.contains { $0.contains("│ row 23") } }, "\(ste.screen)")
         await Self.quit(ste)
     }
 
