@@ -91,7 +91,10 @@ enum KeyHelp {
     static func lines(width: Int) -> [(text: String, isTitle: Bool)] {
         let keyWidth = 22
         var lines: [(String, Bool)] = [
-            (" Keys: ^ is Ctrl, M- is Alt (or Esc, then the key). Conventions of nano and micro.", false)
+            (
+                " ^ is Ctrl, M- is Alt. nano's and micro's keys where they agree; ste --help says whose elsewhere.",
+                false
+            )
         ]
         for section in sections {
             lines.append(("", false))

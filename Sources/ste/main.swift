@@ -23,15 +23,16 @@ let usage = """
     Keys (F1 or ^G in ste shows them too; ^ is Ctrl, M- is Alt):
     \(KeyHelp.usage)
 
-    Conventions: where nano and micro agree, ste does the same: ^S save, ^Q quit, ^F find,
-    ^G help, ^K cut the line, ^Z undo, ^Y redo, Shift with the movement keys selects,
-    Ctrl+←/→ moves by words, Home/End and ^A/^E go to the line's ends. Where they differ,
-    the clipboard keys are micro's (^C copy, ^X cut, ^V paste; nano's ^U pastes too), go to
-    line is micro's ^L (and nano's ^_), replace is nano's ^\\, and the Alt keys are nano's (M-S soft wrap, M-N
-    line numbers, M-W and M-Q next and previous match, M-R replace, M-U undo, M-E redo,
-    M-\\ and M-/ the start and end of the document). ste's own: ^N new, ^R rename, ^D delete,
-    ^H history, ^T conflicts, F5 sync, M-A select all, Esc or F6 between the list and the
-    text, and Tab inserts a tab in the text.
+    Conventions: where nano and micro agree, ste does the same: ^S save, ^G help, ^K cut
+    the line, Shift with the movement keys selects, Ctrl+←/→ moves by words. Where they
+    differ, ste takes micro's ^Q quit, ^F find, ^Z undo, ^Y redo, ^C copy, ^X cut, ^V paste
+    and ^L go to line (as nano's --modernbindings mostly does), and nano's ^A and ^E (line
+    start and end), ^U paste, ^_ go to line, ^\\ replace, and its Alt keys: M-U undo, M-E
+    redo, M-W and M-Q next and previous match, M-R replace, M-S soft wrap, M-N line
+    numbers, M-\\ and M-/ start and end of the document. Not taken: nano's ^X exit and ^W
+    find, and micro's ^A select all (M-A here). ste's own: ^N new, ^R rename, ^D delete,
+    ^H history, ^T conflicts, F5 sync, Esc or F6 between the list and the text; Tab
+    inserts a tab in the text.
 
     A container added with `docs remote add` is synced by its agent (`docs sync --watch`),
     which ste starts when none runs. The list marks each document: ↑ to upload, ↓ to
