@@ -21,8 +21,10 @@ enum KeyHelp {
                 Binding(keys: "^H", action: "version history: Enter previews, r restores (^Z undoes it)"),
                 Binding(keys: "^T", action: "resolve a conflict: m mine, t theirs, b both"),
                 Binding(keys: "F5", action: "sync now (in a synced container)"),
-                Binding(keys: "Esc or F6", action: "from the text to the list of documents"),
-                Binding(keys: "Tab, Enter, F6", action: "from the list to the text"),
+                Binding(keys: "Esc  F6  Shift+Tab", action: "from the text to the list of documents"),
+                Binding(
+                    keys: "Tab  Enter  → F6", action: "from the list to the text; ↑ ↓ PgUp PgDn Home End pick"
+                ),
             ]
         ),
         (
@@ -61,6 +63,19 @@ enum KeyHelp {
                 Binding(keys: "M-W  M-Q", action: "next and previous match, after a find"),
                 Binding(keys: "M-C  M-O", action: "while finding: case-sensitive, whole words"),
                 Binding(keys: "^\\  M-R", action: "replace: y this one, n skip, a all (one undo step)"),
+            ]
+        ),
+        (
+            "Screens and questions",
+            [
+                Binding(
+                    keys: "history (^H)",
+                    action: "↑ ↓ pick a version, Enter or p previews, r restores, Esc back"),
+                Binding(
+                    keys: "conflict (^T)",
+                    action: "m keep mine, t keep theirs, b keep both, n next, Esc later"),
+                Binding(keys: "a question", action: "Enter answers, Esc or ^G cancels; y or n where asked"),
+                Binding(keys: "^Q twice", action: "quits when saving failed (the text is kept as a version)"),
             ]
         ),
         (
