@@ -75,10 +75,15 @@ extension Editor {
 
     private func insertPasted(_ text: String) {
         guard !text.isEmpty else { return }
+        // A prompt, and find, take one line.
+        let firstLine =
+            text.split(separator: "\n", omittingEmptySubsequences: false).first.map(String.init) ?? ""
         switch mode {
         case .prompt(let kind, let typed):
-            // A prompt takes one line.
-            mode = .prompt(kind, typed + (text.split(separator: "\n").first.map(String.init) ?? ""))
+            mode = .prompt(kind, typed + firstLine)
+        case .find(let origin):
+            search.needle += firstLine
+            lookUp(from: origin, backwards: false, origin: origin)
         case .normal:
             focus = .editor
             if editAsOneStep({

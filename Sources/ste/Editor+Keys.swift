@@ -201,7 +201,12 @@ extension Editor {
     @discardableResult
     func edit(_ change: (inout TextBuffer) -> Void) -> Bool {
         guard let document, isEditable else {
-            show(openFailure ?? (isLoading ? "Still opening…" : "No document: ^N creates one"), isError: true)
+            let reason =
+                openFailure
+                ?? (isLoading
+                    ? "Still opening…"
+                    : self.document == nil ? "No document: ^N creates one" : "Renaming… a moment")
+            show(reason, isError: true)
             return false
         }
         guard !document.documentState.contains(.editingDisabled) else {
@@ -448,7 +453,7 @@ extension Editor {
 
     /// Looks for ``search`` off the main actor, so that a 20 MiB document never stops the keys,
     /// and moves to what it finds; a newer search cancels this one.
-    private func lookUp(from start: TextBuffer.Position, backwards: Bool, origin: TextBuffer.Position?) {
+    func lookUp(from start: TextBuffer.Position, backwards: Bool, origin: TextBuffer.Position?) {
         cancelSearch()
         let search = self.search
         guard !search.needle.isEmpty else {

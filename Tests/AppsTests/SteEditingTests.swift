@@ -191,7 +191,14 @@ struct SteEditingTests {
         #expect(ste.screen.contains("Pasted 1000 lines"), "\(ste.screen)")
         ste.keys("C-z")
         #expect(await ste.wait { ste.text(of: "Doc.txt") == "start\n" }, "\(ste.screen)")
+        // Pasted into find, the first line is what is looked for.
+        ste.keys("C-f")
+        try ste.paste("start\nnot this")
+        #expect(await ste.waitForScreen(containing: "Find: start"), "\(ste.screen)")
+        #expect(!ste.screen.contains("not this"))
+        ste.keys("Escape")
         await Self.quit(ste)
+        #expect(ste.text(of: "Doc.txt") == "start\n")
     }
 
     // MARK: - 6. Tab, Alt, messages, resize
