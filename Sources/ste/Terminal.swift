@@ -84,6 +84,8 @@ final class Terminal {
         for (sequence, key) in [
             ("\u{1B}[1~", KEY_HOME), ("\u{1B}[4~", KEY_END), ("\u{1B}[7~", KEY_HOME), ("\u{1B}[8~", KEY_END),
             ("\u{1B}[H", KEY_HOME), ("\u{1B}[F", KEY_END), ("\u{1B}OH", KEY_HOME), ("\u{1B}OF", KEY_END),
+            // The arrows outside keypad mode, from terminals that ignore it.
+            ("\u{1B}[A", KEY_UP), ("\u{1B}[B", KEY_DOWN), ("\u{1B}[C", KEY_RIGHT), ("\u{1B}[D", KEY_LEFT),
         ] {
             define_key(sequence, key)
         }
@@ -177,12 +179,30 @@ final class Terminal {
         let result = wget_wch(window, &value)
         if result == ERR { return [.escape] }
         if result == KEY_CODE_YES { return [.escape, Self.functionKey(Int32(value))] }
+        // A key sequence curses does not know (CSI ... final, or SS3 and one character) is
+        // dropped whole: none of it is typed.
+        if value == 0x5B || value == 0x4F, let rest = readUnknownSequence(isCSI: value == 0x5B) {
+            return [.other(rest)]
+        }
         switch Self.characterKey(UInt32(value)) {
         // Alt+Shift+F is Alt+F: the commands are letters, whatever the case.
         case .character(let character):
             return [.meta(character.isUppercase ? Character(character.lowercased()) : character)]
         case let key: return [.escape, key]
         }
+    }
+
+    /// Reads the rest of an unknown sequence after ESC [ or ESC O; nil when nothing follows
+    /// (Alt+[ or Alt+O typed alone). Returns the final character's code.
+    private func readUnknownSequence(isCSI: Bool) -> Int32? {
+        var value: wint_t = 0
+        var count = 0
+        while wget_wch(window, &value) != ERR {
+            count += 1
+            // SS3 takes one character; CSI ends at its final byte, 0x40 to 0x7E.
+            if !isCSI || (0x40...0x7E).contains(value) || count > 32 { return Int32(bitPattern: value) }
+        }
+        return count == 0 ? nil : 0
     }
 
     /// The rest of an SGR mouse report after its CSI <: button;x;y then M (press) or m (release).
