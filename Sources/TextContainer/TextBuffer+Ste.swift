@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -37,9 +38,22 @@ public struct TextBuffer: Sendable, Equatable {
     }
 
     /// The lines, without their line feeds; never empty.
-    public private(set) var lines: [String]
+    public private(set) var lines: [String] {
+        didSet { revision = Self.nextRevision() }
+    }
+    /// A number no other text of any buffer had: it changes with every change of the text
+    /// (not with cursor moves), so what is laid out from the text can be kept until then.
+    public private(set) var revision = TextBuffer.nextRevision()
+
+    private static let revisions = Atomic<Int>(0)
+
+    private static func nextRevision() -> Int {
+        revisions.wrappingAdd(1, ordering: .relaxed).newValue
+    }
     /// Where the cursor is.
     public private(set) var cursor = Position(line: 0, offset: 0)
+    /// The other end of the selection, where it was started; nil when nothing is selected.
+    public private(set) var anchor: Position?
     /// The display column up and down movement aims for, kept across short lines.
     private var goalColumn: Int?
 
@@ -78,7 +92,14 @@ public struct TextBuffer: Sendable, Equatable {
     /// Replaces the whole text, as when the file changed elsewhere, keeping the cursor at the
     /// same line and offset clamped to the new text.
     public mutating func replaceText(_ text: String) {
-        lines = Self.split(text)
+        replaceLines(Self.split(text))
+    }
+
+    /// Replaces the whole text with `lines` (as a replace-all made them), keeping the cursor at
+    /// the same line and offset clamped to the new text; nothing stays selected.
+    public mutating func replaceLines(_ lines: [String]) {
+        self.lines = lines.isEmpty ? [""] : lines
+        anchor = nil
         move(to: cursor)
     }
 
@@ -86,6 +107,7 @@ public struct TextBuffer: Sendable, Equatable {
 
     /// Inserts `string` at the cursor (line feeds split the line) and moves the cursor after it.
     public mutating func insert(_ string: String) {
+        anchor = nil
         let pieces = Self.split(string)
         let line = lines[cursor.line]
         let split = Self.index(line, cursor.offset)
@@ -111,6 +133,7 @@ public struct TextBuffer: Sendable, Equatable {
     @discardableResult
     public mutating func deleteBackward() -> Bool {
         goalColumn = nil
+        anchor = nil
         if cursor.offset > 0 {
             var line = lines[cursor.line]
             let end = Self.index(line, cursor.offset)
@@ -134,6 +157,7 @@ public struct TextBuffer: Sendable, Equatable {
     @discardableResult
     public mutating func deleteForward() -> Bool {
         goalColumn = nil
+        anchor = nil
         let line = lines[cursor.line]
         if cursor.offset < line.count {
             var changed = line
@@ -197,21 +221,183 @@ public struct TextBuffer: Sendable, Equatable {
     /// The first occurrence of `needle` at or after `start` (wrapping round to the top),
     /// ignoring case.
     public func find(_ needle: String, from start: Position) -> Position? {
-        guard !needle.isEmpty else { return nil }
-        let count = lines.count
-        for step in 0...count {
-            let lineIndex = (start.line + step) % count
-            let line = lines[lineIndex]
-            let from = step == 0 ? min(start.offset, line.count) : 0
-            // The last step comes back to the start line, for a match before the start.
-            guard let range = line[Self.index(line, from)...].range(of: needle, options: [.caseInsensitive])
-            else {
-                continue
-            }
-            let offset = line.distance(from: line.startIndex, to: range.lowerBound)
-            return Position(line: lineIndex, offset: offset)
+        TextSearch(needle).firstMatch(in: lines, from: start)?.lowerBound
+    }
+
+    // MARK: - Selecting
+
+    /// The selected text's bounds, start first; nil when nothing is selected.
+    public var selection: Range<Position>? {
+        guard let anchor, anchor != cursor else { return nil }
+        return min(anchor, cursor)..<max(anchor, cursor)
+    }
+
+    /// Starts a selection at the cursor unless one is started: the moves that follow extend it.
+    public mutating func extendSelection() {
+        if anchor == nil { anchor = cursor }
+    }
+
+    public mutating func clearSelection() {
+        anchor = nil
+    }
+
+    /// Selects from `start` to `end`, leaving the cursor at `end`.
+    public mutating func select(from start: Position, to end: Position) {
+        move(to: start)
+        anchor = cursor
+        move(to: end)
+    }
+
+    public mutating func selectAll() {
+        select(from: Position(line: 0, offset: 0), to: Position(line: lines.count - 1, offset: .max))
+    }
+
+    /// The text between two positions, lines joined by line feeds.
+    public func text(in range: Range<Position>) -> String {
+        let lower = range.lowerBound
+        let upper = range.upperBound
+        let first = lines[lower.line]
+        if lower.line == upper.line {
+            return String(first[Self.index(first, lower.offset)..<Self.index(first, upper.offset)])
         }
-        return nil
+        var pieces = [String(first[Self.index(first, lower.offset)...])]
+        pieces.append(contentsOf: lines[(lower.line + 1)..<upper.line])
+        let last = lines[upper.line]
+        pieces.append(String(last[..<Self.index(last, upper.offset)]))
+        return pieces.joined(separator: "\n")
+    }
+
+    /// Replaces the text between two positions with `string` and puts the cursor after it.
+    public mutating func replace(_ range: Range<Position>, with string: String) {
+        let lower = range.lowerBound
+        let upper = range.upperBound
+        let first = lines[lower.line]
+        let last = lines[upper.line]
+        let joined = String(
+            first[..<Self.index(first, lower.offset)] + last[Self.index(last, upper.offset)...])
+        lines.replaceSubrange(lower.line...upper.line, with: [joined])
+        cursor = lower
+        insert(string)
+    }
+
+    /// Deletes the selected text and returns it; nil when nothing was selected.
+    @discardableResult
+    public mutating func deleteSelection() -> String? {
+        guard let selection else { return nil }
+        let text = text(in: selection)
+        replace(selection, with: "")
+        return text
+    }
+
+    /// Removes the cursor's line with its line feed (the last line: its text, leaving it
+    /// empty) and returns what was removed, with a line feed, as nano's ^K does.
+    public mutating func cutLine() -> String {
+        anchor = nil
+        goalColumn = nil
+        let removed = lines[cursor.line]
+        if lines.count > 1 {
+            lines.remove(at: cursor.line)
+            cursor = Position(line: min(cursor.line, lines.count - 1), offset: 0)
+        } else {
+            lines[0] = ""
+            cursor = Position(line: 0, offset: 0)
+        }
+        return removed + "\n"
+    }
+
+    // MARK: - Moving by words and through the document
+
+    /// How a character counts for word movement: words are letters, digits and `_` (in any
+    /// script); an emoji or punctuation run is a word of its own.
+    enum CharacterClass { case space, word, other }
+
+    static func characterClass(_ character: Character) -> CharacterClass {
+        if character.isWhitespace { return .space }
+        if character.isLetter || character.isNumber || character == "_" { return .word }
+        return .other
+    }
+
+    /// Moves to the end of the word after the cursor (to the next line's start at a line end).
+    public mutating func moveWordRight() {
+        goalColumn = nil
+        let line = lines[cursor.line]
+        var index = Self.index(line, cursor.offset)
+        guard index != line.endIndex else {
+            if cursor.line + 1 < lines.count { cursor = Position(line: cursor.line + 1, offset: 0) }
+            return
+        }
+        var offset = cursor.offset
+        while index != line.endIndex, Self.characterClass(line[index]) == .space {
+            index = line.index(after: index)
+            offset += 1
+        }
+        if index != line.endIndex {
+            let kind = Self.characterClass(line[index])
+            while index != line.endIndex, Self.characterClass(line[index]) == kind {
+                index = line.index(after: index)
+                offset += 1
+            }
+        }
+        cursor.offset = offset
+    }
+
+    /// Moves to the start of the word before the cursor (to the previous line's end at a line start).
+    public mutating func moveWordLeft() {
+        goalColumn = nil
+        let line = lines[cursor.line]
+        var index = Self.index(line, cursor.offset)
+        guard index != line.startIndex else {
+            if cursor.line > 0 {
+                cursor = Position(line: cursor.line - 1, offset: lines[cursor.line - 1].count)
+            }
+            return
+        }
+        var offset = cursor.offset
+        while index != line.startIndex, Self.characterClass(line[line.index(before: index)]) == .space {
+            index = line.index(before: index)
+            offset -= 1
+        }
+        if index != line.startIndex {
+            let kind = Self.characterClass(line[line.index(before: index)])
+            while index != line.startIndex, Self.characterClass(line[line.index(before: index)]) == kind {
+                index = line.index(before: index)
+                offset -= 1
+            }
+        }
+        cursor.offset = offset
+    }
+
+    public mutating func moveToDocumentStart() {
+        move(to: Position(line: 0, offset: 0))
+    }
+
+    public mutating func moveToDocumentEnd() {
+        move(to: Position(line: lines.count - 1, offset: .max))
+    }
+
+    // MARK: - Soft wrap
+
+    /// Where the screen rows of `line` start when it is wrapped at `width` cells: the
+    /// character offset and index of each row's first character, the first row's being 0.
+    /// Rows break between grapheme clusters, and a wide character that does not fit the rest
+    /// of a row starts the next one.
+    public static func wrap(_ line: String, width: Int) -> [(offset: Int, index: String.Index)] {
+        var rows = [(offset: 0, index: line.startIndex)]
+        let width = max(2, width)
+        var used = 0
+        var offset = 0
+        var index = line.startIndex
+        while index != line.endIndex {
+            let cells = Self.width(of: line[index])
+            if used + cells > width, used > 0 {
+                rows.append((offset, index))
+                used = 0
+            }
+            used += cells
+            offset += 1
+            index = line.index(after: index)
+        }
+        return rows
     }
 
     // MARK: - Display columns

@@ -6,10 +6,6 @@ import TextContainer
 extension Editor {
     // MARK: - Drawing
 
-    private var listWidth: Int {
-        container == nil ? 0 : min(36, max(18, terminal.width / 3))
-    }
-
     func render() {
         lastRender = clock.now
         renderedStatus = documentStatus
@@ -25,7 +21,17 @@ extension Editor {
         let title = container.map { " Simple Text Editor — \($0.url.path)" } ?? " Simple Text Editor"
         terminal.draw(title, y: 0, x: 0, width: width, attributes: Terminal.reverse, pad: true)
         let bodyTop = 1
-        let bodyHeight = height - 3
+        let bodyHeight = self.bodyHeight
+        if case .help(let scroll) = mode {
+            terminal.draw(
+                " Help — every key of ste", y: 0, x: 0, width: width, attributes: Terminal.reverse, pad: true)
+            drawHelp(scroll: scroll, top: bodyTop, height: bodyHeight, width: width)
+            drawStatus(y: height - 1 - helpBarHeight, width: width)
+            _ = drawBottom(y: height - helpBarHeight, width: width)
+            terminal.hideCursor()
+            terminal.refresh()
+            return
+        }
         var editorX = 0
         if container != nil {
             drawList(top: bodyTop, height: bodyHeight, width: listWidth)
@@ -42,10 +48,10 @@ extension Editor {
         default:
             cursor = drawEditor(top: bodyTop, height: bodyHeight, x: editorX, width: editorWidth)
         }
-        drawStatus(y: height - 2, width: width)
-        let promptCursor = drawBottom(y: height - 1, width: width)
+        drawStatus(y: height - 1 - helpBarHeight, width: width)
+        let promptCursor = drawBottom(y: height - helpBarHeight, width: width)
         if let promptCursor {
-            terminal.showCursor(y: height - 1, x: promptCursor)
+            terminal.showCursor(y: height - helpBarHeight, x: promptCursor)
         } else if let cursor, focus == .editor {
             terminal.showCursor(y: cursor.0, x: cursor.1)
         } else {
@@ -166,58 +172,104 @@ extension Editor {
             }
             return nil
         }
-        let textX = x + 1
-        let textWidth = max(1, width - 1)
+        let (textX, textWidth) = textArea
+        scrollToCursor(height: height)
         let cursor = buffer.cursor
-        if cursor.line < self.top { self.top = cursor.line }
-        if cursor.line >= self.top + height { self.top = cursor.line - height + 1 }
-        let column = buffer.displayColumn(of: cursor)
-        if column < left { left = max(0, column - textWidth / 4) }
-        if column >= left + textWidth { left = column - textWidth + textWidth / 4 + 1 }
-        var highlight: (line: Int, from: Int, to: Int)?
-        if case .find(let query, _) = mode, !query.isEmpty, buffer.find(query, from: cursor) == cursor {
-            var end = cursor
-            end.offset += query.count
-            highlight = (cursor.line, column, buffer.displayColumn(of: end))
+        if !softWrap {
+            let column = buffer.displayColumn(of: cursor)
+            if column < left { left = max(0, column - textWidth / 4) }
+            if column >= left + textWidth { left = column - textWidth + textWidth / 4 + 1 }
         }
-        for row in 0..<height {
-            let index = self.top + row
-            guard index < buffer.lines.count else { break }
-            let visible = Self.visiblePart(of: buffer.lines[index], from: left, width: textWidth)
-            terminal.draw(visible, y: top + row, x: textX, width: textWidth)
-            if let highlight, highlight.line == index {
-                let from = max(highlight.from, left)
-                let to = min(highlight.to, left + textWidth)
-                if to > from {
-                    let part = Self.visiblePart(of: buffer.lines[index], from: from, width: to - from)
-                    terminal.draw(
-                        part, y: top + row, x: textX + from - left, width: to - from,
-                        attributes: Terminal.reverse)
-                }
+        let highlight = buffer.selection ?? foundMatch
+        drawnRows = []
+        var cursorOnScreen: (Int, Int)?
+        var place = (line: self.top, row: topRow)
+        var lineRows = rows(ofLine: self.top)
+        for screenRow in 0..<height {
+            let row = lineRows[place.row]
+            drawnRows.append(row)
+            let text = buffer.lines[row.line]
+            if showsLineNumbers, row.start == 0 {
+                let number = String(row.line + 1)
+                terminal.draw(
+                    String(repeating: " ", count: max(0, gutterWidth - 1 - number.count)) + number,
+                    y: top + screenRow, x: textX - gutterWidth, width: gutterWidth - 1,
+                    attributes: Terminal.dim)
+            }
+            let highlighted = highlight.flatMap { Self.offsets(of: $0, inLine: row.line, length: text.count) }
+            drawRow(
+                text, row, y: top + screenRow, x: textX, width: textWidth, left: softWrap ? 0 : left,
+                highlighted: highlighted)
+            if row.line == cursor.line, row.start <= cursor.offset, cursor.offset < row.end || row.isLast {
+                let cells = text[
+                    row.startIndex..<text.index(row.startIndex, offsetBy: cursor.offset - row.start)
+                ]
+                .reduce(0) { $0 + TextBuffer.width(of: $1) }
+                let column = cells - (softWrap ? 0 : left)
+                cursorOnScreen = (top + screenRow, textX + min(column, textWidth - 1))
+            }
+            if !row.isLast {
+                place.row += 1
+            } else if row.line + 1 < buffer.lines.count {
+                place = (row.line + 1, 0)
+                lineRows = rows(ofLine: place.line)
+            } else {
+                break
             }
         }
-        return (top + cursor.line - self.top, textX + column - left)
+        return cursorOnScreen
     }
 
-    /// The cells of `line` from display column `start`, `width` wide; a wide character cut by
-    /// the left edge becomes a space.
-    static func visiblePart(of line: String, from start: Int, width: Int) -> String {
-        var out = ""
-        var column = 0
-        let end = start + width
-        for character in line {
-            let cells = TextBuffer.width(of: character)
-            defer { column += cells }
-            if column + cells <= start { continue }
-            if column >= end { break }
-            if column < start {
-                out += String(repeating: " ", count: column + cells - start)
-                continue
+    /// The offsets of `line` that `range` covers.
+    static func offsets(of range: Range<TextBuffer.Position>, inLine line: Int, length: Int) -> Range<Int>? {
+        guard range.lowerBound.line <= line, line <= range.upperBound.line else { return nil }
+        let from = range.lowerBound.line == line ? range.lowerBound.offset : 0
+        let to = range.upperBound.line == line ? range.upperBound.offset : length
+        return from < to ? from..<to : nil
+    }
+
+    /// Draws one screen row of `text` from cell `left` (sideways scroll), with the characters
+    /// at `highlighted` offsets in reverse video. A wide character cut by the left edge
+    /// becomes spaces.
+    private func drawRow(
+        _ text: String, _ row: ScreenRow, y: Int, x: Int, width: Int, left: Int, highlighted: Range<Int>?
+    ) {
+        var run = ""
+        var runX = 0
+        var runHighlighted = false
+        func flush() {
+            if !run.isEmpty {
+                terminal.draw(
+                    run, y: y, x: x + runX, width: width - runX,
+                    attributes: runHighlighted ? Terminal.reverse : 0)
             }
-            if column + cells > end { break }
-            out += TextBuffer.displayed(character)
+            run = ""
         }
-        return out
+        var column = 0
+        var offset = row.start
+        var index = row.startIndex
+        while index < row.endIndex {
+            let character = text[index]
+            let cells = TextBuffer.width(of: character)
+            defer {
+                column += cells
+                offset += 1
+                index = text.index(after: index)
+            }
+            if column + cells <= left { continue }
+            if column + cells - left > width { break }
+            let shown =
+                column < left
+                ? String(repeating: " ", count: column + cells - left) : TextBuffer.displayed(character)
+            let isHighlighted = highlighted?.contains(offset) ?? false
+            if run.isEmpty || isHighlighted != runHighlighted {
+                flush()
+                runX = max(0, column - left)
+                runHighlighted = isHighlighted
+            }
+            run += shown
+        }
+        flush()
     }
 
     private func drawHistory(_ screen: HistoryScreen, top: Int, height: Int, x: Int, width: Int) {
@@ -305,8 +357,11 @@ extension Editor {
         }
     }
 
+    /// The status line: the document's name and state, or a message with the name still
+    /// shown, and Ln and Col always at the right end, whatever the message's length.
     private func drawStatus(y: Int, width: Int) {
         var parts: [String] = []
+        var position = ""
         if let document {
             parts.append(document.localizedName)
             let edited = burstStarted || document.hasUnsavedChanges
@@ -315,34 +370,48 @@ extension Editor {
                 parts.append("saved \(timeFormatter.string(from: date))")
             }
             if document.isLocked { parts.append("read-only") }
-            if document.documentState.contains(.inConflict) { parts.append("! in conflict: ^K resolves") }
+            if document.documentState.contains(.inConflict) { parts.append("! in conflict: ^T resolves") }
             if document.documentState.contains(.savingError) && !document.isLocked {
                 parts.append("saving failed")
             }
             let cursor = buffer.cursor
-            parts.append("Ln \(cursor.line + 1), Col \(buffer.displayColumn(of: cursor) + 1)")
+            position = "Ln \(cursor.line + 1), Col \(buffer.displayColumn(of: cursor) + 1) "
+            if let selection = buffer.selection {
+                position = "\(Self.count(buffer.text(in: selection))) selected  " + position
+            }
         }
         if let sync = syncSummary { parts.append(sync) }
         var line = " " + parts.joined(separator: " — ")
         if let message {
-            // The message first, and the document's name, state and position still in sight.
-            let withoutSync = syncSummary == nil ? parts : Array(parts.dropLast())
-            let brief =
-                withoutSync.count > 3
-                ? Array(withoutSync.prefix(2)) + [withoutSync[withoutSync.count - 1]] : withoutSync
-            line = " " + message.text + (brief.isEmpty ? "" : "   [" + brief.joined(separator: " — ") + "]")
+            // The message first, and the document's name and state still in sight.
+            let brief = parts.count > 2 ? Array(parts.prefix(2)) : parts
+            let acknowledge = message.isError ? " (Esc)" : ""
+            line =
+                " " + message.text + acknowledge
+                + (brief.isEmpty ? "" : "   [" + brief.joined(separator: " — ") + "]")
         }
         let attributes = message?.isError == true ? Terminal.reverse | Terminal.bold : Terminal.reverse
-        terminal.draw(line, y: y, x: 0, width: width, attributes: attributes, pad: true)
+        let positionCells = position.reduce(0) { $0 + TextBuffer.width(of: $1) }
+        terminal.draw(
+            line, y: y, x: 0, width: max(0, width - positionCells - 1), attributes: attributes, pad: true)
+        terminal.draw(
+            " " + position, y: y, x: max(0, width - positionCells - 1), width: positionCells + 1,
+            attributes: Terminal.reverse, pad: true)
     }
 
     /// Draws the help bar or the prompt; returns the cursor column when a prompt is showing.
     private func drawBottom(y: Int, width: Int) -> Int? {
         let prompt: String?
+        let options = Self.describe(search)
         switch mode {
         case .prompt(.newDocument, let text): prompt = " New document name: " + text
         case .prompt(.rename, let text): prompt = " Rename to: " + text
-        case .find(let text, _): prompt = " Find: " + text
+        case .prompt(.goToLine, let text): prompt = " Go to line (line:column): " + text
+        case .prompt(.replaceWhat, let text): prompt = " Replace\(options): " + text
+        case .prompt(.replaceWith(let what), let text): prompt = " Replace “\(what)” with: " + text
+        case .find: prompt = " Find\(options): " + search.needle
+        case .confirmReplace:
+            prompt = " Replace this one? y Yes  n No  a All  Esc Stop "
         case .confirmDelete:
             prompt = " Delete “\(document?.localizedName ?? "")”? It goes to the Deleted folder. (y/n) "
         case .history(let screen) where screen.confirmingRestore:
@@ -351,22 +420,43 @@ extension Editor {
         }
         if let prompt {
             terminal.draw(prompt, y: y, x: 0, width: width, pad: true)
+            if helpBarHeight > 1 {
+                let hint: String
+                switch mode {
+                case .find: hint = " Enter Done  ↓ Next  ↑ Previous  M-C Case  M-O Whole words  Esc Back"
+                case .prompt(.replaceWhat, _):
+                    hint = " Enter Next question  M-C Case  M-O Whole words  Esc Cancel"
+                default: hint = " Enter Done  Esc Cancel"
+                }
+                terminal.draw(hint, y: y + 1, x: 0, width: width, pad: true)
+            }
             let cells = prompt.reduce(0) { $0 + TextBuffer.width(of: $1) }
             return min(width - 1, cells)
         }
-        let help: String
+        let items: [String]
         switch mode {
-        case .history: help = " ↑↓ Select  Enter Preview  r Restore  Esc Back"
-        case .conflict: help = " m Keep mine  t Keep theirs  b Keep both  n Next  Esc Later"
-        default:
-            help =
-                container == nil
-                ? " ^Q Quit  ^Z Undo  ^Y Redo  ^F Find  ^S Save  ^H History"
-                : ubiquity == nil
-                    ? " ^Q Quit  ^N New  ^R Rename  ^D Delete  ^Z Undo  ^Y Redo  ^F Find  ^S Save  ^H History  Tab List/Text"
-                    : " ^Q Quit  ^N New  ^R Rename  ^D Delete  ^Z Undo  ^Y Redo  ^F Find  ^S Save  ^H History  F5 Sync  Tab List/Text"
+        case .history: items = ["↑↓ Select", "Enter Preview", "r Restore", "Esc Back"]
+        case .conflict: items = ["m Keep mine", "t Keep theirs", "b Keep both", "n Next", "Esc Later"]
+        case .help: items = ["↑↓ PgUp PgDn Scroll", "Esc Close"]
+        default: items = KeyHelp.bar(list: container != nil, synced: ubiquity != nil, inList: focus == .list)
         }
-        terminal.draw(help, y: y, x: 0, width: width, pad: true)
+        for (row, text) in Self.helpBar(items, width: width, rows: helpBarHeight).enumerated() {
+            terminal.draw(text, y: y + row, x: 0, width: width, pad: true)
+        }
         return nil
+    }
+
+    /// Lays `items` out on `rows` rows of `width` cells, in order, as many as fit: entries are
+    /// never cut, and the first (help) always shows.
+    static func helpBar(_ items: [String], width: Int, rows: Int) -> [String] {
+        var lines = [String](repeating: "", count: rows)
+        var row = 0
+        for item in items {
+            let piece = " " + item + " "
+            while row < rows, lines[row].count + piece.count > width { row += 1 }
+            guard row < rows else { break }
+            lines[row] += piece
+        }
+        return lines
     }
 }

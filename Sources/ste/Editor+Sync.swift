@@ -32,7 +32,8 @@ extension Editor {
             return show(
                 "This container is not synced: add a remote with docs remote add NAME URL", isError: true)
         }
-        UbiquityAgent.start(forContainerAt: container.url)
+        // Asked for: started even when this process started one a moment ago.
+        UbiquityAgent.start(forContainerAt: container.url, isRequestedByUser: true)
         UbiquityAgent.wake(forContainerAt: container.url)
         var details = "Syncing with \(ubiquity.remote)"
         if let syncStatus {

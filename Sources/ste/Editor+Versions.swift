@@ -55,9 +55,31 @@ extension Editor {
         mode = .history(screen)
     }
 
+    /// Puts an earlier version's text in the document as one undoable change, saved at once:
+    /// the save keeps the text it replaces in the history, and ^Z brings it back. A version
+    /// that is not UTF-8 text is restored as a file instead (which empties the undo history).
     private func restore(_ record: VersionRecord) {
         guard let document else { return }
         commitBurst()
+        let date = record.modificationDate.map(dateFormatter.string) ?? "an earlier time"
+        let text: String?
+        do {
+            text = try versions.text(of: record)
+        } catch {
+            return show(error)
+        }
+        guard let text else { return restoreFile(record, date: date) }
+        guard editAsOneStep({ $0.replaceText(text) }) else { return }
+        Task { @MainActor in
+            if await document.save(to: document.fileURL, for: .forOverwriting) {
+                self.show("Restored the version of \(date): ^Z undoes it")
+            }
+            self.render()
+        }
+    }
+
+    private func restoreFile(_ record: VersionRecord, date: String) {
+        guard let document else { return }
         Task { @MainActor in
             do {
                 // Coordinated: the document saves what is unsaved first, and the restore keeps
@@ -65,9 +87,7 @@ extension Editor {
                 try await self.versions.restore(record, over: document.fileURL)
                 _ = await document.revert(toContentsOf: document.fileURL)
                 self.buffer = TextBuffer(text: document.documentText)
-                self.show(
-                    "Restored the version of \(record.modificationDate.map(self.dateFormatter.string) ?? "an earlier time")"
-                )
+                self.show("Restored the version of \(date)")
             } catch {
                 self.show(error)
             }

@@ -16,7 +16,19 @@ import TextContainer
 final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
     enum Focus { case list, editor }
 
-    enum PromptKind { case newDocument, rename }
+    enum PromptKind: Equatable {
+        case newDocument, rename, goToLine
+        /// Replace's first question, what to look for, then its second, what to put instead.
+        case replaceWhat
+        case replaceWith(String)
+    }
+
+    /// What the internal clipboard holds: text, and whether it is whole lines cut with ^K,
+    /// which paste as lines above the cursor's line.
+    struct Clipboard {
+        var text: String
+        var isWholeLines: Bool
+    }
 
     struct HistoryScreen {
         var records: [VersionRecord]
@@ -39,7 +51,12 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         case normal
         case prompt(PromptKind, String)
         case confirmDelete
-        case find(String, origin: TextBuffer.Position)
+        /// Find: the query is ``search``'s needle; Esc goes back to `origin`.
+        case find(origin: TextBuffer.Position)
+        /// Replace, asking at each match (``foundMatch``) whether to replace it.
+        case confirmReplace(replacement: String)
+        /// The help screen, scrolled down by this many lines.
+        case help(Int)
         case history(HistoryScreen)
         case conflict(ConflictScreen)
     }
@@ -74,6 +91,37 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
     var openGeneration = 0
     var top = 0
     var left = 0
+
+    /// What find and replace look for, with their case and whole-word settings.
+    var search = TextSearch("")
+    /// The match find or replace shows, highlighted; nil when none.
+    var foundMatch: Range<TextBuffer.Position>?
+    /// The find or replace-all running off the main actor, cancelled by a newer one or Esc.
+    var searchWork: Task<Void, Never>?
+    /// Whether a replace-all is running: the text takes no edits until it ends.
+    var isReplacingAll = false
+    var clipboard: Clipboard?
+    /// Whether the last command was ^K: another ^K adds its line to the clipboard, as nano's.
+    var lastWasCutLine = false
+    /// The text of a bracketed paste while it arrives; nil when none is arriving.
+    var pasted: String?
+    /// Where a mouse press started a selection, while the button is held.
+    var mouseAnchor: TextBuffer.Position?
+    /// Whether long lines wrap at the pane's width (on by default: documents are prose).
+    var softWrap = true
+    var showsLineNumbers = false
+    /// The wrapped row of line ``top`` that the screen starts with.
+    var topRow = 0
+    /// The cell within its screen row that up and down movement aims for.
+    var goalCells: Int?
+    /// The screen rows of lines lately laid out, by line: a long line is wrapped once, not at
+    /// every step through it nor at every key typed elsewhere, until its text, the width or
+    /// soft wrap changes.
+    var rowCache: [Int: CachedRows] = [:]
+    /// The rows the screen shows, as last drawn, so a mouse click finds its character.
+    var drawnRows: [ScreenRow] = []
+    /// When the batch of keys being handled arrived: a message shown before it clears.
+    var batchStarted: ContinuousClock.Instant?
 
     var burstStarted = false
     var lastEdit: ContinuousClock.Instant?
@@ -112,9 +160,9 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
         return formatter
     }()
-    /// How long a message stays on the status line with no key pressed, before Ln and Col
-    /// come back. (A key pressed a second after a message that is not an error clears it.)
-    static let messageDuration: Duration = .seconds(10)
+    /// How long a message that is not an error stays on the status line with no key pressed
+    /// (the next key clears it too); an error stays until Esc acknowledges it.
+    static let messageDuration: Duration = .seconds(4)
 
     init(terminal: Terminal, container: TextContainer?, versions: any VersionSource) {
         self.terminal = terminal
@@ -175,7 +223,7 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
             commitBurst()
             render()
         }
-        if let message,
+        if let message, !message.isError,
             clock.now - message.shown >= Self.messageDuration
         {
             self.message = nil
@@ -334,7 +382,9 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         isLoading = true
         openFailure = nil
         top = 0
+        topRow = 0
         left = 0
+        foundMatch = nil
         return shown
     }
 
@@ -368,8 +418,9 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         }
     }
 
-    /// Makes the typing burst in progress one undoable change of the document.
-    func commitBurst() {
+    /// Makes the typing burst in progress one undoable change of the document; `text`, when
+    /// given, is the buffer's text already joined.
+    func commitBurst(text: String? = nil) {
         guard burstStarted else { return }
         burstStarted = false
         lastEdit = nil
@@ -379,7 +430,7 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         // in this same turn) rather than when the main queue's turn ends.
         let grouping = undo.groupingLevel == 0
         if grouping { undo.beginUndoGrouping() }
-        document.documentText = buffer.text
+        document.documentText = text ?? buffer.text
         if grouping { undo.endUndoGrouping() }
     }
 
@@ -438,7 +489,7 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
             switch error.code {
             case .editedElsewhere:
                 return
-                    "“\(name)” was changed by another program: theirs is shown, your unsaved text is kept (^K)"
+                    "“\(name)” was changed by another program: theirs is shown, your unsaved text is kept (^T)"
             case .deletedElsewhere:
                 return "“\(name)” was deleted by another program; " + (error.detail.map(Self.outcome) ?? "")
             case .permissionDenied where error.operation == "autosave the document":

@@ -7,7 +7,7 @@ import TextContainer
 #endif
 
 let usage = """
-    Usage: ste [--container PATH] [FILE]
+    Usage: ste [--container PATH] [--no-mouse] [FILE]
 
     The Simple Text Editor: the documents of a folder beside an editor of the selected one.
     Documents are saved by themselves two seconds after the last change, and on quit.
@@ -15,11 +15,24 @@ let usage = """
       FILE              edit this one file, without the list
       --container PATH  the folder of documents (default: $STE_CONTAINER, or
                         "Simple Text Editor" in your Documents folder)
+      --no-mouse        leave the mouse to the terminal (for terminals whose mouse
+                        reports misbehave; the terminal's own selection works then)
       --help            show this help
       --version         show the version
 
-    Keys: ^N new  ^R rename  ^D delete  ^Z undo  ^Y redo  ^F find  ^S save  ^H history
-          ^K resolve a conflict  F5 sync now  Tab list/editor  ^Q quit
+    Keys (F1 or ^G in ste shows them too; ^ is Ctrl, M- is Alt):
+    \(KeyHelp.usage)
+
+    Conventions: where nano and micro agree, ste does the same: ^S save, ^G help, ^K cut
+    the line, Shift with the movement keys selects, Ctrl+←/→ moves by words. Where they
+    differ, ste takes micro's ^Q quit, ^F find, ^Z undo, ^Y redo, ^C copy, ^X cut, ^V paste
+    and ^L go to line (as nano's --modernbindings mostly does), and nano's ^A and ^E (line
+    start and end), ^U paste, ^_ go to line, ^\\ replace, and its Alt keys: M-U undo, M-E
+    redo, M-W and M-Q next and previous match, M-R replace, M-S soft wrap, M-N line
+    numbers, M-\\ and M-/ start and end of the document. Not taken: nano's ^X exit and ^W
+    find, and micro's ^A select all (M-A here). ste's own: ^N new, ^R rename, ^D delete,
+    ^H history, ^T conflicts, F5 sync, Esc or F6 between the list and the text; Tab
+    inserts a tab in the text.
 
     A container added with `docs remote add` is synced by its agent (`docs sync --watch`),
     which ste starts when none runs. The list marks each document: ↑ to upload, ↓ to
@@ -34,6 +47,7 @@ func fail(_ text: String, status: Int32) -> Never {
 
 var containerPath: String?
 var file: String?
+var usesMouse = true
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -43,6 +57,8 @@ while let argument = arguments.popFirst() {
     case "--version":
         print("ste \(documentKitVersion) (DocumentKit)")
         exit(0)
+    case "--no-mouse":
+        usesMouse = false
     case "--container":
         guard let path = arguments.popFirst() else {
             fail("--container needs a folder\n\n\(usage)", status: 2)
@@ -61,6 +77,8 @@ while let argument = arguments.popFirst() {
 }
 
 setlocale(LC_ALL, "")
+// A clipboard tool that exits early must not end the editor with SIGPIPE.
+signal(SIGPIPE, SIG_IGN)
 
 var container: TextContainer?
 var fileURL: URL?
@@ -105,6 +123,7 @@ try? DocumentLog.redirect(to: logFolder.appendingPathComponent("ste.log"))
 // burst in the editor's buffer must reach the document before the save.
 nonisolated(unsafe) var signalSources: [any DispatchSourceSignal] = []
 let terminal = Terminal()
+terminal.enableReports(mouse: usesMouse)
 let editor = Editor(terminal: terminal, container: container, versions: currentVersionSource())
 for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
     signal(signalNumber, SIG_IGN)

@@ -99,7 +99,7 @@ struct SteSyncTests {
 
         // Resolved on A, the device that did not see it arise, keeping the file as it is:
         // the conflict is gone on B too.
-        if !a.screen.contains("Keep mine") { a.keys("C-k") }
+        if !a.screen.contains("Keep mine") { a.keys("C-t") }
         #expect(await a.waitForScreen(containing: "Keep mine"))
         a.keys("t")
         #expect(

@@ -36,12 +36,16 @@ public enum UbiquityAgent {
     ///
     /// An app that shows a container's documents without calling the ubiquity API (the
     /// Simple Text Editor) calls this when it opens the container.
+    ///
+    /// - Parameter isRequestedByUser: The user asked to sync now (ste's F5): an agent is
+    ///   started even if this process started one in the last ten seconds, which would
+    ///   otherwise keep a failing agent from being started again on every call.
     @discardableResult
-    public static func start(forContainerAt url: URL) -> UbiquityContainer? {
+    public static func start(forContainerAt url: URL, isRequestedByUser: Bool = false) -> UbiquityContainer? {
         guard let configuration = try? UbiquityConfiguration.load(),
             let container = configuration.container(at: url)
         else { return nil }
-        startIfNeeded(for: container, configuration: configuration)
+        startIfNeeded(for: container, configuration: configuration, isRequestedByUser: isRequestedByUser)
         return container
     }
 
@@ -59,15 +63,20 @@ public enum UbiquityAgent {
     private static let started = Mutex<[String: ContinuousClock.Instant]>([:])
 
     /// Starts the agent of `container` unless one runs, none is recorded, starting is off,
-    /// or this process started one in the last ten seconds.
-    static func startIfNeeded(for container: UbiquityContainer, configuration: UbiquityConfiguration) {
+    /// or (unless the user asked) this process started one in the last ten seconds.
+    static func startIfNeeded(
+        for container: UbiquityContainer, configuration: UbiquityConfiguration,
+        isRequestedByUser: Bool = false
+    ) {
         guard ProcessInfo.processInfo.environment["DOCUMENTKIT_SYNC_AGENT"] != "manual",
             let agent = configuration.agent, FileManager.default.isExecutableFile(atPath: agent),
             !isRunning(for: container.url)
         else { return }
         let now = ContinuousClock.now
         let due = started.withLock { started -> Bool in
-            if let last = started[container.folder], now - last < .seconds(10) { return false }
+            if !isRequestedByUser, let last = started[container.folder], now - last < .seconds(10) {
+                return false
+            }
             started[container.folder] = now
             return true
         }

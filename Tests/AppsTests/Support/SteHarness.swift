@@ -65,17 +65,20 @@ final class SteSession {
     ///
     /// With `unprivileged`, a run as root runs `ste` as `nobody` (through `setpriv`, with a
     /// runtime folder of its own), so that permissions mean something when tests run as root.
+    ///
+    /// `environment` adds `NAME=value` settings to the ones every session has.
     func start(
         arguments: [String] = [], width: Int = 100, height: Int = 24, reportingExit: Bool = true,
-        unprivileged: Bool = false
+        unprivileged: Bool = false, environment extra: [String] = []
     ) {
         listWidth = min(36, max(18, width / 3))
-        var environment = [
-            "STE_CONTAINER=\(container.path)", "XDG_DATA_HOME=\(dataHome.path)", "HOME=\(root.path)",
-            // The session's own settings and sync state, never the test process's.
-            "XDG_CONFIG_HOME=\(configHome.path)", "XDG_STATE_HOME=\(stateHome.path)",
-            "TERM=xterm-256color", "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
-        ]
+        var environment =
+            [
+                "STE_CONTAINER=\(container.path)", "XDG_DATA_HOME=\(dataHome.path)", "HOME=\(root.path)",
+                // The session's own settings and sync state, never the test process's.
+                "XDG_CONFIG_HOME=\(configHome.path)", "XDG_STATE_HOME=\(stateHome.path)",
+                "TERM=xterm-256color", "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
+            ] + extra
         var command = ["/usr/bin/env"]
         if unprivileged && getuid() == 0 {
             let runtime = root.appendingPathComponent("runtime-nobody", isDirectory: true)
