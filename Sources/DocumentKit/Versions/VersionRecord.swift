@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One version as the store keeps it on disk: `items/ITEM/VERSION.json`, written once with a
 /// safe save and rewritten only when its resolution or discardability changes.
@@ -65,14 +66,51 @@ struct IdentityIndex: Codable, Sendable, Equatable {
     }
 
     var format = 1
-    var items: [String: Entry] = [:]
+    var items: [String: Entry] = [:] {
+        // A change makes the lookup tables again, when they are next asked for.
+        didSet { tables = Tables() }
+    }
+    /// The items by path and by file, made once per change of `items` and shared by its
+    /// copies: a lookup costs a hash, not a look at every item (identifying each of 100,000
+    /// new files one by one was quadratic).
+    private var tables = Tables()
 
+    private enum CodingKeys: String, CodingKey { case format, items }
+
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.format == rhs.format && lhs.items == rhs.items }
+
+    /// The item last seen in the file `device`, `inode`; of two, the smaller id.
     func itemID(device: UInt64, inode: UInt64) -> String? {
-        items.first { $0.value.device == device && $0.value.inode == inode }?.key
+        tables.made(from: items).byFile[Tables.File(device: device, inode: inode)]
     }
 
-    func itemID(path: String) -> String? {
-        items.first { $0.value.path == path }?.key
+    /// The item last seen at `path`; of two, the smaller id.
+    func itemID(path: String) -> String? { tables.made(from: items).byPath[path] }
+
+    private final class Tables: Sendable {
+        struct File: Hashable, Sendable {
+            var device: UInt64
+            var inode: UInt64
+        }
+        struct Made: Sendable {
+            var byPath: [String: String] = [:]
+            var byFile: [File: String] = [:]
+        }
+        private let cache = Mutex<Made?>(nil)
+
+        func made(from items: [String: Entry]) -> Made {
+            cache.withLock { made in
+                if let made { return made }
+                var tables = Made()
+                for (id, entry) in items {
+                    let file = File(device: entry.device, inode: entry.inode)
+                    tables.byPath[entry.path] = min(id, tables.byPath[entry.path] ?? id)
+                    tables.byFile[file] = min(id, tables.byFile[file] ?? id)
+                }
+                made = tables
+                return tables
+            }
+        }
     }
 }
 

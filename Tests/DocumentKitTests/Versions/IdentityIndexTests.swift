@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+
+@testable import DocumentKit
+
+/// The version store's table of where each item was last seen, looked up by path and by file.
+@Suite struct IdentityIndexTests {
+    static func entry(_ path: String, _ inode: UInt64) -> IdentityIndex.Entry {
+        IdentityIndex.Entry(path: path, device: 7, inode: inode)
+    }
+
+    @Test func lookupsFollowEveryChangeOfTheItems() {
+        let first = UUID().uuidString
+        let second = UUID().uuidString
+        var index = IdentityIndex()
+        #expect(index.itemID(path: "/a") == nil)
+        index.items[first] = Self.entry("/a", 10)
+        #expect(index.itemID(path: "/a") == first)
+        #expect(index.itemID(device: 7, inode: 10) == first)
+        // A copy made before a change keeps what it knew; the changed one knows the change.
+        let before = index
+        index.items[first] = Self.entry("/b", 11)
+        index.items[second] = Self.entry("/a", 12)
+        #expect(before.itemID(path: "/a") == first)
+        #expect(index.itemID(path: "/a") == second)
+        #expect(index.itemID(path: "/b") == first)
+        #expect(index.itemID(device: 7, inode: 10) == nil)
+        #expect(index.itemID(device: 7, inode: 12) == second)
+        index.items[second] = nil
+        #expect(index.itemID(path: "/a") == nil)
+    }
+
+    @Test func twoItemsAtOnePathGiveTheSmallerIDWhateverTheOrder() {
+        let ids = (0..<20).map { _ in UUID().uuidString }
+        var index = IdentityIndex()
+        for id in ids.shuffled() { index.items[id] = Self.entry("/same", 5) }
+        #expect(index.itemID(path: "/same") == ids.min())
+        #expect(index.itemID(device: 7, inode: 5) == ids.min())
+    }
+
+    @Test func decodedAndEncodedAsBeforeWithoutItsTables() throws {
+        var index = IdentityIndex()
+        index.items["7D1C6E62-8C59-4C4F-9E0B-0D3A4F2B9A11"] = Self.entry("/a", 1)
+        _ = index.itemID(path: "/a")
+        let data = try JSONEncoder().encode(index)
+        let object = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        #expect(Set(object?.keys.map { $0 } ?? []) == ["format", "items"])
+        let decoded = try JSONDecoder().decode(IdentityIndex.self, from: data)
+        #expect(decoded == index)
+        #expect(decoded.itemID(path: "/a") == "7D1C6E62-8C59-4C4F-9E0B-0D3A4F2B9A11")
+    }
+}
