@@ -99,7 +99,18 @@ public enum UbiquityAgent {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(CDS_POSIX_SPAWN_SETSID))
+        // The agent starts with no signal blocked and the stopping ones at their defaults,
+        // whatever the thread that starts it had: an app that takes SIGTERM on a thread of its
+        // own blocks it in the others, and an agent that inherited that could not be stopped.
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(
+            &attributes, Int16(CDS_POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         // The folders this process resolved (a test or an app may have set them), not only
         // the environment it was started with.
         var environment = ProcessInfo.processInfo.environment

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+
+@testable import DocumentKit
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How the sync agent is started on demand.
+@Suite struct UbiquityAgentTests {
+    /// An app that takes SIGTERM on a thread of its own (DocumentController does) blocks it in
+    /// its other threads; an agent started from one of them must still stop on SIGTERM, as
+    /// `systemctl stop` and the apps' own stop expect. The stand-in agent prints its signal
+    /// mask and what it ignores.
+    @Test func anAgentStartedFromAThreadThatBlocksSignalsCanBeStopped() throws {
+        let tree = try TemporaryTree()
+        let agent = tree.url.appendingPathComponent("agent")
+        // Python, not a shell: a shell sets its own signal mask as it starts.
+        let program = """
+            #!/usr/bin/env python3
+            for line in open("/proc/self/status"):
+                if line.startswith(("SigBlk:", "SigIgn:")):
+                    print(line, end="")
+            print("started")
+
+            """
+        try Data(program.utf8).write(to: agent)
+        chmod(agent.path, 0o755)
+        let folder = tree.url.appendingPathComponent("Container")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let container = UbiquityContainer(
+            name: "Agent", identifier: "iCloud.Agent", folder: folder.path, remote: "file:///nowhere")
+        let log = SyncStateFiles.log(forContainer: container.url)
+        try? FileManager.default.removeItem(at: log)
+        defer { try? FileManager.default.removeItem(at: log) }
+
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&blocked, signal) }
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &blocked, &previous)
+        let ignoredBefore = signal(SIGHUP, SIG_IGN)
+        defer {
+            signal(SIGHUP, ignoredBefore)
+            pthread_sigmask(SIG_SETMASK, &previous, nil)
+        }
+        try UbiquityAgent.start(agent.path, for: container)
+
+        var output = ""
+        for _ in 0..<200 where !output.contains("started") {
+            Thread.sleep(forTimeInterval: 0.05)
+            output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        }
+        #expect(output.contains("started"), "the agent wrote nothing to \(log.path)")
+        func mask(_ name: String) -> UInt64? {
+            output.split(separator: "\n").first { $0.hasPrefix(name + ":") }
+                .flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) }
+        }
+        #expect(mask("SigBlk") == 0)
+        let stopping = [SIGINT, SIGTERM, SIGHUP, SIGQUIT].reduce(UInt64(0)) { $0 | (1 << UInt64($1 - 1)) }
+        #expect(mask("SigIgn").map { $0 & stopping } == 0)
+    }
+}
