@@ -350,7 +350,7 @@ public final class S3Remote: Remote {
 
     /// An S3 ETag as a tag: as the store gives it, quoted.
     static func tag(_ etag: String) -> RemoteTag {
-        let trimmed = etag.trimmingCharacters(in: .whitespaces)
+        let trimmed = S3XML.trimmed(etag)
         return RemoteTag(trimmed.hasPrefix("\"") ? trimmed : "\"\(trimmed)\"")
     }
 

@@ -23,9 +23,20 @@ struct S3XML {
         func children(_ name: String) -> [Element] { children.filter { $0.name == name } }
 
         /// The text of the first child named `name`, trimmed.
-        func value(_ name: String) -> String? {
-            child(name)?.text.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
+        func value(_ name: String) -> String? { child(name).map { S3XML.trimmed($0.text) } }
+    }
+
+    /// `text` without XML's white space (space, tab, line feed, carriage return) at its ends.
+    /// Not Foundation's `trimmingCharacters`: a listing of 100,000 keys trims 300,000 values,
+    /// and that went through NSString, a seventh of a no-change pass.
+    static func trimmed(_ text: String) -> String {
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        let bytes = text.utf8
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }),
+            let last = bytes.lastIndex(where: { !isSpace($0) })
+        else { return "" }
+        if first == bytes.startIndex, last == bytes.index(before: bytes.endIndex) { return text }
+        return String(decoding: bytes[first...last], as: UTF8.self)
     }
 
     /// The XML did not parse.
