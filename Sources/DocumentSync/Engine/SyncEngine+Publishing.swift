@@ -7,6 +7,11 @@ struct StatusPublication {
     var status: UbiquityStatus
     var written: UbiquityStatus?
     var lastWrite = ContinuousClock.now - .seconds(60)
+    /// How long to wait after a write before the next one that is not forced: the status
+    /// interval, or four times what the last write took when that is longer (the status of a
+    /// pass over 100,000 files takes a tenth of a second to write; written every quarter of a
+    /// second, it took half of the pass).
+    var interval = SyncEngine.statusInterval
     /// The transfer under way: its path, size and the bytes moved so far.
     var transfer: (path: String, size: Int64, bytes: Int64)?
     /// Why the last write failed, for the pass's notes.
@@ -26,7 +31,7 @@ extension SyncEngine {
         publication.withLock { publication in
             change(&publication.status)
             let now = ContinuousClock.now
-            guard force || now - publication.lastWrite >= Self.statusInterval else { return }
+            guard force || now - publication.lastWrite >= publication.interval else { return }
             var comparable = publication.status
             comparable.updated = publication.written?.updated ?? comparable.updated
             guard comparable != publication.written else { return }
@@ -35,6 +40,7 @@ extension SyncEngine {
                 try publication.status.write(to: url)
                 publication.written = publication.status
                 publication.lastWrite = now
+                publication.interval = max(Self.statusInterval, (ContinuousClock.now - now) * 4)
                 publication.writeError = nil
             } catch {
                 // A status that cannot be written leaves the last one standing: sync goes on,
@@ -61,6 +67,9 @@ extension SyncEngine {
                 default: break
                 }
             }
+            // Last to be done first: each action's path is then found at the end (below).
+            status.uploading.reverse()
+            status.downloading.reverse()
             status.percent = [:]
         }
     }
@@ -84,8 +93,10 @@ extension SyncEngine {
         }
         publication.withLock { $0.transfer = nil }
         publish { status in
-            status.uploading.removeAll { $0 == path }
-            status.downloading.removeAll { $0 == path }
+            // Looked for from the end, where the plan's order puts it: a look at every path
+            // per action was quadratic in the pass.
+            if let index = status.uploading.lastIndex(of: path) { status.uploading.remove(at: index) }
+            if let index = status.downloading.lastIndex(of: path) { status.downloading.remove(at: index) }
             status.percent[path] = nil
             if let error {
                 if isDownload {
