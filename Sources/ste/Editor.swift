@@ -161,17 +161,8 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         return formatter
     }()
     /// How long a message that is not an error stays on the status line with no key pressed
-    /// (the next key clears it too); an error stays until Esc acknowledges it. Four seconds,
-    /// or `STE_MESSAGE_SECONDS`: the end-to-end tests keep messages longer, since on a loaded
-    /// machine four seconds can pass between two looks at the screen.
-    static let messageDuration: Duration = {
-        if let text = ProcessInfo.processInfo.environment["STE_MESSAGE_SECONDS"], let seconds = Double(text),
-            seconds > 0
-        {
-            return .milliseconds(Int(min(seconds, 86_400) * 1000))
-        }
-        return .seconds(4)
-    }()
+    /// (the next key clears it too); an error stays until Esc acknowledges it.
+    static let messageDuration: Duration = .seconds(4)
 
     init(terminal: Terminal, container: TextContainer?, versions: any VersionSource) {
         self.terminal = terminal

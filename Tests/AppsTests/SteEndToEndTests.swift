@@ -19,8 +19,10 @@ struct SteEndToEndTests {
         #expect(await ste.waitForScreen(containing: "New document name:"))
         ste.type("Journal")
         ste.keys("Enter")
-        #expect(await ste.wait { FileManager.default.fileExists(atPath: ste.file("Journal.txt").path) })
+        // The message first: it shows for four seconds, and a loaded machine can take that
+        // long to see the file.
         #expect(await ste.waitForScreen(containing: "Created “Journal”"))
+        #expect(await ste.wait { FileManager.default.fileExists(atPath: ste.file("Journal.txt").path) })
 
         ste.type("Hello 日本語")
         #expect(await ste.waitForScreen(containing: "Hello 日本語"))

@@ -78,8 +78,6 @@ final class SteSession {
                 // The session's own settings and sync state, never the test process's.
                 "XDG_CONFIG_HOME=\(configHome.path)", "XDG_STATE_HOME=\(stateHome.path)",
                 "TERM=xterm-256color", "LANG=C.UTF-8", "LC_ALL=C.UTF-8",
-                // Messages stay until the next key: a test that looks for one may look late.
-                "STE_MESSAGE_SECONDS=3600",
             ] + extra
         var command = ["/usr/bin/env"]
         if unprivileged && getuid() == 0 {
