@@ -74,13 +74,23 @@ final class LateWritingRemote: Remote {
 }
 
 @Suite struct LateWriteTests {
-    @Test func anUploadThatLandsAfterItTimedOutIsKnownAsOursAndItsDeletionHolds() throws {
+    /// Devices a and b on a remote whose first write gets no answer; a's draft.txt was sent
+    /// in a pass that failed on it. The folder holds everything: keep it while testing.
+    static func draftWhoseUploadGotNoAnswer() throws -> (
+        TemporaryFolder, LateWritingRemote, SyncDevice, SyncDevice
+    ) {
         let folder = try TemporaryFolder()
         let remote = LateWritingRemote(LocalFolderRemote(root: try folder.folder("remote")))
         let a = try SyncDevice("a", remote: remote, in: folder)
         let b = try SyncDevice("b", remote: remote, in: folder)
         try Data("a draft\n".utf8).write(to: a.url("draft.txt"))
         #expect(try a.sync().failures.count == 1)
+        return (folder, remote, a, b)
+    }
+
+    @Test func anUploadThatLandsAfterItTimedOutIsKnownAsOursAndItsDeletionHolds() throws {
+        let (folder, remote, a, b) = try Self.draftWhoseUploadGotNoAnswer()
+        defer { withExtendedLifetime(folder) {} }
         // Deleted here before any answer came.
         try FileManager.default.removeItem(at: a.url("draft.txt"))
         _ = try a.sync()
@@ -98,12 +108,8 @@ final class LateWritingRemote: Remote {
     /// at once, or (`readFails`) only a pass later, after a read that broke.
     @Test(arguments: [false, true])
     func anUploadThatLandsBetweenItsLookupAndTheListingIsNotTakenForANewFile(readFails: Bool) throws {
-        let folder = try TemporaryFolder()
-        let remote = LateWritingRemote(LocalFolderRemote(root: try folder.folder("remote")))
-        let a = try SyncDevice("a", remote: remote, in: folder)
-        let b = try SyncDevice("b", remote: remote, in: folder)
-        try Data("a draft\n".utf8).write(to: a.url("draft.txt"))
-        #expect(try a.sync().failures.count == 1)
+        let (folder, remote, a, b) = try Self.draftWhoseUploadGotNoAnswer()
+        defer { withExtendedLifetime(folder) {} }
         try FileManager.default.removeItem(at: a.url("draft.txt"))
         remote.landDuringNextListing()
         if readFails { remote.failReads(1) }
