@@ -46,6 +46,12 @@ package enum SyncStateFiles {
         base(forContainer: container, stateHome: stateHome).appendingPathExtension("downloads.json")
     }
 
+    /// A user's answer to a paused sync, left for the agent of `container`: `HASH.resume.json`
+    /// (see ``SyncResumeRequest``).
+    package static func resumeRequest(forContainer container: URL, stateHome: URL? = nil) -> URL {
+        base(forContainer: container, stateHome: stateHome).appendingPathExtension("resume.json")
+    }
+
     /// Where the output of an agent started on demand goes: `HASH.log`.
     package static func log(forContainer container: URL, stateHome: URL? = nil) -> URL {
         base(forContainer: container, stateHome: stateHome).appendingPathExtension("log")

@@ -45,6 +45,10 @@ public struct UbiquityStatus: Codable, Sendable, Equatable {
     public var uploadErrors: [String: String] = [:]
     /// Why a file could not be downloaded, by path, until a pass downloads it.
     public var downloadErrors: [String: String] = [:]
+    /// While ``State/paused``: why, and what would be deleted (at most
+    /// ``SyncPause/publishedNames`` names a side), for the user to decide
+    /// (``UbiquityAgent/resume(forContainerAt:pause:decision:)``).
+    public var pause: SyncPause?
 
     public init(state: State, updated: Date = Date(), remote: String) {
         self.state = state

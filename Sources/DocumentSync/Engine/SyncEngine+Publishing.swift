@@ -56,6 +56,7 @@ extension SyncEngine {
         publish(force: true) { status in
             status.state = .syncing
             status.message = nil
+            status.pause = nil
             status.uploading = []
             status.downloading = []
             for action in plan.actions {
@@ -140,6 +141,7 @@ extension SyncEngine {
             status.percent = [:]
             status.offlineSince = nil
             let failed = status.uploadErrors.count + status.downloadErrors.count
+            status.pause = nil
             status.state = failed == 0 ? .upToDate : .error
             status.message =
                 failed == 0 ? nil : "\(failed) documents could not be synced; the next pass tries again"
@@ -159,6 +161,7 @@ extension SyncEngine {
             if let error = error as? SyncError, error.kind == .paused {
                 status.state = .paused
                 status.message = error.message
+                status.pause = (try? pause)?.limited()
             } else if offline {
                 if status.state != .offline { status.offlineSince = Date() }
                 status.state = .offline

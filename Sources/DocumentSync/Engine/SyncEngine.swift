@@ -90,6 +90,11 @@ extension SyncConfiguration {
 /// print(summary)      // "2 uploaded, 1 downloaded"
 /// ```
 ///
+/// A pass that would delete more than half of the documents (and more than 10) on one side,
+/// or that finds the container or the remote's folder gone, pauses before it changes
+/// anything, naming every document it would delete (``pause``); the user answers "delete
+/// them" or "keep them" (``resume(_:pause:)``), and only what was named is ever deleted.
+///
 /// One engine per container at a time, across processes: a second one throws
 /// ``SyncError/Kind/busy``. Use an engine from one thread.
 public final class SyncEngine {
@@ -239,19 +244,6 @@ public final class SyncEngine {
         return total
     }
 
-    /// Lets a paused sync go on: after a mass delete or a vanished root was checked.
-    public func resume() throws {
-        try journal.transaction { journal in
-            if try journal.setting(.pauseReason) != nil { try journal.setSetting(.approvedDeletions, "yes") }
-            try journal.setSetting(.pauseReason, nil)
-        }
-    }
-
-    /// Why sync is paused, or nil.
-    public var pauseReason: String? {
-        get throws { try journal.setting(.pauseReason) }
-    }
-
     /// Both sides of a container as they are, and what a pass would do about them.
     struct SyncScan {
         var local: [RemotePath: LocalEntry]
@@ -310,7 +302,7 @@ public final class SyncEngine {
     @discardableResult
     public func pass() throws -> SyncSummary {
         defer { (summary, arrived, pendingBases, placeholders) = (SyncSummary(), [], [], []) }
-        if let reason = try journal.setting(.pauseReason) { throw SyncError(.paused, reason) }
+        try checkPause()
         try resolvePendingIntents()
         var (known, scanned) = try scanBothSides()
         // An upload that got no answer can land between its lookup above and the listing:
@@ -400,7 +392,7 @@ public final class SyncEngine {
     private func scanBothSides() throws -> (known: [RemotePath: JournalItem], scan: SyncScan) {
         let known = try journal.itemsByPath()
         guard FileStatus(path: container.path)?.isDirectory == true else {
-            throw try pause("the container \(container.path) is gone")
+            throw try pauseForVanishedRoot(.containerGone, known: known)
         }
         do {
             // What a crash left of downloads and merges: the intents that named them are settled.
@@ -412,7 +404,7 @@ public final class SyncEngine {
             return (known, scanned)
         } catch let error as RemoteError where error.kind == .notFound && error.path.isRoot && !known.isEmpty
         {
-            throw try pause("the remote \(remote.displayName) is gone (its folder was not found)")
+            throw try pauseForVanishedRoot(.remoteGone, known: known)
         } catch let error as RemoteError {
             lastListingFailure = error
             throw SyncError(.failed, "cannot list \(remote.displayName): \(error); nothing was changed")
@@ -422,28 +414,6 @@ public final class SyncEngine {
     /// The container URL of `path`.
     func localURL(_ path: RemotePath) -> URL {
         path.isRoot ? container : container.appendingPathComponent(path.string)
-    }
-
-    /// Pauses sync with `reason`, and returns the error that says so.
-    private func pause(_ reason: String) throws -> SyncError {
-        let message = "sync of \(container.path) is paused: \(reason); check, then resume"
-        try journal.setSetting(.pauseReason, message)
-        return SyncError(.paused, message)
-    }
-
-    /// More than half of the items (and more than 10) deleted on one side, in one pass, is
-    /// more likely a mistake (an unmounted disk, a wiped folder) than a wish: sync pauses.
-    private func guardAgainstMassDeletion(_ plan: SyncPlan, known: [RemotePath: JournalItem]) throws {
-        if try journal.setting(.approvedDeletions) != nil {
-            try journal.setSetting(.approvedDeletions, nil)
-            return
-        }
-        guard plan.localDeletions > 10 || plan.remoteDeletions > 10 else { return }
-        let files = known.values.count { $0.kind == .file }
-        for (count, side) in [(plan.localDeletions, "here"), (plan.remoteDeletions, "on the remote")]
-        where count > 10 && count * 2 > files {
-            throw try pause("\(count) of \(files) documents would be deleted \(side)")
-        }
     }
 }
 

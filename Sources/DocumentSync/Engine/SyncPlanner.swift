@@ -65,18 +65,19 @@ struct SyncPlan: Sendable {
     /// inode): where a conflicted document that moved unseen may be.
     var newLocalFiles: [RemotePath] = []
 
-    /// Files the pass would delete here (a document kept on the server only counts too: its
-    /// placeholder going is the document leaving this device's list), and on the remote.
-    var localDeletions: Int {
-        actions.count {
-            switch $0 {
-            case .deleteLocal, .removePlaceholder(_, forget: true): true
-            default: false
+    /// The files the pass would delete here (a document kept on the server only counts too:
+    /// its placeholder going is the document leaving this device's list), and on the remote.
+    var deletions: SyncJournal.PauseDeletions {
+        var deletions = SyncJournal.PauseDeletions()
+        for action in actions {
+            switch action {
+            case .deleteLocal(let path), .removePlaceholder(let path, forget: true):
+                deletions.here.insert(path)
+            case .deleteRemote(let path, _): deletions.remote.insert(path)
+            default: break
             }
         }
-    }
-    var remoteDeletions: Int {
-        actions.count { if case .deleteRemote = $0 { true } else { false } }
+        return deletions
     }
 }
 

@@ -75,6 +75,18 @@ extension SyncJournal {
             { connection in
                 try connection.executeScript("ALTER TABLE conflicts ADD COLUMN descriptionTag TEXT;")
             },
+            // The documents a paused pass would delete, each with its side: what the user is
+            // shown, and after "delete them", the only deletions a pass may make past the guard.
+            { connection in
+                try connection.executeScript(
+                    """
+                    CREATE TABLE pauseDeletions (
+                        path TEXT NOT NULL,
+                        side TEXT NOT NULL CHECK (side IN ('here', 'remote')),
+                        PRIMARY KEY (path, side)
+                    ) WITHOUT ROWID;
+                    """)
+            },
         ]
     }
 }

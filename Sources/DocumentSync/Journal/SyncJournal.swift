@@ -8,9 +8,10 @@ import Synchronization
 /// It is a SQLite database outside the container, under
 /// `$XDG_STATE_HOME/DocumentKit/sync/` (by default `~/.local/state/DocumentKit/sync/`), named by
 /// the SHA-256 of the container's canonical path: one journal per container, wherever the
-/// container is opened from. It holds three tables: `items` (one ``JournalItem`` per path),
+/// container is opened from. It holds these tables: `items` (one ``JournalItem`` per path),
 /// `intents` (one ``SyncIntent`` per remote write whose outcome is not yet recorded) and
-/// `settings` (the remote remembered for the container, a pause with its reason).
+/// `settings` (the remote remembered for the container, a pause with its reason), and the
+/// documents a pause names in `pauseDeletions`.
 ///
 /// Every change is one transaction: each method here makes its own, and ``transaction(_:)``
 /// groups several, so that the engine records an item and completes its intent together. A
@@ -39,8 +40,9 @@ package final class SyncJournal: Sendable {
         package static let pauseReason = SettingKey(rawValue: "pauseReason")
         /// The canonical path of the container, recorded when the journal is made.
         package static let container = SettingKey(rawValue: "container")
-        /// Set by resuming a pass paused for a mass delete: the next pass may delete that
-        /// many, and clears it.
+        /// Set by "delete them" (``SyncEngine/resume(_:pause:)``): the identifier of the pause
+        /// whose deletions (the rows of `pauseDeletions`) a pass may make past the mass-delete
+        /// guard; cleared by the first pass that needs it no more.
         package static let approvedDeletions = SettingKey(rawValue: "approvedDeletions")
     }
 
