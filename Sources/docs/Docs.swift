@@ -134,9 +134,18 @@ enum Docs {
             let configured = try RemoteCommand.configuration().container(at: container.url)?.pollSeconds
             let interval = Duration.milliseconds(
                 Int64((try pollSeconds(invocation) ?? configured ?? 30) * 1000))
+            var decision: SyncPause.Decision?
+            if let resume = invocation.resume {
+                guard let answer = SyncPause.Decision(rawValue: resume) else {
+                    throw DocsFailure.usage(
+                        "--resume takes delete or keep, not “\(Output.escaped(resume))”", command: command)
+                }
+                decision = answer
+            }
             return try SyncCommand.run(
                 container, remote: invocation.remote, options: SyncCommand.options(invocation),
-                mode: invocation.watch ? .watch : .once, interval: interval, json: invocation.json)
+                mode: invocation.watch ? .watch : .once, interval: interval, json: invocation.json,
+                resume: decision)
         case "evict":
             try requireOperands(operands, command: command, names: ["NAME"])
             try OnDemandCommands.evict(container, name: operands[0])
@@ -179,12 +188,14 @@ enum Docs {
                 (invocation.user != nil, "--user"), (invocation.passwordFile != nil, "--password-file"),
                 (invocation.unsafeServer, "--unsafe-server"), (invocation.allowHTTP, "--allow-http"),
             ] where given {
-                throw DocsFailure.usage("\(option) is for sync, status, download and remote", command: command)
+                throw DocsFailure.usage(
+                    "\(option) is for sync, status, download and remote", command: command)
             }
         }
         if command != "sync" {
             for (given, option) in [
-                (invocation.remote != nil, "--remote"), (invocation.once, "--once"),
+                (invocation.remote != nil, "--remote"), (invocation.resume != nil, "--resume"),
+                (invocation.once, "--once"),
                 (invocation.watch, "--watch"),
                 (invocation.interval != nil && command != "remote", "--interval"),
             ] where given {

@@ -17,9 +17,10 @@ enum Help {
           resolve NAME --keep mine|theirs|both [--version-id ID]
                                     settle a document's conflicts
           watch                     print documents added, changed and removed, until interrupted
-          sync [--remote NAME|URL] [--once|--watch]
+          sync [--remote NAME|URL] [--once|--watch] [--resume delete|keep]
                                     sync the container with its remote (see remote add), or
-                                    with file:///absolute/path or a WebDAV https://host/path/
+                                    with file:///absolute/path or a WebDAV https://host/path/;
+                                    --resume answers a paused sync (see sync --help)
           status                    where each document stands with the remote
           evict NAME                keep a synced document on the server only (a placeholder
                                     stays, and list shows it)
@@ -185,6 +186,7 @@ enum Help {
 
     static let sync = """
         Usage: docs sync [--remote NAME|URL] [--once | --watch] [--interval SECONDS] [--json]
+                         [--resume delete|keep]
                          [--user NAME] [--password-file FILE] [--unsafe-server] [--allow-http]
 
         Syncs the container with a remote: documents changed on one side are copied to the
@@ -218,11 +220,23 @@ enum Help {
                             (default 30) for changes on the remote, until interrupted
           --json            the summary as one JSON object
 
-        A pass that would delete more than half of the documents (and more than 10), or finds
-        the container or the remote gone, pauses sync with a message until checked.
+        A pass that would delete more than half of the documents (and more than 10) on one
+        side, or finds the container or the remote's folder gone, pauses sync before it
+        changes anything: every later sync stops with the reason until you decide. `docs
+        status` names each document it would delete, and on which side. Then:
+          --resume delete   delete them: the deletions named go ahead, and only those; if the
+                            documents to delete changed since, sync pauses again, naming them.
+                            For a vanished folder, only once it is back.
+          --resume keep     keep them: documents gone from here are downloaded again, those
+                            gone from the remote uploaded again, with the folders that held
+                            them. A vanished container or WebDAV folder is made again, in a
+                            parent folder that exists, and filled from the other side.
+        A document kept on the server only that the remote lost cannot be brought back from
+        here. While the container's agent (docs sync --watch) runs, --resume leaves the answer
+        for it and waits until it has taken it; the agent goes on syncing.
 
         Exit status: 0 synced, 1 something could not be synced (each named on standard
-        error; the next sync tries again), 2 bad usage or an unusable remote.
+        error; the next sync tries again) or sync is paused, 2 bad usage or an unusable remote.
 
         """
 
@@ -293,6 +307,17 @@ enum Help {
         Prints each document with where it stands with the container's remote: synced, to
         upload, to download, changed on both sides, to delete, to move, conflict, on the
         server only, or not synced. Reads only; works while `docs sync --watch` runs.
+
+        While sync is paused (see `docs sync --help`), first says why, then each document it
+        would delete, by side, with counts, and what `docs sync --resume delete` and
+        `docs sync --resume keep` would do. --json prints
+          {"paused": null | {"reason": "deletingHere"|"deletingOnRemote"|"containerGone"|
+                             "remoteGone", "message": TEXT, "since": DATE, "documents": COUNT,
+                             "deleteHereCount": COUNT, "deleteHere": [PATH, ...],
+                             "deleteOnRemoteCount": COUNT, "deleteOnRemote": [PATH, ...]},
+           "documents": [{"name": "Notes", "file": "Notes.txt", "state": STATE}, ...]}
+        Paused because the remote's folder is gone, it says so and exits 0 though the remote
+        cannot be listed.
 
         """
 

@@ -12,6 +12,8 @@ struct Invocation: Equatable {
     var versionID: String?
     var remote: String?
     var once = false
+    /// `sync --resume delete|keep`: the answer to a paused sync.
+    var resume: String?
     /// `remote add --on-demand`: documents new from the remote stay on the server.
     var onDemand = false
     var watch = false
@@ -67,6 +69,7 @@ struct Invocation: Equatable {
             case "--keep": keep = try value(for: option, inline: inline)
             case "--version-id": versionID = try value(for: option, inline: inline)
             case "--remote": remote = try value(for: option, inline: inline)
+            case "--resume": resume = try value(for: option, inline: inline)
             case "--interval": interval = try value(for: option, inline: inline)
             case "--user": user = try value(for: option, inline: inline)
             case "--identifier": identifier = try value(for: option, inline: inline)

@@ -48,7 +48,7 @@ enum SyncCommand {
 
     static func run(
         _ container: TextContainer, remote remoteURL: String?, options: RemoteOptions, mode: Mode,
-        interval: Duration, json: Bool
+        interval: Duration, json: Bool, resume decision: SyncPause.Decision? = nil
     ) throws -> ExitStatus {
         guard let (url, options) = try remote(for: container, given: remoteURL, options: options) else {
             throw DocsFailure.usage(
@@ -62,9 +62,13 @@ enum SyncCommand {
                 configuration: try configuration(for: container))
         } catch let error as SyncError where error.kind == .unusable {
             throw DocsFailure.usage(error.message, command: "sync")
+        } catch let error as SyncError where error.kind == .busy && decision != nil {
+            // The agent holds the container: the answer is left for it.
+            return try resumeThroughAgent(container, decision: decision!, json: json)
         } catch let error as SyncError {
             throw DocsFailure.failure(error.message)
         }
+        if let decision { try resume(engine, container, decision: decision, json: json) }
         if isatty(STDERR_FILENO) == 1 { engine.progress = ProgressBar.draw }
         switch mode {
         case .once:
@@ -73,7 +77,7 @@ enum SyncCommand {
                 try report(summary, json: json)
                 return summary.failures.isEmpty ? .success : .failure
             } catch let error as SyncError {
-                throw DocsFailure.failure(error.message)
+                throw DocsFailure.failure(explained(error))
             }
         case .watch:
             let stop: @convention(c) (Int32) -> Void = { _ in
@@ -90,6 +94,7 @@ enum SyncCommand {
                         case .success(let summary) where summary.didWork || !summary.failures.isEmpty:
                             try? report(summary, json: json)
                         case .success: break
+                        case .failure(let error as SyncError): Output.error("docs: \(explained(error))")
                         case .failure(let error): Output.error("docs: \(error)")
                         }
                     })
@@ -161,14 +166,18 @@ enum SyncCommand {
 enum StatusCommand {
     static func run(_ container: TextContainer, options: RemoteOptions, json: Bool) throws {
         let configuration = SyncCommand.configuration
-        let states: [SyncItemStatus]
+        let pause = try SyncCommand.pause(of: container)
+        var states: [SyncItemStatus] = []
         if let (url, options) = try SyncCommand.remote(for: container, given: nil, options: options) {
             do {
                 states = try SyncEngine.status(
                     ofContainer: container.url, remote: try SyncRemotes.remote(for: url, options: options),
                     configuration: configuration)
             } catch let error as SyncError {
-                throw DocsFailure.failure(error.message)
+                // Paused for a remote gone: the pause says what matters; the listing's failure
+                // is said beside it.
+                guard pause != nil else { throw DocsFailure.failure(error.message) }
+                Output.error("docs: \(error.message)")
             }
         } else {
             states = try container.documents().map { SyncItemStatus(path: $0.fileName, state: .notSynced) }
@@ -176,7 +185,10 @@ enum StatusCommand {
         let documents = states.filter { TextContainer.isDocumentFileName($0.path) && !$0.path.contains("/") }
         if json {
             var writer = JSONWriter()
-            writer.raw("{\"documents\":[")
+            writer.raw("{")
+            writer.key("paused")
+            SyncCommand.write(pause, to: &writer)
+            writer.raw(",\"documents\":[")
             writer.objects(documents) { writer, status in
                 writer.field("name", TextContainer.documentName(forFileName: status.path))
                 writer.field("file", status.path)
@@ -185,7 +197,7 @@ enum StatusCommand {
             writer.raw("}\n")
             try Output.write(writer.bytes)
         } else {
-            var text = ""
+            var text = pause.map(SyncCommand.describe) ?? ""
             for status in documents {
                 text +=
                     "\(status.state.rawValue)\t\(Output.escaped(TextContainer.documentName(forFileName: status.path)))\n"

@@ -45,6 +45,8 @@ extension Editor {
             drawHistory(screen, top: bodyTop, height: bodyHeight, x: editorX, width: editorWidth)
         case .conflict(let screen):
             drawConflict(screen, top: bodyTop, height: bodyHeight, x: editorX, width: editorWidth)
+        case .syncPause(let screen):
+            drawSyncPause(screen, top: bodyTop, height: bodyHeight, x: editorX, width: editorWidth)
         default:
             cursor = drawEditor(top: bodyTop, height: bodyHeight, x: editorX, width: editorWidth)
         }
@@ -437,6 +439,7 @@ extension Editor {
         switch mode {
         case .history: items = ["↑↓ Select", "Enter Preview", "r Restore", "Esc Back"]
         case .conflict: items = ["m Keep mine", "t Keep theirs", "b Keep both", "n Next", "Esc Later"]
+        case .syncPause: items = ["k Keep them", "d Delete them", "↑↓ Scroll", "Esc Later"]
         case .help: items = ["↑↓ PgUp PgDn Scroll", "Esc Close"]
         default: items = KeyHelp.bar(list: container != nil, synced: ubiquity != nil, inList: focus == .list)
         }

@@ -20,7 +20,8 @@ enum KeyHelp {
                 Binding(keys: "^D", action: "delete the document (it goes to the Deleted folder)"),
                 Binding(keys: "^H", action: "version history: Enter previews, r restores (^Z undoes it)"),
                 Binding(keys: "^T", action: "resolve a conflict: m mine, t theirs, b both"),
-                Binding(keys: "F5", action: "sync now (in a synced container)"),
+                Binding(
+                    keys: "F5", action: "sync now (in a synced container); when sync is paused, what it asks"),
                 Binding(keys: "Esc  F6  Shift+Tab", action: "from the text to the list of documents"),
                 Binding(
                     keys: "Tab  Enter  → F6", action: "from the list to the text; ↑ ↓ PgUp PgDn Home End pick"
@@ -74,6 +75,9 @@ enum KeyHelp {
                 Binding(
                     keys: "conflict (^T)",
                     action: "m keep mine, t keep theirs, b keep both, n next, Esc later"),
+                Binding(
+                    keys: "sync paused (F5)",
+                    action: "k keep them (bring them back), d delete them, Esc later"),
                 Binding(keys: "a question", action: "Enter answers, Esc or ^G cancels; y or n where asked"),
                 Binding(keys: "^Q twice", action: "quits when saving failed (the text is kept as a version)"),
             ]

@@ -40,6 +40,7 @@ extension Editor {
         case .help(let scroll): handleHelp(key, scroll: scroll)
         case .history(let screen): handleHistory(key, screen: screen)
         case .conflict(let screen): handleConflict(key, screen: screen)
+        case .syncPause(let screen): handleSyncPause(key, screen: screen)
         }
     }
 

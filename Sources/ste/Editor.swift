@@ -47,6 +47,12 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         var versionLines: [String]
     }
 
+    /// A paused sync's question: what it would delete, scrolled down by ``scroll`` names.
+    struct SyncPauseScreen {
+        var pause: SyncPause
+        var scroll = 0
+    }
+
     enum Mode {
         case normal
         case prompt(PromptKind, String)
@@ -59,6 +65,8 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         case help(Int)
         case history(HistoryScreen)
         case conflict(ConflictScreen)
+        /// Sync is paused (F5): `d` deletes them, `k` keeps them, Esc asks later.
+        case syncPause(SyncPauseScreen)
     }
 
     /// Edits closer together than this form one undo step.
@@ -141,6 +149,8 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
     /// when it was read.
     var syncStatus: UbiquityStatus?
     var syncStatusStamp: FileStatus.Timestamp?
+    /// The sync pauses the status line has announced: a new one is announced again.
+    var announcedPauses: Set<String> = []
 
     /// What the list mark and the status line show of the open document: a change redraws.
     struct DocumentStatus: Equatable {
@@ -239,6 +249,7 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         }
         offerNewConflicts()
         if refreshSyncStatus() {
+            followSyncPause()
             render()
         } else if let lastRender, clock.now - lastRender >= Self.ageRedrawInterval {
             render()
