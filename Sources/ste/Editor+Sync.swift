@@ -41,6 +41,19 @@ extension Editor {
         }
     }
 
+    /// Why the documents would be deleted, as far as this device can tell.
+    static func cause(of pause: SyncPause) -> String {
+        switch pause.reason {
+        case .deletingHere:
+            return "They are gone from the remote: deleted there, or its listing left them out."
+        case .deletingOnRemote:
+            return "They are gone from this folder: deleted here, or the folder lost them."
+        case .containerGone:
+            return "The folder of documents is gone, so every document would go from the remote."
+        case .remoteGone: return "The remote's folder was not found, so every document would go from here."
+        }
+    }
+
     /// After the agent's status changed: a new pause is announced once, on the status line,
     /// until Esc (the question itself opens with F5 only, so that typing never answers it);
     /// the question closes when the pause was answered elsewhere.
@@ -100,6 +113,7 @@ extension Editor {
         let pause = screen.pause
         var lines: [(String, Int32)] = [
             (" Sync is paused: \(Self.brief(pause))", Terminal.bold),
+            (" " + Self.cause(of: pause), 0),
             (" k  keep them: \(pause.outcome(of: .keep))", 0),
             (" d  delete them: \(pause.outcome(of: .delete))", 0),
             (" Esc  later: sync stays paused", 0),
