@@ -33,7 +33,7 @@ import Foundation
 extension SyncEngine {
     /// The pause in force, with every document it names; nil when sync is not paused.
     public var pause: SyncPause? {
-        get throws { try journal.transaction { try $0.pause() } }
+        get throws { try journal.pause() }
     }
 
     /// Why sync is paused, in words, or nil.
@@ -52,7 +52,7 @@ extension SyncEngine {
             forContainer: URL(fileURLWithPath: CanonicalPath.of(container)),
             stateHome: configuration.stateHome)
         guard FileStatus(path: url.path) != nil else { return nil }
-        return try SyncJournal(url: url).transaction { try $0.pause() }
+        return try SyncJournal(url: url).pause()
     }
 
     /// Lets a paused sync go on, deleting what the pause named: ``resume(_:pause:)`` with

@@ -238,6 +238,10 @@ package final class SyncJournal: Sendable {
     /// The value of a setting, or nil.
     package func setting(_ key: SettingKey) throws -> String? { try read { try $0.setting(key) } }
 
+    /// The pause in force, with the documents it names; nil when sync is not paused. A read,
+    /// which never waits for a writer: `docs status` takes it while the agent syncs.
+    package func pause() throws -> SyncPause? { try read { try $0.pause() } }
+
     /// Sets a setting, or removes it when `value` is nil.
     package func setSetting(_ key: SettingKey, _ value: String?) throws {
         try transaction { try $0.setSetting(key, value) }
