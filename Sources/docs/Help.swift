@@ -149,13 +149,15 @@ enum Help {
         Usage: docs versions NAME [--json]
 
         Lists the document's other versions, oldest first: identifier, date (to the
-        second), the computer (and program) that saved it, and whether it is a conflict
-        (resolved or not).
+        second), the computer that saved it with "this device" or the start of its device
+        identifier (two computers may share a name), the program, and whether it is a
+        conflict (resolved or not).
 
         --json prints one object:
           {"document": "Notes", "path": PATH,
            "versions": [{"id": ID, "modified": DATE|null, "computer": NAME|null,
-                         "program": NAME|null, "conflict": BOOL, "resolved": BOOL}, ...]}
+                         "device": ID|null, "thisDevice": BOOL, "program": NAME|null,
+                         "conflict": BOOL, "resolved": BOOL}, ...]}
 
         """
 
@@ -172,9 +174,11 @@ enum Help {
 
         Settles one conflict of a document: the file as it is now against one unresolved
         conflict version (an id from `docs versions`; needed only when there are several).
-        "Mine" is what was typed on this computer and not saved when another program or
-        device changed the file: a conflict version saved by this computer is mine and the
-        file is theirs; a conflict version from another computer is theirs and the file mine.
+        "Mine" is what was typed on this device and not saved when another program or
+        device changed the file: a conflict version saved by this device is mine and the
+        file is theirs; a conflict version from another device is theirs and the file mine.
+        A device is told by its identifier (`docs versions`), not by its computer's name,
+        which other devices may share.
           mine    keep my side at the document's path
           theirs  keep their side at the document's path
           both    keep the file, and save the conflict version as a new document

@@ -27,6 +27,8 @@ enum VersionsCommand {
                 writer.field("id", version.id)
                 writer.field("modified", time: version.modificationDate)
                 writer.field("computer", version.computer)
+                writer.field("device", version.device)
+                writer.field("thisDevice", version.isFromThisDevice)
                 writer.field("program", version.program)
                 writer.field("conflict", version.isConflict)
                 writer.field("resolved", version.isResolved)
@@ -38,6 +40,12 @@ enum VersionsCommand {
             for version in versions {
                 text +=
                     "\(version.id)  \(LocalTime.format(version.modificationDate, seconds: true))  \(version.computer ?? "(unknown computer)")"
+                // The name alone may be another device's too (cloned machines, "localhost").
+                if version.isFromThisDevice {
+                    text += ", this device"
+                } else if let device = version.device {
+                    text += ", device \(device.prefix(8))"
+                }
                 if let program = version.program { text += " (\(program))" }
                 if version.isConflict { text += version.isResolved ? "  conflict, resolved" : "  conflict" }
                 text += "\n"

@@ -8,6 +8,10 @@ struct VersionSummary: Sendable, Equatable {
     var id: String
     var modificationDate: Date?
     var computer: String?
+    /// The identifier of the device that saved it, when the store knows it.
+    var device: String?
+    /// Whether this device saved it: for a conflict version, whether it holds "mine".
+    var isFromThisDevice: Bool
     var program: String?
     var isConflict: Bool
     var isResolved: Bool
@@ -59,7 +63,8 @@ enum VersionsAdapter {
     private static func summary(_ version: FileVersion) -> VersionSummary {
         VersionSummary(
             id: version.persistentIdentifier, modificationDate: version.modificationDate,
-            computer: version.localizedNameOfSavingComputer, program: version.savingProgram,
+            computer: version.localizedNameOfSavingComputer, device: version.savingDeviceIdentifier,
+            isFromThisDevice: version.isFromThisComputer, program: version.savingProgram,
             isConflict: version.isConflict,
             isResolved: version.isResolved)
     }

@@ -301,7 +301,7 @@ extension Editor {
             let program = record.savingProgram.map { " (\($0))" } ?? ""
             let conflict =
                 record.isConflict ? (record.isResolved ? "  (conflict, resolved)" : "  (conflict)") : ""
-            let line = " \(date)  on \(record.savingComputer ?? "unknown computer")\(program)\(conflict)"
+            let line = " \(date)  on \(record.computerLabel ?? "unknown computer")\(program)\(conflict)"
             terminal.draw(
                 line, y: top + 2 + row, x: x + 1, width: width - 1,
                 attributes: index == screen.selection ? Terminal.reverse : 0, pad: index == screen.selection)
@@ -325,15 +325,15 @@ extension Editor {
         // Each side: who wrote it, then where and when, on two lines so a narrow pane shows both.
         let version: (title: String, detail: String) =
             record.isFromThisComputer
-            ? ("your unsaved text", "\(program)this computer, \(versionDate)")
+            ? ("your unsaved text", "\(program)this device, \(versionDate)")
             : (
-                "from \(record.savingComputer ?? "another computer")",
-                "\(program)\(record.savingComputer ?? "?"), \(versionDate)"
+                "from \(record.computerLabel ?? "another computer")",
+                "\(program)\(record.computerLabel ?? "?"), \(versionDate)"
             )
         let file: (title: String, detail: String) =
             record.isFromThisComputer
             ? ("the file now", "as another program left it, \(fileDate)")
-            : ("the file here", "on this computer, \(fileDate)")
+            : ("the file here", "on this device, \(fileDate)")
         let fileLines = buffer.lines
         let (mine, theirs) =
             record.isFromThisComputer

@@ -5,15 +5,26 @@ import Foundation
 struct VersionRecord: Sendable {
     var modificationDate: Date?
     var savingComputer: String?
+    /// The identifier of the device that saved it, when known: what tells two computers of the
+    /// same name apart.
+    var savingDevice: String? = nil
     /// The program that saved it, when the store knows.
     var savingProgram: String?
     var isConflict: Bool
     var isResolved: Bool
-    /// Whether the version was made on this computer: a conflict version from here holds the
-    /// user's own unsaved text, "mine".
+    /// Whether the version was made on this device (by its identifier, not its computer's name):
+    /// a conflict version from here holds the user's own unsaved text, "mine".
     var isFromThisComputer: Bool
     /// The `FileVersion` behind the record, for restoring and resolving.
     var version: FileVersion?
+
+    /// The computer that saved it, for people: with the start of its device's identifier when
+    /// it is another device's, since another device may share this computer's name.
+    var computerLabel: String? {
+        guard let savingComputer else { return nil }
+        guard !isFromThisComputer, let savingDevice else { return savingComputer }
+        return "\(savingComputer) (device \(savingDevice.prefix(8)))"
+    }
 
     /// The version's identity in the store.
     var id: String? { version?.persistentIdentifier }
@@ -77,7 +88,8 @@ struct FileVersionSource: VersionSource {
     private func record(_ version: FileVersion) -> VersionRecord {
         VersionRecord(
             modificationDate: version.modificationDate,
-            savingComputer: version.localizedNameOfSavingComputer, savingProgram: version.savingProgram,
+            savingComputer: version.localizedNameOfSavingComputer, savingDevice: version.savingDeviceIdentifier,
+            savingProgram: version.savingProgram,
             isConflict: version.isConflict, isResolved: version.isResolved,
             isFromThisComputer: version.isFromThisComputer, version: version)
     }

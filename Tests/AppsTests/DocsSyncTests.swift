@@ -72,8 +72,9 @@ struct DocsSyncTests {
         }
 
         // Resolved on b, keeping its own: a hears of it and has nothing left to resolve.
-        let resolved = try b.docs(["resolve", "Notes", "--keep", "theirs"])
+        let resolved = try b.docs(["resolve", "Notes", "--keep", "mine"])
         #expect(resolved.status == 0, "\(resolved.error)")
+        #expect(try b.folder.contents("Notes.txt") == "from b\n")
         #expect(try b.docs(["sync"]).status == 0)
         #expect(try a.docs(["sync"]).status == 0)
         for device in [a, b] {
@@ -81,6 +82,52 @@ struct DocsSyncTests {
             #expect(!versions.contains("\"resolved\":false"), "\(versions)")
         }
         #expect(try a.folder.contents("Notes.txt") == b.folder.contents("Notes.txt"))
+    }
+
+    /// Both devices run on this computer, so their computers have one host name, as cloned
+    /// machines and Raspberry Pis do: each device's "mine" is still its own text.
+    @Test func keepMineKeepsEachDevicesOwnTextThoughBothShareAHostName() throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let a = try Device(remote: remoteRoot)
+        let b = try Device(remote: remoteRoot)
+        #expect(try a.docs(["new", "Notes", "--from", "-"], input: Data("first\n".utf8)).status == 0)
+        #expect(try a.docs(["sync", "--remote", remoteURL]).status == 0)
+        #expect(try b.docs(["sync", "--remote", remoteURL]).status == 0)
+        try a.folder.write("Notes.txt", "typed on a\n")
+        try b.folder.write("Notes.txt", "typed on b\n")
+        #expect(try b.docs(["sync"]).status == 0)
+        #expect(try a.docs(["sync"]).output.contains("1 conflicted"))
+        #expect(try b.docs(["sync"]).status == 0)
+
+        // The same computer's name on both, told apart by the device.
+        struct Listing: Decodable {
+            struct Version: Decodable {
+                var computer: String?
+                var device: String?
+                var thisDevice: Bool
+                var conflict: Bool
+                var resolved: Bool
+            }
+            var versions: [Version]
+        }
+        var devices: Set<String> = []
+        for (device, isA) in [(a, true), (b, false)] {
+            let listed = try device.docs(["versions", "Notes", "--json"])
+            let listing = try JSONDecoder().decode(Listing.self, from: Data(listed.output.utf8))
+            let conflict = try #require(listing.versions.first { $0.conflict && !$0.resolved }, "\(listed.output)")
+            #expect(conflict.computer == ProcessInfo.processInfo.hostName)
+            #expect(conflict.thisDevice == isA, "\(listed.output)")
+            devices.insert(try #require(conflict.device))
+            let text = try device.docs(["versions", "Notes"]).output
+            #expect(text.contains(isA ? ", this device" : ", device \(conflict.device!.prefix(8))"), "\(text)")
+        }
+        #expect(devices.count == 1)
+
+        for (device, own) in [(a, "typed on a\n"), (b, "typed on b\n")] {
+            let resolved = try device.docs(["resolve", "Notes", "--keep", "mine"])
+            #expect(resolved.status == 0, "\(resolved.error)")
+            #expect(try device.folder.contents("Notes.txt") == own)
+        }
     }
 
     @Test func badRemotesAreUsageErrorsNamingTheURL() throws {

@@ -17,7 +17,7 @@ extension Document {
         defer { store.removeStaged(staging) }
         try writeContents(contents.value, to: staging, for: .forCreating, originalContentsURL: nil)
         return try store.storeVersion(
-            ofItemAt: url, contentsOf: staging, isConflict: isConflict, savingComputer: nil,
+            ofItemAt: url, contentsOf: staging, isConflict: isConflict, origin: nil,
             savingProgram: ProcessInfo.processInfo.processName, modificationDate: nil, byMoving: true,
             formerInode: formerState.map { ($0.device, $0.inode) }, creatingMissingItem: creatingMissingItem)
     }

@@ -69,32 +69,6 @@ package enum SyncStateFiles {
         (stateHome ?? self.stateHome()).appendingPathComponent("DocumentKit/keyvalue-unsynced.plist")
     }
 
-    /// This device's name in the records it writes for other devices: random, made once and
-    /// kept in `STATE/DocumentKit/device`.
-    package static func deviceIdentifier(stateHome: URL? = nil) -> String {
-        let file = (stateHome ?? self.stateHome()).appendingPathComponent("DocumentKit/device")
-        if let data = FileManager.default.contents(atPath: file.path),
-            let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
-            !text.isEmpty
-        {
-            return text
-        }
-        let made = UUID().uuidString
-        try? FileManager.default.createDirectory(
-            at: file.deletingLastPathComponent(), withIntermediateDirectories: true,
-            attributes: [.posixPermissions: 0o700])
-        // Created only if absent: two processes making it at once agree on the first.
-        try? SafeSave.write(
-            Data("\(made)\n".utf8), to: file, options: .withoutOverwriting, permissions: 0o600)
-        if let data = FileManager.default.contents(atPath: file.path),
-            let text = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
-            !text.isEmpty
-        {
-            return text
-        }
-        return made
-    }
-
     private static func base(forContainer container: URL, stateHome: URL?) -> URL {
         let hash = ContentHash(of: Data(CanonicalPath.of(container).utf8)).hex
         return (stateHome ?? self.stateHome())

@@ -83,7 +83,7 @@ open class UbiquitousKeyValueStore: NSObject, @unchecked Sendable {
         shared.withLock { store in
             if let store { return store }
             let made = UbiquitousKeyValueStore(
-                fileURL: defaultFileURL(), device: SyncStateFiles.deviceIdentifier())
+                fileURL: defaultFileURL(), device: DeviceIdentity.current.identifier)
             store = made
             return made
         }

@@ -24,8 +24,14 @@ import Synchronization
 public final class FileVersion: Sendable, CustomStringConvertible {
     /// The name of the item when this version was saved.
     public let localizedName: String?
-    /// The name of the computer that saved this version.
+    /// The name of the computer that saved this version. Not unique: two devices may share
+    /// a name, which ``savingDeviceIdentifier`` tells apart.
     public let localizedNameOfSavingComputer: String?
+    /// The identifier of the device that made this version's contents (``DeviceIdentity``),
+    /// when the store knows it. A DocumentKit addition: it, not the computer's name, says
+    /// whether a conflict version is this device's (``isFromThisComputer``). Nil for versions
+    /// stored before it was kept.
+    public let savingDeviceIdentifier: String?
     /// The program that made this version's contents, such as "ste", when the store knows it.
     /// A DocumentKit addition: it tells a conflict version kept by one program on this
     /// computer from another's.
@@ -54,7 +60,8 @@ public final class FileVersion: Sendable, CustomStringConvertible {
 
     init(record: VersionRecord, store: VersionStore) {
         localizedName = record.name
-        localizedNameOfSavingComputer = record.savingComputer
+        localizedNameOfSavingComputer = record.savingComputer.isEmpty ? nil : record.savingComputer
+        savingDeviceIdentifier = record.savingDevice
         savingProgram = record.savingProgram
         modificationDate = record.modified
         persistentIdentifier = record.id
@@ -69,6 +76,7 @@ public final class FileVersion: Sendable, CustomStringConvertible {
     init(currentItemAt url: URL, modificationDate: Date?) {
         localizedName = url.lastPathComponent
         localizedNameOfSavingComputer = ProcessInfo.processInfo.hostName
+        savingDeviceIdentifier = nil
         savingProgram = nil
         self.modificationDate = modificationDate
         persistentIdentifier = "current"
@@ -232,7 +240,7 @@ public final class FileVersion: Sendable, CustomStringConvertible {
         throws -> FileVersion
     {
         try VersionStore.shared.addVersion(
-            ofItemAt: url, contentsOf: contentsURL, isConflict: false, savingComputer: nil,
+            ofItemAt: url, contentsOf: contentsURL, isConflict: false, origin: nil,
             modificationDate: nil,
             byMoving: options.contains(.byMoving))
     }
@@ -241,6 +249,9 @@ public final class FileVersion: Sendable, CustomStringConvertible {
     /// the computer that wrote them and when. This is how sync and a ``Document`` that finds
     /// its file changed under unsaved edits record what they could not merge.
     ///
+    /// - Parameter savingComputer: The name of the computer whose contents they are; nil for
+    ///   this device's own (its ``DeviceIdentity``). A name given is another device's, whose
+    ///   identifier is not known: such a version is never "mine" (``isFromThisComputer``).
     /// - Throws: ``DocumentKitError`` if either cannot be read or the store cannot be written.
     @discardableResult
     public static func addConflictOfItem(
@@ -270,7 +281,7 @@ extension VersionStore {
         at url: URL, withContentsOf contentsURL: URL, options: FileVersion.AddingOptions = []
     ) throws -> FileVersion {
         try addVersion(
-            ofItemAt: url, contentsOf: contentsURL, isConflict: false, savingComputer: nil,
+            ofItemAt: url, contentsOf: contentsURL, isConflict: false, origin: nil,
             modificationDate: nil,
             byMoving: options.contains(.byMoving))
     }
@@ -284,7 +295,21 @@ extension VersionStore {
         options: FileVersion.AddingOptions = []
     ) throws -> FileVersion {
         try addVersion(
-            ofItemAt: url, contentsOf: contentsURL, isConflict: true, savingComputer: savingComputer,
+            ofItemAt: url, contentsOf: contentsURL, isConflict: true,
+            origin: savingComputer.map { VersionOrigin(computer: $0, device: nil) },
+            modificationDate: modificationDate, byMoving: options.contains(.byMoving))
+    }
+
+    /// Adds a conflict version of the item at `url` holding the contents at `contentsURL`,
+    /// made by the device `origin` says (nil for this one): what sync records of its own
+    /// contents and of another device's.
+    @discardableResult
+    package func addConflictOfItem(
+        at url: URL, withContentsOf contentsURL: URL, origin: VersionOrigin?, modificationDate: Date?,
+        options: FileVersion.AddingOptions = []
+    ) throws -> FileVersion {
+        try addVersion(
+            ofItemAt: url, contentsOf: contentsURL, isConflict: true, origin: origin,
             modificationDate: modificationDate, byMoving: options.contains(.byMoving))
     }
 }

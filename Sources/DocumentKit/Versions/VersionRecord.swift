@@ -18,7 +18,12 @@ struct VersionRecord: Codable, Sendable, Equatable {
     var itemPath: String
     var device: UInt64
     var inode: UInt64
+    /// The name of the computer that made the contents, for people; empty when unknown.
     var savingComputer: String
+    /// The identifier of the device that made the contents (``DeviceIdentity``): what tells
+    /// "mine" from "theirs". Nil in records from before it was kept, and for contents of a
+    /// device that did not say.
+    var savingDevice: String? = nil
     /// The program that made the contents, for a conflict version: what a person sees to tell
     /// "ste on this computer" from another program. Nil in records from before it was kept.
     var savingProgram: String? = nil
@@ -125,13 +130,17 @@ extension VersionRecord {
     static func decoded(from data: Data) throws -> VersionRecord {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
-        let record = try decoder.decode(VersionRecord.self, from: data)
+        var record = try decoder.decode(VersionRecord.self, from: data)
         guard record.format == formatVersion, UUID(uuidString: record.id) != nil,
             UUID(uuidString: record.itemID) != nil,
             record.manifest.chunkNames.allSatisfy(ContentHash.isValid),
             record.manifest.entries.allSatisfy({ Manifest.isSafe($0.path) })
         else {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not a version record"))
+        }
+        // A device no one can be: the contents are of a device unknown, never this one's.
+        if let device = record.savingDevice, !DeviceIdentity.isValidIdentifier(device) {
+            record.savingDevice = nil
         }
         return record
     }

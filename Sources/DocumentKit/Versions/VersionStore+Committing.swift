@@ -55,6 +55,7 @@ extension VersionStore {
         var locations: [(itemID: String, entry: IdentityIndex.Entry)] = []
         // Items whose last location in the batch no record holds: the index must be flushed.
         var notedOnly: Set<String> = []
+        let device = self.device
         for commit in batch {
             kept.append(nil)
             let captured = commit.captured
@@ -80,7 +81,7 @@ extension VersionStore {
                 let record = VersionRecord(
                     id: UUID().uuidString, itemID: itemID, name: captured.name,
                     itemPath: location.path, device: location.device, inode: location.inode,
-                    savingComputer: ProcessInfo.processInfo.hostName, modified: captured.modified,
+                    savingComputer: device.name, savingDevice: device.identifier, modified: captured.modified,
                     captured: captured.captured, isConflict: false, isResolved: true, isDiscardable: true,
                     manifest: manifest)
                 try stageRecord(record, in: writes)

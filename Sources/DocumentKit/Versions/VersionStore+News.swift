@@ -16,7 +16,8 @@ extension VersionStore {
         let change = VersionChange(
             kind: kind, storeRoot: Message.fileSystemRepresentation(of: root), itemID: itemID,
             versionID: version.persistentIdentifier, name: version.localizedName ?? "",
-            savingComputer: version.localizedNameOfSavingComputer, savingProgram: version.savingProgram,
+            savingComputer: version.localizedNameOfSavingComputer, savingDevice: version.savingDeviceIdentifier,
+            savingProgram: version.savingProgram,
             modified: version.modificationDate, isConflict: version.isConflict,
             isResolved: version.isResolved,
             isDiscardable: version.isDiscardable)
@@ -59,7 +60,9 @@ extension FileVersion {
         self.init(
             record: VersionRecord(
                 id: change.versionID, itemID: change.itemID, name: change.name, itemPath: "", device: 0,
-                inode: 0, savingComputer: change.savingComputer ?? "", savingProgram: change.savingProgram,
+                inode: 0, savingComputer: change.savingComputer ?? "",
+                savingDevice: change.savingDevice.flatMap { DeviceIdentity.isValidIdentifier($0) ? $0 : nil },
+                savingProgram: change.savingProgram,
                 modified: modified ?? Date(timeIntervalSince1970: 0),
                 captured: modified ?? Date(timeIntervalSince1970: 0),
                 isConflict: change.isConflict, isResolved: change.isResolved,

@@ -72,27 +72,26 @@ extension VersionStore {
     ///
     /// - Parameters:
     ///   - isConflict: Whether it is a conflict version (another writer's unmerged contents).
-    ///   - savingComputer: The name of the computer that made the contents.
+    ///   - origin: The device that made the contents; nil for this one (``device``).
+    ///   - savingProgram: The program that made the contents, for a conflict version.
     ///   - modificationDate: When the contents were made; by default now.
     ///   - byMoving: Whether to remove `contentsURL` once stored.
     /// - Throws: ``DocumentKitError`` if the item or the contents cannot be read or the store
     ///   cannot be written.
-    ///   - savingProgram: The program that made the contents, for a conflict version.
     /// - Returns: The new version; for a conflict version with the same contents as one of the
     ///   item's unresolved conflict versions, that version, so the same text is never offered
     ///   twice.
     func addVersion(
-        ofItemAt itemURL: URL, contentsOf contentsURL: URL, isConflict: Bool, savingComputer: String?,
+        ofItemAt itemURL: URL, contentsOf contentsURL: URL, isConflict: Bool, origin: VersionOrigin?,
         savingProgram: String? = nil, modificationDate: Date?, byMoving: Bool
     ) throws -> FileVersion {
         try storeVersion(
-            ofItemAt: itemURL, contentsOf: contentsURL, isConflict: isConflict,
-            savingComputer: savingComputer,
+            ofItemAt: itemURL, contentsOf: contentsURL, isConflict: isConflict, origin: origin,
             savingProgram: savingProgram, modificationDate: modificationDate, byMoving: byMoving
         ).version
     }
 
-    /// ``addVersion(ofItemAt:contentsOf:isConflict:savingComputer:savingProgram:modificationDate:byMoving:)``,
+    /// ``addVersion(ofItemAt:contentsOf:isConflict:origin:savingProgram:modificationDate:byMoving:)``,
     /// also saying whether the version is new or one already there with the same contents.
     ///
     /// - Parameter formerInode: For an item just deleted, the device and inode it had: how the
@@ -100,7 +99,7 @@ extension VersionStore {
     ///   `creatingMissingItem` gives an item deleted under a path the store never knew an
     ///   identity of its own, so that its last text is kept all the same.
     func storeVersion(
-        ofItemAt itemURL: URL, contentsOf contentsURL: URL, isConflict: Bool, savingComputer: String?,
+        ofItemAt itemURL: URL, contentsOf contentsURL: URL, isConflict: Bool, origin: VersionOrigin?,
         savingProgram: String?, modificationDate: Date?, byMoving: Bool,
         formerInode: (device: UInt64, inode: UInt64)? = nil, creatingMissingItem: Bool = false
     ) throws -> (version: FileVersion, isNew: Bool) {
@@ -144,10 +143,11 @@ extension VersionStore {
                     return (FileVersion(record: same, store: self), false)
                 }
                 let date = now()
+                let origin = origin ?? VersionOrigin(device)
                 var record = VersionRecord(
                     id: UUID().uuidString, itemID: identity.id, name: itemURL.lastPathComponent,
                     itemPath: identity.path, device: identity.device, inode: identity.inode,
-                    savingComputer: savingComputer ?? ProcessInfo.processInfo.hostName,
+                    savingComputer: origin.computer ?? "", savingDevice: origin.device,
                     modified: modificationDate ?? date, captured: date, isConflict: isConflict,
                     isResolved: !isConflict, isDiscardable: !isConflict, manifest: manifest)
                 record.savingProgram = savingProgram

@@ -43,6 +43,11 @@ import Synchronization
 public final class VersionStore: Sendable {
     /// The folder the store keeps everything in.
     public let root: URL
+    /// The device whose user this store's "mine" means: versions it stores as this device's
+    /// carry its identifier, and a conflict version is "mine" (``FileVersion/isFromThisComputer``)
+    /// only when its identifier is this one.
+    public var device: DeviceIdentity { givenDevice ?? .current }
+    private let givenDevice: DeviceIdentity?
     /// `chunks/` as a path: a save checks dozens of chunks, and building a `URL` for each
     /// costs more than reading it.
     let chunksPath: String
@@ -98,11 +103,14 @@ public final class VersionStore: Sendable {
     /// - Parameters:
     ///   - root: The store's folder.
     ///   - thinningPolicy: How history is thinned as it ages.
+    ///   - device: The device the store's user is on (see ``device``); nil for
+    ///     ``DeviceIdentity/current``, read when first needed.
     ///   - now: The clock that dates versions and ages them; tests pass their own.
     public init(
-        root: URL, thinningPolicy: ThinningPolicy = ThinningPolicy(),
+        root: URL, thinningPolicy: ThinningPolicy = ThinningPolicy(), device: DeviceIdentity? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
+        self.givenDevice = device
         self.root = root.standardizedFileURL
         self.chunksPath = self.root.appendingPathComponent("chunks", isDirectory: true).path
         self.now = now

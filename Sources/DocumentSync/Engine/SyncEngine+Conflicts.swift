@@ -6,13 +6,32 @@ import Foundation
 #endif
 
 /// How a shared conflict version is described in the remote's conflicts area, beside its bytes.
+///
+/// It names the device whose edit the version holds by its identifier (``DeviceIdentity``), not
+/// only by its computer's name, which other devices may share: a device takes a conflict as
+/// its own ("mine") only when the identifier is its own. A description without one (written
+/// before identifiers were shared) or with one no device can have is another device's.
 struct SharedConflictDescription: Codable, Equatable {
     /// The item it is a conflict version of.
     var path: String
-    /// The computer whose edit it holds.
+    /// The computer whose edit it holds, for people.
     var computer: String?
     /// When that edit was made, in seconds since 1970.
     var modified: Double?
+    /// The identifier of the device whose edit it holds; nil when not said.
+    var device: String? = nil
+
+    /// Who made the edit, as the version store records it: a device identifier that is not
+    /// valid is no device's.
+    var origin: VersionOrigin {
+        VersionOrigin(computer: computer, device: device.flatMap { DeviceIdentity.isValidIdentifier($0) ? $0 : nil })
+    }
+
+    /// Who made the edit, for people: the computer's name and, where said, the device.
+    var maker: String {
+        let device = origin.device.map { " (device \($0.prefix(8)))" } ?? ""
+        return (computer ?? "another device") + device
+    }
 }
 
 extension SyncEngine {
@@ -195,7 +214,7 @@ extension SyncEngine {
         let description = try JSONEncoder().encode(
             SharedConflictDescription(
                 path: conflict.path.string, computer: version.localizedNameOfSavingComputer,
-                modified: version.modificationDate?.timeIntervalSince1970))
+                modified: version.modificationDate?.timeIntervalSince1970, device: version.savingDeviceIdentifier))
         guard replacing else { return try writeIfAbsent(path, description) }
         // Gone meanwhile: resolved on another device, which the next pass sees.
         guard let entry = try remote.entry(at: path), let tag = entry.tag else { return }
@@ -286,7 +305,7 @@ extension SyncEngine {
         }
         defer { _ = Syscall.unlinkat(AT_FDCWD, fetched.url.path) }
         let version = try store.addConflictOfItem(
-            at: url, withContentsOf: fetched.url, savingComputer: description.computer,
+            at: url, withContentsOf: fetched.url, origin: description.origin,
             modificationDate: description.modified.map(Date.init(timeIntervalSince1970:)), options: .byMoving)
         try journal.transaction { journal in
             try journal.upsertConflict(
@@ -295,7 +314,7 @@ extension SyncEngine {
                     descriptionTag: descriptionTag))
         }
         summary.conflictsShared += 1
-        summary.notes.append("\(path): a conflict version from \(description.computer ?? "another device")")
+        summary.notes.append("\(path): a conflict version from \(description.maker)")
         return .taken
     }
 

@@ -361,7 +361,8 @@ extension SyncEngine {
                     _ = try store.addOfItem(at: url, withContentsOf: url)
                 case .conflict:
                     version = try store.addConflictOfItem(
-                        at: url, withContentsOf: url, savingComputer: configuration.computerName,
+                        at: url, withContentsOf: url,
+                        origin: VersionOrigin(computer: configuration.computerName, device: store.device.identifier),
                         modificationDate: current.modification.date)
                 }
             }

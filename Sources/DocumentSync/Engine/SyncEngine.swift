@@ -44,7 +44,7 @@ public struct SyncConfiguration: Sendable {
     ) {
         self.deletedItemsFolder = deletedItemsFolder
         self.keyValueStore = keyValueStore
-        self.deviceIdentifier = deviceIdentifier ?? SyncStateFiles.deviceIdentifier(stateHome: stateHome)
+        self.deviceIdentifier = deviceIdentifier ?? DeviceIdentity.kept(inStateFolder: stateHome).identifier
         self.stateHome = stateHome
         self.versionStore = versionStore
         self.settleTime = settleTime

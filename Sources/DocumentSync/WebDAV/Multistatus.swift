@@ -19,14 +19,22 @@ struct Multistatus {
         var contentLength: Int64?
         var fileID: String?
         var checksums: String?
-        /// The locks on the item (`lockdiscovery`, when asked for): each one's token and owner.
-        var locks: [(token: String, owner: String)] = []
+        /// The locks on the item (`lockdiscovery`, when asked for).
+        var locks: [ActiveLock] = []
         /// Whether a propstat of the response had status 200: one without any (a member
         /// the server answers 404 or 403 for) says nothing of the item.
         var hasProperties = false
     }
 
     var responses: [Response]
+
+    /// A lock `lockdiscovery` lists: its token, its owner's text, and how long it still holds.
+    struct ActiveLock {
+        var token = ""
+        var owner = ""
+        /// "Second-N" or "Infinite", as the server wrote it.
+        var timeout = ""
+    }
 
     /// Why a body is not a multistatus sync can use.
     struct Malformed: Error, CustomStringConvertible {
@@ -100,7 +108,7 @@ struct Multistatus {
         private var text = ""
         private var inProp = false
         private var inResourceType = false
-        private var lock: (token: String, owner: String)?
+        private var lock: ActiveLock?
         private var inLockToken = false
 
         func parser(
@@ -127,7 +135,7 @@ struct Multistatus {
             case "prop" where response != nil: inProp = true
             case "resourcetype" where inProp: inResourceType = true
             case "collection" where inResourceType: found.isCollection = true
-            case "activelock" where inProp: lock = ("", "")
+            case "activelock" where inProp: lock = ActiveLock()
             case "locktoken" where lock != nil: inLockToken = true
             default: break
             }
@@ -154,6 +162,7 @@ struct Multistatus {
             case "href" where inLockToken: lock?.token = value
             case "locktoken": inLockToken = false
             case "owner" where lock != nil: lock?.owner = value
+            case "timeout" where lock != nil: lock?.timeout = value
             case "activelock":
                 if let lock { found.locks.append(lock) }
                 lock = nil

@@ -349,10 +349,15 @@ extension WebDAVRemote {
             case let status where Self.isRedirect(status) && !folder:
                 folder = true
                 continue
-            case 423 where !released && releaseOwnLocks(path) > 0:
-                // Ours, from a request whose answer was lost.
-                released = true
-                continue
+            case 423:
+                // Ours, left by a killed pass or a request whose answer was lost: given back at
+                // once. Anyone else's is named.
+                let found = releaseOwnLocks(path)
+                guard released || found.released == 0 else {
+                    released = true
+                    continue
+                }
+                throw lockedFailure(answer, operation, path, held: found.others)
             case 404, 409, 412:
                 throw failure(.preconditionFailed, operation, path, detail: "HTTP \(answer.status)")
             default: throw error(status: answer, operation, path)
@@ -365,11 +370,12 @@ extension WebDAVRemote {
         answer.header("Lock-Token")?.trimmingCharacters(in: CharacterSet(charactersIn: "<> "))
     }
 
-    /// Gives back the locks on `path` this remote took and no longer knows the tokens of.
+    /// Gives back the locks on `path` this device took on this collection and no longer knows
+    /// the tokens of (see ``lockOwner(device:collection:)``).
     ///
-    /// - Returns: How many it gave back.
+    /// - Returns: How many it gave back, and the locks of others it found.
     @discardableResult
-    func releaseOwnLocks(_ path: RemotePath) -> Int {
+    func releaseOwnLocks(_ path: RemotePath) -> (released: Int, others: [Multistatus.ActiveLock]) {
         guard
             let answer = try? send(
                 request(
@@ -377,15 +383,20 @@ extension WebDAVRemote {
                     headers: ["Depth": "0", "Content-Type": "application/xml; charset=utf-8"]),
                 body: .data(Multistatus.lockRequest), .write, path, repeatable: true),
             answer.status == 207, let parsed = try? Multistatus(parsing: answer.body)
-        else { return 0 }
+        else { return (0, []) }
         var released = 0
+        var others: [Multistatus.ActiveLock] = []
         for response in parsed.responses {
-            for lock in response.locks where lock.owner == lockOwner && !lock.token.isEmpty {
-                unlock(path, lock.token)
-                released += 1
+            for lock in response.locks {
+                if lock.owner == lockOwner && !lock.token.isEmpty {
+                    unlock(path, lock.token)
+                    released += 1
+                } else {
+                    others.append(lock)
+                }
             }
         }
-        return released
+        return (released, others)
     }
 
     /// An `If` header whose one condition (a lock token in angle brackets, an entity tag in

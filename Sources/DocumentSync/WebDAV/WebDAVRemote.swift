@@ -1,3 +1,4 @@
+import DocumentKit
 import Foundation
 import Synchronization
 
@@ -80,6 +81,9 @@ public final class WebDAVRemote: Remote {
         /// Whether plain `http` is allowed to a host other than this computer (a password would
         /// cross the network readable by anyone on the way).
         public var allowsInsecureHTTP = false
+        /// The device the remote acts for, whose locks it knows for its own (see
+        /// ``WebDAVRemote``'s lock owner); nil for ``DeviceIdentity/current``.
+        public var device: DeviceIdentity?
 
         public init(url: URL, credentials: Credentials? = nil, writeProtocol: WriteProtocol = .locking) {
             self.url = url
@@ -102,9 +106,11 @@ public final class WebDAVRemote: Remote {
 
     public let displayName: String
     let configuration: Configuration
-    /// The owner every lock of this remote names: a lock whose answer was lost is found by
-    /// it, and given back, rather than left to keep everyone out until it times out.
-    let lockOwner = "DocumentSync " + String(UInt64.random(in: .min ... .max), radix: 16)
+    /// The owner every lock of this remote names, the same in every process of the device for
+    /// the collection (see ``lockOwner(device:collection:)``): a lock a killed pass left, or
+    /// whose answer was lost, is found by it and given back at once, rather than left to keep
+    /// every device out until it times out.
+    let lockOwner: String
     /// The collection's URL, ending in "/", without user or password.
     let base: URL
     /// The collection's path segments, decoded: an href must start with them.
@@ -155,6 +161,7 @@ public final class WebDAVRemote: Remote {
             $0.removingPercentEncoding ?? String($0)
         }
         self.configuration = configuration
+        lockOwner = Self.lockOwner(device: configuration.device ?? .current, collection: base)
         displayName = shown
         authorization = credentials.map {
             "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString()

@@ -126,6 +126,7 @@ extension SyncRemotes {
         configuration.allowsInsecureHTTP = options.allowsInsecureHTTP
         configuration.connections = options.connections
         configuration.timeout = options.timeout
+        configuration.device = DeviceIdentity.kept(inStateFolder: options.stateHome)
         func remote() throws -> WebDAVRemote {
             do { return try WebDAVRemote(configuration) } catch let error as RemoteError {
                 throw SyncError(.unusable, "\(shown): \(error.detail ?? error.description)")

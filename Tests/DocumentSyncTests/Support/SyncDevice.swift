@@ -8,6 +8,8 @@ import Testing
 /// version store, and an engine on a shared remote, opened again after a crash.
 final class SyncDevice: @unchecked Sendable {
     let name: String
+    /// The name the device's computer has: its own name unless it shares another's.
+    let computerName: String
     let container: URL
     let stateHome: URL
     let store: VersionStore
@@ -23,12 +25,18 @@ final class SyncDevice: @unchecked Sendable {
         var value = 0
     }
 
-    init(_ name: String, remote: any Remote, in folder: TemporaryFolder) throws {
+    /// A device called `name`, whose computer is called `computerName` (by default `name`;
+    /// devices may share one, as cloned machines do). Its identity is made from `name`, not
+    /// random, so that a simulated run replays byte for byte.
+    init(_ name: String, remote: any Remote, in folder: TemporaryFolder, computerName: String? = nil) throws {
         self.name = name
+        self.computerName = computerName ?? name
         self.remote = remote
         container = try folder.folder("\(name)/Documents")
         stateHome = try folder.folder("\(name)/state")
-        store = VersionStore(root: try folder.folder("\(name)/Versions"))
+        store = VersionStore(
+            root: try folder.folder("\(name)/Versions"),
+            device: DeviceIdentity(identifier: "device-\(name)", name: self.computerName))
         deleted = folder.file("\(name)/Deleted")
     }
 
@@ -44,7 +52,8 @@ final class SyncDevice: @unchecked Sendable {
 
     var configuration: SyncConfiguration {
         var configuration = SyncConfiguration(
-            stateHome: stateHome, versionStore: store, settleTime: .zero, computerName: name, mostPasses: 12,
+            stateHome: stateHome, versionStore: store, settleTime: .zero, computerName: computerName,
+            mostPasses: 12,
             deletedItemsFolder: deleted, keyValueStore: syncsKeyValues ? keyValueStore : nil,
             deviceIdentifier: name)
         configuration.publishesStatus = publishesStatus

@@ -28,6 +28,8 @@ package struct VersionChange: Codable, Sendable, Equatable {
     package var versionID: String
     package var name: String
     package var savingComputer: String?
+    /// The identifier of the device that made the contents (``DeviceIdentity``), when known.
+    package var savingDevice: String?
     package var savingProgram: String?
     package var modified: Date?
     package var isConflict: Bool
@@ -36,7 +38,8 @@ package struct VersionChange: Codable, Sendable, Equatable {
 
     package init(
         kind: Kind, storeRoot: [UInt8], itemID: String, versionID: String, name: String,
-        savingComputer: String? = nil, savingProgram: String? = nil, modified: Date? = nil,
+        savingComputer: String? = nil, savingDevice: String? = nil, savingProgram: String? = nil,
+        modified: Date? = nil,
         isConflict: Bool, isResolved: Bool, isDiscardable: Bool
     ) {
         self.kind = kind
@@ -45,6 +48,7 @@ package struct VersionChange: Codable, Sendable, Equatable {
         self.versionID = versionID
         self.name = name
         self.savingComputer = savingComputer
+        self.savingDevice = savingDevice
         self.savingProgram = savingProgram
         self.modified = modified
         self.isConflict = isConflict
