@@ -97,11 +97,13 @@ struct SteSyncTests {
         #expect(
             await a.wait(timeout: .seconds(20)) { a.conflictTexts(of: "Plan.txt") == ["B: hello from A"] })
 
-        // Resolved on A, the device that did not see it arise, keeping the file as it is:
+        // Resolved on A, the device that did not see it arise, keeping the file as it is (A's
+        // own typing, "mine" there: B's is "theirs" though both computers have one host name):
         // the conflict is gone on B too.
         if !a.screen.contains("Keep mine") { a.keys("C-t") }
         #expect(await a.waitForScreen(containing: "Keep mine"))
-        a.keys("t")
+        #expect(a.screen.contains("Theirs: from "), "\(a.screen)")
+        a.keys("m")
         #expect(
             await b.wait(timeout: .seconds(30)) {
                 !b.screen.contains("in conflict") && b.conflictTexts(of: "Plan.txt").isEmpty
