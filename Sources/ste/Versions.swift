@@ -23,7 +23,7 @@ struct VersionRecord: Sendable {
     var computerLabel: String? {
         guard let savingComputer else { return nil }
         guard !isFromThisComputer, let savingDevice else { return savingComputer }
-        return "\(savingComputer) (device \(savingDevice.prefix(8)))"
+        return DeviceIdentity(identifier: savingDevice, name: savingComputer).description
     }
 
     /// The version's identity in the store.
@@ -88,7 +88,8 @@ struct FileVersionSource: VersionSource {
     private func record(_ version: FileVersion) -> VersionRecord {
         VersionRecord(
             modificationDate: version.modificationDate,
-            savingComputer: version.localizedNameOfSavingComputer, savingDevice: version.savingDeviceIdentifier,
+            savingComputer: version.localizedNameOfSavingComputer,
+            savingDevice: version.savingDeviceIdentifier,
             savingProgram: version.savingProgram,
             isConflict: version.isConflict, isResolved: version.isResolved,
             isFromThisComputer: version.isFromThisComputer, version: version)

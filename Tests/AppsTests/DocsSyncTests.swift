@@ -114,12 +114,14 @@ struct DocsSyncTests {
         for (device, isA) in [(a, true), (b, false)] {
             let listed = try device.docs(["versions", "Notes", "--json"])
             let listing = try JSONDecoder().decode(Listing.self, from: Data(listed.output.utf8))
-            let conflict = try #require(listing.versions.first { $0.conflict && !$0.resolved }, "\(listed.output)")
+            let conflict = try #require(
+                listing.versions.first { $0.conflict && !$0.resolved }, "\(listed.output)")
             #expect(conflict.computer == ProcessInfo.processInfo.hostName)
             #expect(conflict.thisDevice == isA, "\(listed.output)")
             devices.insert(try #require(conflict.device))
             let text = try device.docs(["versions", "Notes"]).output
-            #expect(text.contains(isA ? ", this device" : ", device \(conflict.device!.prefix(8))"), "\(text)")
+            #expect(
+                text.contains(isA ? ", this device" : ", device \(conflict.device!.prefix(8))"), "\(text)")
         }
         #expect(devices.count == 1)
 

@@ -10,8 +10,11 @@ extension BlockingSyncTests {
     @Suite struct WebDAVLockOwnerTests {
         /// A pass of this device killed between its `LOCK` and its `UNLOCK` (the remote dropped
         /// without giving the lock back): the lock would keep every device out for ten minutes.
-        private func lockAsAKilledPassLeavesIt(_ path: RemotePath, on url: URL, device: DeviceIdentity?) throws {
-            var configuration = WebDAVRemote.Configuration(url: url, credentials: try WebDAVServers.credentials())
+        private func lockAsAKilledPassLeavesIt(_ path: RemotePath, on url: URL, device: DeviceIdentity?)
+            throws
+        {
+            var configuration = WebDAVRemote.Configuration(
+                url: url, credentials: try WebDAVServers.credentials())
             configuration.device = device
             let killed = try WebDAVRemote(configuration)
             let tag = try #require(try killed.entry(at: path)?.tag)
@@ -59,7 +62,8 @@ extension BlockingSyncTests {
             #expect(read == Data("one\n".utf8))
 
             // The device that holds it finds it its own, as its next pass would.
-            var configuration = WebDAVRemote.Configuration(url: url, credentials: try WebDAVServers.credentials())
+            var configuration = WebDAVRemote.Configuration(
+                url: url, credentials: try WebDAVServers.credentials())
             configuration.device = other
             try WebDAVRemote(configuration).write(
                 path, from: UploadSource(Data("three\n".utf8)), condition: .matches(tag))
@@ -71,8 +75,10 @@ extension BlockingSyncTests {
             let device = DeviceIdentity(identifier: "ABCDEF12-0000", name: "pi")
             let one = WebDAVRemote.lockOwner(device: device, collection: URL(string: "https://h/dav/A/")!)
             #expect(one.hasPrefix("DocumentSync lock of pi (device ABCDEF12), key "))
-            #expect(one == WebDAVRemote.lockOwner(device: device, collection: URL(string: "https://h/dav/A/")!))
-            #expect(one != WebDAVRemote.lockOwner(device: device, collection: URL(string: "https://h/dav/B/")!))
+            #expect(
+                one == WebDAVRemote.lockOwner(device: device, collection: URL(string: "https://h/dav/A/")!))
+            #expect(
+                one != WebDAVRemote.lockOwner(device: device, collection: URL(string: "https://h/dav/B/")!))
             let twin = DeviceIdentity(identifier: "ABCDEF12-0001", name: "pi")
             #expect(one != WebDAVRemote.lockOwner(device: twin, collection: URL(string: "https://h/dav/A/")!))
             #expect(WebDAVRemote.holder(ofLockOwnedBy: one) == "another device, pi (device ABCDEF12),")

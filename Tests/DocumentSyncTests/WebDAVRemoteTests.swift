@@ -97,7 +97,8 @@ extension BlockingSyncTests {
                 try remote.write(path, from: UploadSource(Data("theirs\n".utf8)), condition: .absent))
             // Another client's lock, taken as any WebDAV client takes one (a device of its own:
             // a lock of this device's would be given back as one a killed pass left).
-            var other = WebDAVRemote.Configuration(url: remote.base, credentials: try WebDAVServers.credentials())
+            var other = WebDAVRemote.Configuration(
+                url: remote.base, credentials: try WebDAVServers.credentials())
             other.device = DeviceIdentity(identifier: "another-client", name: "elsewhere")
             let theirs = try WebDAVRemote(other)
             let token = try theirs.lock(path, matching: tag, .write, seconds: 30)

@@ -68,6 +68,12 @@ public struct DeviceIdentity: Sendable, Hashable, CustomStringConvertible {
             }
     }
 
+    /// `text` when it is a valid identifier (``isValidIdentifier(_:)``), else nil: what a
+    /// record, a message or a remote says of a device, before it is compared with this one.
+    package static func validIdentifier(_ text: String?) -> String? {
+        text.flatMap { isValidIdentifier($0) ? $0 : nil }
+    }
+
     /// This device: the identity kept in the default state folder
     /// (``SyncStateFiles/stateHome(environment:)``), named by the host name.
     public static var current: DeviceIdentity { kept(inStateFolder: nil) }
@@ -144,7 +150,8 @@ public struct DeviceIdentity: Sendable, Hashable, CustomStringConvertible {
             info.isDirectory, info.permissions & 0o077 != 0, info.st_uid == geteuid(),
             case .failure(let error) = Syscall.chmod(folder.path, 0o700)
         {
-            DocumentLog.write("\(DocumentKitError(error, operation: "make the state folder private", url: folder))")
+            DocumentLog.write(
+                "\(DocumentKitError(error, operation: "make the state folder private", url: folder))")
         }
     }
 }

@@ -139,9 +139,7 @@ extension VersionRecord {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not a version record"))
         }
         // A device no one can be: the contents are of a device unknown, never this one's.
-        if let device = record.savingDevice, !DeviceIdentity.isValidIdentifier(device) {
-            record.savingDevice = nil
-        }
+        record.savingDevice = DeviceIdentity.validIdentifier(record.savingDevice)
         return record
     }
 }

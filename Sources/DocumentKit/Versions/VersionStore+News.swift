@@ -16,7 +16,8 @@ extension VersionStore {
         let change = VersionChange(
             kind: kind, storeRoot: Message.fileSystemRepresentation(of: root), itemID: itemID,
             versionID: version.persistentIdentifier, name: version.localizedName ?? "",
-            savingComputer: version.localizedNameOfSavingComputer, savingDevice: version.savingDeviceIdentifier,
+            savingComputer: version.localizedNameOfSavingComputer,
+            savingDevice: version.savingDeviceIdentifier,
             savingProgram: version.savingProgram,
             modified: version.modificationDate, isConflict: version.isConflict,
             isResolved: version.isResolved,
@@ -61,7 +62,7 @@ extension FileVersion {
             record: VersionRecord(
                 id: change.versionID, itemID: change.itemID, name: change.name, itemPath: "", device: 0,
                 inode: 0, savingComputer: change.savingComputer ?? "",
-                savingDevice: change.savingDevice.flatMap { DeviceIdentity.isValidIdentifier($0) ? $0 : nil },
+                savingDevice: DeviceIdentity.validIdentifier(change.savingDevice),
                 savingProgram: change.savingProgram,
                 modified: modified ?? Date(timeIntervalSince1970: 0),
                 captured: modified ?? Date(timeIntervalSince1970: 0),

@@ -24,13 +24,13 @@ struct SharedConflictDescription: Codable, Equatable {
     /// Who made the edit, as the version store records it: a device identifier that is not
     /// valid is no device's.
     var origin: VersionOrigin {
-        VersionOrigin(computer: computer, device: device.flatMap { DeviceIdentity.isValidIdentifier($0) ? $0 : nil })
+        VersionOrigin(computer: computer, device: DeviceIdentity.validIdentifier(device))
     }
 
     /// Who made the edit, for people: the computer's name and, where said, the device.
     var maker: String {
-        let device = origin.device.map { " (device \($0.prefix(8)))" } ?? ""
-        return (computer ?? "another device") + device
+        let name = computer ?? "another device"
+        return origin.device.map { DeviceIdentity(identifier: $0, name: name).description } ?? name
     }
 }
 
@@ -214,7 +214,8 @@ extension SyncEngine {
         let description = try JSONEncoder().encode(
             SharedConflictDescription(
                 path: conflict.path.string, computer: version.localizedNameOfSavingComputer,
-                modified: version.modificationDate?.timeIntervalSince1970, device: version.savingDeviceIdentifier))
+                modified: version.modificationDate?.timeIntervalSince1970,
+                device: version.savingDeviceIdentifier))
         guard replacing else { return try writeIfAbsent(path, description) }
         // Gone meanwhile: resolved on another device, which the next pass sees.
         guard let entry = try remote.entry(at: path), let tag = entry.tag else { return }

@@ -362,7 +362,8 @@ extension SyncEngine {
                 case .conflict:
                     version = try store.addConflictOfItem(
                         at: url, withContentsOf: url,
-                        origin: VersionOrigin(computer: configuration.computerName, device: store.device.identifier),
+                        origin: VersionOrigin(
+                            computer: configuration.computerName, device: store.device.identifier),
                         modificationDate: current.modification.date)
                 }
             }

@@ -15,7 +15,9 @@ public struct SyncConfiguration: Sendable {
     /// A file modified more recently than this is left for a later pass: a program that
     /// does not coordinate may still be writing it.
     public var settleTime: Duration
-    /// The name conflict versions made here carry to other devices.
+    /// The name conflict versions made here carry to other devices, for people. Whose a
+    /// conflict version is ("mine" or "theirs") is told by ``versionStore``'s device identity,
+    /// which each shared conflict carries too: another device may have the same name.
     public var computerName: String
     /// The most passes ``SyncEngine/sync()`` makes before it returns.
     public var mostPasses: Int
@@ -25,8 +27,8 @@ public struct SyncConfiguration: Sendable {
     /// The ubiquitous key-value store synced with the container's, when set: the file an
     /// ``UbiquitousKeyValueStore`` keeps (see ``SyncConfiguration/ubiquityContainer(_:)``).
     public var keyValueStore: URL?
-    /// This device's name among the key-value stores on the remote: by default the one kept
-    /// in the state folder, made once.
+    /// This device's name among the key-value stores on the remote: by default the
+    /// identifier of its ``DeviceIdentity`` kept in the state folder, made once.
     public var deviceIdentifier: String
     /// Whether the engine publishes the container's status (``UbiquityStatus``) for other
     /// processes, as a sync agent does: at the start and end of every pass, and as

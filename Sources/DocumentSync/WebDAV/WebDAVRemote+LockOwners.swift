@@ -22,7 +22,8 @@ extension WebDAVRemote {
     /// The owner the locks of `device` on the collection at `collection` name.
     static func lockOwner(device: DeviceIdentity, collection: URL) -> String {
         let derived = ContentHash(
-            of: Data("DocumentSync WebDAV lock owner\n\(device.identifier)\n\(collection.absoluteString)".utf8))
+            of: Data(
+                "DocumentSync WebDAV lock owner\n\(device.identifier)\n\(collection.absoluteString)".utf8))
         let name = printable(device.name, limit: 64)
         return
             "\(lockOwnerPrefix)\(name.isEmpty ? "a device" : name) (device \(printable(device.shortIdentifier, limit: 8))), key \(derived.hex.prefix(32))"
@@ -33,7 +34,8 @@ extension WebDAVRemote {
     /// only printable characters).
     static func holder(ofLockOwnedBy owner: String) -> String {
         if owner.hasPrefix(lockOwnerPrefix), let key = owner.range(of: ", key ", options: .backwards) {
-            let device = owner[owner.index(owner.startIndex, offsetBy: lockOwnerPrefix.count)..<key.lowerBound]
+            let device = owner[
+                owner.index(owner.startIndex, offsetBy: lockOwnerPrefix.count)..<key.lowerBound]
             return "another device, \(printable(String(device), limit: 80)),"
         }
         let shown = printable(owner, limit: 80)
@@ -44,7 +46,8 @@ extension WebDAVRemote {
     /// ("Second-57", "Infinite").
     static func expiry(ofLockTimeout timeout: String, now: Date = Date()) -> String {
         let text = timeout.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.lowercased().hasPrefix("second-"), let seconds = Int(text.dropFirst(7)), seconds >= 0 else {
+        guard text.lowercased().hasPrefix("second-"), let seconds = Int(text.dropFirst(7)), seconds >= 0
+        else {
             return text.lowercased() == "infinite" ? "until it gives it back" : "until it expires"
         }
         let formatter = DateFormatter()
@@ -73,7 +76,9 @@ extension WebDAVRemote {
     private static func printable(_ text: String, limit: Int) -> String {
         String(
             String.UnicodeScalarView(
-                text.unicodeScalars.filter { (0x20...0x7E).contains($0.value) && !"<>&\"'".unicodeScalars.contains($0) }
-                    .prefix(limit)))
+                text.unicodeScalars.filter {
+                    (0x20...0x7E).contains($0.value) && !"<>&\"'".unicodeScalars.contains($0)
+                }
+                .prefix(limit)))
     }
 }

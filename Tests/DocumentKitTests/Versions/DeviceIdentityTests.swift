@@ -75,12 +75,15 @@ import Testing
         #expect(own.isFromThisComputer)
         #expect(own.mineSide == .conflictVersion)
         let named = try store.addConflictOfItem(
-            at: file, withContentsOf: try tree.write("theirs", to: "incoming/theirs.txt"), savingComputer: host)
+            at: file, withContentsOf: try tree.write("theirs", to: "incoming/theirs.txt"),
+            savingComputer: host)
         #expect(named.savingDeviceIdentifier == nil)
         #expect(!named.isFromThisComputer)
         #expect(named.mineSide == .currentItem)
-        let twin = VersionStore(root: tree.file("Versions"), device: DeviceIdentity(identifier: "device-twin", name: host))
-        let seenByTwin = try #require(twin.version(itemAt: file, forPersistentIdentifier: own.persistentIdentifier))
+        let twin = VersionStore(
+            root: tree.file("Versions"), device: DeviceIdentity(identifier: "device-twin", name: host))
+        let seenByTwin = try #require(
+            twin.version(itemAt: file, forPersistentIdentifier: own.persistentIdentifier))
         #expect(!seenByTwin.isFromThisComputer)
     }
 
@@ -102,20 +105,25 @@ import Testing
         // As an older DocumentKit wrote them: no device; the second kept by ste.
         for (version, program) in [(synced, nil), (typed, "ste")] as [(FileVersion, String?)] {
             let record = try #require(
-                FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL }
-                    .first { $0.lastPathComponent == version.persistentIdentifier + ".json" })
-            var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: record)) as? [String: Any])
+                FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)?.compactMap {
+                    $0 as? URL
+                }
+                .first { $0.lastPathComponent == version.persistentIdentifier + ".json" })
+            var object = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: record)) as? [String: Any])
             #expect(object["savingDevice"] as? String == "device-here")
             object["savingDevice"] = nil
             object["savingProgram"] = program
             try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]).write(to: record)
         }
         let reopened = VersionStore(root: root, device: here)
-        let old = try #require(reopened.version(itemAt: file, forPersistentIdentifier: synced.persistentIdentifier))
+        let old = try #require(
+            reopened.version(itemAt: file, forPersistentIdentifier: synced.persistentIdentifier))
         #expect(old.localizedNameOfSavingComputer == host)
         #expect(old.savingDeviceIdentifier == nil)
         #expect(!old.isFromThisComputer)
-        let kept = try #require(reopened.version(itemAt: file, forPersistentIdentifier: typed.persistentIdentifier))
+        let kept = try #require(
+            reopened.version(itemAt: file, forPersistentIdentifier: typed.persistentIdentifier))
         #expect(kept.isFromThisComputer)
     }
 }

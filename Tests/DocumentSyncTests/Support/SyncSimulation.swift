@@ -140,7 +140,8 @@ final class SyncSimulation {
         let target = try makeTarget(&random)
         let deviceCount = Int.random(in: deviceCounts, using: &random)
         devices = try ["a", "b", "c", "d"].prefix(deviceCount).map {
-            try SyncDevice($0, remote: target.remote, in: folder, computerName: ProcessInfo.processInfo.hostName)
+            try SyncDevice(
+                $0, remote: target.remote, in: folder, computerName: ProcessInfo.processInfo.hostName)
         }
         if onDemand { devices[1].downloadsOnDemand = true }
         (self.folder, self.target) = (folder, target)
@@ -637,11 +638,15 @@ final class SyncSimulation {
                                 detail: "\(device.name) shows \(Self.show(bytes)) of \(path) as \(shown), "
                                     + "written by \(writers.sorted().joined(separator: ", "))"))
                     }
-                    if !version.isFromThisComputer, writers == [device.name], movers.isSubset(of: [device.name]) {
+                    if !version.isFromThisComputer, writers == [device.name],
+                        movers.isSubset(of: [device.name])
+                    {
                         violations.append(
                             Violation(
                                 property: "f",
-                                detail: "\(device.name) shows \(Self.show(bytes)) of \(path), which it wrote, as \(shown)"))
+                                detail:
+                                    "\(device.name) shows \(Self.show(bytes)) of \(path), which it wrote, as \(shown)"
+                            ))
                     }
                 }
             }
