@@ -35,8 +35,9 @@ extension TextContainer {
     }
 
     /// Keeps both sides of a conflict: saves `version`'s text as a new document named by
-    /// ``conflictCopyName(for:computer:date:)`` (numbered when taken), through a document
-    /// save, so that editors and history see it. The version itself is left as it is.
+    /// ``conflictCopyName(for:computer:date:)`` (numbered when taken; another device's computer
+    /// named with the start of its identifier, “Notes (conflict from pi 1F0C29A3 …)”), through
+    /// a document save, so that editors and history see it. The version itself is left as it is.
     ///
     /// - Parameter url: The document the version belongs to.
     /// - Returns: The new document's URL.
@@ -53,9 +54,14 @@ extension TextContainer {
                 detail: error.localizedDescription)
         }
         let text = try SimpleTextDocument.decodeUTF8(data)
+        // Another device's name may be this computer's too: its identifier's start tells them apart.
+        var computer = version.localizedNameOfSavingComputer
+        if !version.isFromThisComputer, let device = version.savingDeviceIdentifier {
+            computer = "\(computer ?? "another computer") \(device.prefix(8))"
+        }
         let stem = Self.conflictCopyName(
-            for: Self.documentName(forFileName: url.lastPathComponent),
-            computer: version.localizedNameOfSavingComputer, date: version.modificationDate)
+            for: Self.documentName(forFileName: url.lastPathComponent), computer: computer,
+            date: version.modificationDate)
         var number = 1
         while true {
             let target = try self.url(forDocumentNamed: number == 1 ? stem : "\(stem) \(number)")
