@@ -41,6 +41,22 @@ extension BlockingSyncTests {
             #expect(read == Data("two\n".utf8))
         }
 
+        @Test func aRenameAfterAKilledPassMovesTheDocumentTheKilledPassLockedAtOnce() throws {
+            let folder = try TemporaryFolder()
+            let (remote, url, _) = try WebDAVServers.collection(on: .default)
+            let a = try SyncDevice("a", remote: remote, in: folder)
+            try a.write("notes.txt", "one\n")
+            #expect(try a.sync().uploaded == 1)
+            try lockAsAKilledPassLeavesIt(RemotePath("notes.txt"), on: url, device: nil)
+
+            try FileManager.default.moveItem(at: a.url("notes.txt"), to: a.url("plan.txt"))
+            let summary = try a.sync()
+            #expect(summary.failures.isEmpty, "\(summary.failures)")
+            #expect(summary.moved == 1)
+            #expect(try remote.entry(at: RemotePath("plan.txt")) != nil)
+            #expect(try remote.entry(at: RemotePath("notes.txt")) == nil)
+        }
+
         @Test func aLockOfAnotherDeviceWithTheSameHostNameIsNamedWithWhenItExpires() throws {
             let (remote, url, _) = try WebDAVServers.collection(on: .default)
             let path = RemotePath("notes.txt")

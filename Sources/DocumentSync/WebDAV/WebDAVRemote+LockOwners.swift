@@ -57,15 +57,17 @@ extension WebDAVRemote {
         return "until \(until) (\(seconds) s from now) unless given back"
     }
 
-    /// The failure of a `LOCK` the server answered 423: naming who holds the lock when the item's
-    /// locks say, else in general words.
+    /// The failure of a request the server answered 423 (locked): naming who holds the lock
+    /// when the item's locks say, else in general words.
     func lockedFailure(
         _ answer: HTTPAnswer, _ operation: RemoteError.Operation, _ path: RemotePath,
-        held locks: [Multistatus.ActiveLock]
+        destination: RemotePath? = nil, held locks: [Multistatus.ActiveLock]
     ) -> RemoteError {
-        guard let lock = locks.first else { return error(status: answer, operation, path) }
+        guard let lock = locks.first else {
+            return error(status: answer, operation, path, destination: destination)
+        }
         return failure(
-            .other, operation, path,
+            .other, operation, path, destination: destination,
             detail:
                 "\(Self.holder(ofLockOwnedBy: lock.owner)) holds a lock on it, \(Self.expiry(ofLockTimeout: lock.timeout)) "
                 + "(\(answer.method) answered HTTP 423); the next pass tries again")

@@ -235,6 +235,7 @@ extension WebDAVRemote {
         case nil: break
         }
         var folder = false
+        var released = false
         while true {
             headers["Destination"] = url(destination, folder: folder).absoluteString
             let answer = try send(
@@ -254,6 +255,15 @@ extension WebDAVRemote {
                 // answer: the first may have moved the item. Its tag at the destination says so.
                 if case .matches(let tag)? = condition, try entry(at: destination)?.tag == tag { return tag }
                 throw failure(.notFound, .move, source, destination: destination, detail: "HTTP 404")
+            case 423:
+                // Locked by a pass of this device that was killed (given back at once), or by
+                // another device or client (named).
+                let found = releaseOwnLocks(source)
+                guard released || found.released == 0 else {
+                    released = true
+                    continue
+                }
+                throw lockedFailure(answer, .move, source, destination: destination, held: found.others)
             case 412:
                 if try entry(at: destination) != nil {
                     throw failure(.exists, .move, source, destination: destination)
