@@ -46,8 +46,16 @@ public final class VersionStore: Sendable {
     /// The device whose user this store's "mine" means: versions it stores as this device's
     /// carry its identifier, and a conflict version is "mine" (``FileVersion/isFromThisComputer``)
     /// only when its identifier is this one.
-    public var device: DeviceIdentity { givenDevice ?? .current }
-    private let givenDevice: DeviceIdentity?
+    public var device: DeviceIdentity {
+        // Read once: finding the default state folder reads the whole environment.
+        knownDevice.withLock { known in
+            if let known { return known }
+            let current = DeviceIdentity.current
+            known = current
+            return current
+        }
+    }
+    private let knownDevice: Mutex<DeviceIdentity?>
     /// `chunks/` as a path: a save checks dozens of chunks, and building a `URL` for each
     /// costs more than reading it.
     let chunksPath: String
@@ -110,7 +118,7 @@ public final class VersionStore: Sendable {
         root: URL, thinningPolicy: ThinningPolicy = ThinningPolicy(), device: DeviceIdentity? = nil,
         now: @escaping @Sendable () -> Date = { Date() }
     ) {
-        self.givenDevice = device
+        self.knownDevice = Mutex(device)
         self.root = root.standardizedFileURL
         self.chunksPath = self.root.appendingPathComponent("chunks", isDirectory: true).path
         self.now = now
