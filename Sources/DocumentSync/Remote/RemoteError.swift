@@ -100,6 +100,17 @@ public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
         self.detail = detail
     }
 
+    /// Whether the failure was one of getting an answer (none in time, a broken connection, a
+    /// server not there or answering 5xx): it says nothing of what the remote can do, and the
+    /// same request may pass later.
+    public var isTransient: Bool {
+        switch kind {
+        case .timedOut, .connectionLost, .unavailable: return true
+        case .server(let status): return status >= 500
+        default: return false
+        }
+    }
+
     /// One sentence naming the operation, the path, the remote and the reason, such as
     /// `Could not write “Notes/plan.txt” on /mnt/backup: it changed since it was read`.
     public var description: String {

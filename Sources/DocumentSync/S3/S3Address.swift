@@ -136,7 +136,7 @@ extension SyncRemotes {
             probe = kept.probe
         } else {
             do { probe = try S3Probe.run(on: remote) } catch let error as RemoteError {
-                throw SyncError(.unusable, "\(remote.displayName) cannot be used: \(error)")
+                throw SyncError.probeFailed(error, remote.displayName)
             }
             try S3Settings(url: address.url, probe: probe, probed: Date()).write(stateHome: options.stateHome)
         }

@@ -145,6 +145,12 @@ public struct WebDAVProbe: Sendable, Codable, Equatable {
             try properties(path, folder: folder)?.etag
         }
 
+        /// What `body` gives, or nil when the server refuses it; a failure to get an answer
+        /// is thrown, never taken for a refusal (it would class the server by chance).
+        func refusable<Value>(_ body: () throws -> Value) throws -> Value? {
+            do { return try body() } catch let error as RemoteError where !error.isTransient { return nil }
+        }
+
         func contents(_ path: RemotePath) throws -> Data? {
             let answer = try send("GET", path)
             return answer.status == 200 ? answer.body : nil
@@ -164,16 +170,21 @@ public struct WebDAVProbe: Sendable, Codable, Equatable {
             let file = scratch.appending("a.txt")
             _ = try send("PUT", file, headers: ["If-None-Match": "*"], body: Data("aaaa".utf8))
             let written = try properties(file)
-            let first = written?.etag
-            probe.hasETags = first != nil
-            probe.etagsWeakAfterWrite = first?.hasPrefix("W/") ?? false
+            probe.hasETags = written?.etag != nil
+            probe.etagsWeakAfterWrite = written?.etag?.hasPrefix("W/") ?? false
             probe.hasFileIDs = written?.fileID != nil
-            _ = try send("PUT", file, body: Data("bbbb".utf8))
-            let second = try etag(file)
-            probe.etagsChangeWithinASecond = first != nil && second != nil && first != second
-            _ = try send("PUT", file, body: Data("aaaa".utf8))
-            let third = try etag(file)
-            probe.etagsAreDigests = first != nil && third.map(WebDAVRemote.tag) == first.map(WebDAVRemote.tag)
+            // Writes of the same size one after the other: each must give a new tag. Tags made
+            // of whole-second times (wsgidav's, nginx's) stay the same within a second, and at
+            // most one of three steps this quick can cross a second; the same bytes again
+            // giving the first tag is a tag made of the bytes.
+            var tags = [written?.etag.map(WebDAVRemote.tag)]
+            for text in ["bbbb", "aaaa", "cccc"] {
+                _ = try send("PUT", file, body: Data(text.utf8))
+                tags.append(try etag(file).map(WebDAVRemote.tag))
+            }
+            probe.etagsChangeWithinASecond =
+                tags.allSatisfy { $0 != nil } && zip(tags, tags.dropFirst()).allSatisfy { $0 != $1 }
+            probe.etagsAreDigests = probe.etagsChangeWithinASecond && tags[2] == tags[0]
             _ = try send("PUT", file, body: Data("bbbb".utf8))
 
             let wrongMatch = try send(
@@ -184,11 +195,16 @@ public struct WebDAVProbe: Sendable, Codable, Equatable {
             let afterNoneMatch = try contents(file)
             probe.honoursIfNoneMatch = noneMatch.status == 412 && afterNoneMatch == Data("bbbb".utf8)
 
-            probe.lockConditionsHold =
-                (try? remote.lock(
-                    file, matching: RemoteTag("\"documentsync-no-such-etag\""), .write, seconds: 30)) == nil
+            let wrongLock = try refusable {
+                try remote.lock(
+                    file, matching: RemoteTag("\"documentsync-no-such-etag\""), .write, seconds: 30)
+            }
+            if let wrongLock { remote.unlock(file, wrongLock) }
+            probe.lockConditionsHold = wrongLock == nil
             if let current = try etag(file),
-                let token = try? remote.lock(file, matching: WebDAVRemote.tag(current), .write, seconds: 30)
+                let token = try refusable({
+                    try remote.lock(file, matching: WebDAVRemote.tag(current), .write, seconds: 30)
+                })
             {
                 let intruder = try send("PUT", file, body: Data("eeee".utf8))
                 let afterIntruder = try contents(file)

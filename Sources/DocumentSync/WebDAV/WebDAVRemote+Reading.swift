@@ -20,7 +20,7 @@ extension WebDAVRemote {
             if path == folder {
                 guard response.isCollection else { throw failure(.notAFolder, .list, folder) }
                 sawItself = true
-                folderTag = response.etag.map(Self.tag)
+                folderTag = Self.tag(of: response)
                 continue
             }
             // A server that answers deeper than asked: the deeper items are listed with their

@@ -63,7 +63,13 @@ extension WebDAVRemote {
         let header: [String: String]
         switch condition {
         case .absent: header = ["If-None-Match": "*"]
-        case .matches(let tag): header = ["If-Match": Self.quoted(tag)]
+        case .matches(let tag):
+            // A server that cannot be trusted may take If-Match on a file that is not there as
+            // no condition at all (wsgidav makes the file): looked at first there.
+            if configuration.verifiesWrites, try entry(at: path)?.tag != tag {
+                throw failure(.preconditionFailed, .write, path)
+            }
+            header = ["If-Match": Self.quoted(tag)]
         }
         let stream = UploadStream(source, hashing: configuration.verifiesWrites)
         let answer = try put(path, from: stream, size: source.size, headers: header, reportedAs: path)
@@ -123,6 +129,9 @@ extension WebDAVRemote {
         case 200...299: return answer
         case 412: throw failure(.preconditionFailed, .write, shown, detail: "HTTP 412")
         case 405: throw failure(.notAFile, .write, shown, detail: "HTTP 405")
+        // RFC 4918 answers 409 for a folder that is not there; SabreDAV answers 404.
+        case 404 where try entry(at: shown.parent)?.kind != .folder:
+            throw failure(.parentMissing, .write, shown, detail: "HTTP 404")
         // Apache: "the URL contains extraneous path components", a file where a folder should be.
         case 400 where !shown.parent.isRoot: throw failure(.parentMissing, .write, shown, detail: "HTTP 400")
         default:
@@ -151,7 +160,7 @@ extension WebDAVRemote {
     ) throws -> RemoteTag {
         if let etag = answer.header("OC-ETag") ?? answer.header("ETag") { return Self.tag(etag) }
         guard let responses = try propfind(path, depth: "0", folder: false, .write),
-            let found = responses.first(where: { $0.hasProperties }), let tag = found.etag
+            let found = responses.first(where: { $0.hasProperties }), let etag = found.etag
         else {
             throw failure(.other, .write, shown, detail: "the server gives no ETag for the file written")
         }
@@ -162,7 +171,7 @@ extension WebDAVRemote {
                 .connectionLost, .write, shown,
                 detail: "the server holds \(stored) bytes, not the \(size) sent")
         }
-        return Self.tag(tag)
+        return Self.tag(etag)
     }
 
     public func delete(_ path: RemotePath, condition: WriteCondition) throws {
@@ -183,8 +192,10 @@ extension WebDAVRemote {
                 throw error
             }
         }
-        var deleted = false
-        defer { if !deleted, let token { unlock(path, token) } }
+        // Given back after the delete too: RFC 4918 has a delete end the item's locks, but
+        // SabreDAV's Locks plugin keeps them until they time out, and a new file at the path
+        // (an edit that beat this delete, written back) would be refused with 423 until then.
+        defer { if let token { unlock(path, token) } }
         guard let responses = try propfind(path, depth: "1", folder: false, .delete) else {
             throw failure(.notFound, .delete, path)
         }
@@ -193,7 +204,7 @@ extension WebDAVRemote {
             let found = try self.path(ofHref: response.href, .delete, path)
             if found == path {
                 isFolder = response.isCollection
-                if token == nil, response.etag.map(Self.tag) != tag {
+                if token == nil, Self.tag(of: response) != tag {
                     throw failure(.preconditionFailed, .delete, path)
                 }
             } else if found.parent == path {
@@ -203,12 +214,12 @@ extension WebDAVRemote {
         var headers: [String: String] = [:]
         if let token {
             headers["If"] = ifHeader(path, "<\(token)>", folder: isFolder)
-        } else {
+        } else if tag != Self.untaggedFolder {
             headers["If-Match"] = Self.quoted(tag)
         }
         let answer = try send(request("DELETE", url(path, folder: isFolder), headers: headers), .delete, path)
         switch answer.status {
-        case 200...299: deleted = true
+        case 200...299: return
         case 404: throw failure(.notFound, .delete, path, detail: "HTTP 404")
         default: throw error(status: answer, .delete, path)
         }
@@ -225,10 +236,20 @@ extension WebDAVRemote {
         }
         var headers = ["Overwrite": "F"]
         switch condition {
+        case .matches(let tag)? where tag == Self.untaggedFolder:
+            // Nothing the server could compare: a folder is there, or the move finds nothing.
+            break
         case .matches(let tag)?:
             if configuration.writeProtocol == .locking {
                 headers["If"] = ifHeader(source, "[\(Self.quoted(tag))]")
             } else {
+                // Some servers check no condition on a MOVE (SabreDAV before 2.0 checks
+                // If-Match only on GET, PUT and DELETE): looked at first as well, so that a move
+                // of what another client changed fails there, and If-Match closes the rest of
+                // the window where the server checks it.
+                guard try entry(at: source)?.tag == tag else {
+                    throw failure(.preconditionFailed, .move, source, destination: destination)
+                }
                 headers["If-Match"] = Self.quoted(tag)
             }
         case .absent?: throw failure(.preconditionFailed, .move, source, destination: destination)
@@ -326,11 +347,14 @@ extension WebDAVRemote {
             String(decoding: Self.lockBody, as: UTF8.self).replacingOccurrences(of: "OWNER", with: lockOwner)
                 .utf8)
         while true {
-            let headers = [
+            var headers = [
                 "Depth": "0", "Timeout": "Second-\(seconds)",
-                "If": ifHeader(path, "[\(Self.quoted(tag))]", folder: folder),
                 "Content-Type": "application/xml; charset=utf-8",
             ]
+            // A folder without an ETag: locked as it is (a look after finds whether it is empty).
+            if tag != Self.untaggedFolder {
+                headers["If"] = ifHeader(path, "[\(Self.quoted(tag))]", folder: folder)
+            }
             let answer: HTTPAnswer
             do {
                 answer = try send(
@@ -349,11 +373,13 @@ extension WebDAVRemote {
                 }
                 return token
             case 201:
-                // Made an empty item where there was none: the tag cannot have held.
+                // Made an empty item where there was none: the tag cannot have held. (Its lock
+                // is given back too: not every server ends it with the delete.)
                 if let token = Self.lockToken(answer) {
                     _ = try? send(
                         request("DELETE", url(path), headers: ["If": ifHeader(path, "<\(token)>")]), .delete,
                         path)
+                    unlock(path, token)
                 }
                 throw failure(.preconditionFailed, operation, path)
             case let status where Self.isRedirect(status) && !folder:

@@ -314,13 +314,37 @@ public final class WebDAVRemote: Remote {
         RemoteEntry(
             name: name, kind: response.isCollection ? .folder : .file,
             size: response.isCollection ? 0 : response.contentLength ?? 0,
-            tag: response.etag.map(Self.tag), fileID: response.fileID)
+            tag: Self.tag(of: response), fileID: response.fileID)
     }
 
-    /// A server's ETag as a tag: without the weak marker.
+    /// A server's ETag as a tag: one spelling for one version, whichever way the server
+    /// writes it.
+    ///
+    /// The weak marker goes (Apache's ETag is weak for a second after a write and strong
+    /// after, one version either way), and the opaque part is quoted: RFC 4918 gives
+    /// `getetag` the quoted form of the `ETag` header, but wsgidav lists it unquoted while its
+    /// headers quote it, and the tag a write returns must be the tag the next listing gives.
     static func tag(_ etag: String) -> RemoteTag {
-        RemoteTag(etag.hasPrefix("W/") ? String(etag.dropFirst(2)) : etag)
+        var text = Substring(etag.trimmingCharacters(in: .whitespaces))
+        if text.hasPrefix("W/") { text = text.dropFirst(2) }
+        guard text.count >= 2, text.hasPrefix("\""), text.hasSuffix("\"") else {
+            return RemoteTag("\"\(text)\"")
+        }
+        return RemoteTag(String(text))
     }
+
+    /// The tag of a listed item: its ETag, or ``untaggedFolder`` for a folder the server gives
+    /// none (RFC 4918 makes `getetag` optional; wsgidav and SabreDAV tag no folders).
+    static func tag(of response: Multistatus.Response) -> RemoteTag? {
+        if let etag = response.etag { return tag(etag) }
+        return response.isCollection ? untaggedFolder : nil
+    }
+
+    /// The tag of every folder its server gives no ETag: not quoted, so never equal to an
+    /// ETag's tag. A condition on it is never sent to the server (which has nothing to
+    /// compare it with); it holds for the folder as long as a folder is there, and a folder is
+    /// deleted only when a look just before finds it empty, as on S3.
+    static let untaggedFolder = RemoteTag("folder")
 
     /// The tag as an entity tag in a header: quoted, as the server gave it.
     static func quoted(_ tag: RemoteTag) -> String {

@@ -137,7 +137,7 @@ extension SyncRemotes {
             probe = kept.probe
         } else {
             do { probe = try WebDAVProbe.run(on: try remote()) } catch let error as RemoteError {
-                throw SyncError(.unusable, "\(text) cannot be used: \(error)")
+                throw SyncError.probeFailed(error, text)
             }
         }
         configuration.hasFileIDs = probe.hasFileIDs

@@ -40,12 +40,12 @@ extension SimulatedRemote: SimulationTarget {
     var faultDescription: String { SyncSimulation.describe(faults) }
 }
 
-/// A real Apache of scripts/webdav-servers as the simulation's remote: a fresh collection, the
-/// devices' requests through a ``FaultProxy`` that breaks some of them (connections reset
-/// before or after the request, answers cut short, answers held past the timeout, 503s), the
-/// other client's writes straight to Apache, and the snapshot read from Apache's folder on
-/// disk.
-final class ApacheTarget: SimulationTarget {
+/// A real WebDAV server of scripts/webdav-servers (Apache, wsgidav, SabreDAV) as the
+/// simulation's remote: a fresh collection, the devices' requests through a ``FaultProxy`` that
+/// breaks some of them (connections reset before or after the request, answers cut short,
+/// answers held past the timeout, 503s), the other client's writes straight to the server, and
+/// the snapshot read from the server's folder on disk.
+final class WebDAVTarget: SimulationTarget {
     let remote: any Remote
     private let direct: WebDAVRemote
     private let folder: URL
@@ -78,16 +78,17 @@ final class ApacheTarget: SimulationTarget {
     }
 
     /// - Parameters:
-    ///   - server: The Apache configuration.
+    ///   - server: The server.
     ///   - random: The run's generator: the faults are drawn from it, and each request's fault
     ///     from a generator split from it.
     ///   - writeProtocol: How the devices' writes are kept safe; by default what the probe
-    ///     found for Apache.
+    ///     finds for the server.
     init(
         _ server: WebDAVServers.Server, random: inout SeededGenerator, name: String = #function,
-        writeProtocol: WebDAVRemote.WriteProtocol = .locking
+        writeProtocol: WebDAVRemote.WriteProtocol? = nil
     ) throws {
         let faults = server == .tls ? Faults() : Faults.draw(&random)
+        let writeProtocol = writeProtocol ?? server.writeProtocol
         let collection = try WebDAVServers.collection(on: server, name) { $0.writeProtocol = writeProtocol }
         direct = collection.remote
         folder = collection.folder
@@ -104,6 +105,7 @@ final class ApacheTarget: SimulationTarget {
             // little: the stall fault holds one for longer.
             configuration.timeout = 1
             configuration.hasFileIDs = false
+            configuration.verifiesWrites = server.verifiesWrites
             remote = try WebDAVRemote(configuration)
             let roller = FaultRoller(faults, generator: random.split())
             proxy.decide = { _, _ in roller.next() }
@@ -130,14 +132,15 @@ final class ApacheTarget: SimulationTarget {
         guard (200...299).contains(answer.status) else { throw direct.error(status: answer, .write, path) }
     }
 
-    /// The collection's files and folders on Apache's disk, without Apache's own (`.DAV`,
-    /// `.davfs.tmp…`) and the temporary files of writes a fault cut short.
+    /// The collection's files and folders on the server's disk, without the server's own
+    /// (Apache's `.DAV` and `.davfs.tmp…`, SabreDAV's `.sabredav`) and the temporary files of
+    /// writes a fault cut short.
     func snapshot() throws -> SimulatedRemote.Snapshot {
         var snapshot = SimulatedRemote.Snapshot()
         var folders: [(URL, RemotePath)] = [(folder, .root)]
         while let (url, path) = folders.popLast() {
             for name in try FileManager.default.contentsOfDirectory(atPath: url.path) {
-                if name == ".DAV" || name.hasPrefix(".davfs.tmp")
+                if name == ".DAV" || name.hasPrefix(".davfs.tmp") || name == ".sabredav"
                     || name.hasPrefix(WebDAVRemote.temporaryPrefix)
                 {
                     continue
@@ -177,7 +180,7 @@ final class S3Target: SimulationTarget {
     private let cluster: S3Servers.Cluster
 
     init(random: inout SeededGenerator, name: String = #function, outages: Bool) throws {
-        let faults = ApacheTarget.Faults.draw(&random)
+        let faults = WebDAVTarget.Faults.draw(&random)
         if outages, Bool.random(using: &random) {
             let kill = Int.random(in: 2...8, using: &random)
             outage = (kill, kill + Int.random(in: 2...6, using: &random))
@@ -299,10 +302,10 @@ final class S3Target: SimulationTarget {
 
 /// Draws each request's fault, in the order the proxy sees requests.
 private final class FaultRoller: Sendable {
-    private let faults: ApacheTarget.Faults
+    private let faults: WebDAVTarget.Faults
     private let generator: Mutex<SeededGenerator>
 
-    init(_ faults: ApacheTarget.Faults, generator: SeededGenerator) {
+    init(_ faults: WebDAVTarget.Faults, generator: SeededGenerator) {
         self.faults = faults
         self.generator = Mutex(generator)
     }

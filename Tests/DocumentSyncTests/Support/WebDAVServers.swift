@@ -3,11 +3,11 @@ import Testing
 
 @testable import DocumentSync
 
-/// The Apache servers `scripts/webdav-servers` runs for the tests (scripts/test starts them
+/// The WebDAV servers `scripts/webdav-servers` runs for the tests (scripts/test starts them
 /// and passes their addresses in `DOCUMENTSYNC_WEBDAV_*`), and a fresh collection on one of
 /// them for each test.
 enum WebDAVServers {
-    /// One of the servers, by how it makes its ETags.
+    /// One of the servers: Apache by how it makes its ETags, and two servers that are not Apache.
     enum Server: String, CaseIterable, CustomTestStringConvertible, Sendable {
         /// Apache's default `FileETag` (modification time and size).
         case `default`
@@ -17,10 +17,31 @@ enum WebDAVServers {
         case digest
         /// The default, over HTTPS with a certificate of a throwaway authority.
         case tls
+        /// wsgidav (PyPI) over its file system provider: ETags of inode, whole-second
+        /// modification time and size, quoted in headers but not in PROPFIND answers; real locks
+        /// that do not check the ETags an `If` header tagged with an absolute URL gives.
+        case wsgidav
+        /// SabreDAV (Debian's php-sabre-dav, what Nextcloud and ownCloud are built on) over its
+        /// FSExt folder: strong ETags made of the bytes, fake locks as Nextcloud's.
+        case sabre
 
-        var testDescription: String { "apache-\(rawValue)" }
+        /// The four Apache configurations.
+        static let apache: [Server] = [.default, .inode, .digest, .tls]
+
+        var isApache: Bool { Self.apache.contains(self) }
+
+        var testDescription: String { isApache ? "apache-\(rawValue)" : rawValue }
 
         var environmentName: String { "DOCUMENTSYNC_WEBDAV_\(rawValue.uppercased())" }
+
+        /// How sync writes on it, as the probe finds it: under locks on Apache, conditional
+        /// elsewhere.
+        var writeProtocol: WebDAVRemote.WriteProtocol { isApache ? .locking : .conditional }
+
+        /// Whether sync reads back every write: on wsgidav, whose ETags stay the same across two
+        /// writes of the same size within one second, so the probe refuses it and only
+        /// `--unsafe-server` syncs with it.
+        var verifiesWrites: Bool { self == .wsgidav }
     }
 
     /// The environment scripts/test gives, or a message saying how to get it.
@@ -92,8 +113,10 @@ enum WebDAVServers {
         var configuration = WebDAVRemote.Configuration(
             url: root.appendingPathComponent(leaf, isDirectory: true), credentials: try credentials())
         configuration.timeout = 10
-        // As the probe finds Apache: no file identities.
+        // As the probe finds these servers: no file identities.
         configuration.hasFileIDs = false
+        configuration.writeProtocol = server.writeProtocol
+        configuration.verifiesWrites = server.verifiesWrites
         configure(&configuration)
         return (
             try WebDAVRemote(configuration), configuration.url,
