@@ -18,6 +18,8 @@ import Testing
         case wsgidav
         /// SabreDAV with Nextcloud's fake locks.
         case sabre
+        /// SabreDAV with its own Locks plugin.
+        case sabreLocks
         /// S3 on a SeaweedFS cluster.
         case seaweedFS
 
@@ -25,7 +27,9 @@ import Testing
 
         /// Whether the remote's tags are a digest of the bytes (Apache's `FileETag Digest`):
         /// then equal bytes have equal tags, whenever written.
-        var tagsAreDigests: Bool { self == .apacheDigest || self == .seaweedFS || self == .sabre }
+        var tagsAreDigests: Bool {
+            [.apacheDigest, .seaweedFS, .sabre, .sabreLocks].contains(self)
+        }
 
         /// Whether the remote's tags are made of whole-second times and the size (wsgidav's):
         /// two writes of one size within a second keep one tag, which is why the probe refuses
@@ -57,7 +61,7 @@ import Testing
             case .simulated:
                 folder = nil
                 remote = SimulatedRemote(generator: SeededGenerator(seed: 1))
-            case .apacheDefault, .apacheInode, .apacheDigest, .apacheTLS, .wsgidav, .sabre:
+            case .apacheDefault, .apacheInode, .apacheDigest, .apacheTLS, .wsgidav, .sabre, .sabreLocks:
                 folder = nil
                 let server: WebDAVServers.Server =
                     switch implementation {
@@ -66,6 +70,7 @@ import Testing
                     case .apacheTLS: .tls
                     case .wsgidav: .wsgidav
                     case .sabre: .sabre
+                    case .sabreLocks: .sabreLocks
                     default: .default
                     }
                 remote = try WebDAVServers.collection(on: server, name).remote
@@ -181,6 +186,24 @@ import Testing
         #expect(
             kind { try fixture.remote.delete(RemotePath("a.txt"), condition: .matches(current)) } == .notFound
         )
+    }
+
+    /// What an edit that beat a delete does: the file deleted, then written anew at once at
+    /// the same path (and a folder made again): nothing of the delete (a lock it took) is in
+    /// the way.
+    @Test(arguments: Implementation.allCases)
+    func anItemDeletedIsWrittenAgainAtOnceAtItsPath(_ implementation: Implementation) throws {
+        let fixture = try Fixture(implementation)
+        let tag = try fixture.write("a.txt", "first")
+        try fixture.remote.delete(RemotePath("a.txt"), condition: .matches(tag))
+        try fixture.write("a.txt", "again")
+        #expect(try fixture.contents("a.txt") == "again")
+        try fixture.remote.makeFolder(RemotePath("f"))
+        let folder = try #require(try fixture.remote.entry(at: RemotePath("f"))?.tag)
+        try fixture.remote.delete(RemotePath("f"), condition: .matches(folder))
+        try fixture.remote.makeFolder(RemotePath("f"))
+        try fixture.write("f/b.txt", "inside")
+        #expect(try fixture.contents("f/b.txt") == "inside")
     }
 
     @Test(arguments: Implementation.allCases)

@@ -1,5 +1,6 @@
 import DocumentKit
 import Foundation
+import Synchronization
 import Testing
 
 @testable import DocumentSync
@@ -9,23 +10,89 @@ import Testing
 #endif
 
 extension BlockingSyncTests {
-    /// The WebDAV remote on real Apache: the probe's classes, locks held by others, two devices
-    /// syncing, credentials and what is kept of them.
+    /// The WebDAV remote on real servers (Apache, and wsgidav and SabreDAV where they differ):
+    /// the probe's classes, locks held by others, two devices syncing, credentials and what is
+    /// kept of them.
     @Suite struct WebDAVRemoteTests {
         @Test(arguments: WebDAVServers.Server.allCases)
-        func theProbeClassifiesEachApacheConfiguration(_ server: WebDAVServers.Server) throws {
+        func theProbeClassifiesEachServer(_ server: WebDAVServers.Server) throws {
             let remote = try WebDAVServers.collection(on: server).remote
             let probe = try WebDAVProbe.run(on: remote)
-            #expect(probe.writeProtocol == .locking)
-            #expect(probe.hasETags && probe.locksAreReal && probe.lockConditionsHold)
-            #expect(probe.honoursIfMatch && probe.honoursIfNoneMatch)
+            #expect(probe.hasETags && probe.honoursIfMatch && probe.honoursIfNoneMatch)
             #expect(!probe.folderETagsPropagate)
-            #expect(probe.server?.hasPrefix("Apache") == true)
-            // Digest: made of the bytes and never weak; the others weak for a second after a write.
-            #expect(probe.etagsAreDigests == (server == .digest))
-            #expect(probe.etagsWeakAfterWrite == (server != .digest))
+            switch server {
+            case .wsgidav:
+                // ETags of inode, whole-second time and size: the same for two writes of one
+                // size within a second, whatever the luck of the probe's timing.
+                #expect(!probe.etagsChangeWithinASecond && !probe.etagsAreDigests)
+                #expect(probe.locksAreReal && !probe.lockConditionsHold)
+                #expect(probe.writeProtocol == nil)
+                #expect(probe.refusal?.contains("same across two writes of the same size") == true)
+                #expect(probe.server?.hasPrefix("WsgiDAV") == true)
+            case .sabre, .sabreLocks:
+                // ETags made of the bytes (an MD5), strong; Nextcloud's fake locks, or real ones.
+                #expect(probe.etagsAreDigests && !probe.etagsWeakAfterWrite)
+                #expect(probe.locksAreReal == (server == .sabreLocks))
+                #expect(probe.writeProtocol == (server == .sabreLocks ? .locking : .conditional))
+            default:
+                #expect(probe.writeProtocol == .locking)
+                #expect(probe.locksAreReal && probe.lockConditionsHold)
+                #expect(probe.server?.hasPrefix("Apache") == true)
+                // Digest: made of the bytes and never weak; the others weak for a second after a write.
+                #expect(probe.etagsAreDigests == (server == .digest))
+                #expect(probe.etagsWeakAfterWrite == (server != .digest))
+            }
             // The scratch folder is gone.
             #expect(try remote.list(.root).entries.isEmpty)
+        }
+
+        /// The first contact with a server whose answer is lost (a connection reset before or
+        /// after the server saw the request, an answer cut short), anywhere in the probe: a
+        /// failure of this pass that the next one tries again, never a server that "cannot be
+        /// used", nor one classed by what the broken request seemed to say. Where libcurl sent
+        /// the request again by itself, the probe goes on and finds what the server is.
+        @Test(arguments: [
+            // The probe's scratch folder: its answer cut; the MKCOL done, then sent again by
+            // libcurl (405, as the folder is there).
+            ("MKCOL", FaultProxy.Fault.cutResponseBody, 1, true), ("MKCOL", .resetAfterRequest, 1, false),
+            // The answer of its first PUT; its lock with the right tag (which shows that locks
+            // hold); every PROPFIND (they are sent again).
+            ("PUT", .cutResponseBody, 1, true), ("LOCK", .resetAfterRequest, 2, true),
+            ("PROPFIND", .resetBeforeRequest, 0, true),
+        ])
+        func aFirstContactWhoseAnswerIsLostIsAFailureToRetry(
+            method: String, fault: FaultProxy.Fault, nth: Int, failsThisPass: Bool
+        ) throws {
+            let collection = try WebDAVServers.collection(on: .default)
+            let proxy = try FaultProxy(target: collection.url)
+            let seen = Mutex(0)
+            proxy.decide = { sent, _ in
+                guard sent == method else { return .none }
+                let count = seen.withLock {
+                    $0 += 1
+                    return $0
+                }
+                return nth == 0 || count == nth ? fault : .none
+            }
+            let url = proxy.url(for: collection.url).absoluteString
+            let state = try TemporaryFolder()
+            var options = try WebDAVServers.options(keepingSettingsIn: state)
+            options.timeout = 2
+            if failsThisPass {
+                let failed = #expect(throws: SyncError.self) {
+                    _ = try SyncRemotes.remote(for: url, options: options)
+                }
+                #expect(failed?.kind == .failed, "\(failed?.message ?? "")")
+                #expect(failed?.message.contains("tries again") == true, "\(failed?.message ?? "")")
+                // Nothing kept of it: the next pass probes again.
+                #expect(WebDAVSettings.read(for: url, stateHome: state.url) == nil)
+                proxy.decide = { _, _ in .none }
+            }
+            // What the server is, found.
+            let remote = try #require(try SyncRemotes.remote(for: url, options: options) as? WebDAVRemote)
+            #expect(proxy.faultCount > 0)
+            #expect(remote.configuration.writeProtocol == .locking)
+            #expect(WebDAVSettings.read(for: url, stateHome: state.url)?.probe.locksAreReal == true)
         }
 
         @Test func aServerThatHonoursNothingIsRefusedWithWhatItFailed() {

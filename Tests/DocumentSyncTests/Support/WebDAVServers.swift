@@ -24,6 +24,9 @@ enum WebDAVServers {
         /// SabreDAV (Debian's php-sabre-dav, what Nextcloud and ownCloud are built on) over its
         /// FSExt folder: strong ETags made of the bytes, fake locks as Nextcloud's.
         case sabre
+        /// The same SabreDAV with its own Locks plugin: real locks, kept after the item they
+        /// lock is deleted (until they time out).
+        case sabreLocks = "sabre-locks"
 
         /// The four Apache configurations.
         static let apache: [Server] = [.default, .inode, .digest, .tls]
@@ -32,11 +35,15 @@ enum WebDAVServers {
 
         var testDescription: String { isApache ? "apache-\(rawValue)" : rawValue }
 
-        var environmentName: String { "DOCUMENTSYNC_WEBDAV_\(rawValue.uppercased())" }
+        var environmentName: String {
+            "DOCUMENTSYNC_WEBDAV_" + rawValue.uppercased().replacingOccurrences(of: "-", with: "_")
+        }
 
-        /// How sync writes on it, as the probe finds it: under locks on Apache, conditional
-        /// elsewhere.
-        var writeProtocol: WebDAVRemote.WriteProtocol { isApache ? .locking : .conditional }
+        /// How sync writes on it, as the probe finds it: under locks where they are real,
+        /// conditional elsewhere.
+        var writeProtocol: WebDAVRemote.WriteProtocol {
+            isApache || self == .sabreLocks ? .locking : .conditional
+        }
 
         /// Whether sync reads back every write: on wsgidav, whose ETags stay the same across two
         /// writes of the same size within one second, so the probe refuses it and only
