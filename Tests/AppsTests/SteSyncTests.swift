@@ -220,21 +220,51 @@ enum UbiquityAgentProbe {
     }
 }
 
-/// socat relaying a loopback port to another: a network link the test can cut.
+/// socat on a loopback port: relaying it to another (a network link the test can cut), or
+/// giving each connection to a program (a server that misbehaves as the test says).
 final class Relay {
     let port: Int
-    let target: Int
+    /// socat's address of the other side.
+    private let far: String
+    /// socat's options of the listening side, after its port.
+    private let options: String
     private var process: Process?
 
     init(port: Int, to target: Int) {
         self.port = port
-        self.target = target
+        far = "TCP:127.0.0.1:\(target)"
+        options = ""
+    }
+
+    /// Each connection given to `program`: the request on its standard input, its standard
+    /// output the answer; the connection closed when it ends, with a reset (`SO_LINGER` 0)
+    /// when `resets`.
+    init(port: Int, program: URL, resets: Bool = false) {
+        self.port = port
+        far = "EXEC:\(program.path)"
+        options = resets ? ",linger=0" : ""
+    }
+
+    /// A port of 127.0.0.1 nothing listens on now.
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 ? getsockname(fd, $0, &length) : -1
+            }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     func start() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/socat")
-        process.arguments = ["TCP-LISTEN:\(port),bind=127.0.0.1,fork,reuseaddr", "TCP:127.0.0.1:\(target)"]
+        process.arguments = ["TCP-LISTEN:\(port),bind=127.0.0.1,fork,reuseaddr" + options, far]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
