@@ -16,6 +16,8 @@ import Testing
         case apacheTLS
         /// wsgidav, read back after every write as `--unsafe-server` makes it.
         case wsgidav
+        /// wsgidav with ETags of the nanosecond time, the same way.
+        case wsgidavNS
         /// SabreDAV with Nextcloud's fake locks.
         case sabre
         /// SabreDAV with its own Locks plugin.
@@ -61,7 +63,8 @@ import Testing
             case .simulated:
                 folder = nil
                 remote = SimulatedRemote(generator: SeededGenerator(seed: 1))
-            case .apacheDefault, .apacheInode, .apacheDigest, .apacheTLS, .wsgidav, .sabre, .sabreLocks:
+            case .apacheDefault, .apacheInode, .apacheDigest, .apacheTLS, .wsgidav, .wsgidavNS, .sabre,
+                .sabreLocks:
                 folder = nil
                 let server: WebDAVServers.Server =
                     switch implementation {
@@ -69,6 +72,7 @@ import Testing
                     case .apacheDigest: .digest
                     case .apacheTLS: .tls
                     case .wsgidav: .wsgidav
+                    case .wsgidavNS: .wsgidavNS
                     case .sabre: .sabre
                     case .sabreLocks: .sabreLocks
                     default: .default

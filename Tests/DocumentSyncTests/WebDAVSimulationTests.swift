@@ -6,23 +6,31 @@ import Testing
 extension BlockingSyncTests {
     /// The simulation's properties (nothing lost, identical trees, bounded passes, nothing deleted
     /// comes back) with a real server as the remote (Apache in each of its ETag configurations,
-    /// wsgidav, SabreDAV), the devices' requests through a proxy that breaks some of them.
+    /// wsgidav, SabreDAV with fake and real locks), the devices' requests through a proxy that
+    /// breaks some of them.
     ///
     /// `WEBDAV_SIMULATION_SEEDS=N` runs N seeds per server from `WEBDAV_SIMULATION_FIRST_SEED`
-    /// (20 by default on Apache, over 300 steps on each; 6 on the others); `WEBDAV_SIMULATION_SEED=S`
-    /// runs seed S alone and prints its steps. A failure names the seed; the faults a seed draws
-    /// replay with it, though a real server's timing does not.
+    /// (20 by default on Apache, over 300 steps on each; 10 on the others, 6 over TLS);
+    /// `WEBDAV_SIMULATION_SEED=S` runs seed S alone and prints its steps. A failure names the
+    /// seed; the faults a seed draws replay with it, though a real server's timing does not.
     @Suite(.serialized) struct WebDAVSimulationTests {
-        @Test(.serialized, arguments: WebDAVServers.Server.allCases)
+        /// Every server but stock wsgidav, whose ETags stay the same for two writes of one size
+        /// within a second: no client can see such a write by another (the probe refuses the
+        /// server for it), and the simulation's random edits make many. wsgidav with ETags of
+        /// the nanosecond time stands for it.
+        static let servers = WebDAVServers.Server.allCases.filter { $0 != .wsgidav }
+
+        @Test(.serialized, arguments: servers)
         func everySeedKeepsEveryPropertyOnEachServer(_ server: WebDAVServers.Server) throws {
             let environment = ProcessInfo.processInfo.environment
             let single = environment["WEBDAV_SIMULATION_SEED"].flatMap(UInt64.init)
             // TLS changes the transport, not the server: fewer seeds prove it carries the same.
             // The servers that are not Apache get fewer too, to keep the whole run's time: their
-            // differences (how ETags are quoted and compared, fake locks) show in any seed.
+            // differences (how ETags are quoted and compared, fake locks, locks kept after a
+            // delete) show in most seeds.
             let count =
                 environment["WEBDAV_SIMULATION_SEEDS"].flatMap(UInt64.init)
-                ?? (server == .default || server == .inode || server == .digest ? 20 : 6)
+                ?? (server == .tls ? 6 : server.isApache ? 20 : 10)
             let first = environment["WEBDAV_SIMULATION_FIRST_SEED"].flatMap(UInt64.init) ?? 0
             let seeds = single.map { [$0] } ?? Array(first..<first + count)
             var steps = 0

@@ -30,7 +30,8 @@ public struct WebDAVProbe: Sendable, Codable, Equatable {
     public var etagsWeakAfterWrite = false
     /// Whether an ETag is made of the bytes (the same bytes written twice give the same one).
     public var etagsAreDigests = false
-    /// Whether `If-Match` with a wrong ETag is refused with 412, the file left as it was.
+    /// Whether `If-Match` with a wrong ETag is refused with 412, the file left as it was, and
+    /// on a file that is not there too (nothing made).
     public var honoursIfMatch = false
     /// Whether `If-None-Match: *` on an existing file is refused with 412.
     public var honoursIfNoneMatch = false
@@ -69,7 +70,9 @@ public struct WebDAVProbe: Sendable, Codable, Equatable {
         }
         if !(locksAreReal && lockConditionsHold) {
             if !honoursIfMatch {
-                failed.append("it ignores If-Match, so a write overwrites whatever another client wrote")
+                failed.append(
+                    "it ignores If-Match (always, or on a file that is not there), so a write overwrites what another client wrote or brings back what it deleted"
+                )
             }
             if !honoursIfNoneMatch {
                 failed.append("it ignores If-None-Match: *, so a new file overwrites one made meanwhile")
@@ -206,7 +209,16 @@ public struct WebDAVProbe: Sendable, Codable, Equatable {
             let wrongMatch = try send(
                 "PUT", file, headers: ["If-Match": "\"documentsync-no-such-etag\""], body: Data("cccc".utf8))
             let afterWrongMatch = try contents(file)
-            probe.honoursIfMatch = wrongMatch.status == 412 && afterWrongMatch == Data("bbbb".utf8)
+            // And on a file that is not there (one another client deleted): refused, nothing
+            // made. wsgidav takes it as no condition and makes the file.
+            let missing = scratch.appending("missing.txt")
+            let missingMatch = try send(
+                "PUT", missing, headers: ["If-Match": "\"documentsync-no-such-etag\""],
+                body: Data("cccc".utf8))
+            let afterMissingMatch = try properties(missing)
+            probe.honoursIfMatch =
+                wrongMatch.status == 412 && afterWrongMatch == Data("bbbb".utf8) && missingMatch.status == 412
+                && afterMissingMatch == nil
             let noneMatch = try send("PUT", file, headers: ["If-None-Match": "*"], body: Data("dddd".utf8))
             let afterNoneMatch = try contents(file)
             probe.honoursIfNoneMatch = noneMatch.status == 412 && afterNoneMatch == Data("bbbb".utf8)

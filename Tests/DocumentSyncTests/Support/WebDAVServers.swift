@@ -18,9 +18,12 @@ enum WebDAVServers {
         /// The default, over HTTPS with a certificate of a throwaway authority.
         case tls
         /// wsgidav (PyPI) over its file system provider: ETags of inode, whole-second
-        /// modification time and size, quoted in headers but not in PROPFIND answers; real locks
-        /// that do not check the ETags an `If` header tagged with an absolute URL gives.
+        /// modification time and size, quoted in headers but not in PROPFIND answers; If-Match
+        /// on a file that is not there taken as no condition; real locks that do not check the
+        /// ETags an `If` header tagged with an absolute URL gives.
         case wsgidav
+        /// The same wsgidav with ETags of the nanosecond modification time.
+        case wsgidavNS = "wsgidav-ns"
         /// SabreDAV (Debian's php-sabre-dav, what Nextcloud and ownCloud are built on) over its
         /// FSExt folder: strong ETags made of the bytes, fake locks as Nextcloud's.
         case sabre
@@ -45,10 +48,11 @@ enum WebDAVServers {
             isApache || self == .sabreLocks ? .locking : .conditional
         }
 
-        /// Whether sync reads back every write: on wsgidav, whose ETags stay the same across two
-        /// writes of the same size within one second, so the probe refuses it and only
-        /// `--unsafe-server` syncs with it.
-        var verifiesWrites: Bool { self == .wsgidav }
+        /// Whether sync reads back every write: on wsgidav, which the probe refuses (it makes a
+        /// file that is not there for a write on If-Match, and its stock ETags stay the same
+        /// across two writes of the same size within one second), so only `--unsafe-server`
+        /// syncs with it.
+        var verifiesWrites: Bool { self == .wsgidav || self == .wsgidavNS }
     }
 
     /// The environment scripts/test gives, or a message saying how to get it.
