@@ -10,9 +10,17 @@ import Foundation
 ///
 /// A server is usable when its ETags change on every write, also at equal size within one
 /// second, and either its locks are real (a write without the lock's token is refused, and a
-/// lock's ETag condition holds) or its `If-Match` and `If-None-Match: *` are honoured with
-/// strong ETags. A server that does neither would let one device silently overwrite another's
-/// edit; it is refused with what it failed and what to change.
+/// lock's ETag condition holds) or its `If-Match` (also on a file that is not there) and
+/// `If-None-Match: *` are honoured with strong ETags. A server that does neither would let one
+/// device silently overwrite another's edit; it is refused with what it failed and what to
+/// change.
+///
+/// ETags that stay the same within a second are told apart from ETags made of the bytes by
+/// three writes of one size a clock tick apart, which cannot cross two seconds: a server is
+/// never found safe by the luck of its timing. A request whose answer is lost (no answer in
+/// time, a connection reset or cut short, a 5xx) ends the probe with that error, never read
+/// as the server refusing something: the caller reports a failure to try again, and keeps
+/// nothing.
 ///
 /// For example:
 ///

@@ -25,8 +25,18 @@ import Synchronization
 /// - ``WriteProtocol/conditional`` (servers whose `If-Match` and `If-None-Match` hold and
 ///   whose tags are strong, with no real locks): `PUT` with `If-None-Match: *` or `If-Match`.
 ///
-/// Tags are the server's ETags without the weak marker: Apache's tag for the same bytes is
-/// weak for a second after a write and strong after, and both are one version.
+/// Tags are the server's ETags without the weak marker and always quoted: Apache's tag for the
+/// same bytes is weak for a second after a write and strong after, and wsgidav lists unquoted
+/// the ETag its headers quote; each is one version. A folder the server gives no ETag has one
+/// constant tag, never sent as a condition: such a folder is deleted only when a look just
+/// before finds it empty.
+///
+/// What other servers need, by what they do rather than by name: a lock taken for a delete is
+/// given back after it (SabreDAV keeps the locks of a deleted item, and would refuse a new file
+/// there with 423 until they time out); a conditional `MOVE` is looked at before it is sent
+/// (SabreDAV 1.8 checks no condition on it); a `PUT` into a folder that is not there is
+/// `.parentMissing` whether the server answers 409 or 404; on a server the probe found unsafe,
+/// a write on a tag is looked at first (wsgidav makes a file that is not there for it).
 ///
 /// For example:
 ///
