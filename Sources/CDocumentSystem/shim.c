@@ -77,6 +77,21 @@ int cds_fcntl_lock(int fd, int command, short type, off_t start, off_t length) {
     return fcntl(fd, command, &lock);
 }
 
+int cds_fcntl_getlk(int fd, int command, short type, pid_t *holder, int *conflicting) {
+    struct flock lock = {0};
+    lock.l_type = type;
+    lock.l_whence = SEEK_SET;
+    lock.l_start = 0;
+    lock.l_len = 0;
+    lock.l_pid = 0;
+    int result = fcntl(fd, command, &lock);
+    if (result == 0) {
+        *conflicting = lock.l_type != F_UNLCK;
+        *holder = *conflicting ? lock.l_pid : 0;
+    }
+    return result;
+}
+
 int cds_fcntl_int(int fd, int command, int argument) {
     return fcntl(fd, command, argument);
 }

@@ -142,8 +142,19 @@ enum Docs {
                 }
                 decision = answer
             }
+            // An S3 store's settings are part of its address: folded into the URL, as
+            // `docs remote add` keeps it.
+            if invocation.remote == nil,
+                let option = [
+                    (invocation.endpoint, "--endpoint"), (invocation.region, "--region"),
+                    (invocation.profile, "--profile"),
+                ].first(where: { $0.0 != nil })?.1
+            {
+                throw DocsFailure.usage("\(option) goes with --remote s3://BUCKET/PREFIX", command: command)
+            }
+            let remote = try invocation.remote.map { try RemoteCommand.s3URL($0, invocation, command: command) }
             return try SyncCommand.run(
-                container, remote: invocation.remote, options: SyncCommand.options(invocation),
+                container, remote: remote, options: SyncCommand.options(invocation),
                 mode: invocation.watch ? .watch : .once, interval: interval, json: invocation.json,
                 resume: decision)
         case "evict":
@@ -200,6 +211,14 @@ enum Docs {
                 (invocation.interval != nil && command != "remote", "--interval"),
             ] where given {
                 throw DocsFailure.usage("\(option) is for sync", command: command)
+            }
+        }
+        if !["sync", "remote"].contains(command) {
+            for (given, option) in [
+                (invocation.endpoint != nil, "--endpoint"), (invocation.region != nil, "--region"),
+                (invocation.profile != nil, "--profile"),
+            ] where given {
+                throw DocsFailure.usage("\(option) is for sync and remote add", command: command)
             }
         }
         if invocation.onDemand && command != "remote" {

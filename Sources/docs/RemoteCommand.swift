@@ -90,18 +90,24 @@ enum RemoteCommand {
                 "give the user name with --user, not in the URL: the URL is shown in listings",
                 command: "remote")
         }
+        let options = SyncCommand.options(invocation)
         do {
-            _ = try SyncRemotes.remote(for: url, options: SyncCommand.options(invocation))
+            let remote = try SyncRemotes.remote(for: url, options: options)
+            try SyncEngine.checkSeparate(container: container.url, remote: remote)
         } catch let error as SyncError where error.kind == .unusable {
             throw DocsFailure.usage(error.message, command: "remote")
         } catch let error as SyncError {
             throw DocsFailure.failure(error.message)
         }
+        // Every setting given is kept, so that each later sync (and the agent) reaches this
+        // remote as given; never the password, only the path of the file holding it.
         let entry = UbiquityContainer(
             name: name,
             identifier: invocation.identifier ?? UbiquityContainer.defaultIdentifier(forName: name),
             folder: container.url.path, remote: url, user: invocation.user,
-            downloadsEagerly: !invocation.onDemand, pollSeconds: try Docs.pollSeconds(invocation))
+            downloadsEagerly: !invocation.onDemand, pollSeconds: try Docs.pollSeconds(invocation),
+            passwordFile: options.credentials.passwordFile?.standardizedFileURL.path,
+            allowsUnsafeServer: options.allowsUnsafeServer, allowsInsecureHTTP: options.allowsInsecureHTTP)
         do {
             try UbiquityConfiguration.update { configuration in
                 try configuration.add(entry)
@@ -117,20 +123,20 @@ enum RemoteCommand {
 
     /// An `s3://` URL with `--endpoint`, `--region` and `--profile` folded into it, as the
     /// container's settings keep it; any other URL as given (those options are S3's).
-    static func s3URL(_ url: String, _ invocation: Invocation) throws -> String {
+    static func s3URL(_ url: String, _ invocation: Invocation, command: String = "remote") throws -> String {
         let options = [
             (invocation.endpoint, "--endpoint"), (invocation.region, "--region"),
             (invocation.profile, "--profile"),
         ]
         guard url.lowercased().hasPrefix("s3://") else {
             if let option = options.first(where: { $0.0 != nil })?.1 {
-                throw DocsFailure.usage("\(option) is for s3:// remotes", command: "remote")
+                throw DocsFailure.usage("\(option) is for s3:// remotes", command: command)
             }
             return url
         }
         var address: S3Address
         do { address = try S3Address(parsing: url) } catch let error as SyncError {
-            throw DocsFailure.usage(error.message, command: "remote")
+            throw DocsFailure.usage(error.message, command: command)
         }
         if let endpoint = invocation.endpoint {
             guard let parsed = URL(string: endpoint),
@@ -138,7 +144,7 @@ enum RemoteCommand {
                 parsed.host != nil
             else {
                 throw DocsFailure.usage(
-                    "--endpoint “\(Output.escaped(endpoint))” is not an http(s) URL", command: "remote")
+                    "--endpoint “\(Output.escaped(endpoint))” is not an http(s) URL", command: command)
             }
             address.endpoint = parsed
         }
@@ -163,6 +169,9 @@ enum RemoteCommand {
                 writer.field("container", container.folder)
                 writer.field("url", container.remote)
                 writer.field("user", container.user)
+                writer.field("passwordFile", container.passwordFile)
+                writer.field("allowsUnsafeServer", container.allowsUnsafeServer)
+                writer.field("allowsInsecureHTTP", container.allowsInsecureHTTP)
                 writer.field("downloadsEagerly", container.downloadsEagerly)
                 writer.field("agentRunning", UbiquityAgent.isRunning(for: container.url))
             }
@@ -204,7 +213,8 @@ enum RemoteCommand {
                     "there is no remote named “\(Output.escaped(nameOrURL))” (see docs remote list)")
             }
             url = container.remote
-            options.credentials.user = options.credentials.user ?? container.user
+            let given = RemoteAddress(url: url, options: options)
+            options = given.filled(from: SyncCommand.address(of: container)).applied(to: options)
         }
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else {
             throw DocsFailure.usage("“\(url)” is not a URL", command: "remote")

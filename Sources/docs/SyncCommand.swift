@@ -50,7 +50,7 @@ enum SyncCommand {
         _ container: TextContainer, remote remoteURL: String?, options: RemoteOptions, mode: Mode,
         interval: Duration, json: Bool, resume decision: SyncPause.Decision? = nil
     ) throws -> ExitStatus {
-        guard let (url, options) = try remote(for: container, given: remoteURL, options: options) else {
+        guard let (address, options) = try remote(for: container, given: remoteURL, options: options) else {
             throw DocsFailure.usage(
                 "\(container.url.path) has no remote yet; add one with docs remote add NAME URL, or give --remote file:///absolute/path",
                 command: "sync")
@@ -58,7 +58,7 @@ enum SyncCommand {
         let engine: SyncEngine
         do {
             engine = try SyncEngine(
-                container: container.url, remote: try SyncRemotes.remote(for: url, options: options),
+                container: container.url, remote: try SyncRemotes.remote(for: address, options: options),
                 configuration: try configuration(for: container))
         } catch let error as SyncError where error.kind == .unusable {
             throw DocsFailure.usage(error.message, command: "sync")
@@ -85,7 +85,7 @@ enum SyncCommand {
             }
             signal(SIGINT, stop)
             signal(SIGTERM, stop)
-            Output.error("docs: syncing \(container.url.path) with \(url); stop with Ctrl-C")
+            Output.error("docs: syncing \(container.url.path) with \(engine.remote.displayName); stop with Ctrl-C")
             do {
                 try engine.keepSyncing(
                     every: interval, until: { syncStopRequested.load(ordering: .relaxed) },
@@ -108,29 +108,47 @@ enum SyncCommand {
     /// The remote to sync `container` with, and the options to reach it: `given` (a URL, or
     /// the name of a remote of `docs remote add`), else the remote configured for the
     /// container's folder, else the one it synced with last; nil when there is none.
+    ///
+    /// The remote is the same one whichever way it is named: the settings given with it on
+    /// the command line win, and those it was added or last synced with (its user, password
+    /// file, S3 settings in its URL, the allowances) stand for the ones left out.
     static func remote(for container: TextContainer, given: String?, options: RemoteOptions)
-        throws -> (url: String, options: RemoteOptions)?
+        throws -> (address: RemoteAddress, options: RemoteOptions)?
     {
         let ubiquity = try RemoteCommand.configuration()
         let configured =
             given.map { name in name.contains("://") ? nil : ubiquity.container(named: name) }
             ?? ubiquity.container(at: container.url)
-        var options = options
+        let remembered: RemoteAddress?
         if let configured {
-            options.credentials.user = options.credentials.user ?? configured.user
-            return (configured.remote, options)
-        }
-        if let given {
-            guard given.contains("://") else {
+            remembered = address(of: configured)
+        } else {
+            if let given, !given.contains("://") {
                 throw DocsFailure.usage(
                     "there is no remote named “\(Output.escaped(given))”; give a URL or add it with docs remote add",
                     command: "sync")
             }
-            return (given, options)
+            do {
+                remembered = try SyncEngine.rememberedRemote(ofContainer: container.url, configuration: configuration)
+            } catch let error as SyncError {
+                // Given anew, the remote an older version remembered without its settings
+                // does not matter.
+                guard given != nil else { throw DocsFailure.usage(error.message, command: "sync") }
+                remembered = nil
+            }
         }
-        return try SyncEngine.rememberedRemote(ofContainer: container.url, configuration: configuration).map {
-            ($0, options)
-        }
+        let url = configured == nil ? given ?? remembered?.url : remembered?.url
+        guard let url else { return nil }
+        var address = RemoteAddress(url: url, options: options)
+        if let remembered { address = address.filled(from: remembered) }
+        return (address, options)
+    }
+
+    /// The remote of a container of `docs remote add`, with the settings it was added with.
+    static func address(of container: UbiquityContainer) -> RemoteAddress {
+        RemoteAddress(
+            url: container.remote, user: container.user, passwordFile: container.passwordFile,
+            allowsUnsafeServer: container.allowsUnsafeServer, allowsInsecureHTTP: container.allowsInsecureHTTP)
     }
 
     /// One line of counts (or a JSON object), then the notes and failures, one a line.
@@ -168,10 +186,10 @@ enum StatusCommand {
         let configuration = SyncCommand.configuration
         let pause = try SyncCommand.pause(of: container)
         var states: [SyncItemStatus] = []
-        if let (url, options) = try SyncCommand.remote(for: container, given: nil, options: options) {
+        if let (address, options) = try SyncCommand.remote(for: container, given: nil, options: options) {
             do {
                 states = try SyncEngine.status(
-                    ofContainer: container.url, remote: try SyncRemotes.remote(for: url, options: options),
+                    ofContainer: container.url, remote: try SyncRemotes.remote(for: address, options: options),
                     configuration: configuration)
             } catch let error as SyncError {
                 // Paused for a remote gone: the pause says what matters; the listing's failure

@@ -44,6 +44,12 @@ ssize_t cds_llistxattr(const char *path, char *list, size_t size);
 /// fcntl(2) with a struct flock argument, for OFD and POSIX record locks.
 int cds_fcntl_lock(int fd, int command, short type, off_t start, off_t length);
 
+/// fcntl(2) with F_GETLK or F_OFD_GETLK: whether a lock of `type` over the whole file would
+/// conflict with another's. Sets *holder to the conflicting lock's process (-1 for an open
+/// file description lock, 0 where the system does not say), or 0 with *conflicting 0 when
+/// nothing conflicts.
+int cds_fcntl_getlk(int fd, int command, short type, pid_t *holder, int *conflicting);
+
 /// fcntl(2) with an int argument or none.
 int cds_fcntl_int(int fd, int command, int argument);
 

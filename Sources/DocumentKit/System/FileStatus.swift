@@ -56,11 +56,18 @@ package struct FileStatus: Hashable, Sendable {
     package var statusChange: Timestamp
     /// Nil where the file system or kernel does not record when the item was created.
     package var birth: Timestamp?
+    /// The user who owns the item (its uid).
+    package var owner: UInt32
+    /// The item's group (its gid).
+    package var group: UInt32
 
     package init(
         device: UInt64, inode: UInt64, mode: UInt32, linkCount: UInt64, size: Int64,
-        modification: Timestamp, statusChange: Timestamp, birth: Timestamp?
+        modification: Timestamp, statusChange: Timestamp, birth: Timestamp?, owner: UInt32 = 0,
+        group: UInt32 = 0
     ) {
+        self.owner = owner
+        self.group = group
         self.device = device
         self.inode = inode
         self.mode = mode
@@ -77,7 +84,8 @@ package struct FileStatus: Hashable, Sendable {
             device: UInt64(info.st_dev), inode: UInt64(info.st_ino), mode: UInt32(info.st_mode),
             linkCount: UInt64(info.st_nlink), size: Int64(info.st_size),
             modification: Timestamp(info.st_mtim),
-            statusChange: Timestamp(info.st_ctim), birth: nil)
+            statusChange: Timestamp(info.st_ctim), birth: nil, owner: UInt32(info.st_uid),
+            group: UInt32(info.st_gid))
     }
 
     /// The status of the item at `path`, or nil when there is none (or it cannot be looked at).
@@ -186,7 +194,9 @@ extension Syscall {
                         linkCount: UInt64(bytes.loadUnaligned(fromByteOffset: 16, as: UInt32.self)),
                         size: Int64(bitPattern: bytes.loadUnaligned(fromByteOffset: 40, as: UInt64.self)),
                         modification: time(112), statusChange: time(96),
-                        birth: mask & birthTime != 0 ? time(80) : nil))
+                        birth: mask & birthTime != 0 ? time(80) : nil,
+                        owner: bytes.loadUnaligned(fromByteOffset: 20, as: UInt32.self),
+                        group: bytes.loadUnaligned(fromByteOffset: 24, as: UInt32.self)))
             }
             if case .failure(.notImplemented) = result {} else { return result }
         }

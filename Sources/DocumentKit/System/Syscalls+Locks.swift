@@ -23,6 +23,37 @@ extension Syscall {
         retrying { cds_fcntl_lock(fd, CDS_F_OFD_SETLK, CShort(F_UNLCK), 0, 0) }
     }
 
+    /// Tries once to take (`F_RDLCK`, `F_WRLCK`) or release (`F_UNLCK`) a lock of this
+    /// process over the whole file open as `fd`; `false` when another process holds a
+    /// conflicting one. A write lock needs `fd` open for writing, a read lock for reading.
+    ///
+    /// The lock is the process's, not the descriptor's: it does not keep out the process's
+    /// own threads, and closing any descriptor of the file releases it.
+    ///
+    /// The corresponding C function is `fcntl(2)` with `F_SETLK`.
+    package static func tryLockFile(_ fd: CInt, _ lockType: CShort) -> Result<Bool, Errno> {
+        let result = retrying { cds_fcntl_lock(fd, F_SETLK, lockType, 0, 0) }
+        switch result {
+        case .success: return .success(true)
+        // The kernel reports a conflict as either.
+        case .failure(.resourceTemporarilyUnavailable), .failure(.permissionDenied): return .success(false)
+        case .failure(let error): return .failure(error)
+        }
+    }
+
+    /// The process holding a lock that conflicts with a `lockType` lock of this process over
+    /// the whole file open as `fd`: nil when none does, 0 where the system does not say
+    /// which (a lock taken on another computer of a network file system).
+    ///
+    /// The corresponding C function is `fcntl(2)` with `F_GETLK`.
+    package static func fileLockHolder(_ fd: CInt, _ lockType: CShort) -> Result<pid_t?, Errno> {
+        var holder: pid_t = 0
+        var conflicting: CInt = 0
+        return retrying { cds_fcntl_getlk(fd, F_GETLK, lockType, &holder, &conflicting) }.map { _ in
+            conflicting == 0 ? nil : max(holder, 0)
+        }
+    }
+
     /// The corresponding C function is `openat(2)`, for a name already in C form.
     static func openat(
         _ directory: CInt, _ path: UnsafePointer<CChar>, _ flags: CInt, _ mode: mode_t = 0

@@ -125,7 +125,7 @@ package enum Syscall {
     }
 
     /// The corresponding C function is `fchown(2)`.
-    static func fchown(_ fd: CInt, _ owner: uid_t, _ group: gid_t) -> Result<CInt, Errno> {
+    package static func fchown(_ fd: CInt, _ owner: uid_t, _ group: gid_t) -> Result<CInt, Errno> {
         retrying { Glibc.fchown(fd, owner, group) }
     }
 

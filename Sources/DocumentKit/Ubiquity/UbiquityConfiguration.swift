@@ -19,10 +19,19 @@ public struct UbiquityContainer: Codable, Sendable, Equatable {
     /// in its `Documents` folder (``NSMetadataQueryUbiquitousDocumentsScope``); the Simple
     /// Text Editor keeps its documents at the root.
     public var folder: String
-    /// The remote's URL, without credentials: `file:///path` or `https://host/path/`.
+    /// The remote's URL, without credentials: `file:///path`, `https://host/path/`, or
+    /// `s3://bucket/prefix` with the store's endpoint, region and profile in its query.
     public var remote: String
     /// The user name for the remote, when it needs one; the password is never kept here.
     public var user: String?
+    /// The absolute path of the file holding the remote's password (`--password-file`), read
+    /// at each sync; nil to read it from `DOCS_PASSWORD` or `~/.netrc`.
+    public var passwordFile: String?
+    /// Whether sync may use a server the probe found unable to keep writes safe, reading back
+    /// every write (`--unsafe-server`).
+    public var allowsUnsafeServer = false
+    /// Whether plain http to another computer is allowed (`--allow-http`).
+    public var allowsInsecureHTTP = false
     /// Whether documents new on the remote download as soon as sync sees them (true), or are
     /// to be kept on the server, shown by a placeholder, until opened or downloaded (false).
     /// Not acted on yet: sync downloads every document.
@@ -33,8 +42,12 @@ public struct UbiquityContainer: Codable, Sendable, Equatable {
 
     public init(
         name: String, identifier: String, folder: String, remote: String, user: String? = nil,
-        downloadsEagerly: Bool = true, pollSeconds: Double? = nil
+        downloadsEagerly: Bool = true, pollSeconds: Double? = nil, passwordFile: String? = nil,
+        allowsUnsafeServer: Bool = false, allowsInsecureHTTP: Bool = false
     ) {
+        self.passwordFile = passwordFile
+        self.allowsUnsafeServer = allowsUnsafeServer
+        self.allowsInsecureHTTP = allowsInsecureHTTP
         self.pollSeconds = pollSeconds
         self.name = name
         self.identifier = identifier
@@ -42,6 +55,26 @@ public struct UbiquityContainer: Codable, Sendable, Equatable {
         self.remote = remote
         self.user = user
         self.downloadsEagerly = downloadsEagerly
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case name, identifier, folder, remote, user, passwordFile, allowsUnsafeServer, allowsInsecureHTTP
+        case downloadsEagerly, pollSeconds
+    }
+
+    /// Reads a container's settings; the allowances an older version did not write are off.
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        name = try values.decode(String.self, forKey: .name)
+        identifier = try values.decode(String.self, forKey: .identifier)
+        folder = try values.decode(String.self, forKey: .folder)
+        remote = try values.decode(String.self, forKey: .remote)
+        user = try values.decodeIfPresent(String.self, forKey: .user)
+        passwordFile = try values.decodeIfPresent(String.self, forKey: .passwordFile)
+        allowsUnsafeServer = try values.decodeIfPresent(Bool.self, forKey: .allowsUnsafeServer) ?? false
+        allowsInsecureHTTP = try values.decodeIfPresent(Bool.self, forKey: .allowsInsecureHTTP) ?? false
+        downloadsEagerly = try values.decode(Bool.self, forKey: .downloadsEagerly)
+        pollSeconds = try values.decodeIfPresent(Double.self, forKey: .pollSeconds)
     }
 
     /// The container's root.

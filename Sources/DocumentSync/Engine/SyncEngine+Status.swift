@@ -35,15 +35,36 @@ public struct SyncItemStatus: Sendable, Equatable {
 }
 
 extension SyncEngine {
-    /// The remote the container's journal remembers (the URL given to the last sync), or nil.
+    /// The remote the container's journal remembers: the address the last sync was given,
+    /// with its settings; nil when the container has not synced.
+    ///
+    /// A journal of an older version remembers only the remote's display name: it is the
+    /// URL for a folder and a WebDAV server, and is used as such.
+    ///
+    /// - Throws: ``SyncError`` of kind `.unusable` when the journal remembers an S3 store by
+    ///   the display name of an older version, which lacks its settings (give the remote
+    ///   again); what opening the journal throws.
     public static func rememberedRemote(
         ofContainer container: URL, configuration: SyncConfiguration = SyncConfiguration()
-    ) throws -> String? {
+    ) throws -> RemoteAddress? {
         let url = SyncJournal.url(
             forContainer: URL(fileURLWithPath: CanonicalPath.of(container)),
             stateHome: configuration.stateHome)
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-        return try SyncJournal(url: url).setting(.remoteURL)
+        let journal = try SyncJournal(url: url)
+        if let address = try journal.setting(.remoteAddress).flatMap(RemoteAddress.init(encoded:)) {
+            return address
+        }
+        guard let shown = try journal.setting(.remoteURL) else { return nil }
+        // `s3://bucket/prefix at ENDPOINT`: the endpoint without its region, profile and
+        // addressing, and not a URL; read as one, it would name the bucket on AWS.
+        if shown.lowercased().hasPrefix("s3:") && shown.contains(" ") {
+            throw SyncError(
+                .unusable,
+                "\(container.path) synced with \(shown), remembered by an older version without its settings; give the remote once again with --remote (and --endpoint, --region, --profile)"
+            )
+        }
+        return RemoteAddress(url: shown)
     }
 
     /// Where each item of the container stands, by what a pass would do now: read-only, and
@@ -105,6 +126,14 @@ extension SyncEngine {
 
 /// The remotes a URL can name.
 public enum SyncRemotes {
+    /// The remote at `address`, reached with its settings (``RemoteAddress/applied(to:)``) and
+    /// what `options` add: see ``remote(for:options:)-(String,_)``.
+    public static func remote(for address: RemoteAddress, options: RemoteOptions = RemoteOptions()) throws
+        -> any Remote
+    {
+        try remote(for: address.url, options: address.applied(to: options))
+    }
+
     /// The remote at `url`: `file:///absolute/path` is a folder (a disk, a mounted share);
     /// `https://host/path/` a WebDAV collection, probed the first time it is used;
     /// `s3://bucket/prefix?endpoint=…&region=…` a key prefix of an S3 store (``S3Address``),
@@ -129,7 +158,11 @@ public enum SyncRemotes {
             guard status.isDirectory else {
                 throw SyncError(.unusable, "the remote \(url) is not a folder")
             }
-            return LocalFolderRemote(root: URL(fileURLWithPath: path, isDirectory: true), displayName: url)
+            // The folder the kernel reaches, links and `..` resolved as it resolves them, so
+            // that what is checked (existence, overlap with the container) is what is used.
+            return LocalFolderRemote(
+                root: URL(fileURLWithPath: CanonicalPath.resolved(path), isDirectory: true), displayName: url,
+                address: RemoteAddress(url: url))
         case "http", "https":
             return try webDAV(parsed, url, options: options)
         case "s3":

@@ -159,17 +159,7 @@ public final class SyncEngine {
         guard let status = FileStatus(path: container.path), status.isDirectory else {
             throw SyncError(.unusable, "the container \(container.path) is not a folder")
         }
-        if let local = remote as? LocalFolderRemote {
-            let root = CanonicalPath.of(local.root)
-            if root == container.path || CanonicalPath.isAncestor(root, of: container.path)
-                || CanonicalPath.isAncestor(container.path, of: root)
-            {
-                throw SyncError(
-                    .unusable,
-                    "the container \(container.path) and the remote folder \(root) overlap; sync needs two separate folders"
-                )
-            }
-        }
+        try Self.checkSeparate(container: container, remote: remote)
         self.container = container
         self.remote = remote
         self.configuration = configuration
@@ -211,6 +201,26 @@ public final class SyncEngine {
             )
         }
         try journal.setSetting(.remoteURL, remote.displayName)
+        if let address = remote.address { try journal.setSetting(.remoteAddress, address.encoded) }
+    }
+
+    /// Refuses a container and a remote folder that are one folder or hold one another,
+    /// however either is reached (``CanonicalPath/foldersOverlap(_:_:)``: links at any level,
+    /// `..` after a link, another mount of the same folder): each pass would copy the
+    /// container into itself, one level deeper every time.
+    ///
+    /// - Throws: ``SyncError`` of kind `.unusable` naming both folders.
+    public static func checkSeparate(container: URL, remote: any Remote) throws {
+        guard let local = remote as? LocalFolderRemote else { return }
+        guard CanonicalPath.foldersOverlap(container.path, local.root.path) else { return }
+        let (folder, root) = (CanonicalPath.resolved(container.path), CanonicalPath.resolved(local.root.path))
+        let shown = [(container.path, folder), (local.root.path, root)].map { given, resolved in
+            given == resolved ? given : "\(given) (\(resolved))"
+        }
+        throw SyncError(
+            .unusable,
+            "the container \(shown[0]) and the remote folder \(shown[1]) overlap; sync needs two separate folders"
+        )
     }
 
     /// Passes until one finds nothing to do, at most ``SyncConfiguration/mostPasses``.

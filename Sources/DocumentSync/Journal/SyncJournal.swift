@@ -34,8 +34,11 @@ package final class SyncJournal: Sendable {
         package let rawValue: String
         package init(rawValue: String) { self.rawValue = rawValue }
 
-        /// The remote the container syncs with, as the user gave it (no credentials).
+        /// The remote the container syncs with, by its display name (no credentials): which
+        /// remote the journal's tags are of.
         package static let remoteURL = SettingKey(rawValue: "remoteURL")
+        /// How to reach the remote again: its ``RemoteAddress``, as JSON (no secret).
+        package static let remoteAddress = SettingKey(rawValue: "remoteAddress")
         /// Set while sync is paused (a mass delete, a vanished root): the reason, in words.
         package static let pauseReason = SettingKey(rawValue: "pauseReason")
         /// The canonical path of the container, recorded when the journal is made.

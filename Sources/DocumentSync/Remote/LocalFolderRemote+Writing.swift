@@ -184,41 +184,6 @@ extension LocalFolderRemote {
         }
     }
 
-    /// Runs `body` holding the remote's exclusive lock: `flock` on `.documentsync/lock`, opened
-    /// for this call alone, so that calls exclude each other within a process as across
-    /// processes (each open is its own open file description).
-    private func withExclusiveLock<T>(
-        _ operation: RemoteError.Operation, _ path: RemotePath, destination: RemotePath? = nil,
-        _ body: (FileDescriptor) throws -> T
-    ) throws -> T {
-        switch Syscall.mkdirat(AT_FDCWD, absolutePath(.metadataFolder), 0o777) {
-        case .success, .failure(.fileExists): break
-        case .failure(let errno):
-            throw failure(errno, operation, path, destination: destination, missing: .unavailable)
-        }
-        let lockURL = URL(fileURLWithPath: absolutePath(Self.lockPath))
-        var opened = Syscall.openat(AT_FDCWD, lockURL.path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o666)
-        if case .failure(.permissionDenied) = opened {
-            // Another user's lock file: a read-only open locks as well.
-            opened = Syscall.openat(AT_FDCWD, lockURL.path, O_RDONLY | O_NOFOLLOW)
-        }
-        let lock: FileDescriptor
-        switch opened {
-        case .success(let fd): lock = FileDescriptor(rawValue: fd, url: lockURL)
-        case .failure(let errno):
-            throw failure(errno, operation, path, destination: destination, missing: .unavailable)
-        }
-        switch Syscall.flock(lock.rawValue, LOCK_EX) {
-        case .success: break
-        case .failure(let errno):
-            throw failure(
-                .other, operation, path, destination: destination, detail: "lock \(lockURL.path): \(errno)")
-        }
-        // Closing the descriptor releases the lock too, even when body throws.
-        defer { _ = Syscall.flock(lock.rawValue, LOCK_UN) }
-        return try body(lock)
-    }
-
     /// A modification time for a new version: now, but later than the replaced file's and than
     /// any this remote gave before (the lock file's modification time, moved forward here), so
     /// that no two versions written through the remote share a tag.

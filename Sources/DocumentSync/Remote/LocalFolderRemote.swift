@@ -10,12 +10,24 @@ import Foundation
 /// A folder as a remote: another disk, a mounted share. The embedded default, with no server.
 ///
 /// Documents are plain files at their relative paths, so people and other tools see ordinary
-/// files. Every change is made under an exclusive `flock` on `.documentsync/lock` at the root,
-/// so that two engines writing the same folder, in one process or several, exclude each other
-/// between checking a write's condition and applying it; a write streams into a temporary file
-/// in the item's folder first (outside the lock), is flushed, and under the lock is checked,
-/// renamed into place (`renameat2(RENAME_NOREPLACE)` for ``WriteCondition/absent``) and its
-/// folder flushed.
+/// files. Every change is made under the folder's lock, so that two engines writing the same
+/// folder, in one process or several, exclude each other between checking a write's
+/// condition and applying it; a write streams into a temporary file in the item's folder
+/// first (outside the lock), is flushed, and under the lock is checked, renamed into place
+/// (`renameat2(RENAME_NOREPLACE)` for ``WriteCondition/absent``) and its folder flushed.
+///
+/// The lock is a rule of its own, since other users may read the folder:
+///
+/// - Only a user who can write the folder can take or hold it: it is an `fcntl` write lock
+///   on `.documentsync/write.lock`, which needs the file open for writing, and the file is
+///   made mode 0600, with read and write for the group or others only where the folder
+///   gives them write (a user who can read the folder, not write it, cannot open it at all,
+///   so cannot hold even a read lock against it).
+/// - Waiting for it is bounded (``lockTimeout``): past the deadline the change fails, nothing
+///   done, with an error naming the lock file and its holder (process and user, as far as the
+///   system tells), and the next pass tries again.
+/// - The `.documentsync/lock` of older versions (an `flock` on a file anyone could open) is
+///   neither used nor waited for.
 ///
 /// A tag is the item's inode, size, modification and status-change times (to the nanosecond),
 /// from the one `statx` a listing makes per entry anyway: any program that changes a file, in
@@ -43,18 +55,32 @@ public final class LocalFolderRemote: Remote {
 
     /// The prefix of the temporary files writes stream into, beside their targets.
     static let temporaryPrefix = RemotePath.writeInProgressPrefix
+    public let address: RemoteAddress?
+    /// How long a change waits for the folder's lock before it fails.
+    public let lockTimeout: Duration
+
     /// The lock file, inside the metadata folder.
-    static let lockPath = RemotePath.metadataFolder.appending("lock")
+    static let lockPath = RemotePath.metadataFolder.appending("write.lock")
+    /// The lock file of older versions, which anyone who could read the folder could lock.
+    static let legacyLockPath = RemotePath.metadataFolder.appending("lock")
 
     /// The remote of the folder at `root`; nothing is checked or made until it is used.
     ///
     /// - Parameters:
     ///   - root: The folder (made by the caller).
     ///   - displayName: The name in messages; by default the folder's path.
-    public init(root: URL, displayName: String? = nil) {
+    ///   - address: How the folder was given, to be reached again; by default its `file://`
+    ///     URL.
+    ///   - lockTimeout: How long a change waits for the folder's lock (held by another process
+    ///     writing it) before it fails; 30 seconds by default.
+    public init(
+        root: URL, displayName: String? = nil, address: RemoteAddress? = nil, lockTimeout: Duration = .seconds(30)
+    ) {
         self.root = root.standardizedFileURL
         rootPath = self.root.path == "/" ? "" : self.root.path
         self.displayName = displayName ?? self.root.path
+        self.address = address ?? RemoteAddress(url: URL(fileURLWithPath: self.root.path, isDirectory: true).absoluteString)
+        self.lockTimeout = lockTimeout
     }
 
     /// The absolute path of `path` in the folder.
@@ -231,7 +257,9 @@ public final class LocalFolderRemote: Remote {
         _ path: RemotePath, _ operation: RemoteError.Operation, allowingRoot: Bool = false,
         destination: RemotePath? = nil
     ) throws {
-        let valid = path.holdsStorableNames(allowingRoot: allowingRoot) && path != Self.lockPath
+        let valid =
+            path.holdsStorableNames(allowingRoot: allowingRoot) && path != Self.lockPath
+            && path != Self.legacyLockPath
         guard valid else { throw failure(.invalidName, operation, path, destination: destination) }
     }
 

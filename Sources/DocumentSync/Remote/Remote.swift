@@ -153,6 +153,11 @@ public protocol Remote: AnyObject, Sendable {
     /// The remote as the user named it, without credentials: used in messages.
     var displayName: String { get }
 
+    /// How to reach this remote again: its whole URL and the settings it was made with,
+    /// never a secret (what a journal remembers for a later sync that names no remote); nil
+    /// by default, for a remote that cannot be made from a URL (the simulation's).
+    var address: RemoteAddress? { get }
+
     /// Every file and folder directly in `folder`, sorted by name.
     ///
     /// - Throws: ``RemoteError``: `.notFound` when there is no such folder, `.notAFolder` when
@@ -246,6 +251,8 @@ extension Remote {
     }
 
     public var hasFileIDs: Bool { true }
+
+    public var address: RemoteAddress? { nil }
 
     public var movesAreAtomic: Bool { true }
 

@@ -88,6 +88,8 @@ public final class S3Remote: Remote {
         public var staleUploadAge: TimeInterval = 86_400
         /// Seconds added to this computer's clock when signing (tests of a skewed clock).
         public var clockOffset: TimeInterval = 0
+        /// How the remote was given (``Remote/address``), when it was made from a URL.
+        public var address: RemoteAddress?
 
         public init(
             bucket: String, prefix: String = "", endpoint: URL? = nil, region: String = "us-east-1",
@@ -184,6 +186,8 @@ public final class S3Remote: Remote {
 
     /// S3 keeps no identity across a copy: a move is a copy and a delete.
     public var hasFileIDs: Bool { false }
+
+    public var address: RemoteAddress? { configuration.address }
 
     public var movesAreAtomic: Bool { false }
 

@@ -94,6 +94,8 @@ public final class WebDAVRemote: Remote {
         /// The device the remote acts for, whose locks it knows for its own (see
         /// ``WebDAVRemote``'s lock owner); nil for ``DeviceIdentity/current``.
         public var device: DeviceIdentity?
+        /// How the remote was given (``Remote/address``), when it was made from a URL.
+        public var address: RemoteAddress?
 
         public init(url: URL, credentials: Credentials? = nil, writeProtocol: WriteProtocol = .locking) {
             self.url = url
@@ -182,6 +184,8 @@ public final class WebDAVRemote: Remote {
     deinit { transport.invalidate() }
 
     public var hasFileIDs: Bool { configuration.hasFileIDs }
+
+    public var address: RemoteAddress? { configuration.address }
 
     /// The URL as messages show it: no user, no password, no query.
     static func displayName(of url: URL) -> String {

@@ -124,6 +124,10 @@ extension SyncRemotes {
         }
         var configuration = WebDAVRemote.Configuration(url: url, credentials: credentials)
         configuration.allowsInsecureHTTP = options.allowsInsecureHTTP
+        var address = RemoteAddress(url: shown, options: options)
+        address.user =
+            URLComponents(url: url, resolvingAgainstBaseURL: false)?.user.map { $0.removingPercentEncoding ?? $0 }
+            ?? sources.user
         configuration.connections = options.connections
         configuration.timeout = options.timeout
         configuration.device = DeviceIdentity.kept(inStateFolder: options.stateHome)
@@ -141,6 +145,7 @@ extension SyncRemotes {
             }
         }
         configuration.hasFileIDs = probe.hasFileIDs
+        configuration.address = address
         if let writes = probe.writeProtocol {
             configuration.writeProtocol = writes
         } else if options.allowsUnsafeServer {

@@ -388,16 +388,17 @@ private struct LockAcquisition {
     }
 }
 
-/// Exponential backoff between polls, bounded by an optional deadline.
-private struct LockWait {
+/// Exponential backoff between polls, bounded by an optional deadline: how the cross-process
+/// locks of coordination and of a folder remote are waited for.
+package struct LockWait {
     static let firstPause = Duration.microseconds(50)
     static let longestPause = Duration.milliseconds(5)
 
-    let timeout: Duration?
+    package let timeout: Duration?
     let deadline: ContinuousClock.Instant?
     private var pause = firstPause
 
-    init(timeout: Duration?) {
+    package init(timeout: Duration?) {
         self.timeout = timeout
         deadline = timeout.map { ContinuousClock.now.advanced(by: $0) }
     }
@@ -405,26 +406,32 @@ private struct LockWait {
     /// Starts over from the shortest pause, after the acquisition moved on to a new range.
     mutating func restartBackoff() { pause = Self.firstPause }
 
-    /// How long to wait before the next try.
-    ///
-    /// - Throws: ``DocumentKitError`` with code `.timedOut` naming `path` once the deadline
-    ///   has passed.
-    mutating func nextPause(waitingFor path: String) throws -> Duration {
+    /// How long to wait before the next try; nil once the deadline has passed.
+    package mutating func nextPause() -> Duration? {
         var next = pause
         pause = min(pause * 2, Self.longestPause)
-        if let deadline, let timeout {
+        if let deadline {
             let remaining = ContinuousClock.now.duration(to: deadline)
-            guard remaining > .zero else {
-                throw DocumentKitError(
-                    .timedOut, operation: "coordinate access to", url: URL(fileURLWithPath: path),
-                    detail: "another reader or writer kept it busy for longer than \(timeout)")
-            }
+            guard remaining > .zero else { return nil }
             next = min(next, remaining)
         }
         return next
     }
 
-    static func sleep(_ duration: Duration) {
+    /// How long to wait before the next try.
+    ///
+    /// - Throws: ``DocumentKitError`` with code `.timedOut` naming `path` once the deadline
+    ///   has passed.
+    mutating func nextPause(waitingFor path: String) throws -> Duration {
+        guard let next = nextPause() else {
+            throw DocumentKitError(
+                .timedOut, operation: "coordinate access to", url: URL(fileURLWithPath: path),
+                detail: "another reader or writer kept it busy for longer than \(timeout ?? .zero)")
+        }
+        return next
+    }
+
+    package static func sleep(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
         // An early wake-up (a signal) only means an early poll.

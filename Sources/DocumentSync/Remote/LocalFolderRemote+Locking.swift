@@ -1,0 +1,127 @@
+import DocumentKit
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
+
+extension LocalFolderRemote {
+    /// Whether a thread of this process is taking or holds the lock of a folder remote. The
+    /// lock is the process's (`fcntl` record locks are), so its threads take turns here, and
+    /// only the one whose turn it is opens a lock file: closing any descriptor of the file
+    /// would release the process's lock on it.
+    private static let lockTurn = Mutex(false)
+
+    /// How a try for the lock ended.
+    private enum LockTry<T> {
+        /// The lock was taken and `body` ran.
+        case done(T)
+        /// Another process holds it (its pid; 0 where the system does not say which).
+        case held(by: pid_t)
+    }
+
+    /// Runs `body` holding the remote's lock: a write lock of this process on
+    /// ``lockPath``, waited for at most ``lockTimeout``.
+    ///
+    /// The lock is an `fcntl` write lock, which only a descriptor open for writing can take,
+    /// on a file only the users who can write the remote folder can open (mode 0600, with the
+    /// group's or others' read and write where the folder gives them write): a user who can
+    /// only read the remote can neither take it nor hold a read lock against it.
+    ///
+    /// - Throws: ``RemoteError``: `.other` naming the holder (process and user, as far as the
+    ///   system tells) when the lock stayed held past the deadline, nothing done;
+    ///   `.permissionDenied` when this user cannot open the lock file for writing.
+    func withExclusiveLock<T>(
+        _ operation: RemoteError.Operation, _ path: RemotePath, destination: RemotePath? = nil,
+        _ body: (FileDescriptor) throws -> T
+    ) throws -> T {
+        switch Syscall.mkdirat(AT_FDCWD, absolutePath(.metadataFolder), 0o777) {
+        case .success, .failure(.fileExists): break
+        case .failure(let errno):
+            throw failure(errno, operation, path, destination: destination, missing: .unavailable)
+        }
+        var wait = LockWait(timeout: lockTimeout)
+        while true {
+            var holder = getpid()
+            if Self.lockTurn.withLock({ taken in taken ? false : { taken = true; return true }() }) {
+                // Released once `tryLock` returned, and with it the descriptor it opened.
+                defer { Self.lockTurn.withLock { $0 = false } }
+                switch try tryLock(operation, path, destination: destination, body) {
+                case .done(let result): return result
+                case .held(let pid): holder = pid
+                }
+            }
+            guard let pause = wait.nextPause() else {
+                let who = holder == getpid() ? "another thread of this process" : ProcessIdentity.describe(holder)
+                throw failure(
+                    .other, operation, path, destination: destination,
+                    detail:
+                        "\(absolutePath(Self.lockPath)) was locked by \(who) for longer than \(lockTimeout); nothing was done, and the next sync tries again"
+                )
+            }
+            LockWait.sleep(pause)
+        }
+    }
+
+    /// Opens the lock file, tries once for its lock, and runs `body` if it got it. The
+    /// descriptor is closed when this returns.
+    private func tryLock<T>(
+        _ operation: RemoteError.Operation, _ path: RemotePath, destination: RemotePath?,
+        _ body: (FileDescriptor) throws -> T
+    ) throws -> LockTry<T> {
+        let lock = try openLockFile(operation, path, destination: destination)
+        switch Syscall.tryLockFile(lock.rawValue, CShort(F_WRLCK)) {
+        case .success(true): break
+        case .success(false):
+            // Nil when the holder let go since: it is named as the system names no one.
+            let holder = (try? Syscall.fileLockHolder(lock.rawValue, CShort(F_WRLCK)).get()).flatMap { $0 }
+            return .held(by: holder ?? 0)
+        case .failure(let errno):
+            throw failure(
+                .other, operation, path, destination: destination,
+                detail: "lock \(absolutePath(Self.lockPath)): \(errno)")
+        }
+        defer { _ = Syscall.tryLockFile(lock.rawValue, CShort(F_UNLCK)) }
+        return .done(try body(lock))
+    }
+
+    /// The lock file, open for reading and writing; made if missing, and given the mode the
+    /// remote folder's write permission calls for when it is this user's.
+    private func openLockFile(
+        _ operation: RemoteError.Operation, _ path: RemotePath, destination: RemotePath?
+    ) throws -> FileDescriptor {
+        let lockURL = URL(fileURLWithPath: absolutePath(Self.lockPath))
+        let lock: FileDescriptor
+        switch Syscall.openat(AT_FDCWD, lockURL.path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600) {
+        case .success(let fd): lock = FileDescriptor(rawValue: fd, url: lockURL)
+        case .failure(let errno) where errno == .permissionDenied:
+            let owner =
+                FileStatus(path: lockURL.path, followingLinks: false).map {
+                    " (it is \(ProcessIdentity.userName(uid_t($0.owner)) ?? String($0.owner))'s, mode \(String($0.permissions, radix: 8)))"
+                } ?? ""
+            throw failure(
+                .permissionDenied, operation, path, destination: destination,
+                detail:
+                    "this user cannot open the remote's lock file \(lockURL.path) for writing\(owner): only users who can write the remote folder sync with it"
+            )
+        case .failure(let errno):
+            throw failure(errno, operation, path, destination: destination, missing: .unavailable)
+        }
+        if let status = try? Syscall.fileStatus(of: lock.rawValue).get(), status.owner == geteuid(),
+            let folder = FileStatus(path: absolutePath(.root))
+        {
+            let folderWrite = folder.permissions & 0o022
+            let wanted = 0o600 | (folderWrite & 0o020 != 0 ? 0o060 : 0) | (folderWrite & 0o002 != 0 ? 0o006 : 0)
+            if folderWrite & 0o020 != 0, status.group != folder.group {
+                // The folder's group may write it, so it may lock it: a group this user is not
+                // in refuses, and the group stays this user's.
+                _ = Syscall.fchown(lock.rawValue, uid_t.max, gid_t(folder.group))
+            }
+            if status.permissions != wanted { _ = Syscall.fchmod(lock.rawValue, mode_t(wanted)) }
+        }
+        return lock
+    }
+}
