@@ -88,7 +88,7 @@ import Testing
         _ = try write(remote, "a.txt", "two", .matches(current))
         #expect(FileStatus(path: folder.file("remote/a.txt").path)?.permissions == 0o640)
         #expect(try folder.names(in: "remote") == [".documentsync", "a.txt"])
-        #expect(try folder.names(in: "remote/.documentsync") == ["lock"])
+        #expect(try folder.names(in: "remote/.documentsync") == ["write.lock"])
     }
 
     @Test func namesTheFileSystemCannotHoldAreInvalid() throws {
@@ -100,9 +100,9 @@ import Testing
         #expect(kind { try remote.makeFolder(RemotePath(components: [longest + "y"])) } == .invalidName)
         #expect(kind { _ = try remote.list(RemotePath(components: ["a\u{0}"])) } == .invalidName)
         // The remote's own files are not items.
-        #expect(
-            kind { _ = try write(remote, ".documentsync/lock", "x", .matches(RemoteTag("t"))) }
-                == .invalidName)
+        for lock in [".documentsync/write.lock", ".documentsync/lock"] {
+            #expect(kind { _ = try write(remote, lock, "x", .matches(RemoteTag("t"))) } == .invalidName)
+        }
         #expect(kind { _ = try remote.entry(at: RemotePath(".documentsync-tmp-1234")) } == .invalidName)
     }
 

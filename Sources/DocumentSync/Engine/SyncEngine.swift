@@ -214,12 +214,11 @@ public final class SyncEngine {
         guard let local = remote as? LocalFolderRemote else { return }
         guard CanonicalPath.foldersOverlap(container.path, local.root.path) else { return }
         let (folder, root) = (CanonicalPath.resolved(container.path), CanonicalPath.resolved(local.root.path))
-        let shown = [(container.path, folder), (local.root.path, root)].map { given, resolved in
-            given == resolved ? given : "\(given) (\(resolved))"
-        }
+        let shownContainer = container.path == folder ? folder : "\(container.path) (the folder \(folder))"
+        let shownRemote = remote.displayName == root ? root : "\(remote.displayName) (the folder \(root))"
         throw SyncError(
             .unusable,
-            "the container \(shown[0]) and the remote folder \(shown[1]) overlap; sync needs two separate folders"
+            "the container \(shownContainer) and the remote folder \(shownRemote) overlap; sync needs two separate folders"
         )
     }
 

@@ -43,23 +43,28 @@ extension LocalFolderRemote {
         case .failure(let errno):
             throw failure(errno, operation, path, destination: destination, missing: .unavailable)
         }
-        var wait = LockWait(timeout: lockTimeout)
+        let stuck = lockIsStuck.withLock { $0 }
+        var wait = LockWait(timeout: stuck ? .zero : lockTimeout)
         while true {
             var holder = getpid()
             if Self.lockTurn.withLock({ taken in taken ? false : { taken = true; return true }() }) {
                 // Released once `tryLock` returned, and with it the descriptor it opened.
                 defer { Self.lockTurn.withLock { $0 = false } }
                 switch try tryLock(operation, path, destination: destination, body) {
-                case .done(let result): return result
+                case .done(let result):
+                    if stuck { lockIsStuck.withLock { $0 = false } }
+                    return result
                 case .held(let pid): holder = pid
                 }
             }
             guard let pause = wait.nextPause() else {
+                lockIsStuck.withLock { $0 = true }
                 let who = holder == getpid() ? "another thread of this process" : ProcessIdentity.describe(holder)
+                let how = stuck ? "is still locked by \(who), which held it" : "was locked by \(who)"
                 throw failure(
                     .other, operation, path, destination: destination,
                     detail:
-                        "\(absolutePath(Self.lockPath)) was locked by \(who) for longer than \(lockTimeout); nothing was done, and the next sync tries again"
+                        "\(absolutePath(Self.lockPath)) \(how) for longer than \(lockTimeout); nothing was done, and the next sync tries again"
                 )
             }
             LockWait.sleep(pause)

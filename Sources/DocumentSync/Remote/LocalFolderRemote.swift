@@ -1,5 +1,6 @@
 import DocumentKit
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -25,7 +26,9 @@ import Foundation
 ///   so cannot hold even a read lock against it).
 /// - Waiting for it is bounded (``lockTimeout``): past the deadline the change fails, nothing
 ///   done, with an error naming the lock file and its holder (process and user, as far as the
-///   system tells), and the next pass tries again.
+///   system tells), and the next pass tries again. Until the lock is taken again, later
+///   changes try once and fail at once, so that a pass does not wait the whole time once
+///   for each change.
 /// - The `.documentsync/lock` of older versions (an `flock` on a file anyone could open) is
 ///   neither used nor waited for.
 ///
@@ -58,6 +61,10 @@ public final class LocalFolderRemote: Remote {
     public let address: RemoteAddress?
     /// How long a change waits for the folder's lock before it fails.
     public let lockTimeout: Duration
+    /// Set when a wait for the lock ran out, cleared when the lock is next taken: until then
+    /// a change tries once and fails at once, rather than every change of a pass waiting in
+    /// turn for a holder that does not let go.
+    let lockIsStuck = Mutex(false)
 
     /// The lock file, inside the metadata folder.
     static let lockPath = RemotePath.metadataFolder.appending("write.lock")
