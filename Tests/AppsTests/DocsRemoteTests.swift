@@ -236,12 +236,7 @@ struct DocsRemoteTests {
     }
 
     /// The servers scripts/test runs (`DOCUMENTSYNC_WEBDAV_*`).
-    private func webDAV(_ name: String) throws -> String {
-        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
-            throw DocsSyncSetupError(description: "\(name) is not set: run the tests with scripts/test")
-        }
-        return value
-    }
+    private func webDAV(_ name: String) throws -> String { try testServerSetting(name) }
 
     @Test func aWebDAVRemoteKeepsItsUserButNeverThePassword() throws {
         defer { try? FileManager.default.removeItem(at: remoteRoot) }

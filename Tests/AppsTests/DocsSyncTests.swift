@@ -154,12 +154,7 @@ struct DocsSyncTests {
     }
 
     /// The servers scripts/test runs (`DOCUMENTSYNC_WEBDAV_*`).
-    private func webDAV(_ name: String) throws -> String {
-        guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
-            throw DocsSyncSetupError(description: "\(name) is not set: run the tests with scripts/test")
-        }
-        return value
-    }
+    private func webDAV(_ name: String) throws -> String { try testServerSetting(name) }
 
     @Test func twoContainersSyncThroughApacheWithoutThePasswordOnTheCommandLine() throws {
         defer { try? FileManager.default.removeItem(at: remoteRoot) }
@@ -310,6 +305,123 @@ struct DocsSyncTests {
         #expect(pass.status == 1, "\(fault): \(pass.output)\(pass.error)")
         #expect(pass.error.contains("tries again"), "\(fault): \(pass.error)")
         #expect(!pass.error.contains("cannot be used"), "\(fault): \(pass.error)")
+    }
+
+    /// Another user who can read the remote folder, not write it, cannot stall sync: not by
+    /// holding the lock file older versions used, nor this version's, which it cannot open.
+    @Test func aUserWhoCanOnlyReadTheRemoteFolderCannotStallSync() throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        try #require(getuid() == 0, "needs root to run a program as another user")
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: remoteRoot.path)
+        let a = try Device(remote: remoteRoot)
+        #expect(try a.docs(["new", "Plan", "--from", "-"], input: Data("one\n".utf8)).status == 0)
+        let first = try a.docs(["sync", "--remote", remoteURL])
+        #expect(first.status == 0, "\(first.error)")
+
+        // The lock file of older versions, as they made it: anyone may open it.
+        let metadata = remoteRoot.appendingPathComponent(".documentsync")
+        let legacy = metadata.appendingPathComponent("lock")
+        if !FileManager.default.fileExists(atPath: legacy.path) {
+            #expect(
+                FileManager.default.createFile(
+                    atPath: legacy.path, contents: nil, attributes: [.posixPermissions: 0o644]))
+        }
+        // Where each holder says it holds its lock: a file the holders may write.
+        let held = a.folder.root.appendingPathComponent("held")
+        #expect(FileManager.default.createFile(atPath: held.path, contents: nil, attributes: [.posixPermissions: 0o666]))
+        var holders: [Process] = []
+        defer {
+            for holder in holders {
+                kill(holder.processIdentifier, SIGKILL)
+                holder.waitUntilExit()
+            }
+        }
+        for lock in try FileManager.default.contentsOfDirectory(atPath: metadata.path).sorted() {
+            let holder = Process()
+            holder.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            holder.arguments = [
+                "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/flock", "--shared", "--no-fork",
+                metadata.appendingPathComponent(lock).path, "/bin/sh", "-c",
+                "echo \"$0\" >> \"$1\"; exec sleep 600", lock, held.path,
+            ]
+            holder.standardError = FileHandle.nullDevice
+            try holder.run()
+            holders.append(holder)
+        }
+        // Each holder either holds its lock (the old one) or could not open it (this one).
+        let settled = ContinuousClock.now + .seconds(10)
+        func heldLocks() -> [String] {
+            ((try? String(contentsOf: held, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
+        while ContinuousClock.now < settled && heldLocks().count + holders.filter({ !$0.isRunning }).count < holders.count {
+            usleep(10_000)
+        }
+        #expect(heldLocks() == ["lock"])
+
+        try a.folder.write("Two.txt", "two\n")
+        let second = try a.folder.run(
+            ["sync"], environment: ["XDG_STATE_HOME": a.stateHome.path], timeout: .seconds(30))
+        #expect(!second.timedOut, "sync waited for another user's lock")
+        #expect(second.status == 0, "\(second.error)")
+        #expect(second.output.contains("1 uploaded"), "\(second.output)")
+        #expect(FileManager.default.contents(atPath: remoteRoot.appendingPathComponent("Two.txt").path) == Data("two\n".utf8))
+    }
+
+    /// A remote folder that is the container's folder or one around it, reached through a
+    /// link, a link after `..`, or another mount of it, is refused by sync and by remote add,
+    /// instead of copying the container into itself one level deeper each pass.
+    @Test func aRemoteFolderReachedThroughAnAliasOfTheContainerIsRefused() throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let a = try Device(remote: remoteRoot)
+        #expect(try a.docs(["new", "Plan", "--from", "-"], input: Data("one\n".utf8)).status == 0)
+        let root = a.folder.root
+        let links = root.appendingPathComponent("links", isDirectory: true)
+        let inner = a.folder.container.appendingPathComponent("inner", isDirectory: true)
+        try FileManager.default.createDirectory(at: inner, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: links.appendingPathComponent("x/y"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: links.appendingPathComponent("levels"), withIntermediateDirectories: true)
+        let link = { (name: String, target: String) throws -> String in
+            let path = links.appendingPathComponent(name).path
+            try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: target)
+            return path
+        }
+        let aliases = [
+            // The folder around the container (the issue's ~/Documents).
+            try link("documents", root.path),
+            // Links at two levels, the second relative.
+            try link("levels/up", "../../..") + "/" + root.lastPathComponent,
+            // `..` after a link into the container: the container itself.
+            try link("x/y/deep", inner.path) + "/..",
+            // A folder inside the container.
+            try link("inner", inner.path),
+        ]
+        for alias in aliases {
+            let synced = try a.docs(["sync", "--remote", "file://" + alias])
+            #expect(synced.status == 2 && synced.error.contains("overlap"), "\(alias): \(synced.error)")
+            let added = try a.docs(["remote", "add", "alias", "file://" + alias])
+            #expect(added.status == 2 && added.error.contains("overlap"), "\(alias): \(added.error)")
+        }
+
+        // Another mount of the folder around the container, in a mount namespace of its own.
+        let mountPoint = root.appendingPathComponent("mounted", isDirectory: true)
+        try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
+        let namespace = getuid() == 0 ? ["--mount"] : ["--map-root-user", "--mount"]
+        let mounted = try runDocs(
+            URL(fileURLWithPath: "/usr/bin/unshare"),
+            namespace + [
+                "--propagation", "private", "/bin/sh", "-c", "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"",
+                "sh", root.path, mountPoint.path, DocsBinary.url.path, "sync", "--remote", "file://" + mountPoint.path,
+            ],
+            environment: a.folder.environment.merging(["XDG_STATE_HOME": a.stateHome.path]) { $1 }, input: nil,
+            scratch: root)
+        #expect(mounted.status == 2 && mounted.error.contains("overlap"), "\(mounted.error)")
+
+        // Nothing was copied anywhere: the container holds what it held.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: a.folder.container.path).sorted() == ["Plan.txt", "inner"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: inner.path).isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: a.folder.configHome.appendingPathComponent("DocumentKit/ubiquity.json").path))
     }
 
     /// `ste` shows a document on one device while the other edits it: the sync's download

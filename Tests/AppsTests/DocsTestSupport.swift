@@ -19,6 +19,8 @@ struct DocsResult {
     var status: Int32
     var outputData: Data
     var error: String
+    /// Whether it was killed for running past the time it was given.
+    var timedOut = false
 
     var output: String { String(decoding: outputData, as: UTF8.self) }
 }
@@ -77,7 +79,7 @@ final class DocsFolder {
     /// runtime folder of its own), so that permissions mean something when tests run as root.
     func run(
         _ arguments: [String], input: Data? = nil, environment extra: [String: String] = [:],
-        unprivileged: Bool = false
+        unprivileged: Bool = false, timeout: Duration? = nil
     ) throws -> DocsResult {
         var executable = DocsBinary.url
         var arguments = arguments
@@ -92,15 +94,17 @@ final class DocsFolder {
             environment["XDG_RUNTIME_DIR"] = runtime.path
             environment["HOME"] = root.path
         }
-        return try runDocs(executable, arguments, environment: environment, input: input, scratch: root)
+        return try runDocs(
+            executable, arguments, environment: environment, input: input, scratch: root, timeout: timeout)
     }
 }
 
 /// Runs `executable` (`docs`, or `setpriv` running it) and waits for it, with its output in
 /// files under `scratch`, not pipes: an editor `docs edit` starts could hold a pipe open past
-/// its end.
+/// its end. Given a `timeout`, a run still going then is killed (``DocsResult/timedOut``).
 func runDocs(
-    _ executable: URL, _ arguments: [String], environment: [String: String], input: Data?, scratch: URL
+    _ executable: URL, _ arguments: [String], environment: [String: String], input: Data?, scratch: URL,
+    timeout: Duration? = nil
 ) throws -> DocsResult {
     let process = Process()
     process.executableURL = executable
@@ -126,10 +130,28 @@ func runDocs(
     process.standardError = error
     process.standardInput = inputHandle
     try process.run()
+    var timedOut = false
+    if let timeout {
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
+        // SIGKILL: the child inherits the test process's blocked signals.
+        if process.isRunning {
+            timedOut = true
+            kill(process.processIdentifier, SIGKILL)
+        }
+    }
     process.waitUntilExit()
     return DocsResult(
         status: process.terminationStatus, outputData: try Data(contentsOf: outputURL),
-        error: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
+        error: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self), timedOut: timedOut)
+}
+
+/// A setting of the servers scripts/test starts (`DOCUMENTSYNC_WEBDAV_*`, `DOCUMENTSYNC_S3_*`).
+func testServerSetting(_ name: String) throws -> String {
+    guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
+        throw DocsSyncSetupError(description: "\(name) is not set: run the tests with scripts/test")
+    }
+    return value
 }
 
 /// `docs list --json`, decoded.

@@ -350,6 +350,57 @@ import Testing
             (error as? SyncError)?.kind == .unusable && "\(error)".contains("overlap")
         }
     }
+
+    /// However the two folders are reached, one inside the other is refused: a pass would copy
+    /// the container into itself, one level deeper each time.
+    @Test func aContainerAndARemoteFolderReachedThroughAliasesAreRefusedWhenTheyOverlap() throws {
+        let home = try folder.folder("home")
+        let documents = try folder.folder("home/Documents")
+        let container = try folder.folder("home/Documents/Simple Text Editor")
+        try folder.folder("home/Documents/Simple Text Editor/inner")
+        let elsewhere = try folder.folder("elsewhere")
+        func link(_ name: String, to target: String) throws -> URL {
+            let url = folder.file(name)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: target)
+            return url
+        }
+        // The case: a link to the folder holding the container.
+        let toDocuments = try link("link", to: documents.path)
+        // Links at several levels, one of them relative.
+        _ = try link("a/home", to: "../home")
+        let twoLevels = try link("b", to: folder.file("a").path).appendingPathComponent("home/Documents")
+        // `..` taken after the link before it, as the kernel takes it: the container itself
+        // (read as written, x/y/deep/.. would be x/y, apart from it).
+        try folder.folder("x/y")
+        let intoContainer = try link("x/y/deep", to: container.appendingPathComponent("inner").path)
+        let dotDot = URL(fileURLWithPath: intoContainer.path + "/..")
+        // A remote folder inside the container, reached from outside.
+        let toInner = try link("inner", to: container.appendingPathComponent("inner").path)
+        // The container reached through a link, the remote being the folder above it.
+        let containerLink = try link("container", to: container.path)
+        let cases: [(container: URL, remote: URL)] = [
+            (container, toDocuments), (container, twoLevels), (container, dotDot), (container, toInner),
+            (containerLink, documents), (containerLink, home), (toInner, containerLink),
+        ]
+        for (container, root) in cases {
+            let remote = try SyncRemotes.remote(for: URL(fileURLWithPath: root.path).absoluteString)
+            #expect {
+                _ = try SyncEngine(
+                    container: container, remote: remote,
+                    configuration: SyncConfiguration(stateHome: try folder.folder("state")))
+            } throws: { error in
+                (error as? SyncError)?.kind == .unusable && "\(error)".contains("overlap")
+            }
+        }
+        // Separate folders, one reached through a link, still sync.
+        let apart = try link("apart", to: elsewhere.path)
+        let engine = try SyncEngine(
+            container: container, remote: try SyncRemotes.remote(for: URL(fileURLWithPath: apart.path).absoluteString),
+            configuration: SyncConfiguration(stateHome: try folder.folder("state")))
+        #expect(try engine.sync().failures.isEmpty)
+    }
 }
 
 /// Progress reports, from whichever thread gives them.
