@@ -397,10 +397,14 @@ struct DocsSyncTests {
             // A folder inside the container.
             try link("inner", inner.path),
         ]
+        // Bounded: a sync that is not refused copies the container into itself for a long time.
+        let state = ["XDG_STATE_HOME": a.stateHome.path]
         for alias in aliases {
-            let synced = try a.docs(["sync", "--remote", "file://" + alias])
+            let synced = try a.folder.run(
+                ["sync", "--remote", "file://" + alias], environment: state, timeout: .seconds(60))
             #expect(synced.status == 2 && synced.error.contains("overlap"), "\(alias): \(synced.error)")
-            let added = try a.docs(["remote", "add", "alias", "file://" + alias])
+            let added = try a.folder.run(
+                ["remote", "add", "alias", "file://" + alias], environment: state, timeout: .seconds(60))
             #expect(added.status == 2 && added.error.contains("overlap"), "\(alias): \(added.error)")
         }
 
@@ -414,8 +418,8 @@ struct DocsSyncTests {
                 "--propagation", "private", "/bin/sh", "-c", "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"",
                 "sh", root.path, mountPoint.path, DocsBinary.url.path, "sync", "--remote", "file://" + mountPoint.path,
             ],
-            environment: a.folder.environment.merging(["XDG_STATE_HOME": a.stateHome.path]) { $1 }, input: nil,
-            scratch: root)
+            environment: a.folder.environment.merging(state) { $1 }, input: nil, scratch: root,
+            timeout: .seconds(60))
         #expect(mounted.status == 2 && mounted.error.contains("overlap"), "\(mounted.error)")
 
         // Nothing was copied anywhere: the container holds what it held.
