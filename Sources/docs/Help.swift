@@ -192,6 +192,7 @@ enum Help {
         Usage: docs sync [--remote NAME|URL] [--once | --watch] [--interval SECONDS] [--json]
                          [--resume delete|keep]
                          [--user NAME] [--password-file FILE] [--unsafe-server] [--allow-http]
+                         [--endpoint URL] [--region R] [--profile P]
 
         Syncs the container with a remote: documents changed on one side are copied to the
         other; documents changed on both are merged when their changes do not overlap, and
@@ -201,8 +202,21 @@ enum Help {
 
         The remote is the one `docs remote add` set for the container, or one given with
         --remote: the NAME of an added remote, a folder given as file:///absolute/path (another
-        disk, a mounted share), or a WebDAV folder given as https://host/path/ (Apache,
-        Nextcloud, ownCloud, a NAS). A URL given once is remembered for the container.
+        disk, a mounted share), a WebDAV folder given as https://host/path/ (Apache,
+        Nextcloud, ownCloud, a NAS), or an S3 prefix given as s3://BUCKET/PREFIX (see `docs
+        remote --help`, with --endpoint, --region and --profile). A remote given once is
+        remembered for the container whole: its URL and every setting given with it (the
+        user, the password file's path, --unsafe-server, --allow-http, the S3 settings), never
+        a password or a key; a later sync that names no remote reaches the same one the same
+        way, and a setting given again replaces the one remembered. A container added with
+        `docs remote add` syncs with that remote only: another URL given is refused.
+
+        The remote folder must be apart from the container: one inside the other, however
+        either is reached (links, `..`, another mount of the same folder), is refused, since
+        each pass would copy the container into itself. A folder is written under its lock,
+        which only users who can write the folder can take; a change waits at most 30 seconds
+        for it, then fails naming the process and user holding it, and the next sync tries
+        again.
 
         `docs sync --watch` is the container's sync agent: one runs per container (a second
         stops at once), and apps using the ubiquity API start one when none runs. To keep it
@@ -246,8 +260,9 @@ enum Help {
 
     static let remote = """
         Usage: docs remote add NAME URL [--user U] [--identifier ID] [--interval S] [--on-demand]
-               docs remote add NAME s3://BUCKET/PREFIX [--endpoint URL] [--region R] [--profile P]
                                         [--container PATH] [--password-file FILE] [--allow-http]
+                                        [--unsafe-server]
+               docs remote add NAME s3://BUCKET/PREFIX [--endpoint URL] [--region R] [--profile P]
                docs remote list [--json]
                docs remote remove NAME
                docs remote test NAME|URL [--user U] [--password-file FILE] [--allow-http]
@@ -258,8 +273,10 @@ enum Help {
         FileManager.default.url(forUbiquityContainerIdentifier: ID); ID is iCloud.NAME unless
         --identifier gives one. --interval S is how often its sync agent looks at the remote
         (default 30 seconds; changes here go up as they happen). The settings go in
-        $XDG_CONFIG_HOME/DocumentKit/ubiquity.json (mode 600), with the user name and never a
-        password (give it as `docs sync --help` says). --on-demand leaves documents new from
+        $XDG_CONFIG_HOME/DocumentKit/ubiquity.json (mode 600), with every setting given (the
+        user name, the password file's path, --unsafe-server, --allow-http, the S3 settings)
+        and never a password (give it as `docs sync --help` says): every later sync, and the
+        sync agent, reaches the remote as it was added. --on-demand leaves documents new from
         the remote on the server, listed with a placeholder, until opened or downloaded
         (`docs download NAME`); without it every document is downloaded as it comes.
 
@@ -272,7 +289,8 @@ enum Help {
 
         list: each remote: name, container folder, URL, user, identifier, and whether its
         sync agent runs. --json prints {"remotes": [{"name", "identifier", "container", "url",
-        "user", "downloadsEagerly", "agentRunning"}, ...]}.
+        "user", "passwordFile", "allowsUnsafeServer", "allowsInsecureHTTP", "downloadsEagerly",
+        "agentRunning"}, ...]}.
 
         remove: forgets a remote; the container's documents stay as they are.
 

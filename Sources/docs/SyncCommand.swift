@@ -116,9 +116,21 @@ enum SyncCommand {
         throws -> (address: RemoteAddress, options: RemoteOptions)?
     {
         let ubiquity = try RemoteCommand.configuration()
-        let configured =
-            given.map { name in name.contains("://") ? nil : ubiquity.container(named: name) }
-            ?? ubiquity.container(at: container.url)
+        let added = ubiquity.container(at: container.url)
+        let configured: UbiquityContainer?
+        switch given {
+        case nil: configured = added
+        case let url? where url.contains("://"):
+            // The remote of an added container is the one added: another URL would sync it
+            // with that one, and its agent back with the added one.
+            if let added, url != added.remote {
+                throw DocsFailure.usage(
+                    "\(container.url.path) syncs with the remote “\(added.name)”, \(added.remote) (docs remote list); give no --remote, or remove that one first with docs remote remove \(added.name)",
+                    command: "sync")
+            }
+            configured = added
+        case let name?: configured = ubiquity.container(named: name)
+        }
         let remembered: RemoteAddress?
         if let configured {
             remembered = address(of: configured)

@@ -83,6 +83,9 @@ extension DocsRemoteTests {
         #expect(tested.status == 0, "\(tested.error)")
         let listed = try docs(b, ["remote", "list", "--json"], environment: bareB).output
         #expect(listed.contains("\"passwordFile\":\"\(passwordFile)\""), "\(listed)")
+        // Another URL given for the added container is refused, not silently replaced by it.
+        let other = try docs(b, ["sync", "--remote", collection] + settings, environment: bareB)
+        #expect(other.status == 2 && other.error.contains("syncs with the remote “dav”"), "\(other.error)")
 
         for result in [first, again, added, down, up, tested] {
             #expect(!result.output.contains(password) && !result.error.contains(password))
