@@ -327,6 +327,49 @@ import Testing
         #expect(a.conflicts("changed.txt") == ["changed on b while its journal was lost"])
     }
 
+    /// A journal remembers the remote whole; one of an older version, which kept only its
+    /// display name, still names the remote it synced with, and is not reset by the new form.
+    @Test func theJournalRemembersTheRemoteWholeAndAnOlderJournalStillWorks() throws {
+        let state = try folder.folder("state")
+        let container = try folder.folder("container")
+        try Data("one".utf8).write(to: container.appendingPathComponent("a.txt"))
+        let configuration = SyncConfiguration(stateHome: state)
+        let url = URL(fileURLWithPath: remoteFolder.path).absoluteString
+        // A folder has no setting beyond its URL (the WebDAV and S3 ones: docs's tests).
+        let remote = try SyncRemotes.remote(for: RemoteAddress(url: url))
+        var engine: SyncEngine? = try SyncEngine(container: container, remote: remote, configuration: configuration)
+        #expect(try engine?.sync().uploaded == 1)
+        #expect(
+            try SyncJournal(url: SyncJournal.url(forContainer: container, stateHome: state)).setting(.remoteAddress)
+                == #"{"allowsInsecureHTTP":false,"allowsUnsafeServer":false,"url":"\#(url)"}"#)
+        #expect(
+            try SyncEngine.rememberedRemote(ofContainer: container, configuration: configuration)
+                == RemoteAddress(url: url))
+
+        // As an older version left it: the display name only.
+        try engine?.journal.setSetting(.remoteAddress, nil)
+        engine = nil
+        #expect(
+            try SyncEngine.rememberedRemote(ofContainer: container, configuration: configuration)
+                == RemoteAddress(url: url))
+        engine = try SyncEngine(
+            container: container, remote: try SyncRemotes.remote(for: url), configuration: configuration)
+        let again = try #require(try engine?.sync())
+        #expect(!again.didWork && !again.notes.contains { $0.contains("rescanned") }, "\(again)")
+        engine = nil
+
+        // An older version's S3 display name lacks the store's settings: refused, not read as
+        // the bucket on AWS.
+        let journal = try SyncJournal(url: SyncJournal.url(forContainer: container, stateHome: state))
+        try journal.setSetting(.remoteAddress, nil)
+        try journal.setSetting(.remoteURL, "s3://notes/prefix at http://127.0.0.1:9000")
+        #expect {
+            _ = try SyncEngine.rememberedRemote(ofContainer: container, configuration: configuration)
+        } throws: { error in
+            (error as? SyncError)?.kind == .unusable && "\(error)".contains("give the remote once again")
+        }
+    }
+
     @Test func aSecondSyncOfTheSameContainerIsRefused() throws {
         let devices = try devices("a")
         let a = devices[0]
