@@ -152,7 +152,9 @@ enum Docs {
             {
                 throw DocsFailure.usage("\(option) goes with --remote s3://BUCKET/PREFIX", command: command)
             }
-            let remote = try invocation.remote.map { try RemoteCommand.s3URL($0, invocation, command: command) }
+            let remote = try invocation.remote.map {
+                try RemoteCommand.s3URL($0, invocation, command: command)
+            }
             return try SyncCommand.run(
                 container, remote: remote, options: SyncCommand.options(invocation),
                 mode: invocation.watch ? .watch : .once, interval: interval, json: invocation.json,

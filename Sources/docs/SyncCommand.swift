@@ -85,7 +85,8 @@ enum SyncCommand {
             }
             signal(SIGINT, stop)
             signal(SIGTERM, stop)
-            Output.error("docs: syncing \(container.url.path) with \(engine.remote.displayName); stop with Ctrl-C")
+            Output.error(
+                "docs: syncing \(container.url.path) with \(engine.remote.displayName); stop with Ctrl-C")
             do {
                 try engine.keepSyncing(
                     every: interval, until: { syncStopRequested.load(ordering: .relaxed) },
@@ -141,7 +142,8 @@ enum SyncCommand {
                     command: "sync")
             }
             do {
-                remembered = try SyncEngine.rememberedRemote(ofContainer: container.url, configuration: configuration)
+                remembered = try SyncEngine.rememberedRemote(
+                    ofContainer: container.url, configuration: configuration)
             } catch let error as SyncError {
                 // Given anew, the remote an older version remembered without its settings
                 // does not matter.
@@ -160,7 +162,8 @@ enum SyncCommand {
     static func address(of container: UbiquityContainer) -> RemoteAddress {
         RemoteAddress(
             url: container.remote, user: container.user, passwordFile: container.passwordFile,
-            allowsUnsafeServer: container.allowsUnsafeServer, allowsInsecureHTTP: container.allowsInsecureHTTP)
+            allowsUnsafeServer: container.allowsUnsafeServer, allowsInsecureHTTP: container.allowsInsecureHTTP
+        )
     }
 
     /// One line of counts (or a JSON object), then the notes and failures, one a line.
@@ -201,7 +204,8 @@ enum StatusCommand {
         if let (address, options) = try SyncCommand.remote(for: container, given: nil, options: options) {
             do {
                 states = try SyncEngine.status(
-                    ofContainer: container.url, remote: try SyncRemotes.remote(for: address, options: options),
+                    ofContainer: container.url,
+                    remote: try SyncRemotes.remote(for: address, options: options),
                     configuration: configuration)
             } catch let error as SyncError {
                 // Paused for a remote gone: the pause says what matters; the listing's failure

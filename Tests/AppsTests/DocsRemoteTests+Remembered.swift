@@ -25,7 +25,8 @@ extension DocsRemoteTests {
             let enumerator = FileManager.default.enumerator(atPath: device.root.path)
             while let name = enumerator?.nextObject() as? String {
                 let file = device.root.appendingPathComponent(name)
-                guard !allowed.contains(file), let data = FileManager.default.contents(atPath: file.path) else {
+                guard !allowed.contains(file), let data = FileManager.default.contents(atPath: file.path)
+                else {
                     continue
                 }
                 #expect(!String(decoding: data, as: UTF8.self).contains(secret), "\(file.path)")
@@ -162,7 +163,8 @@ extension DocsRemoteTests {
         let added = try docs(a, ["remote", "add", "dav", server.url] + settings, environment: bareA)
         #expect(added.status == 0, "\(added.error)")
         let synced = try docs(a, ["sync", "--container", a.container.path], environment: bareA)
-        #expect(synced.status == 0 && synced.output.contains("1 uploaded"), "\(synced.output) \(synced.error)")
+        #expect(
+            synced.status == 0 && synced.output.contains("1 uploaded"), "\(synced.output) \(synced.error)")
         #expect(text(at: server.files.appendingPathComponent("Plan.txt")) == "one\n")
 
         // Given to sync once, then not.
@@ -192,7 +194,8 @@ extension DocsRemoteTests {
         func device() throws -> (DocsFolder, [String: String], URL) {
             let device = try DocsFolder()
             let environment = try bareEnvironment(device)
-            let credentials = URL(fileURLWithPath: environment["HOME"]!).appendingPathComponent(".aws/credentials")
+            let credentials = URL(fileURLWithPath: environment["HOME"]!).appendingPathComponent(
+                ".aws/credentials")
             try FileManager.default.createDirectory(
                 at: credentials.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Data("[docs-tests]\naws_access_key_id = \(keyID)\naws_secret_access_key = \(secret)\n".utf8)

@@ -328,7 +328,9 @@ struct DocsSyncTests {
         }
         // Where each holder says it holds its lock: a file the holders may write.
         let held = a.folder.root.appendingPathComponent("held")
-        #expect(FileManager.default.createFile(atPath: held.path, contents: nil, attributes: [.posixPermissions: 0o666]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: held.path, contents: nil, attributes: [.posixPermissions: 0o666]))
         var holders: [Process] = []
         defer {
             for holder in holders {
@@ -353,7 +355,9 @@ struct DocsSyncTests {
         func heldLocks() -> [String] {
             ((try? String(contentsOf: held, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
         }
-        while ContinuousClock.now < settled && heldLocks().count + holders.filter({ !$0.isRunning }).count < holders.count {
+        while ContinuousClock.now < settled
+            && heldLocks().count + holders.filter({ !$0.isRunning }).count < holders.count
+        {
             usleep(10_000)
         }
         #expect(heldLocks() == ["lock"])
@@ -364,7 +368,9 @@ struct DocsSyncTests {
         #expect(!second.timedOut, "sync waited for another user's lock")
         #expect(second.status == 0, "\(second.error)")
         #expect(second.output.contains("1 uploaded"), "\(second.output)")
-        #expect(FileManager.default.contents(atPath: remoteRoot.appendingPathComponent("Two.txt").path) == Data("two\n".utf8))
+        #expect(
+            FileManager.default.contents(atPath: remoteRoot.appendingPathComponent("Two.txt").path)
+                == Data("two\n".utf8))
     }
 
     /// A remote folder that is the container's folder or one around it, reached through a
@@ -415,17 +421,24 @@ struct DocsSyncTests {
         let mounted = try runDocs(
             URL(fileURLWithPath: "/usr/bin/unshare"),
             namespace + [
-                "--propagation", "private", "/bin/sh", "-c", "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"",
-                "sh", root.path, mountPoint.path, DocsBinary.url.path, "sync", "--remote", "file://" + mountPoint.path,
+                "--propagation", "private", "/bin/sh", "-c",
+                "mount --bind \"$1\" \"$2\" && shift 2 && exec \"$@\"",
+                "sh", root.path, mountPoint.path, DocsBinary.url.path, "sync", "--remote",
+                "file://" + mountPoint.path,
             ],
             environment: a.folder.environment.merging(state) { $1 }, input: nil, scratch: root,
             timeout: .seconds(60))
         #expect(mounted.status == 2 && mounted.error.contains("overlap"), "\(mounted.error)")
 
         // Nothing was copied anywhere: the container holds what it held.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: a.folder.container.path).sorted() == ["Plan.txt", "inner"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: a.folder.container.path).sorted() == [
+                "Plan.txt", "inner",
+            ])
         #expect(try FileManager.default.contentsOfDirectory(atPath: inner.path).isEmpty)
-        #expect(!FileManager.default.fileExists(atPath: a.folder.configHome.appendingPathComponent("DocumentKit/ubiquity.json").path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: a.folder.configHome.appendingPathComponent("DocumentKit/ubiquity.json").path))
     }
 
     /// `ste` shows a document on one device while the other edits it: the sync's download

@@ -36,7 +36,8 @@ import Testing
         /// The first line it writes.
         func firstLine() -> String {
             var line = Data()
-            while let byte = try? output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8)
+            while let byte = try? output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty,
+                byte != Data("\n".utf8)
             {
                 line.append(byte)
             }
@@ -45,7 +46,8 @@ import Testing
 
         /// Waits for it to end; its exit status and everything it wrote.
         func finish() -> (status: Int32, output: String) {
-            let text = String(decoding: (try? output.fileHandleForReading.readToEnd()) ?? Data(), as: UTF8.self)
+            let text = String(
+                decoding: (try? output.fileHandleForReading.readToEnd()) ?? Data(), as: UTF8.self)
             process.waitUntilExit()
             return (process.terminationStatus, text)
         }
@@ -93,13 +95,16 @@ import Testing
         #expect(flock.output.contains("Permission denied"), "\(flock.output)")
         let reader = try Stranger([
             "/usr/bin/python3", "-c",
-            "import fcntl, os, sys\nfd = os.open(sys.argv[1], os.O_RDONLY)\nfcntl.lockf(fd, fcntl.LOCK_SH)\n", lock,
+            "import fcntl, os, sys\nfd = os.open(sys.argv[1], os.O_RDONLY)\nfcntl.lockf(fd, fcntl.LOCK_SH)\n",
+            lock,
         ]).finish()
         #expect(reader.status != 0 && reader.output.contains("PermissionError"), "\(reader.output)")
 
         // The lock file of older versions, anyone's to open: its flock holds nothing up.
         let legacy = root.appendingPathComponent(".documentsync/lock")
-        #expect(FileManager.default.createFile(atPath: legacy.path, contents: nil, attributes: [.posixPermissions: 0o644]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: legacy.path, contents: nil, attributes: [.posixPermissions: 0o644]))
         let holder = try Stranger([
             "/usr/bin/python3", "-c",
             "import fcntl, os, sys, time\nfd = os.open(sys.argv[1], os.O_RDONLY)\nfcntl.flock(fd, fcntl.LOCK_SH)\n"
@@ -110,7 +115,9 @@ import Testing
         let started = ContinuousClock.now
         try write(remote, "second.txt", "two\n")
         #expect(ContinuousClock.now - started < .seconds(10))
-        #expect(FileManager.default.contents(atPath: root.appendingPathComponent("second.txt").path) == Data("two\n".utf8))
+        #expect(
+            FileManager.default.contents(atPath: root.appendingPathComponent("second.txt").path)
+                == Data("two\n".utf8))
     }
 
     @Test func aWriterHoldingTheLockIsWaitedForUntilTheDeadlineAndNamed() throws {
@@ -142,12 +149,16 @@ import Testing
         let again = ContinuousClock.now
         let still = #expect(throws: RemoteError.self) { try write(remote, "second.txt", "two\n") }
         #expect(ContinuousClock.now - again < .milliseconds(300))
-        #expect(still?.description.contains("still locked by process \(pid)") == true, "\(still?.description ?? "")")
+        #expect(
+            still?.description.contains("still locked by process \(pid)") == true,
+            "\(still?.description ?? "")")
 
         // Let go: the change goes through.
         holder.stop()
         try write(remote, "second.txt", "two\n")
-        #expect(FileManager.default.contents(atPath: root.appendingPathComponent("second.txt").path) == Data("two\n".utf8))
+        #expect(
+            FileManager.default.contents(atPath: root.appendingPathComponent("second.txt").path)
+                == Data("two\n".utf8))
     }
 
     @Test func threadsOfOneProcessTakeTurnsWithTheLock() throws {

@@ -337,10 +337,12 @@ import Testing
         let url = URL(fileURLWithPath: remoteFolder.path).absoluteString
         // A folder has no setting beyond its URL (the WebDAV and S3 ones: docs's tests).
         let remote = try SyncRemotes.remote(for: RemoteAddress(url: url))
-        var engine: SyncEngine? = try SyncEngine(container: container, remote: remote, configuration: configuration)
+        var engine: SyncEngine? = try SyncEngine(
+            container: container, remote: remote, configuration: configuration)
         #expect(try engine?.sync().uploaded == 1)
         #expect(
-            try SyncJournal(url: SyncJournal.url(forContainer: container, stateHome: state)).setting(.remoteAddress)
+            try SyncJournal(url: SyncJournal.url(forContainer: container, stateHome: state)).setting(
+                .remoteAddress)
                 == #"{"allowsInsecureHTTP":false,"allowsUnsafeServer":false,"url":"\#(url)"}"#)
         #expect(
             try SyncEngine.rememberedRemote(ofContainer: container, configuration: configuration)
@@ -440,7 +442,8 @@ import Testing
         // Separate folders, one reached through a link, still sync.
         let apart = try link("apart", to: elsewhere.path)
         let engine = try SyncEngine(
-            container: container, remote: try SyncRemotes.remote(for: URL(fileURLWithPath: apart.path).absoluteString),
+            container: container,
+            remote: try SyncRemotes.remote(for: URL(fileURLWithPath: apart.path).absoluteString),
             configuration: SyncConfiguration(stateHome: try folder.folder("state")))
         #expect(try engine.sync().failures.isEmpty)
     }

@@ -47,7 +47,12 @@ extension LocalFolderRemote {
         var wait = LockWait(timeout: stuck ? .zero : lockTimeout)
         while true {
             var holder = getpid()
-            if Self.lockTurn.withLock({ taken in taken ? false : { taken = true; return true }() }) {
+            let ourTurn = Self.lockTurn.withLock { taken in
+                guard !taken else { return false }
+                taken = true
+                return true
+            }
+            if ourTurn {
                 // Released once `tryLock` returned, and with it the descriptor it opened.
                 defer { Self.lockTurn.withLock { $0 = false } }
                 switch try tryLock(operation, path, destination: destination, body) {
@@ -59,7 +64,8 @@ extension LocalFolderRemote {
             }
             guard let pause = wait.nextPause() else {
                 lockIsStuck.withLock { $0 = true }
-                let who = holder == getpid() ? "another thread of this process" : ProcessIdentity.describe(holder)
+                let who =
+                    holder == getpid() ? "another thread of this process" : ProcessIdentity.describe(holder)
                 let how = stuck ? "is still locked by \(who), which held it" : "was locked by \(who)"
                 throw failure(
                     .other, operation, path, destination: destination,
@@ -119,7 +125,8 @@ extension LocalFolderRemote {
             let folder = FileStatus(path: absolutePath(.root))
         {
             let folderWrite = folder.permissions & 0o022
-            let wanted = 0o600 | (folderWrite & 0o020 != 0 ? 0o060 : 0) | (folderWrite & 0o002 != 0 ? 0o006 : 0)
+            let wanted =
+                0o600 | (folderWrite & 0o020 != 0 ? 0o060 : 0) | (folderWrite & 0o002 != 0 ? 0o006 : 0)
             if folderWrite & 0o020 != 0, status.group != folder.group {
                 // The folder's group may write it, so it may lock it: a group this user is not
                 // in refuses, and the group stays this user's.

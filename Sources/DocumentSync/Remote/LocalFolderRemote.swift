@@ -81,12 +81,15 @@ public final class LocalFolderRemote: Remote {
     ///   - lockTimeout: How long a change waits for the folder's lock (held by another process
     ///     writing it) before it fails; 30 seconds by default.
     public init(
-        root: URL, displayName: String? = nil, address: RemoteAddress? = nil, lockTimeout: Duration = .seconds(30)
+        root: URL, displayName: String? = nil, address: RemoteAddress? = nil,
+        lockTimeout: Duration = .seconds(30)
     ) {
         self.root = root.standardizedFileURL
         rootPath = self.root.path == "/" ? "" : self.root.path
         self.displayName = displayName ?? self.root.path
-        self.address = address ?? RemoteAddress(url: URL(fileURLWithPath: self.root.path, isDirectory: true).absoluteString)
+        self.address =
+            address
+            ?? RemoteAddress(url: URL(fileURLWithPath: self.root.path, isDirectory: true).absoluteString)
         self.lockTimeout = lockTimeout
     }
 

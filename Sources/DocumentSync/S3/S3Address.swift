@@ -124,7 +124,8 @@ extension SyncRemotes {
         configuration.allowsInsecureHTTP = options.allowsInsecureHTTP
         // The credentials are the environment's or the profile's, named in the URL: no user
         // or password file of a WebDAV server belongs to it.
-        configuration.address = RemoteAddress(url: address.url, allowsInsecureHTTP: options.allowsInsecureHTTP)
+        configuration.address = RemoteAddress(
+            url: address.url, allowsInsecureHTTP: options.allowsInsecureHTTP)
         configuration.connections = options.connections
         configuration.timeout = options.timeout
         let remote: S3Remote

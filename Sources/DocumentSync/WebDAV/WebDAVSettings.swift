@@ -126,7 +126,9 @@ extension SyncRemotes {
         configuration.allowsInsecureHTTP = options.allowsInsecureHTTP
         var address = RemoteAddress(url: shown, options: options)
         address.user =
-            URLComponents(url: url, resolvingAgainstBaseURL: false)?.user.map { $0.removingPercentEncoding ?? $0 }
+            URLComponents(url: url, resolvingAgainstBaseURL: false)?.user.map {
+                $0.removingPercentEncoding ?? $0
+            }
             ?? sources.user
         configuration.connections = options.connections
         configuration.timeout = options.timeout
