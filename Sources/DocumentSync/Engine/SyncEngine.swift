@@ -97,6 +97,17 @@ extension SyncConfiguration {
 /// anything, naming every document it would delete (``pause``); the user answers "delete
 /// them" or "keep them" (``resume(_:pause:)``), and only what was named is ever deleted.
 ///
+/// The journal remembers the remote whole (its ``Remote/address``: the URL and every setting
+/// it was given, never a secret), so that a later sync that names no remote reaches the same
+/// one the same way (``rememberedRemote(ofContainer:configuration:)``). The journal starts
+/// again only when the remote's display name changes, as it did before the address was kept,
+/// so that a journal of an older version goes on as it was.
+///
+/// A container and a folder remote that are one folder, or one inside the other, however
+/// either is reached (links at any level, `..` after a link, another mount of the folder),
+/// are refused before anything is done (``checkSeparate(container:remote:)``): each pass
+/// would copy the container into itself.
+///
 /// One engine per container at a time, across processes: a second one throws
 /// ``SyncError/Kind/busy``. Use an engine from one thread.
 public final class SyncEngine {

@@ -211,6 +211,32 @@ extension UbiquitySettingsTests {
             }
         }
 
+        /// Every setting a remote was added with is kept, and a file an older version wrote,
+        /// which has fewer, is read with the ones it lacks off.
+        @Test func aContainersRemoteSettingsAreKeptAndAnOlderFileStillReads() throws {
+            let tree = try TemporaryTree()
+            try withSettings(in: tree) {
+                let added = UbiquityContainer(
+                    name: "dav", identifier: "iCloud.dav", folder: tree.file("Notes").path,
+                    remote: "https://dav.example.com/notes/", user: "ana", downloadsEagerly: false,
+                    pollSeconds: 5, passwordFile: "/home/ana/.config/notes-password",
+                    allowsUnsafeServer: true,
+                    allowsInsecureHTTP: true)
+                try UbiquityConfiguration.update { try $0.add(added) }
+                #expect(try UbiquityConfiguration.load().containers == [added])
+
+                try Data(
+                    """
+                    {"containers": [{"name": "old", "identifier": "iCloud.old", "folder": "/home/ana/Old",
+                      "remote": "file:///srv/old", "downloadsEagerly": true}]}
+                    """.utf8
+                ).write(to: UbiquityConfiguration.fileURL)
+                let old = try #require(try UbiquityConfiguration.load().containers.first)
+                #expect(old.remote == "file:///srv/old" && old.user == nil && old.passwordFile == nil)
+                #expect(!old.allowsUnsafeServer && !old.allowsInsecureHTTP && old.pollSeconds == nil)
+            }
+        }
+
         @Test func changesFromManyThreadsAtOnceAreAllKept() throws {
             let tree = try TemporaryTree()
             try withSettings(in: tree) {
