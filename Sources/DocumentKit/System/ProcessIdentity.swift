@@ -43,7 +43,8 @@ package enum ProcessIdentity {
     }
 
     /// “process PID (user NAME)”, as much of it as the system tells: the user's name, else its
-    /// number, else nothing; “a process on another computer” for pid 0.
+    /// number, else nothing; for pid 0 (a lock held from another computer of a network file
+    /// system), that the system does not name it.
     package static func describe(_ pid: pid_t) -> String {
         guard pid > 0 else { return "a process the system does not name (on another computer?)" }
         guard let uid = user(of: pid) else { return "process \(pid)" }
