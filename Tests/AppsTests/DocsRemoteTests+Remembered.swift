@@ -94,89 +94,41 @@ extension DocsRemoteTests {
         expectNoFile(of: [a, b], holds: password)
     }
 
-    /// `rclone serve webdav`: a server that honours no write condition and fakes its locks,
-    /// which only `--unsafe-server` syncs with. Stopped when the value goes.
-    final class UnsafeServer {
-        let process = Process()
-        let url: String
-        let files: URL
-
-        init(in root: URL, user: String, password: String) throws {
-            files = root.appendingPathComponent("unsafe-server", isDirectory: true)
-            try FileManager.default.createDirectory(at: files, withIntermediateDirectories: true)
-            let users = root.appendingPathComponent("unsafe-server.htpasswd")
-            let hash = Process()
-            hash.executableURL = URL(fileURLWithPath: "/usr/bin/htpasswd")
-            hash.arguments = ["-ciB", users.path, user]
-            let input = Pipe()
-            hash.standardInput = input
-            hash.standardError = FileHandle.nullDevice
-            try hash.run()
-            try input.fileHandleForWriting.write(contentsOf: Data(password.utf8))
-            try input.fileHandleForWriting.close()
-            hash.waitUntilExit()
-            try #require(hash.terminationStatus == 0, "htpasswd failed")
-
-            let log = root.appendingPathComponent("unsafe-server.log")
-            #expect(FileManager.default.createFile(atPath: log.path, contents: nil))
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/rclone")
-            process.arguments = [
-                "serve", "webdav", files.path, "--addr", "127.0.0.1:0", "--htpasswd", users.path,
-            ]
-            process.environment = ["RCLONE_CONFIG": "/dev/null", "PATH": "/usr/bin:/bin"]
-            let output = try FileHandle(forWritingTo: log)
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            // It says where it listens: "WebDav Server started on http://127.0.0.1:PORT/".
-            let deadline = ContinuousClock.now + .seconds(20)
-            var found: String?
-            while found == nil && ContinuousClock.now < deadline && process.isRunning {
-                let text = String(decoding: (try? Data(contentsOf: log)) ?? Data(), as: UTF8.self)
-                found = text.range(of: "started on ").map {
-                    String(text[$0.upperBound...].prefix { !$0.isWhitespace })
-                }
-                if found == nil { usleep(20_000) }
-            }
-            url = try #require(found, "rclone serve webdav did not start")
-        }
-
-        deinit {
-            // SIGKILL: it inherits the test process's blocked signals.
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
-    }
-
+    /// wsgidav, which the probe refuses (its ETags stay the same for a second, so a write
+    /// within it cannot be told): a server only `--unsafe-server` syncs with.
     @Test func aServerAllowedWithUnsafeServerStaysAllowedForLaterSyncsAndTheAgent() throws {
         defer { try? FileManager.default.removeItem(at: remoteRoot) }
         let passwordFile = try testServerSetting("DOCUMENTSYNC_WEBDAV_PASSWORD_FILE")
         let password = try String(contentsOfFile: passwordFile, encoding: .utf8)
-        let user = "sync"
-        let a = try DocsFolder()
-        let server = try UnsafeServer(in: a.root, user: user, password: password)
+        let user = try testServerSetting("DOCUMENTSYNC_WEBDAV_USER")
+        let url = try makeCollection(
+            in: try testServerSetting("DOCUMENTSYNC_WEBDAV_WSGIDAV"), user: user, password: password)
+        let served = URL(fileURLWithPath: try testServerSetting("DOCUMENTSYNC_WEBDAV_DATA"))
+            .appendingPathComponent("wsgidav/data")
+            .appendingPathComponent(URL(string: url)!.lastPathComponent)
         let settings = ["--unsafe-server", "--user", user, "--password-file", passwordFile]
+        let a = try DocsFolder()
 
         // Added once: synced as the agent syncs it (`docs sync --container FOLDER`).
         let bareA = try bareEnvironment(a)
         #expect(try docs(a, ["new", "Plan", "--from", "-"], input: Data("one\n".utf8)).status == 0)
-        let added = try docs(a, ["remote", "add", "dav", server.url] + settings, environment: bareA)
+        let added = try docs(a, ["remote", "add", "dav", url] + settings, environment: bareA)
         #expect(added.status == 0, "\(added.error)")
         let synced = try docs(a, ["sync", "--container", a.container.path], environment: bareA)
         #expect(
             synced.status == 0 && synced.output.contains("1 uploaded"), "\(synced.output) \(synced.error)")
-        #expect(text(at: server.files.appendingPathComponent("Plan.txt")) == "one\n")
+        #expect(text(at: served.appendingPathComponent("Plan.txt")) == "one\n")
 
         // Given to sync once, then not.
         let b = try DocsFolder()
         let bareB = try bareEnvironment(b)
-        let first = try docs(b, ["sync", "--remote", server.url] + settings, environment: bareB)
+        let first = try docs(b, ["sync", "--remote", url] + settings, environment: bareB)
         #expect(first.status == 0, "\(first.error)")
         #expect(try b.contents("Plan.txt") == "one\n")
         try b.write("Plan.txt", "one\ntwo\n")
         let again = try docs(b, ["sync"], environment: bareB)
         #expect(again.status == 0 && again.output.contains("1 uploaded"), "\(again.output) \(again.error)")
-        #expect(text(at: server.files.appendingPathComponent("Plan.txt")) == "one\ntwo\n")
+        #expect(text(at: served.appendingPathComponent("Plan.txt")) == "one\ntwo\n")
         expectNoFile(of: [a, b], holds: password)
     }
 
