@@ -291,6 +291,14 @@ extension SyncEngine {
             return .notTaken
         }
         let path = RemotePath(description.path)
+        // The path is a server's word like a listed name: one that is not a document's path
+        // ("..", NUL, the metadata folder) would put the conflict version's bytes elsewhere.
+        guard !path.isRoot, !path.isMetadata, path.components.allSatisfy(RemotePath.isValidComponent) else {
+            summary.notes.append(
+                "conflict \(id): its description on \(remote.displayName) names \(RemotePath.shown(description.path)), which is not a document's path; left alone"
+            )
+            return .notTaken
+        }
         if let movedFrom, path == movedFrom { return .notTaken }
         let url = localURL(path)
         // The item comes first: a conflict version of nothing waits for the item to arrive.

@@ -291,7 +291,7 @@ public final class SyncEngine {
         let local = try SyncTrees.local(
             container, expected: known.count, leftovers: leftovers, placeholders: { placeholders.insert($0) }
         ) { url, reason in
-            notes.append("\(url.path): not synced: \(reason)")
+            notes.append("\(RemotePath.escaped(url.path)): not synced: \(reason)")
         }
         let requested = UbiquityDownloadRequests(forContainer: container, stateHome: configuration.stateHome)
             .load().map(RemotePath.init)

@@ -10,7 +10,7 @@ struct LocalEntry: Hashable, Sendable {
 /// The two trees a pass compares: the container's items and the remote's, by path.
 enum SyncTrees {
     /// How the names of sync's own temporary files begin, beside the documents they become.
-    static let temporaryPrefix = ".documentsync-"
+    static let temporaryPrefix = RemotePath.reservedPrefix
 
     /// Every item of the container below `root`, by path: regular files and folders whose
     /// names are UTF-8 in NFC and not hidden. Links, sockets and the like are not synced.
@@ -49,6 +49,10 @@ enum SyncTrees {
                     return false
                 }
                 guard RemotePath.isValidComponent(name), name.utf8.first != UInt8(ascii: ".") else {
+                    // A name sync would refuse in a remote's listing is never uploaded either.
+                    if name.utf8.first != UInt8(ascii: "."), let problem = RemotePath.problem(withName: name) {
+                        unsyncable?(url.appendingPathComponent(name), "its name \(problem)")
+                    }
                     if let placeholders,
                         let document = UbiquityPlaceholder.documentName(forPlaceholderName: name),
                         RemotePath.isValidComponent(document)

@@ -136,8 +136,7 @@ public final class LocalFolderRemote: Remote {
             case .failure(let errno): throw failure(errno, .list, folder.appending(name), missing: .notFound)
             }
         }
-        entries.sort { $0.name < $1.name }
-        return RemoteListing(folder: folder, entries: entries, folderTag: Self.tag(folderStatus))
+        return try checkedListing(folder, entries, folderTag: Self.tag(folderStatus))
     }
 
     public func entry(at path: RemotePath) throws -> RemoteEntry? {

@@ -144,13 +144,69 @@ public struct RemotePath: Hashable, Sendable, Comparable, CustomStringConvertibl
     }
 
     /// Whether `component` can be a name on any remote: not empty, not "." or "..", and
-    /// without "/" or NUL. A remote may refuse more (a length limit, reserved names).
+    /// without "/", NUL or another control character (see ``problem(withName:)``). A remote
+    /// may refuse more (a length limit, reserved names).
     public static func isValidComponent(_ component: String) -> Bool {
-        !component.isEmpty && component != "." && component != ".."
-            && !component.utf8.contains(where: { $0 == 0 || $0 == slash })
+        problem(withName: component) == nil
+    }
+
+    /// Why `name` cannot be one item's name, on a remote or here, in words that follow "it"
+    /// ("is empty", "holds a control character"); nil when it can.
+    ///
+    /// A name is one component: not empty, not "." or ".." (the folder itself and its parent),
+    /// without "/" (which would make it several names) and without NUL or another control
+    /// character (C0, DEL and C1: they end a C string early, or give orders to a terminal that
+    /// shows the name). A name a server gives is checked with this when its listing is parsed,
+    /// and a name sync writes must pass it too, so that sync never makes a name it would refuse
+    /// in a listing.
+    public static func problem(withName name: String) -> String? {
+        if name.isEmpty { return "is empty" }
+        if name == "." || name == ".." { return "is “\(name)”, which names a folder itself or its parent" }
+        var previous: UInt8 = 0
+        for byte in name.utf8 {
+            if byte == slash { return "holds “/”, which would make it several names" }
+            if byte == 0 { return "holds a NUL character" }
+            // C0 and DEL are single bytes; C1 (U+0080–U+009F) is 0xC2 then 0x80–0x9F in UTF-8.
+            if byte < 0x20 || byte == 0x7F || (previous == 0xC2 && (0x80...0x9F).contains(byte)) {
+                return "holds a control character"
+            }
+            previous = byte
+        }
+        return nil
+    }
+
+    /// `name` as messages show it: between quotes, escaped (see ``escaped(_:)``).
+    static func shown(_ name: String) -> String { "“" + escaped(name) + "”" }
+
+    /// `text` with every control character written as its escape (`\u{1B}`), so that a name
+    /// from a server cannot give orders to the terminal that shows a message.
+    static func escaped(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                escaped += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     private static let slash = UInt8(ascii: "/")
+
+    /// How the names begin that sync keeps for its own files beside the documents: a download
+    /// or a merge on its way here (`.documentsync-….download`), a write in progress on a remote
+    /// (``writeInProgressPrefix``), a probe of a server. Hidden, so never a document: a listing
+    /// leaves them out, and the engine never takes one for an item.
+    static let reservedPrefix = ".documentsync-"
+
+    /// Whether `name` is one sync keeps for its own files (see ``reservedPrefix``).
+    static func isReserved(_ name: String) -> Bool { name.utf8.starts(with: reservedPrefix.utf8) }
 
     /// How the hidden names begin that a remote writes a file under before moving it into
     /// place: listings pass over them, and no item may be given one.
@@ -193,7 +249,8 @@ public struct RemotePath: Hashable, Sendable, Comparable, CustomStringConvertibl
         return string.isEmpty || !afterSlash
     }
 
-    private static func normalized(_ component: String) -> String {
+    /// `component` in NFC.
+    static func normalized(_ component: String) -> String {
         // Most names are ASCII, which is NFC already: skip Foundation's normalisation for them.
         if component.utf8.allSatisfy({ $0 < 0x80 }) { return component }
         return component.precomposedStringWithCanonicalMapping

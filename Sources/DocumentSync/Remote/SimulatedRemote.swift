@@ -142,9 +142,8 @@ public final class SimulatedRemote: Remote {
             guard node.kind == .folder else { throw failure(.notAFolder, .list, folder) }
             let entries = tree.filter { $0.key.parent == folder && !$0.key.isRoot }
                 .map { $0.value.entry(named: $0.key.name) }
-                .sorted { $0.name < $1.name }
             if case .timeoutAfterApplying = fault { throw failure(.timedOut, .list, folder) }
-            return RemoteListing(folder: folder, entries: entries, folderTag: node.tag)
+            return try checkedListing(folder, entries, folderTag: node.tag)
         }
     }
 

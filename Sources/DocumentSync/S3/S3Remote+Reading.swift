@@ -22,9 +22,13 @@ extension S3Remote {
     }
 
     /// Every page of `ListObjectsV2` of `prefix`, in order, to `body`; with `delimiter`, keys
-    /// in subfolders come as their folder's common prefix. A listing is over only when a page
-    /// says it is not truncated; a page that says it is but gives no token to go on is an
-    /// error, never the end.
+    /// in subfolders come as their folder's common prefix.
+    ///
+    /// A listing is over only when a page says it is not truncated, in a whole document (see
+    /// ``S3XML``: a body cut short is never read as the last page). A page that says it goes on
+    /// but gives no token to go on with, a token given before (the listing would go round for
+    /// ever), or pages that bring no key or prefix not seen before (more than a few in a row)
+    /// fail the listing: it is never taken as complete.
     ///
     /// - Parameter pages: The most pages to ask for (nil: all); a caller that asks for fewer
     ///   knows the listing may go on.
@@ -34,6 +38,9 @@ extension S3Remote {
     ) throws {
         var continuation: String?
         var count = 0
+        var tokens: Set<String> = []
+        var seen: Set<String> = []
+        var pagesWithNothingNew = 0
         repeat {
             var query = [("list-type", "2"), ("prefix", prefix), ("encoding-type", "url")]
             if delimiter { query.append(("delimiter", "/")) }
@@ -46,14 +53,37 @@ extension S3Remote {
             let page = try parsePage(try xml(answer, operation, path), operation, path)
             try body(page)
             count += 1
-            if page.isTruncated, page.continuation == nil {
+            guard page.isTruncated else { return }
+            guard let token = page.continuation else {
                 throw failure(
                     .other, operation, path,
                     detail: "the store's listing says it goes on but gives no continuation token")
             }
-            continuation = page.isTruncated ? page.continuation : nil
-        } while continuation != nil && count < (pages ?? .max)
+            guard tokens.insert(token).inserted else {
+                throw failure(
+                    .other, operation, path,
+                    detail:
+                        "the store's listing gives the continuation token \(RemotePath.shown(token)) a second time (after \(count) pages): it would go round for ever"
+                )
+            }
+            var new = false
+            for object in page.objects where seen.insert(object.key).inserted { new = true }
+            for prefix in page.prefixes where seen.insert(prefix).inserted { new = true }
+            pagesWithNothingNew = new ? 0 : pagesWithNothingNew + 1
+            if pagesWithNothingNew > Self.mostPagesWithNothingNew {
+                throw failure(
+                    .other, operation, path,
+                    detail:
+                        "the store's listing gave \(pagesWithNothingNew) pages in a row that say it goes on but hold nothing new (after \(count) pages)"
+                )
+            }
+            continuation = token
+        } while count < (pages ?? .max)
     }
+
+    /// How many pages in a row a listing may give that hold no key or prefix it did not give
+    /// before: a store may give an empty page now and then, never many.
+    static let mostPagesWithNothingNew = 8
 
     private func parsePage(_ xml: S3XML, _ operation: RemoteError.Operation, _ path: RemotePath) throws
         -> Page
@@ -63,22 +93,40 @@ extension S3Remote {
                 .other, operation, path, detail: "the store answered a listing with <\(xml.root.name)>")
         }
         let encoded = xml.root.value("EncodingType") == "url"
-        func decoded(_ text: String) -> String {
+        func decoded(_ text: String) throws -> String {
             guard encoded else { return text }
-            return text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? text
+            guard let decoded = text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding else {
+                throw failure(
+                    .other, operation, path,
+                    detail: "the store's listing gives a key that is not valid: \(RemotePath.shown(text))")
+            }
+            return decoded
         }
         var page = Page()
-        page.isTruncated = xml.root.value("IsTruncated") == "true"
+        switch xml.root.value("IsTruncated") {
+        case "true": page.isTruncated = true
+        case "false": page.isTruncated = false
+        case let other:
+            // Missing, it cannot be taken for "false": that would end the listing where the
+            // store did not say it ends.
+            throw failure(
+                .other, operation, path,
+                detail:
+                    "the store's listing page says neither that it is complete nor that it goes on (IsTruncated is \(other.map(RemotePath.shown) ?? "missing"))"
+            )
+        }
         page.continuation = xml.root.value("NextContinuationToken").flatMap { $0.isEmpty ? nil : $0 }
         for contents in xml.root.children("Contents") {
-            guard let key = contents.value("Key") else { continue }
+            guard let key = contents.value("Key") else {
+                throw failure(.other, operation, path, detail: "the store's listing gives an object without a key")
+            }
             page.objects.append(
                 Object(
-                    key: decoded(key), etag: contents.value("ETag") ?? "",
+                    key: try decoded(key), etag: contents.value("ETag") ?? "",
                     size: contents.value("Size").flatMap(Int64.init) ?? 0))
         }
         for common in xml.root.children("CommonPrefixes") {
-            if let prefix = common.value("Prefix") { page.prefixes.append(decoded(prefix)) }
+            if let prefix = common.value("Prefix") { page.prefixes.append(try decoded(prefix)) }
         }
         return page
     }
@@ -88,30 +136,47 @@ extension S3Remote {
         object.size == Int64(Self.tombstoneBytes.count) && Self.tag(object.etag) == Self.tombstoneTag
     }
 
+    /// The one name `key` gives in the folder listed with prefix `prefix`, as the store spells
+    /// it: a key outside the prefix, or one that is more than a name (with a "/", an empty or
+    /// "." name), fails the listing.
+    private func name(ofKey key: String, in prefix: String, _ folder: RemotePath) throws -> String {
+        guard key.hasPrefix(prefix) else {
+            throw failure(
+                .other, .list, folder,
+                detail: "the store's listing gives a key outside the prefix asked for: \(RemotePath.shown(key))")
+        }
+        let name = String(key.dropFirst(prefix.count))
+        try checkListedName(name, .list, folder)
+        return name
+    }
+
     public func list(_ folder: RemotePath) throws -> RemoteListing {
         try validate(folder, .list, allowingRoot: true)
         sweepStaleUploadsOnce()
         let prefix = folderKey(folder)
-        var entries: [String: RemoteEntry] = [:]
+        var files: [RemoteEntry] = []
+        var folders: [String: RemoteEntry] = [:]
+        var keys: [String] = []
         var sawAnything = false
         try listPages(prefix: prefix, delimiter: true, .list, folder) { page in
             for object in page.objects {
                 sawAnything = true
-                // The folder's own marker, and keys that are not one name (a "//" in a key).
-                guard object.key != prefix, !isTombstone(object), let path = path(ofKey: object.key),
-                    path.parent == folder
-                else { continue }
-                entries[path.name] = RemoteEntry(
-                    name: path.name, kind: .file, size: object.size, tag: Self.tag(object.etag))
+                // The folder's own marker.
+                guard object.key != prefix, !isTombstone(object) else { continue }
+                let name = try name(ofKey: object.key, in: prefix, folder)
+                files.append(RemoteEntry(name: name, kind: .file, size: object.size, tag: Self.tag(object.etag)))
+                keys.append(object.key)
             }
             for common in page.prefixes {
                 sawAnything = true
-                guard let path = path(ofKey: String(common.dropLast())), path.parent == folder else {
-                    continue
+                guard common.hasSuffix("/") else {
+                    throw failure(
+                        .other, .list, folder,
+                        detail: "the store's listing gives a folder not ending in “/”: \(RemotePath.shown(common))")
                 }
-                // A name that is both a file and a folder (two devices made them at once, or
-                // another tool): the folder is listed, as it holds more.
-                entries[path.name] = RemoteEntry(name: path.name, kind: .folder, size: 0, tag: Self.folderTag)
+                let name = try name(ofKey: String(common.dropLast()), in: prefix, folder)
+                folders[name] = RemoteEntry(name: name, kind: .folder, size: 0, tag: Self.folderTag)
+                keys.append(String(common.dropLast()))
             }
         }
         if !sawAnything {
@@ -127,25 +192,59 @@ extension S3Remote {
             }
             if !folder.isRoot { throw failure(.notFound, .list, folder) }
         }
-        return RemoteListing(
-            folder: folder, entries: entries.values.sorted { $0.name < $1.name }, folderTag: Self.folderTag)
+        // A name that is both a file and a folder (two devices made them at once, or another
+        // tool): the folder is listed, as it holds more.
+        let entries = files.filter { folders[$0.name] == nil } + folders.values
+        let listing = try checkedListing(folder, entries, folderTag: Self.folderTag)
+        for key in keys { _ = path(ofKey: key) }
+        return listing
     }
 
     /// Every item of the container from one paginated listing of the prefix: files from their
-    /// keys, folders from the keys inside them and from their markers.
+    /// keys, folders from the keys inside them and from their markers. Every key's names are
+    /// checked as ``list(_:)`` checks them (see ``Remote/checkedListing(_:_:folderTag:)``): a
+    /// name that cannot be an item's, two spellings of one name, or one key listed twice and
+    /// differently fail the listing.
     public func listTree() throws -> [RemotePath: RemoteEntry]? {
         sweepStaleUploadsOnce()
         var found: [RemotePath: RemoteEntry] = [:]
+        /// The key each file was found at: for two spellings of one path, and one key twice.
+        var fileKeys: [RemotePath: String] = [:]
         var sawAnything = false
         try listPages(prefix: keyPrefix, delimiter: false, .list, .root) { page in
             for object in page.objects {
                 sawAnything = true
+                // The container's own marker.
+                guard object.key != keyPrefix, !isTombstone(object) else { continue }
                 let isMarker = object.key.hasSuffix("/")
-                guard !isTombstone(object),
-                    let path = path(ofKey: isMarker ? String(object.key.dropLast()) : object.key),
-                    !path.isRoot,
-                    !path.components.contains(where: { $0.utf8.first == UInt8(ascii: ".") })
-                else { continue }
+                guard
+                    let names = try names(
+                        ofKey: isMarker ? String(object.key.dropLast()) : object.key, .list, .root)
+                else {
+                    throw failure(
+                        .other, .list, .root,
+                        detail:
+                            "the store's listing gives a key outside the prefix asked for: \(RemotePath.shown(object.key))"
+                    )
+                }
+                guard !names.contains(where: { $0.utf8.first == UInt8(ascii: ".") }) else { continue }
+                let path = path(ofNames: names)
+                if !isMarker, let seenAt = fileKeys.updateValue(object.key, forKey: path) {
+                    guard seenAt == object.key else {
+                        throw failure(
+                            .other, .list, .root,
+                            detail:
+                                "it lists two items, \(RemotePath.shown(seenAt)) and \(RemotePath.shown(object.key)), whose names differ only in how their letters are encoded (Unicode normalisation); rename one on the remote"
+                        )
+                    }
+                    let entry = RemoteEntry(
+                        name: path.name, kind: .file, size: object.size, tag: Self.tag(object.etag))
+                    guard found[path].map({ $0.kind == .folder || $0 == entry }) ?? true else {
+                        throw failure(
+                            .other, .list, .root,
+                            detail: "it lists \(RemotePath.shown(object.key)) twice, and differently")
+                    }
+                }
                 // A file and a folder of one name: the folder is kept, as in ``list(_:)``.
                 var folder = path.parent
                 while !folder.isRoot, found[folder]?.kind != .folder {

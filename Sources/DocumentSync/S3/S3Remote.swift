@@ -218,17 +218,38 @@ public final class S3Remote: Remote {
         path.isRoot ? keyPrefix : key(path) + "/"
     }
 
-    /// The path a key under the prefix names, in NFC; nil for a key outside it. Records the
-    /// store's spelling of names that are not NFC.
+    /// The path a key under the prefix names, in NFC; nil for a key outside it, or one whose
+    /// names cannot be an item's (``names(ofKey:_:_:)``). Records the store's spelling of names
+    /// that are not NFC.
     func path(ofKey key: String) -> RemotePath? {
+        guard let names = try? names(ofKey: key, .list, .root) else { return nil }
+        return path(ofNames: names)
+    }
+
+    /// The names a key gives below the prefix, as the store spells them; nil for a key outside
+    /// the prefix.
+    ///
+    /// Each is checked when the listing is read: a key is any bytes, and `a/../../x`, `a//b`
+    /// or one holding NUL or a control character must never reach the engine (see
+    /// ``Remote/checkListedName(_:_:_:)``).
+    ///
+    /// - Throws: ``RemoteError`` for `operation` on `path` when a name cannot be an item's.
+    func names(ofKey key: String, _ operation: RemoteError.Operation, _ path: RemotePath) throws
+        -> [String]?
+    {
         guard key.hasPrefix(keyPrefix) else { return nil }
-        let relative = String(key.dropFirst(keyPrefix.count))
-        let path = RemotePath(relative)
-        if path.string != relative, !path.isRoot,
-            relative.split(separator: "/").count == path.components.count
-        {
-            spellings.withLock { $0[path] = relative.split(separator: "/").joined(separator: "/") }
-        }
+        let names = key.dropFirst(keyPrefix.count).split(separator: "/", omittingEmptySubsequences: false)
+            .map(String.init)
+        for name in names { try checkListedName(name, operation, path) }
+        return names
+    }
+
+    /// The path of `names`, as ``names(ofKey:_:_:)`` gives them, in NFC; records the store's
+    /// spelling when it is not.
+    func path(ofNames names: [String]) -> RemotePath {
+        let path = RemotePath(components: names)
+        let spelled = names.joined(separator: "/")
+        if path.string != spelled { spellings.withLock { $0[path] = spelled } }
         return path
     }
 

@@ -39,22 +39,32 @@ struct S3XML {
         return String(decoding: bytes[first...last], as: UTF8.self)
     }
 
-    /// The XML did not parse.
+    /// The XML did not parse, or is not a whole document.
     struct Malformed: Error, CustomStringConvertible {
         let description: String
     }
 
     let root: Element
 
+    /// Parses `data`, which must be one whole document: `XMLParser` accepts a body cut short
+    /// (its elements never closed), and a listing page cut before its `<IsTruncated>` would
+    /// otherwise read as the last page.
+    ///
+    /// - Throws: ``Malformed`` when it is not well-formed XML, or ends before every element it
+    ///   opened has closed.
     init(parsing data: Data) throws {
         let builder = Builder()
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = true
+        parser.shouldResolveExternalEntities = false
         parser.delegate = builder
         guard parser.parse(), let root = builder.root else {
             throw Malformed(
                 description:
                     "not well-formed XML (\(parser.parserError.map { "\($0)" } ?? "no root element"))")
+        }
+        guard builder.open.isEmpty else {
+            throw Malformed(description: "not well-formed XML (it ends before its elements close)")
         }
         self.root = root
     }

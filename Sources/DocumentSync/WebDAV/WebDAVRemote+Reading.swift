@@ -16,7 +16,8 @@ extension WebDAVRemote {
         var folderTag: RemoteTag?
         var sawItself = false
         for response in responses where response.hasProperties {
-            let path = try path(ofHref: response.href, .list, folder)
+            let names = try names(ofHref: response.href, .list, folder)
+            let path = path(ofNames: names)
             if path == folder {
                 guard response.isCollection else { throw failure(.notAFolder, .list, folder) }
                 sawItself = true
@@ -35,15 +36,15 @@ extension WebDAVRemote {
                 removeIfAbandoned(path, response)
                 continue
             }
-            entries.append(entry(response, named: path.name))
+            // As the server spells it: the check finds two spellings of one name.
+            entries.append(entry(response, named: names.last ?? path.name))
         }
         guard sawItself else {
             throw failure(
                 .other, .list, folder,
                 detail: "the server's PROPFIND answer does not describe the folder itself")
         }
-        entries.sort { $0.name < $1.name }
-        return RemoteListing(folder: folder, entries: entries, folderTag: folderTag)
+        return try checkedListing(folder, entries, folderTag: folderTag)
     }
 
     public func entry(at path: RemotePath) throws -> RemoteEntry? {

@@ -289,9 +289,34 @@ public final class WebDAVRemote: Remote {
     /// The path an href names, relative to the collection, in NFC; records the server's spelling
     /// of names that are not.
     ///
-    /// - Throws: ``RemoteError`` when the href is outside the collection or not valid.
+    /// - Throws: ``RemoteError`` when the href is outside the collection or not valid, or a
+    ///   name in it cannot be an item's (see ``names(ofHref:_:_:)``).
     func path(ofHref href: String, _ operation: RemoteError.Operation, _ listed: RemotePath) throws
         -> RemotePath
+    {
+        path(ofNames: try names(ofHref: href, operation, listed))
+    }
+
+    /// The path of `names`, as ``names(ofHref:_:_:)`` gives them, in NFC; records the server's
+    /// spelling of the last when it is not.
+    func path(ofNames names: [String]) -> RemotePath {
+        let path = RemotePath(components: names)
+        if !path.isRoot, let raw = names.last, raw != path.name {
+            spellings.withLock { $0[path] = raw }
+        }
+        return path
+    }
+
+    /// The names an href gives below the collection, percent-decoded, as the server spells them.
+    ///
+    /// Each is checked when the answer is read: a `%2F` decodes to a "/" inside one name, a
+    /// `%2e%2e` to "..", a `%00` to NUL, and such a name must never reach the engine (see
+    /// ``Remote/checkListedName(_:_:_:)``).
+    ///
+    /// - Throws: ``RemoteError`` when the href is outside the collection or not valid, or a
+    ///   name in it cannot be an item's.
+    func names(ofHref href: String, _ operation: RemoteError.Operation, _ listed: RemotePath) throws
+        -> [String]
     {
         var encoded = Substring(href)
         if let scheme = encoded.range(of: "://") {
@@ -302,7 +327,8 @@ public final class WebDAVRemote: Remote {
         for segment in encoded.split(separator: "/") {
             guard let decoded = segment.removingPercentEncoding else {
                 throw failure(
-                    .other, operation, listed, detail: "the server gave an href that is not valid: \(href)")
+                    .other, operation, listed,
+                    detail: "the server gave an href that is not valid: \(RemotePath.shown(href))")
             }
             segments.append(decoded)
         }
@@ -313,14 +339,11 @@ public final class WebDAVRemote: Remote {
         else {
             throw failure(
                 .other, operation, listed,
-                detail: "the server gave an href outside the remote's folder: \(href)")
+                detail: "the server gave an href outside the remote's folder: \(RemotePath.shown(href))")
         }
         let names = Array(segments[baseSegments.count...])
-        let path = RemotePath(components: names)
-        if !path.isRoot, let raw = names.last, raw != path.name {
-            spellings.withLock { $0[path] = raw }
-        }
-        return path
+        for name in names { try checkListedName(name, operation, listed) }
+        return names
     }
 
     /// The entry of a parsed response.

@@ -152,7 +152,7 @@ final class FaultProxy: Sendable {
 extension FaultProxy {
     /// What the threads share; the ``FaultProxy`` the test holds only owns it, so that the
     /// threads (which hold the core) do not keep the proxy alive and its deinit can stop them.
-    fileprivate final class Core: Sendable {
+    fileprivate final class Core: SocketRegistry {
         struct State {
             var decide: @Sendable (String, String) -> Fault = { _, _ in .none }
             var requests: [Request] = []
@@ -193,38 +193,9 @@ extension FaultProxy {
             self.targetPort = in_port_t(targetPort).bigEndian
             targetAuthority = "\(host):\(targetPort)"
 
-            let fd = try Self.makeSocket()
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            local.sin_addr.s_addr = inet_addr("127.0.0.1")
-            local.sin_port = 0  // the kernel picks a free port
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-            }
-            guard bound == 0, listen(fd, 64) == 0,
-                withUnsafeMutablePointer(
-                    to: &local,
-                    {
-                        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-                    }) == 0
-            else {
-                let error = ProxyError("FaultProxy could not listen on 127.0.0.1", errno: errno)
-                Glibc.close(fd)
-                throw error
-            }
-            listener = fd
-            port = Int(UInt16(bigEndian: local.sin_port))
+            (listener, port) = try FaultProxy.listenOnLoopback()
             proxyAuthority = "127.0.0.1:\(port)"
             state.withLock { _ = $0.sockets.insert(listener) }
-        }
-
-        /// A TCP socket, close-on-exec: the test suite forks children, which must not hold
-        /// the proxy's connections open.
-        private static func makeSocket() throws -> Int32 {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw ProxyError("socket", errno: errno) }
-            return fd
         }
 
         func start() {
@@ -256,7 +227,7 @@ extension FaultProxy {
                     Glibc.close(fd)
                     break
                 }
-                Self.noDelay(fd)
+                FaultProxy.noDelay(fd)
                 threads.enter()
                 let thread = Thread { [self] in
                     Connection(core: self, client: Socket(fd, core: self)).run()
@@ -271,7 +242,7 @@ extension FaultProxy {
 
         /// A new connection to the server.
         func connectUpstream() throws -> Socket {
-            let fd = try Self.makeSocket()
+            let fd = try FaultProxy.makeSocket()
             guard register(fd, client: false) else {
                 Glibc.close(fd)
                 throw ProxyError("the proxy is stopped")
@@ -294,15 +265,8 @@ extension FaultProxy {
                 socket.close()
                 throw error
             }
-            Self.noDelay(fd)
+            FaultProxy.noDelay(fd)
             return socket
-        }
-
-        /// Heads and small bodies go out at once, not after the peer's delayed ACK (Nagle):
-        /// a request on loopback would otherwise take 40 ms.
-        private static func noDelay(_ fd: Int32) {
-            var on: Int32 = 1
-            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
         }
 
         /// Records a socket open so that ``stop()`` can shut it down; false when stopped.
@@ -346,7 +310,52 @@ extension FaultProxy {
         }
     }
 
-    fileprivate struct ProxyError: Error, CustomStringConvertible {
+    /// A TCP socket listening on a free port of 127.0.0.1 (the kernel picks it), and the port.
+    static func listenOnLoopback() throws -> (fd: Int32, port: Int) {
+        let fd = try makeSocket()
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr("127.0.0.1")
+        local.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        guard bound == 0, listen(fd, 64) == 0,
+            withUnsafeMutablePointer(
+                to: &local,
+                {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+                }) == 0
+        else {
+            let error = ProxyError("could not listen on 127.0.0.1", errno: errno)
+            Glibc.close(fd)
+            throw error
+        }
+        return (fd, Int(UInt16(bigEndian: local.sin_port)))
+    }
+
+    /// A TCP socket, close-on-exec: the test suite forks children, which must not hold
+    /// the proxy's connections open.
+    static func makeSocket() throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw ProxyError("socket", errno: errno) }
+        return fd
+    }
+
+    /// Heads and small bodies go out at once, not after the peer's delayed ACK (Nagle):
+    /// a request on loopback would otherwise take 40 ms.
+    static func noDelay(_ fd: Int32) {
+        var on: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// Who keeps a socket's descriptor for ``stop()``: told just before the socket closes.
+    protocol SocketRegistry: AnyObject, Sendable {
+        func forget(_ fd: Int32)
+    }
+
+    struct ProxyError: Error, CustomStringConvertible {
         var description: String
         init(_ what: String) { description = what }
         init(_ what: String, errno: Int32) { description = "\(what): \(String(cString: strerror(errno)))" }
@@ -405,12 +414,12 @@ extension FaultProxy {
                 return false
             case .status(let status):
                 if expectsContinue { try client.write(Self.continueAnswer) }
-                try relayBody(body, from: client) { _ in }
+                try client.relayBody(body) { _ in }
                 try client.write(Self.answer(status, keepAlive: keepAlive))
                 return keepAlive
             case .respond(let status, let contentType, let content):
                 if expectsContinue { try client.write(Self.continueAnswer) }
-                try relayBody(body, from: client) { _ in }
+                try client.relayBody(body) { _ in }
                 var head = "HTTP/1.1 \(status) Injected\r\nContent-Type: \(contentType)\r\n"
                 head += "Content-Length: \(content.count)\r\n"
                 if !keepAlive { head += "Connection: close\r\n" }
@@ -418,7 +427,7 @@ extension FaultProxy {
                 return keepAlive
             case .ignoreConditions where method == "LOCK" || method == "UNLOCK":
                 if expectsContinue { try client.write(Self.continueAnswer) }
-                try relayBody(body, from: client) { _ in }
+                try client.relayBody(body) { _ in }
                 var head = method == "LOCK" ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.1 204 No Content\r\n"
                 let token = "opaquelocktoken:fake-\(UUID().uuidString)"
                 let content =
@@ -456,7 +465,7 @@ extension FaultProxy {
             }
             toServer(request.bytes[...])
             if expectsContinue { try client.write(Self.continueAnswer) }
-            try relayBody(body, from: client, to: toServer)
+            try client.relayBody(body, to: toServer)
 
             // The server's answer; interim ones (a 100 it sends anyway, a 102) are dropped:
             // the client got its 100 from the proxy already.
@@ -511,7 +520,7 @@ extension FaultProxy {
             }
 
             try client.write(answer.bytes)
-            try relayBody(answerBody, from: server) { try client.write($0) }
+            try server.relayBody(answerBody) { try client.write($0) }
             if serverCloses {
                 // Passed through as it is: the client's connection ends with the server's.
                 server.close()
@@ -555,84 +564,25 @@ extension FaultProxy {
             return "http://\(replacement)" + rest
         }
 
-        // MARK: Bodies
-
-        /// Reads the body framed as `framing` from `source` and hands it, as it came (a chunked
-        /// body with its framing), in pieces to `sink`.
-        private func relayBody(
-            _ framing: Framing, from source: Socket, to sink: (ArraySlice<UInt8>) throws -> Void
-        ) throws {
-            switch framing {
-            case .none:
-                return
-            case .length(let count):
-                try copy(count, from: source, to: sink)
-            case .untilClose:
-                while true {
-                    let piece = try source.read(max: Socket.pieceSize)
-                    if piece.isEmpty { return }
-                    try sink(piece)
-                }
-            case .chunked:
-                while true {
-                    let line = try source.readLine()
-                    try sink((line + Head.crlf)[...])
-                    let size = try Self.chunkSize(line)
-                    if size == 0 {
-                        // Trailer fields up to the blank line that ends the body.
-                        while true {
-                            let trailer = try source.readLine()
-                            try sink((trailer + Head.crlf)[...])
-                            if trailer.isEmpty { return }
-                        }
-                    }
-                    try copy(size, from: source, to: sink)
-                    guard try source.readLine().isEmpty else { throw ProxyError("a chunk without its CRLF") }
-                    try sink(Head.crlf[...])
-                }
-            }
-        }
-
         /// Relays part of a body to the client (``Fault/cutResponseBody``), never all of it.
         private func relayPartOfBody(_ framing: Framing, from server: Socket) throws {
             switch framing {
             case .none:
                 return
             case .length(let count):
-                try copy(count / 2, from: server) { try client.write($0) }
+                try server.copy(count / 2) { try client.write($0) }
             case .untilClose:
                 let piece = try server.read(max: Socket.pieceSize)
                 try client.write(piece.prefix(piece.count / 2))
             case .chunked:
                 let line = try server.readLine()
-                let size = try Self.chunkSize(line)
+                let size = try Socket.chunkSize(line)
                 guard size > 0 else { return }
                 try client.write(line + Head.crlf)
-                try copy(size / 2, from: server) { try client.write($0) }
+                try server.copy(size / 2) { try client.write($0) }
             }
         }
 
-        /// Copies exactly `count` bytes.
-        private func copy(_ count: Int64, from source: Socket, to sink: (ArraySlice<UInt8>) throws -> Void)
-            throws
-        {
-            var left = count
-            while left > 0 {
-                let piece = try source.read(max: Int(min(left, Int64(Socket.pieceSize))))
-                guard !piece.isEmpty else { throw ProxyError("the connection closed mid-body") }
-                try sink(piece)
-                left -= Int64(piece.count)
-            }
-        }
-
-        /// The size of a chunk from its size line (hex, maybe followed by `;extensions`).
-        private static func chunkSize(_ line: [UInt8]) throws -> Int64 {
-            let text = String(decoding: line.prefix { $0 != UInt8(ascii: ";") }, as: UTF8.self)
-            guard let size = Int64(text.trimmingCharacters(in: .whitespaces), radix: 16), size >= 0 else {
-                throw ProxyError("bad chunk size line: \(String(decoding: line, as: UTF8.self))")
-            }
-            return size
-        }
     }
 }
 
@@ -640,7 +590,7 @@ extension FaultProxy {
 
 extension FaultProxy {
     /// How a message's body is delimited.
-    fileprivate enum Framing: Equatable {
+    enum Framing: Equatable {
         case none
         case length(Int64)
         case chunked
@@ -649,7 +599,7 @@ extension FaultProxy {
     }
 
     /// A request's or an answer's head: its start line and its fields, in order.
-    fileprivate struct Head {
+    struct Head {
         static let crlf: [UInt8] = [13, 10]
 
         var startLine: String
@@ -775,14 +725,14 @@ extension FaultProxy {
 
 extension FaultProxy {
     /// A connected socket with a read-ahead buffer, used by one thread only.
-    fileprivate final class Socket {
+    final class Socket {
         /// The most read or written at once: what a body goes through in.
         static let pieceSize = 64 * 1024
         /// A head longer than this is no HTTP we follow.
         private static let headLimit = 64 * 1024
 
         let fd: Int32
-        private let core: Core
+        private let registry: any SocketRegistry
         /// Read ahead: the unread bytes are `buffer[position..<end]`. Of a fixed size, so
         /// that reading is one recv into it, with no allocation.
         private var buffer = [UInt8](repeating: 0, count: 2 * pieceSize)
@@ -790,9 +740,9 @@ extension FaultProxy {
         private var end = 0
         private var closed = false
 
-        init(_ fd: Int32, core: Core) {
+        init(_ fd: Int32, core registry: any SocketRegistry) {
             self.fd = fd
-            self.core = core
+            self.registry = registry
         }
 
         deinit { close() }
@@ -927,10 +877,66 @@ extension FaultProxy {
             }
         }
 
+        // MARK: Bodies
+
+        /// Reads the body framed as `framing` and hands it, as it came (a chunked body with its
+        /// framing), in pieces to `sink`.
+        func relayBody(_ framing: Framing, to sink: (ArraySlice<UInt8>) throws -> Void) throws {
+            switch framing {
+            case .none:
+                return
+            case .length(let count):
+                try copy(count, to: sink)
+            case .untilClose:
+                while true {
+                    let piece = try read(max: Socket.pieceSize)
+                    if piece.isEmpty { return }
+                    try sink(piece)
+                }
+            case .chunked:
+                while true {
+                    let line = try readLine()
+                    try sink((line + Head.crlf)[...])
+                    let size = try Self.chunkSize(line)
+                    if size == 0 {
+                        // Trailer fields up to the blank line that ends the body.
+                        while true {
+                            let trailer = try readLine()
+                            try sink((trailer + Head.crlf)[...])
+                            if trailer.isEmpty { return }
+                        }
+                    }
+                    try copy(size, to: sink)
+                    guard try readLine().isEmpty else { throw ProxyError("a chunk without its CRLF") }
+                    try sink(Head.crlf[...])
+                }
+            }
+        }
+
+        /// Copies exactly `count` bytes.
+        func copy(_ count: Int64, to sink: (ArraySlice<UInt8>) throws -> Void) throws {
+            var left = count
+            while left > 0 {
+                let piece = try read(max: Int(min(left, Int64(Socket.pieceSize))))
+                guard !piece.isEmpty else { throw ProxyError("the connection closed mid-body") }
+                try sink(piece)
+                left -= Int64(piece.count)
+            }
+        }
+
+        /// The size of a chunk from its size line (hex, maybe followed by `;extensions`).
+        static func chunkSize(_ line: [UInt8]) throws -> Int64 {
+            let text = String(decoding: line.prefix { $0 != UInt8(ascii: ";") }, as: UTF8.self)
+            guard let size = Int64(text.trimmingCharacters(in: .whitespaces), radix: 16), size >= 0 else {
+                throw ProxyError("bad chunk size line: \(String(decoding: line, as: UTF8.self))")
+            }
+            return size
+        }
+
         func close() {
             guard !closed else { return }
             closed = true
-            core.forget(fd)
+            registry.forget(fd)
             Glibc.close(fd)
         }
 

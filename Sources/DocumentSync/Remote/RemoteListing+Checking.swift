@@ -1,0 +1,72 @@
+import Foundation
+
+/// The one check every remote's listing goes through before the engine sees it: what a
+/// server, another program writing the remote's folder, or another user says a folder holds is
+/// hostile input until it passed.
+///
+/// - A name that cannot be one item's name (empty, "." or "..", holding "/", NUL or another
+///   control character: ``RemotePath/problem(withName:)``) fails the whole listing, with an
+///   error naming the name (its control characters escaped) and the remote. It is never
+///   skipped: a name left out reads as a file deleted, and sync would delete it here.
+/// - Names are taken to NFC; two items whose names differ only in how their letters are
+///   encoded (a server's NFD and NFC spellings of "é") cannot both be a document here, and fail
+///   the listing.
+/// - An item listed twice with the same description is one item; listed twice differently, it
+///   fails the listing (which of the two is the folder's?).
+/// - Names sync keeps for its own files (``RemotePath/reservedPrefix``) are left out: hidden,
+///   they are never a document the engine knows, so leaving one out can never read as a
+///   deletion.
+extension Remote {
+    /// The listing of `folder` holding `entries`, whose names are as the remote spells them
+    /// (not yet in NFC), checked as the type's summary says.
+    ///
+    /// - Throws: ``RemoteError`` of kind `.other` for `.list` on `folder`, naming the name.
+    func checkedListing(_ folder: RemotePath, _ entries: [RemoteEntry], folderTag: RemoteTag?) throws
+        -> RemoteListing
+    {
+        var checked: [(entry: RemoteEntry, spelling: String)] = []
+        checked.reserveCapacity(entries.count)
+        for var entry in entries {
+            let spelling = entry.name
+            try checkListedName(spelling, .list, folder)
+            entry.name = RemotePath.normalized(spelling)
+            if !RemotePath.isReserved(entry.name) { checked.append((entry, spelling)) }
+        }
+        // Sorted, an item listed twice is next to itself: no table of every name is needed.
+        checked.sort { $0.entry.name < $1.entry.name }
+        var kept: [RemoteEntry] = []
+        kept.reserveCapacity(checked.count)
+        var previous: (entry: RemoteEntry, spelling: String)?
+        for item in checked {
+            defer { previous = item }
+            guard let previous, previous.entry.name == item.entry.name else {
+                kept.append(item.entry)
+                continue
+            }
+            guard previous.spelling == item.spelling else {
+                throw failure(
+                    .other, .list, folder,
+                    detail:
+                        "it lists two items, \(RemotePath.shown(previous.spelling)) and \(RemotePath.shown(item.spelling)), whose names differ only in how their letters are encoded (Unicode normalisation); rename one on the remote"
+                )
+            }
+            guard previous.entry == item.entry else {
+                throw failure(
+                    .other, .list, folder,
+                    detail: "it lists \(RemotePath.shown(item.spelling)) twice, and differently")
+            }
+        }
+        return RemoteListing(folder: folder, entries: kept, folderTag: folderTag)
+    }
+
+    /// Throws unless `name`, one component of an item the remote gave for `operation` on
+    /// `path`, can be an item's name (``RemotePath/problem(withName:)``).
+    func checkListedName(_ name: String, _ operation: RemoteError.Operation, _ path: RemotePath) throws {
+        guard let problem = RemotePath.problem(withName: name) else { return }
+        throw failure(
+            .other, operation, path,
+            detail:
+                "it gives an item named \(RemotePath.shown(name)), which cannot be a name: it \(problem); nothing is synced until it is renamed or removed on the remote"
+        )
+    }
+}
