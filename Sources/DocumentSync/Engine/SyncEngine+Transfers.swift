@@ -546,7 +546,8 @@ extension SyncEngine {
     func deleteLocal(_ path: RemotePath, status: FileStatus) throws {
         let url = localURL(path)
         if try remote.entry(at: path) != nil {
-            throw SkippedItem(reason: "missing from the remote's listing but still there")
+            throw SkippedItem(
+                reason: "missing from the remote's listing, yet there when asked for alone: its listings may leave items out")
         }
         if var item = try journal.item(at: path) {
             item.local = nil

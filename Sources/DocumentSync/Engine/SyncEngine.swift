@@ -235,13 +235,18 @@ public final class SyncEngine {
 
     /// Passes until one finds nothing to do, at most ``SyncConfiguration/mostPasses``.
     ///
+    /// Items that changed under the last pass (a listing that leaves out files that are there,
+    /// a document written while it was uploaded) are named in a note saying why sync stopped
+    /// with them left, never passed over in silence.
+    ///
     /// - Returns: What the passes did; ``SyncSummary/failures`` lists the items the last pass
     ///   could not sync.
     /// - Throws: ``SyncError`` when sync is paused or a whole pass failed.
     @discardableResult
     public func sync() throws -> SyncSummary {
         var total = SyncSummary()
-        for _ in 0..<max(1, configuration.mostPasses) {
+        let passes = max(1, configuration.mostPasses)
+        for _ in 0..<passes {
             let summary: SyncSummary
             do {
                 summary = try pass()
@@ -252,6 +257,8 @@ public final class SyncEngine {
             total.add(summary)
             total.failures = summary.failures
             total.settling = summary.settling
+            total.changedDuringPass = summary.changedDuringPass
+            total.changed = summary.changed
             if summary.settling > 0 && !summary.didWork {
                 // Files still being written: wait for them rather than leave them behind.
                 Thread.sleep(forTimeInterval: configuration.settleTime.seconds)
@@ -262,6 +269,13 @@ public final class SyncEngine {
         if total.settling > 0 {
             total.notes.append(
                 "\(total.settling) documents were still being written; the next sync takes them")
+        }
+        if total.changedDuringPass > 0 {
+            let shown = total.changed.prefix(10).joined(separator: "; ")
+            let more = total.changed.count > 10 ? "; and \(total.changed.count - 10) more" : ""
+            total.notes.append(
+                "sync stopped after \(passes) passes with \(total.changedDuringPass) items that changed under each; the next sync tries them again: \(shown)\(more)"
+            )
         }
         return total
     }
@@ -374,8 +388,9 @@ public final class SyncEngine {
             } catch let skipped as SkippedItem where skipped.isSettling {
                 summary.settling += 1
                 publishEnd(of: action, error: nil)
-            } catch is SkippedItem {
+            } catch let skipped as SkippedItem {
                 summary.changedDuringPass += 1
+                summary.changed.append("\(RemotePath.escaped(action.path.description)): \(skipped.reason)")
                 publishEnd(of: action, error: nil)
             } catch {
                 summary.failures.append("\(action.path): \(error)")

@@ -45,6 +45,8 @@ public struct SyncSummary: Sendable, Equatable, CustomStringConvertible {
     var settling = 0
     /// Items left because they changed while the pass handled them: the next pass takes them.
     var changedDuringPass = 0
+    /// Those items, each with why it was left.
+    var changed: [String] = []
 
     public init() {}
 
@@ -65,6 +67,7 @@ public struct SyncSummary: Sendable, Equatable, CustomStringConvertible {
             parts.append("\(count) \(label)")
         }
         if !failures.isEmpty { parts.append("\(failures.count) failed") }
+        if changedDuringPass > 0 { parts.append("\(changedDuringPass) left for the next sync") }
         return parts.isEmpty ? "nothing to do" : parts.joined(separator: ", ")
     }
 

@@ -58,7 +58,8 @@ public struct S3CredentialSources: Sendable {
             }
             return S3Credentials(
                 accessKeyID: key, secretAccessKey: secret,
-                sessionToken: nonEmpty(environment["AWS_SESSION_TOKEN"]))
+                sessionToken: nonEmpty(environment["AWS_SESSION_TOKEN"]),
+                source: "AWS_ACCESS_KEY_ID in the environment")
         }
         let file = credentialsFile
         guard let data = FileManager.default.contents(atPath: file.path) else {
@@ -80,7 +81,8 @@ public struct S3CredentialSources: Sendable {
             )
         }
         return S3Credentials(
-            accessKeyID: key, secretAccessKey: secret, sessionToken: nonEmpty(values["aws_session_token"]))
+            accessKeyID: key, secretAccessKey: secret, sessionToken: nonEmpty(values["aws_session_token"]),
+            source: "the [\(profileName)] profile in \(file.path)")
     }
 
     /// The profiles of an AWS credentials file (INI: `[name]` sections of `key = value`

@@ -233,6 +233,7 @@ extension S3Remote {
         guard first else { return }
         let oldest = Date().addingTimeInterval(configuration.clockOffset - configuration.staleUploadAge)
         var markers: [(String, String)] = []
+        var seen: Set<String> = []
         for _ in 0..<100 {
             guard
                 let answer = try? send(
@@ -242,13 +243,16 @@ extension S3Remote {
                 answer.status == 200, let listing = try? S3XML(parsing: answer.body)
             else { return }
             for upload in listing.root.children("Upload") {
-                guard let key = upload.value("Key"), let id = upload.value("UploadId"),
+                // Only ours: a store's word is no reason to abort uploads outside the prefix.
+                guard let key = upload.value("Key"), key.hasPrefix(keyPrefix), let id = upload.value("UploadId"),
                     let begun = upload.value("Initiated").flatMap(Self.date), begun <= oldest
                 else { continue }
                 abortUpload(key, id)
             }
             guard listing.root.value("IsTruncated") == "true", let key = listing.root.value("NextKeyMarker"),
-                let id = listing.root.value("NextUploadIdMarker")
+                let id = listing.root.value("NextUploadIdMarker"),
+                // A marker given before would go round again.
+                seen.insert(key + "\u{0}" + id).inserted
             else { return }
             markers = [("key-marker", key), ("upload-id-marker", id)]
         }

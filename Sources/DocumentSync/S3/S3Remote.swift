@@ -79,6 +79,8 @@ public final class S3Remote: Remote {
         public var partSize: Int = 8 << 20
         /// Seconds without a byte before a request fails as timed out.
         public var timeout: TimeInterval = 30
+        /// How long a request may take in all, whatever its bytes' pace (see ``RequestDeadline``).
+        public var deadline = RequestDeadline()
         /// The most connections to the store at once.
         public var connections: Int = 4
         /// Whether plain `http` is allowed to a host other than this computer.
@@ -179,7 +181,8 @@ public final class S3Remote: Remote {
         self.configuration = configuration
         displayName = shown
         signer = S3Signer(credentials: configuration.credentials, region: configuration.region)
-        transport = HTTPTransport(timeout: configuration.timeout, connections: configuration.connections)
+        transport = HTTPTransport(
+            timeout: configuration.timeout, connections: configuration.connections, deadline: configuration.deadline)
     }
 
     deinit { transport.invalidate() }
@@ -326,18 +329,17 @@ public final class S3Remote: Remote {
             kind = .other
             detail =
                 "this computer's clock is \(skew(answer)) the store's, more than S3 allows (15 minutes); set the clock (NTP, timedatectl) and try again (\(request))"
+        // Where the key came from, never the key: the user can act on the one.
         case ("InvalidAccessKeyId", _):
             kind = .permissionDenied
-            detail =
-                "the store does not know the access key \(configuration.credentials.accessKeyID) (\(request))"
+            detail = "the store does not know the access key of \(configuration.credentials.source) (\(request))"
         case ("SignatureDoesNotMatch", _):
             kind = .permissionDenied
             detail =
-                "the secret key does not match the access key \(configuration.credentials.accessKeyID) (\(request))"
+                "the secret key does not match the access key of \(configuration.credentials.source) (\(request))"
         case ("AccessDenied", _), (_, 401), (_, 403):
             kind = .permissionDenied
-            detail =
-                "the store refuses the access key \(configuration.credentials.accessKeyID) here (\(request))"
+            detail = "the store refuses the access key of \(configuration.credentials.source) here (\(request))"
         case ("NoSuchKey", _), (_, 404): kind = .notFound
         case ("PreconditionFailed", _), (_, 412): kind = .preconditionFailed
         // A conditional write that raced another (AWS answers 409 ConditionalRequestConflict).

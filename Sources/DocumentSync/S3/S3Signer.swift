@@ -3,26 +3,36 @@ import DocumentKit
 import Foundation
 
 /// An access key, its secret and, for temporary credentials, the session token: what S3
-/// requests are signed with.
+/// requests are signed with, and where they came from.
 ///
-/// The secret and the token never appear in a description, a message or a file of ours.
+/// The secret and the token never appear in a description, a message or a file of ours, and
+/// neither does the access key id: a message about a refused key names where the key came
+/// from (``source``: the environment, or a profile of the credentials file), which is what the
+/// user can act on.
 public struct S3Credentials: Sendable, Equatable, CustomStringConvertible {
-    /// The access key id (`AKIA…`): not secret, it names the key.
+    /// The access key id (`AKIA…`): it names the key, and is sent with every request.
     public var accessKeyID: String
     /// The secret access key.
     public var secretAccessKey: String
     /// The session token of temporary credentials (`AWS_SESSION_TOKEN`), sent as
     /// `x-amz-security-token`.
     public var sessionToken: String?
+    /// Where the credentials came from, in words: "AWS_ACCESS_KEY_ID in the environment", "the
+    /// [work] profile in /home/ana/.aws/credentials"; "the credentials given" by default.
+    public var source: String
 
-    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
+    public init(
+        accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil,
+        source: String = "the credentials given"
+    ) {
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey
         self.sessionToken = sessionToken
+        self.source = source
     }
 
-    /// The access key id only.
-    public var description: String { "access key \(accessKeyID)" }
+    /// Where the access key came from; nothing of the key itself.
+    public var description: String { "the access key of \(source)" }
 }
 
 /// AWS Signature Version 4 for S3 requests, in the `Authorization` header.

@@ -20,10 +20,55 @@ struct HTTPAnswer: Sendable {
     func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
+/// How long an HTTP request to a remote may take, whatever the server does: an allowance every
+/// request has, and beyond it a least average rate.
+///
+/// A request fails once it has run longer than ``allowance`` plus the time its bytes so far
+/// (sent and received) take at ``leastRate``: at any moment it must have moved at least
+/// `leastRate × (elapsed − allowance)` bytes. So its overall deadline grows with its size as
+/// long as bytes keep coming at the least rate (a 1 GiB download over a slow line goes on), and
+/// a server that answers a byte every few seconds, or holds a whole answer back, fails the
+/// request soon after the allowance, with an error naming the method and the URL. The
+/// session's own timeout (seconds without a byte) still applies besides.
+///
+/// The defaults: 60 seconds, then 4 KiB/s. A minute covers what a real server takes before its
+/// first byte (a PROPFIND of a large folder, the `fsync` after a large PUT, an S3 copy) many
+/// times over; 4 KiB/s is a line too slow to sync over (a 10 MB document would take 40
+/// minutes), and a server that cannot keep it up is better reported than waited for: the next
+/// pass tries again.
+///
+/// For example:
+///
+/// ```swift
+/// var configuration = WebDAVRemote.Configuration(url: url)
+/// configuration.deadline = RequestDeadline(allowance: 120, leastRate: 16 << 10)
+/// ```
+public struct RequestDeadline: Sendable, Equatable {
+    /// Seconds every request has, whatever its size.
+    public var allowance: TimeInterval
+    /// Bytes a second a request must move on average beyond the allowance.
+    public var leastRate: Double
+
+    /// A deadline of `allowance` seconds, then `leastRate` bytes a second.
+    public init(allowance: TimeInterval = 60, leastRate: Double = 4096) {
+        self.allowance = allowance
+        self.leastRate = leastRate
+    }
+
+    /// Seconds a request that has moved `bytes` may have run.
+    func seconds(forMoving bytes: Int64) -> TimeInterval {
+        allowance + Double(bytes) / max(leastRate, 1)
+    }
+}
+
 /// Why a request got no answer: what a ``WebDAVRemote`` turns into a ``RemoteError``.
 enum HTTPTransportFailure: Error, Sendable {
     /// No answer within the timeout: the request may or may not have been applied.
     case timedOut
+    /// The request ran past its ``RequestDeadline``: the server answers too slowly, or holds its
+    /// answer back. The request may or may not have been applied. What it says names the method,
+    /// the URL and the bytes moved in how long.
+    case tooSlow(String)
     /// The connection broke, or the server closed it, mid-request or mid-answer.
     case connectionLost(String)
     /// Nothing answers at the address (refused, no route, unknown host).
@@ -58,9 +103,13 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
     /// The exchanges in flight, by task.
     private let exchanges = Mutex<[Int: Exchange]>([:])
 
-    /// A transport whose requests give up after `timeout` seconds without a byte, with at
-    /// most `connections` connections to one server.
-    init(timeout: TimeInterval, connections: Int) {
+    /// How long a request may take in all.
+    let deadline: RequestDeadline
+
+    /// A transport whose requests give up after `timeout` seconds without a byte, or past
+    /// `deadline`, with at most `connections` connections to one server.
+    init(timeout: TimeInterval, connections: Int, deadline: RequestDeadline = RequestDeadline()) {
+        self.deadline = deadline
         super.init()
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
@@ -121,12 +170,49 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
         if case .stream = body { streamsBody = true }
         let exchange = Exchange(destination, streamsBody: streamsBody)
         exchanges.withLock { $0[task.taskIdentifier] = exchange }
+        let started = DispatchTime.now()
         task.resume()
-        exchange.done.wait()
+        wait(for: exchange, of: task, request: request, started: started)
         exchanges.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
         var answer = try exchange.outcome.withLock { $0 }!.get()
         answer.method = request.httpMethod ?? "GET"
         return answer
+    }
+
+    /// Waits for the exchange to end, or fails it (and cancels its task) once it has run past
+    /// the ``deadline`` its bytes so far allow.
+    private func wait(for exchange: Exchange, of task: URLSessionTask, request: URLRequest, started: DispatchTime) {
+        while true {
+            let moved = exchange.moved.withLock { $0 }
+            let allowed = deadline.seconds(forMoving: moved)
+            if exchange.done.wait(timeout: started + allowed) == .success { return }
+            // Bytes that came while waiting move the deadline on.
+            let now = exchange.moved.withLock { $0 }
+            let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+            guard elapsed >= deadline.seconds(forMoving: now) else { continue }
+            let method = request.httpMethod ?? "GET"
+            let size = ByteCountFormatter.string(fromByteCount: Int64(deadline.leastRate), countStyle: .binary)
+            exchange.finish(
+                .failure(
+                    .tooSlow(
+                        "\(method) \(Self.shown(request.url)) moved \(now) bytes in \(Int(elapsed.rounded())) s: "
+                            + "slower than \(size)/s after \(Int(deadline.allowance.rounded())) s allowed")))
+            task.cancel()
+            exchange.done.wait()
+            return
+        }
+    }
+
+    /// A URL as a message shows it: without user, password or query (an S3 query is signed
+    /// and long).
+    static func shown(_ url: URL?) -> String {
+        guard let url, var components = URLComponents(url: url, resolvingAgainstBaseURL: false) else {
+            return "the request"
+        }
+        components.user = nil
+        components.password = nil
+        components.query = nil
+        return components.string ?? "the request"
     }
 
     /// ``send(_:body:into:)``, sent again up to `retries` times after a failure that may pass
@@ -168,6 +254,20 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
             exchange.finish(.failure(failure))
             dataTask.cancel()
         }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        exchange(of: task)?.moved.withLock { $0 += bytesSent }
+    }
+
+    func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
+        totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64
+    ) {
+        exchange(of: downloadTask)?.moved.withLock { $0 += bytesWritten }
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
@@ -269,6 +369,8 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
     private final class Exchange: Sendable {
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<HTTPAnswer, HTTPTransportFailure>?>(nil)
+        /// The bytes sent and received so far: what the deadline grows with.
+        let moved = Mutex<Int64>(0)
         private let destination: Destination
         private struct Body {
             var data = Data()
@@ -286,7 +388,10 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
 
         /// Takes a piece of the body; a failure ends the request.
         func receive(_ data: Data) -> HTTPTransportFailure? {
-            body.withLock { body in
+            moved.withLock { $0 += Int64(data.count) }
+            // Past its end (the deadline failed it): nothing more is kept.
+            guard outcome.withLock({ $0 == nil }) else { return nil }
+            return body.withLock { body in
                 switch destination {
                 case .downloadFile: return nil
                 case .memory(let limit):
@@ -380,6 +485,8 @@ extension Remote {
         switch failure {
         case .timedOut:
             return self.failure(.timedOut, operation, path, destination: destination)
+        case .tooSlow(let why):
+            return self.failure(.timedOut, operation, path, destination: destination, detail: why)
         case .connectionLost(let why):
             return self.failure(.connectionLost, operation, path, destination: destination, detail: why)
         case .unreachable(let why):

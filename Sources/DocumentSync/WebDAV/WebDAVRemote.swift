@@ -77,6 +77,8 @@ public final class WebDAVRemote: Remote {
         public var writeProtocol: WriteProtocol = .locking
         /// Seconds without a byte before a request fails as timed out.
         public var timeout: TimeInterval = 30
+        /// How long a request may take in all, whatever its bytes' pace (see ``RequestDeadline``).
+        public var deadline = RequestDeadline()
         /// The most connections to the server at once.
         public var connections: Int = 4
         /// Whether the server gives file identities (Nextcloud's `oc:fileid`), as the probe
@@ -178,7 +180,8 @@ public final class WebDAVRemote: Remote {
         authorization = credentials.map {
             "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString()
         }
-        transport = HTTPTransport(timeout: configuration.timeout, connections: configuration.connections)
+        transport = HTTPTransport(
+            timeout: configuration.timeout, connections: configuration.connections, deadline: configuration.deadline)
     }
 
     deinit { transport.invalidate() }
@@ -436,7 +439,8 @@ extension HTTPTransportFailure {
     var mayPass: Bool {
         switch self {
         case .timedOut, .connectionLost: return true
-        case .unreachable, .insecure, .bodyTooLarge, .localFile: return false
+        // A server too slow for the deadline is slow again at once: the next pass tries again.
+        case .tooSlow, .unreachable, .insecure, .bodyTooLarge, .localFile: return false
         }
     }
 }
