@@ -43,7 +43,8 @@ extension Remote {
                 kept.append(item.entry)
                 continue
             }
-            guard previous.spelling == item.spelling else {
+            // Bytes, not `==`: Swift's string equality holds across canonically equal spellings.
+            guard previous.spelling.utf8.elementsEqual(item.spelling.utf8) else {
                 throw failure(
                     .other, .list, folder,
                     detail:

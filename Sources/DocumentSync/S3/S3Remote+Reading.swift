@@ -230,7 +230,7 @@ extension S3Remote {
                 guard !names.contains(where: { $0.utf8.first == UInt8(ascii: ".") }) else { continue }
                 let path = path(ofNames: names)
                 if !isMarker, let seenAt = fileKeys.updateValue(object.key, forKey: path) {
-                    guard seenAt == object.key else {
+                    guard seenAt.utf8.elementsEqual(object.key.utf8) else {
                         throw failure(
                             .other, .list, .root,
                             detail:

@@ -252,7 +252,8 @@ public final class S3Remote: Remote {
     func path(ofNames names: [String]) -> RemotePath {
         let path = RemotePath(components: names)
         let spelled = names.joined(separator: "/")
-        if path.string != spelled { spellings.withLock { $0[path] = spelled } }
+        // Bytes, not `!=`: Swift's string equality holds across canonically equal spellings.
+        if !path.string.utf8.elementsEqual(spelled.utf8) { spellings.withLock { $0[path] = spelled } }
         return path
     }
 

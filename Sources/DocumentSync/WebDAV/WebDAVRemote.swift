@@ -304,7 +304,8 @@ public final class WebDAVRemote: Remote {
     /// spelling of the last when it is not.
     func path(ofNames names: [String]) -> RemotePath {
         let path = RemotePath(components: names)
-        if !path.isRoot, let raw = names.last, raw != path.name {
+        // Bytes, not `!=`: Swift's string equality holds across canonically equal spellings.
+        if !path.isRoot, let raw = names.last, !raw.utf8.elementsEqual(path.name.utf8) {
             spellings.withLock { $0[path] = raw }
         }
         return path

@@ -1,0 +1,452 @@
+import DocumentKit
+import Foundation
+import Synchronization
+import Testing
+
+@testable import DocumentSync
+
+extension BlockingSyncTests {
+    /// What a hostile or broken server on loopback (``HostileServer``) answers, and what sync
+    /// makes of it: a name from a server never leaves the container, an answer that is not a
+    /// whole document fails the listing, every request has a deadline, and a listing that
+    /// repeats or leaves out items is never read as the truth. Each failure names what failed,
+    /// the next pass goes on once the server behaves, and nothing here is changed meanwhile.
+    @Suite struct HostileServerTests {
+        /// A device whose container is `folder/a/Documents`: a name that climbs two folders out
+        /// of it lands in `folder`, which the test watches.
+        struct Setup {
+            let folder: TemporaryFolder
+            let device: SyncDevice
+
+            init(_ remote: any Remote, _ name: String = #function) throws {
+                folder = try TemporaryFolder(name)
+                device = try SyncDevice("a", remote: remote, in: folder)
+            }
+
+            /// Everything under the test's folder outside the device's container, state and
+            /// version store: what a name that escaped would have made.
+            func strays() throws -> [String] {
+                let kept = ["a/Documents", "a/state", "a/Versions", "a/Deleted"]
+                var found: [String] = []
+                let enumerator = FileManager.default.enumerator(atPath: folder.url.path)
+                while let path = enumerator?.nextObject() as? String {
+                    if path == "a" || kept.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) { continue }
+                    found.append(path)
+                }
+                return found.sorted()
+            }
+        }
+
+        /// A pass that fails: its message, or nil when it did not fail.
+        private func failure(_ body: () throws -> SyncSummary) -> String? {
+            do {
+                let summary = try body()
+                return summary.failures.isEmpty ? nil : summary.failures.joined(separator: "; ")
+            } catch {
+                return String(describing: error)
+            }
+        }
+
+        /// `body` run on a thread of its own, waited for at most `seconds`: a call that would
+        /// hang (before the fix) fails the test instead of the run. Nil when it did not end.
+        private func bounded<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () -> T) -> T? {
+            let result = Mutex<T?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                let value = body()
+                result.withLock { $0 = value }
+                done.signal()
+            }.start()
+            guard done.wait(timeout: .now() + seconds) == .success else {
+                Issue.record("did not end within \(seconds) s")
+                return nil
+            }
+            return result.withLock { $0 }
+        }
+
+        // MARK: - 1. Names from a server never leave the container
+
+        /// Hrefs whose last segment decodes to a name that is not one: "/" inside it, "..",
+        /// ".", NUL, a terminal's escape (C0 and C1).
+        static let hostileHrefs: [(href: String, shown: String)] = [
+            ("/dav/C/x%2F..%2F..%2F..%2Fpwned%2Fevil.txt", "x/../../../pwned/evil.txt"),
+            ("/dav/C/..%2F..%2Fpwned.txt", "../../pwned.txt"),
+            ("/dav/C/%2e%2e/", "“..”"),
+            ("/dav/C/%2E/", "“.”"),
+            ("/dav/C/evil%00.txt", "evil\\u{0}.txt"),
+            ("/dav/C/evil%1B%5B2J.txt", "evil\\u{1B}[2J.txt"),
+            ("/dav/C/evil%C2%9B31m.txt", "evil\\u{9B}31m.txt"),
+        ]
+
+        @Test(arguments: hostileHrefs.indices)
+        func aWebDAVNameThatIsNotOneFailsTheListingAndNothingLeavesTheContainer(_ index: Int) throws {
+            let (href, shown) = Self.hostileHrefs[index]
+            let dav = try HostileDAV()
+            dav.put("kept.txt", "kept\n")
+            let setup = try Setup(try dav.remote())
+            #expect(try setup.device.sync().downloaded == 1)
+            // The server names the hostile item beside the others, and serves it if asked.
+            dav.listing { folder, items in
+                .xml(207, HostileServer.multistatus(items + [HostileServer.Item(href, etag: "e1", size: 5)]))
+            }
+            dav.intercept { $0.method == "GET" && $0.path == href ? .file(Data("evil\n".utf8), etag: "\"e1\"") : nil }
+            let message = try #require(failure { try setup.device.sync() })
+            #expect(message.contains("cannot be a name") && message.contains(shown), "\(message)")
+            #expect(message.contains(dav.url.absoluteString), "\(message)")
+            #expect(!dav.server.requests.contains { $0.method == "GET" && $0.path == href })
+            #expect(try setup.strays() == [])
+            #expect(try setup.device.tree() == ["kept.txt": "kept\n"])
+            // The server behaves again: the next pass goes on.
+            dav.listing { _, items in .xml(207, HostileServer.multistatus(items)) }
+            dav.put("later.txt", "later\n")
+            #expect(try setup.device.sync().downloaded == 1)
+            #expect(try setup.device.tree() == ["kept.txt": "kept\n", "later.txt": "later\n"])
+        }
+
+        /// Keys whose names are not names: a ".." among them, an empty one ("a//b"), NUL, a
+        /// terminal's escape, a key outside the prefix asked for.
+        static let hostileKeys: [(key: String, shown: String)] = [
+            ("C/x/../../../pwned/evil.txt", "“..”"),
+            ("C/a//b.txt", "“”"),
+            ("C/evil\u{0}.txt", "evil\\u{0}.txt"),
+            ("C/evil\u{1B}[2J.txt", "evil\\u{1B}[2J.txt"),
+            ("elsewhere/x.txt", "elsewhere/x.txt"),
+        ]
+
+        @Test(arguments: hostileKeys.indices)
+        func anS3KeyThatIsNotANameFailsTheListingAndNothingLeavesTheContainer(_ index: Int) throws {
+            let (key, shown) = Self.hostileKeys[index]
+            let s3 = try HostileS3()
+            s3.put("C/kept.txt", "kept\n")
+            let setup = try Setup(try s3.remote(prefix: "C"))
+            #expect(try setup.device.sync().downloaded == 1)
+            s3.put(key, "evil\n")
+            if !key.hasPrefix("C/") {
+                s3.listing { _, objects, prefixes in
+                    let outside = HostileS3.object(key, Data("evil\n".utf8))
+                    return .xml(200, HostileServer.listBucketResult(objects + [outside], prefixes: prefixes))
+                }
+            }
+            let message = try #require(failure { try setup.device.sync() })
+            #expect(message.contains(shown), "\(message)")
+            #expect(try setup.strays() == [])
+            #expect(try setup.device.tree() == ["kept.txt": "kept\n"])
+        }
+
+        @Test func twoSpellingsOfOneNameFailTheListing() throws {
+            let dav = try HostileDAV()
+            dav.put("caf\u{E9}.txt", "composed\n")
+            dav.listing { _, items in
+                .xml(
+                    207,
+                    HostileServer.multistatus(items + [HostileServer.Item("/dav/C/cafe%CC%81.txt", etag: "d", size: 11)]))
+            }
+            let error = #expect(throws: RemoteError.self) { try dav.remote().list(.root) }
+            #expect(
+                error?.description.contains("differ only in how their letters are encoded") == true,
+                "\(String(describing: error))")
+            let s3 = try HostileS3()
+            s3.put("caf\u{E9}.txt", "composed\n")
+            // (Swift's strings are equal across spellings: the second one comes from the listing.)
+            s3.listing { _, objects, prefixes in
+                let decomposed = HostileS3.object("cafe\u{301}.txt", Data("decomposed\n".utf8))
+                return .xml(200, HostileServer.listBucketResult(objects + [decomposed], prefixes: prefixes))
+            }
+            let tree = #expect(throws: RemoteError.self) { try s3.remote().listTree() }
+            #expect(tree?.description.contains("differ only in how their letters are encoded") == true)
+            let listing = #expect(throws: RemoteError.self) { try s3.remote().list(.root) }
+            #expect(listing?.description.contains("differ only in how their letters are encoded") == true)
+        }
+
+        /// A server that spells a name in NFD (a macOS server): the name is synced in NFC, and
+        /// asked for as the server spells it.
+        @Test func aNameInAnotherNormalisationIsAskedForAsTheServerSpellsIt() throws {
+            let dav = try HostileDAV()
+            dav.put("cafe\u{301}.txt", "decomposed\n")
+            dav.listing { folder, items in
+                .xml(
+                    207,
+                    HostileServer.multistatus(
+                        items.map { $0.etag == nil ? $0 : HostileServer.Item("/dav/C/cafe%CC%81.txt", etag: $0.etag, size: $0.size) }))
+            }
+            let setup = try Setup(try dav.remote())
+            #expect(try setup.device.sync().downloaded == 1)
+            #expect(try setup.device.tree() == ["caf\u{E9}.txt": "decomposed\n"])
+            #expect(dav.server.requests.contains { $0.method == "GET" && $0.path == "/dav/C/cafe%CC%81.txt" })
+            let s3 = try HostileS3()
+            s3.put("cafe\u{301}.txt", "decomposed\n")
+            let device = try SyncDevice("b", remote: try s3.remote(), in: setup.folder)
+            #expect(try device.sync().downloaded == 1)
+            #expect(s3.server.requests.contains { $0.method == "GET" && $0.path == "/b/cafe%CC%81.txt" })
+        }
+
+        @Test func namesSyncKeepsForItselfAreLeftOutOfListings() throws {
+            let dav = try HostileDAV()
+            dav.put("kept.txt", "kept\n")
+            dav.put(".documentsync-0f.download", "not a document\n")
+            dav.put(".documentsync-tmp-1-2", "a write in progress\n")
+            #expect(try dav.remote().list(.root).entries.map(\.name) == ["kept.txt"])
+        }
+
+        @Test func aConflictDescribedAtAPathOutsideTheContainerIsNotTaken() throws {
+            let remote = SimulatedRemote()
+            let setup = try Setup(remote)
+            try setup.device.write("doc.txt", "mine\n")
+            try setup.device.sync()
+            // Two folders up from the container is the test's folder, where a file waits.
+            let outside = setup.folder.file("a/outside.txt")
+            try Data("outside\n".utf8).write(to: outside)
+            let conflicts = RemotePath.metadataFolder.appending("conflicts")
+            try remote.directWrite(
+                conflicts.appending("x.json"), Data(#"{"path":"../outside.txt","computer":"evil"}"#.utf8))
+            try remote.directWrite(conflicts.appending("x.data"), Data("evil\n".utf8))
+            let summary = try setup.device.sync()
+            #expect(summary.notes.contains { $0.contains("not a document's path") }, "\(summary.notes)")
+            #expect(setup.device.store.unresolvedConflictVersionsOfItem(at: outside).isEmpty)
+            let strays = try setup.strays()
+            #expect(strays == ["a/outside.txt"], "\(strays)")
+        }
+
+        // MARK: - 3. An answer that is not a whole document fails the listing
+
+        /// Where a listing's body is cut: what a server that dies mid-answer sends, with a
+        /// length that says it is whole.
+        static let cuts: [Double] = [0.1, 0.5, 0.9, 0.99]
+
+        @Test(arguments: cuts)
+        func anS3ListingCutShortFailsAndDeletesNothing(_ fraction: Double) throws {
+            let s3 = try HostileS3()
+            for index in 0..<40 { s3.put(String(format: "n%02d.txt", index), "note \(index)\n") }
+            let setup = try Setup(try s3.remote())
+            #expect(try setup.device.sync().downloaded == 40)
+            s3.listing { _, objects, prefixes in
+                let whole = HostileServer.listBucketResult(objects, prefixes: prefixes)
+                return .xml(200, String(whole.prefix(Int(Double(whole.count) * fraction))))
+            }
+            let message = try #require(failure { try setup.device.sync() })
+            #expect(message.contains("not well-formed XML"), "\(message)")
+            #expect(try setup.device.tree().count == 40)
+        }
+
+        /// A page that says it goes on only at its end (where a store may put `IsTruncated`), cut
+        /// before: its missing `IsTruncated` must not read as "complete".
+        @Test func anS3PageWithoutIsTruncatedIsNotTheLastPage() throws {
+            let s3 = try HostileS3()
+            s3.put("a.txt", "a\n")
+            s3.listing { _, objects, _ in
+                let contents = objects.map {
+                    "<Contents><Key>\($0.key)</Key><ETag>&quot;\($0.etag)&quot;</ETag><Size>\($0.size)</Size></Contents>"
+                }
+                return .xml(
+                    200,
+                    "<ListBucketResult><EncodingType>url</EncodingType>\(contents.joined())</ListBucketResult>")
+            }
+            let error = #expect(throws: RemoteError.self) { try s3.remote().listTree() }
+            #expect(error?.description.contains("IsTruncated is missing") == true, "\(String(describing: error))")
+        }
+
+        @Test(arguments: cuts)
+        func aWebDAVListingCutShortFailsAndDeletesNothing(_ fraction: Double) throws {
+            let dav = try HostileDAV()
+            for index in 0..<40 { dav.put(String(format: "n%02d.txt", index), "note \(index)\n") }
+            let setup = try Setup(try dav.remote())
+            #expect(try setup.device.sync().downloaded == 40)
+            dav.listing { _, items in
+                let whole = HostileServer.multistatus(items)
+                return .xml(207, String(whole.prefix(Int(Double(whole.count) * fraction))))
+            }
+            let message = try #require(failure { try setup.device.sync() })
+            #expect(message.contains("not well-formed XML"), "\(message)")
+            #expect(try setup.device.tree().count == 40)
+        }
+
+        /// An answer whose connection closes before the length its head announced.
+        @Test func anAnswerCutOnTheWireFailsTheListing() throws {
+            let dav = try HostileDAV()
+            dav.put("a.txt", "a\n")
+            dav.listing { _, items in .xml(207, HostileServer.multistatus(items), delivery: .cut(bytes: 100)) }
+            #expect(throws: RemoteError.self) { try dav.remote().list(.root) }
+            let s3 = try HostileS3()
+            s3.put("a.txt", "a\n")
+            s3.listing { _, objects, _ in .xml(200, HostileServer.listBucketResult(objects), delivery: .cut(bytes: 100)) }
+            #expect(throws: RemoteError.self) { try s3.remote().listTree() }
+        }
+
+        // MARK: - 4. Every request has a deadline
+
+        /// A second, then 64 bytes a second: what the tests give, small so that they are quick.
+        static let shortDeadline = RequestDeadline(allowance: 1, leastRate: 64)
+
+        @Test func aWebDAVServerAnsweringAByteEveryTwoSecondsFailsWithinTheDeadline() throws {
+            let dav = try HostileDAV()
+            dav.put("a.txt", "a\n")
+            dav.listing { _, items in
+                .xml(207, HostileServer.multistatus(items), delivery: .trickle(bytes: 1, seconds: 2))
+            }
+            let remote = try dav.remote(deadline: Self.shortDeadline)
+            let started = Date()
+            let outcome = bounded(30) { Result { try remote.list(.root) } }
+            let elapsed = Date().timeIntervalSince(started)
+            dav.server.stop()
+            guard case .failure(let error as RemoteError)? = outcome else {
+                Issue.record("the listing did not fail: \(String(describing: outcome))")
+                return
+            }
+            #expect(error.kind == .timedOut)
+            #expect(error.operation == .list)
+            #expect(error.description.contains("PROPFIND \(dav.url.absoluteString)"), "\(error)")
+            #expect(error.description.contains("slower than 64 bytes/s"), "\(error)")
+            #expect(elapsed < 5, "\(elapsed) s")
+        }
+
+        @Test func anS3StoreAnsweringAByteEveryTwoSecondsFailsWithinTheDeadline() throws {
+            let s3 = try HostileS3()
+            s3.put("a.txt", "some text\n")
+            s3.intercept { request in
+                request.method == "GET" && request.path == "/b/a.txt"
+                    ? .file(Data("some text\n".utf8), etag: "\"x\"", delivery: .trickle(bytes: 1, seconds: 2)) : nil
+            }
+            let remote = try s3.remote(deadline: Self.shortDeadline)
+            let started = Date()
+            let outcome = bounded(30) { Result { try remote.read(RemotePath("a.txt")) { _ in } } }
+            let elapsed = Date().timeIntervalSince(started)
+            s3.server.stop()
+            guard case .failure(let error as RemoteError)? = outcome else {
+                Issue.record("the read did not fail: \(String(describing: outcome))")
+                return
+            }
+            #expect(error.kind == .timedOut && error.operation == .read)
+            #expect(error.description.contains("GET \(s3.server.url("/b/a.txt").absoluteString)"), "\(error)")
+            #expect(elapsed < 5, "\(elapsed) s")
+        }
+
+        /// The deadline grows with the bytes: an answer that keeps coming at more than the least
+        /// rate goes on past the allowance.
+        @Test func anAnswerThatKeepsComingOutlastsTheAllowance() throws {
+            let dav = try HostileDAV()
+            let text = String(repeating: "a line of a long document\n", count: 10_000)
+            dav.put("long.txt", text)
+            dav.intercept { request in
+                request.method == "GET"
+                    ? .file(Data(text.utf8), etag: "\"long\"", delivery: .trickle(bytes: 32 << 10, seconds: 0.1)) : nil
+            }
+            let remote = try dav.remote(deadline: RequestDeadline(allowance: 0.3, leastRate: 65536))
+            let started = Date()
+            var received = Data()
+            _ = try remote.read(RemotePath("long.txt")) { received.append($0) }
+            #expect(received == Data(text.utf8))
+            #expect(Date().timeIntervalSince(started) > 0.3)
+        }
+
+        @Test func aPassTooSlowToFinishSaysWhyAndTheNextGoesOn() throws {
+            let dav = try HostileDAV()
+            dav.put("a.txt", "a\n")
+            let setup = try Setup(try dav.remote(deadline: Self.shortDeadline))
+            dav.listing { _, items in
+                .xml(207, HostileServer.multistatus(items), delivery: .trickle(bytes: 1, seconds: 2))
+            }
+            let message = try #require(failure { try setup.device.sync() })
+            #expect(message.contains("cannot list") && message.contains("slower than"), "\(message)")
+            dav.listing { _, items in .xml(207, HostileServer.multistatus(items)) }
+            #expect(try setup.device.sync().downloaded == 1)
+        }
+
+        @Test func aRepeatedContinuationTokenFailsTheListing() throws {
+            let s3 = try HostileS3()
+            s3.put("a.txt", "a\n")
+            s3.put("b.txt", "b\n")
+            s3.listing { _, objects, prefixes in
+                .xml(200, HostileServer.listBucketResult(objects, prefixes: prefixes, truncated: true, token: "again"))
+            }
+            let remote = try s3.remote()
+            let outcome = bounded(20) { Result { try remote.listTree() } }
+            s3.server.stop()
+            guard case .failure(let error as RemoteError)? = outcome else {
+                Issue.record("the listing did not fail: \(String(describing: outcome))")
+                return
+            }
+            #expect(error.description.contains("“again” a second time"), "\(error)")
+            #expect(s3.server.requests.count { $0.query["list-type"] != nil } == 2)
+        }
+
+        @Test func pagesThatBringNothingNewFailTheListing() throws {
+            let s3 = try HostileS3()
+            s3.put("a.txt", "a\n")
+            let pages = Mutex(0)
+            s3.listing { _, objects, prefixes in
+                let page = pages.withLock {
+                    $0 += 1
+                    return $0
+                }
+                return .xml(
+                    200,
+                    HostileServer.listBucketResult(objects, prefixes: prefixes, truncated: true, token: "t\(page)"))
+            }
+            let remote = try s3.remote()
+            let outcome = bounded(20) { Result { try remote.list(.root) } }
+            s3.server.stop()
+            guard case .failure(let error as RemoteError)? = outcome else {
+                Issue.record("the listing did not fail: \(String(describing: outcome))")
+                return
+            }
+            #expect(error.description.contains("hold nothing new"), "\(error)")
+        }
+
+        // MARK: - 13. Duplicates, lying listings, and whose key was refused
+
+        @Test func hrefsListedTwiceDoNotDownloadAgain() throws {
+            let dav = try HostileDAV()
+            for folder in ["A", "B", "C", "D", "E"] {
+                for index in 0..<8 { dav.put("\(folder)/n\(index).txt", "\(folder) \(index)\n") }
+            }
+            let setup = try Setup(try dav.remote())
+            #expect(try setup.device.sync().downloaded == 40)
+            dav.listing { _, items in .xml(207, HostileServer.multistatus(items + items.dropFirst().prefix(5))) }
+            let summary = try setup.device.sync()
+            #expect(summary.downloaded == 0 && !summary.didWork, "\(summary)")
+            #expect(try setup.device.tree().count == 40)
+            // Listed twice and differently: which one is it?
+            dav.listing { _, items in
+                var twice = items
+                if let file = items.first(where: { $0.etag != nil }) {
+                    twice.append(HostileServer.Item(file.href, etag: "other", size: file.size))
+                }
+                return .xml(207, HostileServer.multistatus(twice))
+            }
+            let message = try #require(failure { try setup.device.sync() })
+            #expect(message.contains("twice, and differently"), "\(message)")
+        }
+
+        @Test func aListingThatLeavesFilesOutSaysWhySyncStopped() throws {
+            let dav = try HostileDAV()
+            for index in 0..<40 { dav.put(String(format: "n%02d.txt", index), "note \(index)\n") }
+            let setup = try Setup(try dav.remote())
+            #expect(try setup.device.sync().downloaded == 40)
+            // Four in ten left out of every listing, still there when asked for alone.
+            dav.listing { _, items in
+                .xml(207, HostileServer.multistatus(items.enumerated().filter { $0.offset % 5 < 3 }.map(\.element)))
+            }
+            let summary = try setup.device.sync()
+            #expect(summary.description != "nothing to do", "\(summary)")
+            #expect(summary.description.contains("left for the next sync"), "\(summary)")
+            let note = try #require(summary.notes.first { $0.hasPrefix("sync stopped after") }, "\(summary.notes)")
+            #expect(note.contains("its listings may leave items out"), "\(note)")
+            #expect(try setup.device.tree().count == 40)
+        }
+
+        @Test func aRefusedKeyIsNamedByWhereItCameFromNeverByItsId() throws {
+            let s3 = try HostileS3()
+            s3.intercept { _ in
+                .xml(
+                    403,
+                    "<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match</Message></Error>"
+                )
+            }
+            let remote = try s3.remote(source: "the [work] profile in /home/ana/.aws/credentials")
+            let error = #expect(throws: RemoteError.self) { try remote.list(.root) }
+            let message = error?.description ?? ""
+            #expect(message.contains("the [work] profile in /home/ana/.aws/credentials"), "\(message)")
+            #expect(!message.contains("AKIAHOSTILETEST") && !message.contains("hostile-secret"), "\(message)")
+        }
+    }
+}
