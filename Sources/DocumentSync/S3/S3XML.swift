@@ -50,9 +50,10 @@ struct S3XML {
     /// (its elements never closed), and a listing page cut before its `<IsTruncated>` would
     /// otherwise read as the last page.
     ///
-    /// - Throws: ``Malformed`` when it is not well-formed XML, or ends before every element it
-    ///   opened has closed.
+    /// - Throws: ``Malformed`` when it is not UTF-8, not well-formed XML, or ends before every
+    ///   element it opened has closed.
     init(parsing data: Data) throws {
+        guard data.isUTF8 else { throw Malformed(description: "not UTF-8 text") }
         let builder = Builder()
         let parser = XMLParser(data: data)
         parser.shouldProcessNamespaces = true

@@ -43,9 +43,10 @@ struct Multistatus {
 
     /// Parses `data`.
     ///
-    /// - Throws: ``Malformed`` when it is not well-formed XML or not a `multistatus`, or a
-    ///   `response` has no href.
+    /// - Throws: ``Malformed`` when it is not UTF-8, not well-formed XML or not a
+    ///   `multistatus`, or a `response` has no href.
     init(parsing data: Data) throws {
+        guard data.isUTF8 else { throw Malformed(description: "not UTF-8 text") }
         let parser = XMLParser(data: data)
         let reader = Reader()
         parser.delegate = reader
@@ -198,5 +199,14 @@ struct Multistatus {
             default: break
             }
         }
+    }
+}
+
+extension Data {
+    /// Whether the bytes are UTF-8 text, as every WebDAV and S3 answer of ours is: checked before
+    /// `XMLParser` sees them, since FoundationXML stops the process on an element name that is not
+    /// (a server's answer must never crash sync).
+    var isUTF8: Bool {
+        withUnsafeBytes { String(validating: $0.bindMemory(to: UInt8.self), as: UTF8.self) != nil }
     }
 }
