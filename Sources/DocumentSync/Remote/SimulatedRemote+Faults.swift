@@ -28,10 +28,15 @@ extension SimulatedRemote {
         public var timeoutAfterApplying: Double
         /// How many mutations back a stale listing may look.
         public var maximumStaleness: Int
+        /// The folder listed holds, besides its items, a file whose name is not a name or is one
+        /// of sync's own (``SimulatedRemote/hostileNames``), as a hostile server would list and
+        /// serve it; it is gone at the folder's next listing. Lists.
+        public var hostileName: Double
 
         public init(
             serverError: Double = 0, connectionCut: Double = 0, racingWriter: Double = 0,
-            staleListing: Double = 0, timeoutAfterApplying: Double = 0, maximumStaleness: Int = 8
+            staleListing: Double = 0, timeoutAfterApplying: Double = 0, maximumStaleness: Int = 8,
+            hostileName: Double = 0
         ) {
             self.serverError = serverError
             self.connectionCut = connectionCut
@@ -39,6 +44,7 @@ extension SimulatedRemote {
             self.staleListing = staleListing
             self.timeoutAfterApplying = timeoutAfterApplying
             self.maximumStaleness = maximumStaleness
+            self.hostileName = hostileName
         }
 
         /// No fault strikes on its own; scheduled ones still do.
@@ -64,7 +70,19 @@ extension SimulatedRemote {
         /// the call is applied; nothing is raced when a folder is there or the path's folder
         /// is missing.
         case racingWrite(Data)
+        /// A list finds a file of this name in the folder, besides its items: one of
+        /// ``SimulatedRemote/hostileNames``. No effect on other calls.
+        case hostileName(String)
     }
+
+    /// Names a hostile server gives (``Faults/hostileName``): names that climb out of the
+    /// folder ("/" inside one name, "..", "."), hold NUL or a terminal's escape (C0, C1), are
+    /// empty, or are one of sync's own. Each but the dots and the empty one says "hostile", so
+    /// that a run can look for anything a name like it made anywhere.
+    public static let hostileNames = [
+        "x/../../hostile-slash.txt", "../hostile-up.txt", "..", ".", "", "hostile-nul\u{0}.txt",
+        "hostile-escape\u{1B}[2J.txt", "hostile-csi\u{9B}31m.txt", ".documentsync-hostile.download",
+    ]
 
     /// How many calls of each kind the remote answered, and how many bytes moved: for tests
     /// and benchmarks.
@@ -157,7 +175,23 @@ extension SimulatedRemote.State {
             return .staleListing(age: Int.random(in: 1...oldest, using: &generator))
         }
         if mutating.contains(operation), strikes(faults.timeoutAfterApplying) { return .timeoutAfterApplying }
+        if operation == .list, strikes(faults.hostileName) {
+            let names = SimulatedRemote.hostileNames
+            return .hostileName(names[Int.random(in: 0..<names.count, using: &generator)])
+        }
         return nil
+    }
+
+    /// Removes the files of hostile names (``SimulatedRemote/Faults/hostileName``) from
+    /// `folder`, or from everywhere when nil.
+    mutating func removeHostileNames(in folder: RemotePath?) {
+        // A look at every path only in a run that ever had one: a benchmark's listings cost none.
+        guard madeHostileNames else { return }
+        let names = Set(SimulatedRemote.hostileNames.map { Array($0.utf8) })
+        for path in tree.keys.sorted()
+        where !path.isRoot && (folder == nil || path.parent == folder) && names.contains(Array(path.name.utf8)) {
+            remove(path)
+        }
     }
 
     private mutating func strikes(_ probability: Double) -> Bool {

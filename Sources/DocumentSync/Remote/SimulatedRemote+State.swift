@@ -31,6 +31,8 @@ extension SimulatedRemote {
         var raceCount = 0
         /// The bytes each racing write replaced, in order.
         var replacedByRaces: [Data] = []
+        /// Whether a hostile name (``SimulatedRemote/Faults/hostileName``) was ever put in the tree.
+        var madeHostileNames = false
 
         init(faults: Faults, generator: SeededGenerator, historyLimit: Int) {
             self.faults = faults

@@ -118,6 +118,11 @@ public final class SimulatedRemote: Remote {
         }
     }
 
+    /// Removes every file of a hostile name (``Faults/hostileName``): for the quiet end of a run.
+    public func removeHostileNames() {
+        state.withLock { $0.removeHostileNames(in: nil) }
+    }
+
     /// Makes the folder at `path` and any missing folder above it, as another client would.
     public func directMakeFolder(_ path: RemotePath) throws {
         try state.withLock { try $0.makeFolders(path, remote: displayName) }
@@ -137,6 +142,12 @@ public final class SimulatedRemote: Remote {
             let fault = state.begin(.list, folder)
             try fail(fault, .list, folder)
             try state.race(fault, at: folder, remote: displayName)
+            state.removeHostileNames(in: folder)
+            if case .hostileName(let name) = fault, state.tree[folder]?.kind == .folder {
+                state.madeHostileNames = true
+                _ = try state.put(
+                    RemotePath(components: folder.components + [name]), Data("hostile\n".utf8), remote: displayName)
+            }
             let tree = state.tree(age: fault.staleAge)
             guard let node = tree[folder] else { throw failure(.notFound, .list, folder) }
             guard node.kind == .folder else { throw failure(.notAFolder, .list, folder) }

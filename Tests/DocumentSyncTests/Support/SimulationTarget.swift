@@ -35,7 +35,10 @@ extension SimulatedRemote: SimulationTarget {
         _ = try directWrite(path, bytes)
     }
 
-    func stopFaults() { faults = .none }
+    func stopFaults() {
+        faults = .none
+        removeHostileNames()
+    }
 
     var faultDescription: String { SyncSimulation.describe(faults) }
 }

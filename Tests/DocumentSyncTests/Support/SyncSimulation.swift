@@ -21,7 +21,10 @@ import Foundation
 /// - (f) "mine" is what this device typed: a conflict version a device shows as its own holds
 ///   text it wrote or moved there, and one holding only its own text is not shown as
 ///   another's. Every device's computer has this machine's host name, as cloned machines share
-///   one: a device that told "mine" by the name would take every conflict for its own.
+///   one: a device that told "mine" by the name would take every conflict for its own;
+/// - (g) nothing outside the containers: no file or folder anywhere in the run's folders bears
+///   a name the remote listed with a hostile name (``SimulatedRemote/Faults/hostileName``,
+///   which every run with faults has).
 ///
 /// Every choice comes from one ``SeededGenerator``, and the remote draws its faults from
 /// another split from it, so the same seed makes the same steps and the same faults: a seed a
@@ -37,7 +40,7 @@ import Foundation
 final class SyncSimulation {
     /// A property a run broke.
     struct Violation: CustomStringConvertible {
-        /// The property's letter, a to f; "run" when a step of the run itself failed.
+        /// The property's letter, a to g; "run" when a step of the run itself failed.
         var property: String
         var detail: String
 
@@ -123,7 +126,8 @@ final class SyncSimulation {
     convenience init(seed: UInt64, stepLimit: Int? = nil, onDemand: Bool = false) throws {
         try self.init(seed: seed, stepLimit: stepLimit, deviceCounts: 2...4, onDemand: onDemand) { random in
             SimulatedRemote(
-                displayName: "simulated remote", faults: Self.drawFaults(&random), generator: random.split())
+                displayName: "simulated remote", faults: Self.withHostileNames(Self.drawFaults(&random)),
+                generator: random.split())
         }
     }
 
@@ -559,6 +563,14 @@ final class SyncSimulation {
             }
         }
 
+        // (g) Nothing a hostile name made, anywhere in the run's folders.
+        let enumerator = FileManager.default.enumerator(atPath: folder.url.path)
+        while let path = enumerator?.nextObject() as? String {
+            if path.contains("hostile") {
+                violations.append(Violation(property: "g", detail: "\(path) was made from a hostile name"))
+            }
+        }
+
         // (a) Nothing lost.
         var kept = live
         for device in devices { kept.formUnion(Self.contents(under: device.deleted)) }
@@ -865,6 +877,14 @@ final class SyncSimulation {
 
     /// A small share of seeds has no fault; the others a few kinds, each striking 1 to 5 calls
     /// in 100.
+    /// `faults` with hostile names in 2% of listings when it has any fault: set, not drawn, so
+    /// that every other draw of a seed stays as it was.
+    private static func withHostileNames(_ faults: SimulatedRemote.Faults) -> SimulatedRemote.Faults {
+        var faults = faults
+        if faults != .none { faults.hostileName = 0.02 }
+        return faults
+    }
+
     private static func drawFaults(_ random: inout SeededGenerator) -> SimulatedRemote.Faults {
         guard Int.random(in: 0..<5, using: &random) != 0 else { return .none }
         func probability() -> Double {
@@ -882,6 +902,7 @@ final class SyncSimulation {
         let parts = [
             ("5xx", faults.serverError), ("cut", faults.connectionCut), ("race", faults.racingWriter),
             ("stale", faults.staleListing), ("timeout", faults.timeoutAfterApplying),
+            ("hostile names", faults.hostileName),
         ].filter { $0.1 > 0 }.map { "\($0.0) \(Int($0.1 * 100))%" }
         return parts.isEmpty
             ? "none" : parts.joined(separator: ", ") + " (stale up to \(faults.maximumStaleness))"
