@@ -106,6 +106,19 @@ import Testing
         #expect(kind { _ = try remote.entry(at: RemotePath(".documentsync-tmp-1234")) } == .invalidName)
     }
 
+    /// Another program, or another user, can name a file anything but "/" and NUL: a name
+    /// with a control character fails the listing, named with its escapes.
+    @Test func aNameWithAControlCharacterFailsTheListingNamingIt() throws {
+        let folder = try TemporaryFolder()
+        let remote = LocalFolderRemote(root: try folder.folder("remote"))
+        try folder.write(Data("a".utf8), to: "remote/a.txt")
+        try folder.write(Data("escape".utf8), to: "remote/evil\u{1B}]0;pwned\u{7}.txt")
+        let error = #expect(throws: RemoteError.self) { try remote.list(.root) }
+        #expect(error?.description.contains("evil\\u{1B}]0;pwned\\u{7}.txt") == true, "\(String(describing: error))")
+        #expect(error?.description.contains("\u{1B}") == false)
+        #expect(kind { _ = try write(remote, "tab\there.txt", "x") } == .invalidName)
+    }
+
     @Test func aFailedWriteLeavesNoTemporaryFileAndOthersInProgressAreNotListed() throws {
         struct Vanished: Error {}
         let folder = try TemporaryFolder()

@@ -105,6 +105,16 @@ import Testing
         #expect(!RemotePath.isValidComponent(".."))
         #expect(!RemotePath.isValidComponent("a/b"))
         #expect(!RemotePath.isValidComponent("a\u{0}b"))
+        for control in ["\u{1}", "\t", "\n", "\u{1B}", "\u{7F}", "\u{80}", "\u{9B}", "\u{9F}"] {
+            #expect(RemotePath.problem(withName: "a\(control)b") == "holds a control character")
+        }
+        for fine in ["\u{A0}", "\u{C2}", "é", "日本", "a b", ".hidden", "\u{2215}", "\u{FF0F}"] {
+            #expect(RemotePath.problem(withName: "a\(fine)b") == nil, "\(fine)")
+        }
+        #expect(RemotePath.problem(withName: "..")?.contains("its parent") == true)
+        #expect(RemotePath.escaped("a\u{1B}[2J\u{9B}b\u{0}") == "a\\u{1B}[2J\\u{9B}b\\u{0}")
+        #expect(RemotePath.shown("plain") == "“plain”")
+        #expect(RemotePath.isReserved(".documentsync-x.download") && !RemotePath.isReserved(".documentsync"))
         #expect(RemotePath.metadataFolder.string == ".documentsync")
         #expect(RemotePath(".documentsync/conflicts/x").isMetadata)
         #expect(!RemotePath(".documentsync2").isMetadata)

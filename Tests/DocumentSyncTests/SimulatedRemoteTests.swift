@@ -96,6 +96,22 @@ import Testing
         #expect(remote.snapshot().files[fresh] == Data("first".utf8))
     }
 
+    @Test func aHostileNameFailsTheListingItStrikesAndIsGoneAtTheNext() throws {
+        let remote = SimulatedRemote()
+        try remote.directWrite(RemotePath("A/a.txt"), Data("a".utf8))
+        remote.schedule(.hostileName("x/../../hostile.txt"), on: .list, at: RemotePath("A"))
+        let error = #expect(throws: RemoteError.self) { try remote.list(RemotePath("A")) }
+        #expect(error?.description.contains("x/../../hostile.txt") == true)
+        // A real file, served as a hostile server would serve it.
+        #expect(remote.snapshot().files[RemotePath(components: ["A", "x/../../hostile.txt"])] != nil)
+        #expect(try remote.list(RemotePath("A")).entries.map(\.name) == ["a.txt"])
+        // One of sync's own names is left out of the listing, which goes on.
+        remote.schedule(.hostileName(".documentsync-hostile.download"), on: .list)
+        #expect(try remote.list(.root).entries.map(\.name) == ["A"])
+        remote.removeHostileNames()
+        #expect(remote.snapshot().files.keys.map(\.string) == ["A/a.txt"])
+    }
+
     @Test func aScheduledFaultStrikesOnlyItsPathAndOnce() throws {
         let remote = SimulatedRemote()
         remote.schedule(.serverError(status: 502), on: .write, at: RemotePath("b.txt"))

@@ -105,17 +105,22 @@ import Testing
         }
         try #require(fd >= 0, "\(latin1)")
         close(fd)
+        // A name with a terminal's escape in it: a remote's listing of it would fail (and be
+        // printed), so it is never uploaded either.
+        try a.write("bell\u{7}\u{1B}[2J.txt", "escape\n")
         try a.write("plain.txt", "plain\n")
         let summary = try a.sync()
         #expect(summary.failures.isEmpty, "\(summary.failures)")
         let notes = summary.notes.joined(separator: "\n")
         #expect(notes.contains("not synced: its name is not in Unicode's composed form"), "\(notes)")
         #expect(notes.contains("not synced: its name is not UTF-8"), "\(notes)")
+        #expect(notes.contains("bell\\u{7}\\u{1B}[2J.txt: not synced: its name holds a control character"), "\(notes)")
+        #expect(!notes.contains("\u{1B}"))
         try b.sync()
         #expect(try b.tree() == ["plain.txt": "plain\n"])
-        // Both are still here, untouched.
+        // All three are still here, untouched.
         #expect(a.read(decomposed) == "NFD\n")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: a.container.path).count == 3)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: a.container.path).count == 4)
     }
 
     // MARK: - A full disk

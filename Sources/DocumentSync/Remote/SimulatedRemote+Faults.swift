@@ -186,10 +186,11 @@ extension SimulatedRemote.State {
     /// `folder`, or from everywhere when nil.
     mutating func removeHostileNames(in folder: RemotePath?) {
         // A look at every path only in a run that ever had one: a benchmark's listings cost none.
-        guard madeHostileNames else { return }
-        let names = Set(SimulatedRemote.hostileNames.map { Array($0.utf8) })
+        guard !hostileNamesMade.isEmpty else { return }
         for path in tree.keys.sorted()
-        where !path.isRoot && (folder == nil || path.parent == folder) && names.contains(Array(path.name.utf8)) {
+        where !path.isRoot && (folder == nil || path.parent == folder)
+            && hostileNamesMade.contains(Array(path.name.utf8))
+        {
             remove(path)
         }
     }

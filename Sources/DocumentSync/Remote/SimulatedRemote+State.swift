@@ -31,8 +31,9 @@ extension SimulatedRemote {
         var raceCount = 0
         /// The bytes each racing write replaced, in order.
         var replacedByRaces: [Data] = []
-        /// Whether a hostile name (``SimulatedRemote/Faults/hostileName``) was ever put in the tree.
-        var madeHostileNames = false
+        /// The hostile names (``SimulatedRemote/Faults/hostileName``) ever put in the tree, as
+        /// bytes (Swift's string equality would take a name for its other spellings).
+        var hostileNamesMade: Set<[UInt8]> = []
 
         init(faults: Faults, generator: SeededGenerator, historyLimit: Int) {
             self.faults = faults

@@ -144,7 +144,7 @@ public final class SimulatedRemote: Remote {
             try state.race(fault, at: folder, remote: displayName)
             state.removeHostileNames(in: folder)
             if case .hostileName(let name) = fault, state.tree[folder]?.kind == .folder {
-                state.madeHostileNames = true
+                state.hostileNamesMade.insert(Array(name.utf8))
                 _ = try state.put(
                     RemotePath(components: folder.components + [name]), Data("hostile\n".utf8), remote: displayName)
             }
