@@ -30,7 +30,9 @@ extension BlockingSyncTests {
                 var found: [String] = []
                 let enumerator = FileManager.default.enumerator(atPath: folder.url.path)
                 while let path = enumerator?.nextObject() as? String {
-                    if path == "a" || kept.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) { continue }
+                    if path == "a" || kept.contains(where: { path == $0 || path.hasPrefix($0 + "/") }) {
+                        continue
+                    }
                     found.append(path)
                 }
                 return found.sorted()
@@ -89,7 +91,9 @@ extension BlockingSyncTests {
             dav.listing { folder, items in
                 .xml(207, HostileServer.multistatus(items + [HostileServer.Item(href, etag: "e1", size: 5)]))
             }
-            dav.intercept { $0.method == "GET" && $0.path == href ? .file(Data("evil\n".utf8), etag: "\"e1\"") : nil }
+            dav.intercept {
+                $0.method == "GET" && $0.path == href ? .file(Data("evil\n".utf8), etag: "\"e1\"") : nil
+            }
             let message = try #require(failure { try setup.device.sync() })
             #expect(message.contains("cannot be a name") && message.contains(shown), "\(message)")
             #expect(message.contains(dav.url.absoluteString), "\(message)")
@@ -139,7 +143,8 @@ extension BlockingSyncTests {
             dav.listing { _, items in
                 .xml(
                     207,
-                    HostileServer.multistatus(items + [HostileServer.Item("/dav/C/cafe%CC%81.txt", etag: "d", size: 11)]))
+                    HostileServer.multistatus(
+                        items + [HostileServer.Item("/dav/C/cafe%CC%81.txt", etag: "d", size: 11)]))
             }
             let error = #expect(throws: RemoteError.self) { try dav.remote().list(.root) }
             #expect(
@@ -167,7 +172,11 @@ extension BlockingSyncTests {
                 .xml(
                     207,
                     HostileServer.multistatus(
-                        items.map { $0.etag == nil ? $0 : HostileServer.Item("/dav/C/cafe%CC%81.txt", etag: $0.etag, size: $0.size) }))
+                        items.map {
+                            $0.etag == nil
+                                ? $0
+                                : HostileServer.Item("/dav/C/cafe%CC%81.txt", etag: $0.etag, size: $0.size)
+                        }))
             }
             let setup = try Setup(try dav.remote())
             #expect(try setup.device.sync().downloaded == 1)
@@ -239,10 +248,12 @@ extension BlockingSyncTests {
                 }
                 return .xml(
                     200,
-                    "<ListBucketResult><EncodingType>url</EncodingType>\(contents.joined())</ListBucketResult>")
+                    "<ListBucketResult><EncodingType>url</EncodingType>\(contents.joined())</ListBucketResult>"
+                )
             }
             let error = #expect(throws: RemoteError.self) { try s3.remote().listTree() }
-            #expect(error?.description.contains("IsTruncated is missing") == true, "\(String(describing: error))")
+            #expect(
+                error?.description.contains("IsTruncated is missing") == true, "\(String(describing: error))")
         }
 
         @Test(arguments: cuts)
@@ -264,11 +275,14 @@ extension BlockingSyncTests {
         @Test func anAnswerCutOnTheWireFailsTheListing() throws {
             let dav = try HostileDAV()
             dav.put("a.txt", "a\n")
-            dav.listing { _, items in .xml(207, HostileServer.multistatus(items), delivery: .cut(bytes: 100)) }
+            dav.listing { _, items in .xml(207, HostileServer.multistatus(items), delivery: .cut(bytes: 100))
+            }
             #expect(throws: RemoteError.self) { try dav.remote().list(.root) }
             let s3 = try HostileS3()
             s3.put("a.txt", "a\n")
-            s3.listing { _, objects, _ in .xml(200, HostileServer.listBucketResult(objects), delivery: .cut(bytes: 100)) }
+            s3.listing { _, objects, _ in
+                .xml(200, HostileServer.listBucketResult(objects), delivery: .cut(bytes: 100))
+            }
             #expect(throws: RemoteError.self) { try s3.remote().listTree() }
         }
 
@@ -304,7 +318,8 @@ extension BlockingSyncTests {
             s3.put("a.txt", "some text\n")
             s3.intercept { request in
                 request.method == "GET" && request.path == "/b/a.txt"
-                    ? .file(Data("some text\n".utf8), etag: "\"x\"", delivery: .trickle(bytes: 1, seconds: 2)) : nil
+                    ? .file(Data("some text\n".utf8), etag: "\"x\"", delivery: .trickle(bytes: 1, seconds: 2))
+                    : nil
             }
             let remote = try s3.remote(deadline: Self.shortDeadline)
             let started = Date()
@@ -328,7 +343,9 @@ extension BlockingSyncTests {
             dav.put("long.txt", text)
             dav.intercept { request in
                 request.method == "GET"
-                    ? .file(Data(text.utf8), etag: "\"long\"", delivery: .trickle(bytes: 32 << 10, seconds: 0.1)) : nil
+                    ? .file(
+                        Data(text.utf8), etag: "\"long\"", delivery: .trickle(bytes: 32 << 10, seconds: 0.1))
+                    : nil
             }
             let remote = try dav.remote(deadline: RequestDeadline(allowance: 0.3, leastRate: 65536))
             let started = Date()
@@ -363,7 +380,10 @@ extension BlockingSyncTests {
             s3.put("a.txt", "a\n")
             s3.put("b.txt", "b\n")
             s3.listing { _, objects, prefixes in
-                .xml(200, HostileServer.listBucketResult(objects, prefixes: prefixes, truncated: true, token: "again"))
+                .xml(
+                    200,
+                    HostileServer.listBucketResult(
+                        objects, prefixes: prefixes, truncated: true, token: "again"))
             }
             let remote = try s3.remote()
             let outcome = bounded(20) { Result { try remote.listTree() } }
@@ -387,7 +407,8 @@ extension BlockingSyncTests {
                 }
                 return .xml(
                     200,
-                    HostileServer.listBucketResult(objects, prefixes: prefixes, truncated: true, token: "t\(page)"))
+                    HostileServer.listBucketResult(
+                        objects, prefixes: prefixes, truncated: true, token: "t\(page)"))
             }
             let remote = try s3.remote()
             let outcome = bounded(20) { Result { try remote.list(.root) } }
@@ -408,7 +429,9 @@ extension BlockingSyncTests {
             }
             let setup = try Setup(try dav.remote())
             #expect(try setup.device.sync().downloaded == 40)
-            dav.listing { _, items in .xml(207, HostileServer.multistatus(items + items.dropFirst().prefix(5))) }
+            dav.listing { _, items in
+                .xml(207, HostileServer.multistatus(items + items.dropFirst().prefix(5)))
+            }
             let summary = try setup.device.sync()
             #expect(summary.downloaded == 0 && !summary.didWork, "\(summary)")
             #expect(try setup.device.tree().count == 40)
@@ -431,12 +454,15 @@ extension BlockingSyncTests {
             #expect(try setup.device.sync().downloaded == 40)
             // Four in ten left out of every listing, still there when asked for alone.
             dav.listing { _, items in
-                .xml(207, HostileServer.multistatus(items.enumerated().filter { $0.offset % 5 < 3 }.map(\.element)))
+                .xml(
+                    207,
+                    HostileServer.multistatus(items.enumerated().filter { $0.offset % 5 < 3 }.map(\.element)))
             }
             let summary = try setup.device.sync()
             #expect(summary.description != "nothing to do", "\(summary)")
             #expect(summary.description.contains("left for the next sync"), "\(summary)")
-            let note = try #require(summary.notes.first { $0.hasPrefix("sync stopped after") }, "\(summary.notes)")
+            let note = try #require(
+                summary.notes.first { $0.hasPrefix("sync stopped after") }, "\(summary.notes)")
             #expect(note.contains("its listings may leave items out"), "\(note)")
             #expect(try setup.device.tree().count == 40)
         }

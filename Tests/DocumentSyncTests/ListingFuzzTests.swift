@@ -37,11 +37,13 @@ extension BlockingSyncTests {
             let server = try HostileServer { request in
                 request.method == "PROPFIND"
                     ? HostileServer.Answer(
-                        status: 207, headers: ["Content-Type": "application/xml"], body: document.withLock { $0 })
+                        status: 207, headers: ["Content-Type": "application/xml"],
+                        body: document.withLock { $0 })
                     : .notFound
             }
             defer { server.stop() }
-            var configuration = WebDAVRemote.Configuration(url: server.url("/dav/C/"), writeProtocol: .conditional)
+            var configuration = WebDAVRemote.Configuration(
+                url: server.url("/dav/C/"), writeProtocol: .conditional)
             configuration.timeout = 5
             let remote = try WebDAVRemote(configuration)
             var failed = 0
@@ -60,7 +62,9 @@ extension BlockingSyncTests {
                 }
             }
             // The generator makes both kinds: a run where every listing failed checks nothing.
-            if Self.seeds.count >= 100 { #expect(failed > 0 && failed < Self.seeds.count, "\(failed) failed") }
+            if Self.seeds.count >= 100 {
+                #expect(failed > 0 && failed < Self.seeds.count, "\(failed) failed")
+            }
         }
 
         @Test func s3ListingsAreWholeOrFail() throws {
@@ -68,7 +72,8 @@ extension BlockingSyncTests {
             let server = try HostileServer { request in
                 request.method == "GET" && request.query["list-type"] != nil
                     ? HostileServer.Answer(
-                        status: 200, headers: ["Content-Type": "application/xml"], body: document.withLock { $0 })
+                        status: 200, headers: ["Content-Type": "application/xml"],
+                        body: document.withLock { $0 })
                     : .notFound
             }
             defer { server.stop() }
@@ -96,7 +101,9 @@ extension BlockingSyncTests {
                     Issue.record("seed \(seed): not a RemoteError: \(error)")
                 }
             }
-            if Self.seeds.count >= 100 { #expect(failed > 0 && failed < Self.seeds.count, "\(failed) failed") }
+            if Self.seeds.count >= 100 {
+                #expect(failed > 0 && failed < Self.seeds.count, "\(failed) failed")
+            }
         }
 
         /// What a listing that did not fail must be: names that can be names here, from a whole
@@ -104,16 +111,20 @@ extension BlockingSyncTests {
         private func check(_ names: [String], whole text: Data, seed: UInt64) {
             for name in names {
                 let problem = RemotePath.problem(withName: name)
-                #expect(problem == nil, "seed \(seed): the listing gives \(RemotePath.shown(name)), which \(problem ?? "")")
+                #expect(
+                    problem == nil,
+                    "seed \(seed): the listing gives \(RemotePath.shown(name)), which \(problem ?? "")")
                 #expect(
                     name.precomposedStringWithCanonicalMapping.utf8.elementsEqual(name.utf8),
                     "seed \(seed): \(RemotePath.shown(name)) is not in NFC")
-                #expect(!RemotePath.isReserved(name), "seed \(seed): \(RemotePath.shown(name)) is one of ours")
+                #expect(
+                    !RemotePath.isReserved(name), "seed \(seed): \(RemotePath.shown(name)) is one of ours")
             }
             let document = try? XMLDocument(data: text, options: [])
             #expect(
                 document != nil,
-                "seed \(seed): a listing from a document that is not whole:\n\(String(decoding: text, as: UTF8.self))")
+                "seed \(seed): a listing from a document that is not whole:\n\(String(decoding: text, as: UTF8.self))"
+            )
         }
 
         // MARK: - Documents
@@ -122,13 +133,15 @@ extension BlockingSyncTests {
         /// (percent-encoded).
         static let hostileSegments = [
             "x%2F..%2F..%2Fevil.txt", "%2e%2e", "%2E", "..", ".", "evil%00.txt", "evil%1B%5B2J", "evil%C2%9B",
-            ".documentsync-1.download", ".documentsync-tmp-0-1", "a%2Fb", "%FF%FE", "%", "", "%0A", "cafe%CC%81.txt",
+            ".documentsync-1.download", ".documentsync-tmp-0-1", "a%2Fb", "%FF%FE", "%", "", "%0A",
+            "cafe%CC%81.txt",
         ]
 
         /// Keys that are not names, or not documents, as a page with `encoding-type=url` spells
         /// them.
         static let hostileKeys = [
-            "a/../../evil.txt", "a//b.txt", "evil%00.txt", "evil%1B%5B2J", "..", "./x", ".documentsync-1.download",
+            "a/../../evil.txt", "a//b.txt", "evil%00.txt", "evil%1B%5B2J", "..", "./x",
+            ".documentsync-1.download",
             "%FF", "%", "/lead.txt", "trail//", "%0D%0A", "cafe%CC%81.txt", "n0.txt",
         ]
 
@@ -155,7 +168,8 @@ extension BlockingSyncTests {
                 }
                 var base = "/dav/C/"
                 if chance(10, &random) {
-                    base = pick(["http://127.0.0.1:\(port)/dav/C/", "/dav/C/A/", "/elsewhere/", "/dav/C//"], &random)
+                    base = pick(
+                        ["http://127.0.0.1:\(port)/dav/C/", "/dav/C/A/", "/elsewhere/", "/dav/C//"], &random)
                 }
                 let href = base + segment
                 let etag = "e\(Int.random(in: 0..<4, using: &random))"
@@ -171,11 +185,14 @@ extension BlockingSyncTests {
         static func listBucketResult(_ random: inout SeededGenerator) -> String {
             var objects: [HostileServer.Object] = []
             for index in 0..<Int.random(in: 0...8, using: &random) {
-                var key = pick(["", "A/", "A/B/", "caf%C3%A9/"], &random) + "n\(index)" + pick([".txt", "", "/"], &random)
+                var key =
+                    pick(["", "A/", "A/B/", "caf%C3%A9/"], &random) + "n\(index)"
+                    + pick([".txt", "", "/"], &random)
                 if chance(6, &random) { key = pick(hostileKeys, &random) }
                 objects.append(
                     HostileServer.Object(
-                        key, etag: "e\(Int.random(in: 0..<4, using: &random))", size: Int.random(in: 0..<99, using: &random)))
+                        key, etag: "e\(Int.random(in: 0..<4, using: &random))",
+                        size: Int.random(in: 0..<99, using: &random)))
             }
             let prefixes = (0..<Int.random(in: 0...2, using: &random)).map { _ in
                 chance(4, &random) ? pick(["../", "/", "%00/", "x"], &random) : pick(["A/", "B/"], &random)
@@ -195,16 +212,29 @@ extension BlockingSyncTests {
                 case 0:
                     bytes = Array(bytes.prefix(Int.random(in: 0...bytes.count, using: &random)))
                 case 1:
-                    if let range = element(in: bytes, &random) { bytes.insert(contentsOf: bytes[range], at: range.upperBound) }
+                    if let range = element(in: bytes, &random) {
+                        bytes.insert(contentsOf: bytes[range], at: range.upperBound)
+                    }
                 case 2:
-                    let closings = bytes.indices.filter { bytes[$0] == UInt8(ascii: "<") && $0 + 1 < bytes.count && bytes[$0 + 1] == UInt8(ascii: "/") }
-                    if let start = closings.randomElement(using: &random), let end = bytes[start...].firstIndex(of: UInt8(ascii: ">")) {
+                    let closings = bytes.indices.filter {
+                        bytes[$0] == UInt8(ascii: "<") && $0 + 1 < bytes.count
+                            && bytes[$0 + 1] == UInt8(ascii: "/")
+                    }
+                    if let start = closings.randomElement(using: &random),
+                        let end = bytes[start...].firstIndex(of: UInt8(ascii: ">"))
+                    {
                         bytes.removeSubrange(start...end)
                     }
                 case 3:
-                    if !bytes.isEmpty { bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random) }
+                    if !bytes.isEmpty {
+                        bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(
+                            in: 0...255, using: &random)
+                    }
                 case 4:
-                    bytes = Array(String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "200 OK", with: "404 Not Found").utf8)
+                    bytes = Array(
+                        String(decoding: bytes, as: UTF8.self).replacingOccurrences(
+                            of: "200 OK", with: "404 Not Found"
+                        ).utf8)
                 default:
                     if let range = element(in: bytes, &random) { bytes.removeSubrange(range) }
                 }
@@ -222,8 +252,9 @@ extension BlockingSyncTests {
                     let end = text.range(of: close, range: start.upperBound..<text.endIndex)
                 {
                     ranges.append(
-                        text.utf8.distance(from: text.startIndex, to: start.lowerBound)..<text.utf8.distance(
-                            from: text.startIndex, to: end.upperBound))
+                        text.utf8.distance(
+                            from: text.startIndex, to: start.lowerBound)..<text.utf8.distance(
+                                from: text.startIndex, to: end.upperBound))
                     from = end.upperBound
                 }
             }

@@ -114,7 +114,9 @@ import Testing
         try folder.write(Data("a".utf8), to: "remote/a.txt")
         try folder.write(Data("escape".utf8), to: "remote/evil\u{1B}]0;pwned\u{7}.txt")
         let error = #expect(throws: RemoteError.self) { try remote.list(.root) }
-        #expect(error?.description.contains("evil\\u{1B}]0;pwned\\u{7}.txt") == true, "\(String(describing: error))")
+        #expect(
+            error?.description.contains("evil\\u{1B}]0;pwned\\u{7}.txt") == true,
+            "\(String(describing: error))")
         #expect(error?.description.contains("\u{1B}") == false)
         #expect(kind { _ = try write(remote, "tab\there.txt", "x") } == .invalidName)
     }

@@ -403,7 +403,9 @@ extension BlockingSyncTests {
             configuration.credentials.source = "the [test] profile"
             let failure = try #require(error { _ = try S3Remote(configuration).list(.root) })
             #expect(failure.kind == .permissionDenied)
-            #expect(failure.description.contains("secret key does not match the access key of the [test] profile"))
+            #expect(
+                failure.description.contains("secret key does not match the access key of the [test] profile")
+            )
             #expect(!failure.description.contains(configuration.credentials.accessKeyID))
             #expect(!failure.description.contains("wrong-secret-123"))
             configuration.credentials.accessKeyID = "AKIANOSUCHKEY"

@@ -114,7 +114,9 @@ import Testing
         let notes = summary.notes.joined(separator: "\n")
         #expect(notes.contains("not synced: its name is not in Unicode's composed form"), "\(notes)")
         #expect(notes.contains("not synced: its name is not UTF-8"), "\(notes)")
-        #expect(notes.contains("bell\\u{7}\\u{1B}[2J.txt: not synced: its name holds a control character"), "\(notes)")
+        #expect(
+            notes.contains("bell\\u{7}\\u{1B}[2J.txt: not synced: its name holds a control character"),
+            "\(notes)")
         #expect(!notes.contains("\u{1B}"))
         try b.sync()
         #expect(try b.tree() == ["plain.txt": "plain\n"])

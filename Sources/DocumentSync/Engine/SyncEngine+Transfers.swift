@@ -547,7 +547,9 @@ extension SyncEngine {
         let url = localURL(path)
         if try remote.entry(at: path) != nil {
             throw SkippedItem(
-                reason: "missing from the remote's listing, yet there when asked for alone: its listings may leave items out")
+                reason:
+                    "missing from the remote's listing, yet there when asked for alone: its listings may leave items out"
+            )
         }
         if var item = try journal.item(at: path) {
             item.local = nil

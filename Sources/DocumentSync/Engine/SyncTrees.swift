@@ -50,7 +50,8 @@ enum SyncTrees {
                 }
                 guard RemotePath.isValidComponent(name), name.utf8.first != UInt8(ascii: ".") else {
                     // A name sync would refuse in a remote's listing is never uploaded either.
-                    if name.utf8.first != UInt8(ascii: "."), let problem = RemotePath.problem(withName: name) {
+                    if name.utf8.first != UInt8(ascii: "."), let problem = RemotePath.problem(withName: name)
+                    {
                         unsyncable?(url.appendingPathComponent(name), "its name \(problem)")
                     }
                     if let placeholders,

@@ -146,7 +146,8 @@ public final class SimulatedRemote: Remote {
             if case .hostileName(let name) = fault, state.tree[folder]?.kind == .folder {
                 state.hostileNamesMade.insert(Array(name.utf8))
                 _ = try state.put(
-                    RemotePath(components: folder.components + [name]), Data("hostile\n".utf8), remote: displayName)
+                    RemotePath(components: folder.components + [name]), Data("hostile\n".utf8),
+                    remote: displayName)
             }
             let tree = state.tree(age: fault.staleAge)
             guard let node = tree[folder] else { throw failure(.notFound, .list, folder) }

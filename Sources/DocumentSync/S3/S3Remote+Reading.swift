@@ -118,7 +118,8 @@ extension S3Remote {
         page.continuation = xml.root.value("NextContinuationToken").flatMap { $0.isEmpty ? nil : $0 }
         for contents in xml.root.children("Contents") {
             guard let key = contents.value("Key") else {
-                throw failure(.other, operation, path, detail: "the store's listing gives an object without a key")
+                throw failure(
+                    .other, operation, path, detail: "the store's listing gives an object without a key")
             }
             page.objects.append(
                 Object(
@@ -143,7 +144,8 @@ extension S3Remote {
         guard key.hasPrefix(prefix) else {
             throw failure(
                 .other, .list, folder,
-                detail: "the store's listing gives a key outside the prefix asked for: \(RemotePath.shown(key))")
+                detail:
+                    "the store's listing gives a key outside the prefix asked for: \(RemotePath.shown(key))")
         }
         let name = String(key.dropFirst(prefix.count))
         try checkListedName(name, .list, folder)
@@ -164,7 +166,8 @@ extension S3Remote {
                 // The folder's own marker.
                 guard object.key != prefix, !isTombstone(object) else { continue }
                 let name = try name(ofKey: object.key, in: prefix, folder)
-                files.append(RemoteEntry(name: name, kind: .file, size: object.size, tag: Self.tag(object.etag)))
+                files.append(
+                    RemoteEntry(name: name, kind: .file, size: object.size, tag: Self.tag(object.etag)))
                 keys.append(object.key)
             }
             for common in page.prefixes {
@@ -172,7 +175,9 @@ extension S3Remote {
                 guard common.hasSuffix("/") else {
                     throw failure(
                         .other, .list, folder,
-                        detail: "the store's listing gives a folder not ending in “/”: \(RemotePath.shown(common))")
+                        detail:
+                            "the store's listing gives a folder not ending in “/”: \(RemotePath.shown(common))"
+                    )
                 }
                 let name = try name(ofKey: String(common.dropLast()), in: prefix, folder)
                 folders[name] = RemoteEntry(name: name, kind: .folder, size: 0, tag: Self.folderTag)

@@ -244,7 +244,8 @@ extension S3Remote {
             else { return }
             for upload in listing.root.children("Upload") {
                 // Only ours: a store's word is no reason to abort uploads outside the prefix.
-                guard let key = upload.value("Key"), key.hasPrefix(keyPrefix), let id = upload.value("UploadId"),
+                guard let key = upload.value("Key"), key.hasPrefix(keyPrefix),
+                    let id = upload.value("UploadId"),
                     let begun = upload.value("Initiated").flatMap(Self.date), begun <= oldest
                 else { continue }
                 abortUpload(key, id)

@@ -182,7 +182,8 @@ public final class S3Remote: Remote {
         displayName = shown
         signer = S3Signer(credentials: configuration.credentials, region: configuration.region)
         transport = HTTPTransport(
-            timeout: configuration.timeout, connections: configuration.connections, deadline: configuration.deadline)
+            timeout: configuration.timeout, connections: configuration.connections,
+            deadline: configuration.deadline)
     }
 
     deinit { transport.invalidate() }
@@ -333,14 +334,16 @@ public final class S3Remote: Remote {
         // Where the key came from, never the key: the user can act on the one.
         case ("InvalidAccessKeyId", _):
             kind = .permissionDenied
-            detail = "the store does not know the access key of \(configuration.credentials.source) (\(request))"
+            detail =
+                "the store does not know the access key of \(configuration.credentials.source) (\(request))"
         case ("SignatureDoesNotMatch", _):
             kind = .permissionDenied
             detail =
                 "the secret key does not match the access key of \(configuration.credentials.source) (\(request))"
         case ("AccessDenied", _), (_, 401), (_, 403):
             kind = .permissionDenied
-            detail = "the store refuses the access key of \(configuration.credentials.source) here (\(request))"
+            detail =
+                "the store refuses the access key of \(configuration.credentials.source) here (\(request))"
         case ("NoSuchKey", _), (_, 404): kind = .notFound
         case ("PreconditionFailed", _), (_, 412): kind = .preconditionFailed
         // A conditional write that raced another (AWS answers 409 ConditionalRequestConflict).

@@ -181,7 +181,9 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
 
     /// Waits for the exchange to end, or fails it (and cancels its task) once it has run past
     /// the ``deadline`` its bytes so far allow.
-    private func wait(for exchange: Exchange, of task: URLSessionTask, request: URLRequest, started: DispatchTime) {
+    private func wait(
+        for exchange: Exchange, of task: URLSessionTask, request: URLRequest, started: DispatchTime
+    ) {
         while true {
             let moved = exchange.moved.withLock { $0 }
             let allowed = deadline.seconds(forMoving: moved)
@@ -191,7 +193,8 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
             let elapsed = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
             guard elapsed >= deadline.seconds(forMoving: now) else { continue }
             let method = request.httpMethod ?? "GET"
-            let size = ByteCountFormatter.string(fromByteCount: Int64(deadline.leastRate), countStyle: .binary)
+            let size = ByteCountFormatter.string(
+                fromByteCount: Int64(deadline.leastRate), countStyle: .binary)
             exchange.finish(
                 .failure(
                     .tooSlow(

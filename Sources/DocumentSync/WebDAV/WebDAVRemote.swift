@@ -181,7 +181,8 @@ public final class WebDAVRemote: Remote {
             "Basic " + Data("\($0.user):\($0.password)".utf8).base64EncodedString()
         }
         transport = HTTPTransport(
-            timeout: configuration.timeout, connections: configuration.connections, deadline: configuration.deadline)
+            timeout: configuration.timeout, connections: configuration.connections,
+            deadline: configuration.deadline)
     }
 
     deinit { transport.invalidate() }

@@ -53,7 +53,8 @@ final class HostileDAV: Sendable {
     /// Rewrites the answer to each `PROPFIND` of `Depth: 1` of the folder (relative, "" for the
     /// collection) whose honest items (itself first) are given.
     func listing(
-        _ answer: @escaping @Sendable (_ folder: String, _ items: [HostileServer.Item]) -> HostileServer.Answer
+        _ answer:
+            @escaping @Sendable (_ folder: String, _ items: [HostileServer.Item]) -> HostileServer.Answer
     ) {
         box.state.withLock { $0.listing = answer }
     }
@@ -66,7 +67,9 @@ final class HostileDAV: Sendable {
     /// The ETag of `bytes`: strong, from their hash.
     static func etag(_ bytes: Data) -> String { String(ContentHash(of: bytes).hex.prefix(16)) }
 
-    private static func answer(_ request: HostileServer.Request, _ state: borrowing Mutex<State>) -> HostileServer.Answer {
+    private static func answer(_ request: HostileServer.Request, _ state: borrowing Mutex<State>)
+        -> HostileServer.Answer
+    {
         let (files, listing, other) = state.withLock { ($0.files, $0.listing, $0.other) }
         if let answer = other(request) { return answer }
         guard request.path.hasPrefix(base) else { return .notFound }
@@ -122,10 +125,11 @@ final class HostileS3: Sendable {
 
     private struct State {
         var objects: [String: Data] = [:]
-        var listing: @Sendable (_ request: ListRequest, _ objects: [HostileServer.Object], _ prefixes: [String]) ->
-            HostileServer.Answer = { _, objects, prefixes in
-                .xml(200, HostileServer.listBucketResult(objects, prefixes: prefixes))
-            }
+        var listing:
+            @Sendable (_ request: ListRequest, _ objects: [HostileServer.Object], _ prefixes: [String]) ->
+                HostileServer.Answer = { _, objects, prefixes in
+                    .xml(200, HostileServer.listBucketResult(objects, prefixes: prefixes))
+                }
         var other: @Sendable (HostileServer.Request) -> HostileServer.Answer? = { _ in nil }
     }
 
@@ -177,12 +181,17 @@ final class HostileS3: Sendable {
         HostileServer.Object(encoded(key), etag: S3Remote.md5Hex(bytes), size: bytes.count)
     }
 
-    private static func answer(_ request: HostileServer.Request, _ state: borrowing Mutex<State>) -> HostileServer.Answer {
+    private static func answer(_ request: HostileServer.Request, _ state: borrowing Mutex<State>)
+        -> HostileServer.Answer
+    {
         let (objects, listing, other) = state.withLock { ($0.objects, $0.listing, $0.other) }
         if let answer = other(request) { return answer }
         if request.path == "/b/" || request.path == "/b" {
             if request.query["uploads"] != nil {
-                return .xml(200, "<ListMultipartUploadsResult><IsTruncated>false</IsTruncated></ListMultipartUploadsResult>")
+                return .xml(
+                    200,
+                    "<ListMultipartUploadsResult><IsTruncated>false</IsTruncated></ListMultipartUploadsResult>"
+                )
             }
             let prefix = request.query["prefix"] ?? ""
             let delimiter = request.query["delimiter"] == "/"
@@ -197,10 +206,12 @@ final class HostileS3: Sendable {
                 }
             }
             return listing(
-                ListRequest(prefix: prefix, delimiter: delimiter, token: request.query["continuation-token"]), found,
+                ListRequest(prefix: prefix, delimiter: delimiter, token: request.query["continuation-token"]),
+                found,
                 prefixes.sorted())
         }
-        guard request.path.hasPrefix("/b/"), let key = String(request.path.dropFirst(3)).removingPercentEncoding,
+        guard request.path.hasPrefix("/b/"),
+            let key = String(request.path.dropFirst(3)).removingPercentEncoding,
             let bytes = objects[key]
         else { return .notFound }
         switch request.method {

@@ -66,7 +66,8 @@ final class HostileServer: Sendable {
         /// An XML answer of `status`.
         static func xml(_ status: Int, _ text: String, delivery: Delivery = .whole) -> Answer {
             Answer(
-                status: status, headers: ["Content-Type": "application/xml; charset=utf-8"], body: Data(text.utf8),
+                status: status, headers: ["Content-Type": "application/xml; charset=utf-8"],
+                body: Data(text.utf8),
                 delivery: delivery)
         }
 
@@ -124,7 +125,8 @@ final class HostileServer: Sendable {
             text += "<D:response><D:href>\(item.href)</D:href><D:propstat><D:prop>"
             text += folder ? "<D:resourcetype><D:collection/></D:resourcetype>" : "<D:resourcetype/>"
             if let etag = item.etag {
-                text += "<D:getetag>\"\(etag)\"</D:getetag><D:getcontentlength>\(item.size)</D:getcontentlength>"
+                text +=
+                    "<D:getetag>\"\(etag)\"</D:getetag><D:getcontentlength>\(item.size)</D:getcontentlength>"
             }
             text += "</D:prop><D:status>HTTP/1.1 200 OK</D:status></D:propstat></D:response>\n"
         }
@@ -264,9 +266,11 @@ extension HostileServer {
                     var query: [String: String] = [:]
                     if pathEnd < target.endIndex {
                         for item in target[target.index(after: pathEnd)...].split(separator: "&") {
-                            let pair = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                            let pair = item.split(
+                                separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
                             let name = String(pair[0]).removingPercentEncoding ?? String(pair[0])
-                            query[name] = pair.count > 1 ? (String(pair[1]).removingPercentEncoding ?? "") : ""
+                            query[name] =
+                                pair.count > 1 ? (String(pair[1]).removingPercentEncoding ?? "") : ""
                         }
                     }
                     let request = Request(
@@ -283,7 +287,9 @@ extension HostileServer {
         /// Sends `answer`; whether the connection stays open for another request.
         private func send(_ answer: Answer, to client: FaultProxy.Socket, method: String) throws -> Bool {
             var head = "HTTP/1.1 \(answer.status) Hostile\r\n"
-            for (name, value) in answer.headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
+            for (name, value) in answer.headers.sorted(by: { $0.key < $1.key }) {
+                head += "\(name): \(value)\r\n"
+            }
             head += "Content-Length: \(answer.body.count)\r\n\r\n"
             try client.write(Array(head.utf8))
             let body = method == "HEAD" ? [] : [UInt8](answer.body)
