@@ -35,35 +35,17 @@ extension BlockingSyncTests {
         @Test func webDAVListingsAreWholeOrFail() throws {
             let document = Mutex(Data())
             let server = try HostileServer { request in
-                request.method == "PROPFIND"
-                    ? HostileServer.Answer(
-                        status: 207, headers: ["Content-Type": "application/xml"],
-                        body: document.withLock { $0 })
-                    : .notFound
+                request.method == "PROPFIND" ? Self.answer(207, document.withLock { $0 }) : .notFound
             }
             defer { server.stop() }
             var configuration = WebDAVRemote.Configuration(
                 url: server.url("/dav/C/"), writeProtocol: .conditional)
             configuration.timeout = 5
             let remote = try WebDAVRemote(configuration)
-            var failed = 0
-            for seed in Self.seeds {
-                var random = SeededGenerator(seed: seed)
-                let text = Self.mutated(Self.multistatus(&random, port: server.port), &random)
-                document.withLock { $0 = text }
-                if Self.printsDocuments { print("seed \(seed):\n\(String(decoding: text, as: UTF8.self))") }
-                do {
-                    let listing = try remote.list(.root)
-                    check(listing.entries.map(\.name), whole: text, seed: seed)
-                } catch is RemoteError {
-                    failed += 1
-                } catch {
-                    Issue.record("seed \(seed): not a RemoteError: \(error)")
-                }
-            }
-            // The generator makes both kinds: a run where every listing failed checks nothing.
-            if Self.seeds.count >= 100 {
-                #expect(failed > 0 && failed < Self.seeds.count, "\(failed) failed")
+            fuzz(document) { random in
+                Self.mutated(Self.multistatus(&random, port: server.port), &random)
+            } listing: { _ in
+                try remote.list(.root).entries.map(\.name)
             }
         }
 
@@ -71,10 +53,7 @@ extension BlockingSyncTests {
             let document = Mutex(Data())
             let server = try HostileServer { request in
                 request.method == "GET" && request.query["list-type"] != nil
-                    ? HostileServer.Answer(
-                        status: 200, headers: ["Content-Type": "application/xml"],
-                        body: document.withLock { $0 })
-                    : .notFound
+                    ? Self.answer(200, document.withLock { $0 }) : .notFound
             }
             defer { server.stop() }
             var configuration = S3Remote.Configuration(
@@ -82,25 +61,42 @@ extension BlockingSyncTests {
                 credentials: S3Credentials(accessKeyID: "AKIAFUZZ", secretAccessKey: "fuzz"))
             configuration.timeout = 5
             let remote = try S3Remote(configuration)
+            fuzz(document) { random in
+                Self.mutated(Self.listBucketResult(&random), &random)
+            } listing: { random in
+                // The whole tree (what sync lists an S3 remote with), or one folder.
+                Bool.random(using: &random)
+                    ? try (remote.listTree() ?? [:]).keys.flatMap(\.components)
+                    : try remote.list(.root).entries.map(\.name)
+            }
+        }
+
+        static func answer(_ status: Int, _ body: Data) -> HostileServer.Answer {
+            HostileServer.Answer(status: status, headers: ["Content-Type": "application/xml"], body: body)
+        }
+
+        /// For each seed: the document `make` gives is served, and `listing` lists it (giving
+        /// every name of the listing); a listing that fails must fail with a ``RemoteError``,
+        /// one that does not is checked.
+        private func fuzz(
+            _ document: borrowing Mutex<Data>, _ make: (inout SeededGenerator) -> Data,
+            listing: (inout SeededGenerator) throws -> [String]
+        ) {
             var failed = 0
             for seed in Self.seeds {
                 var random = SeededGenerator(seed: seed)
-                let text = Self.mutated(Self.listBucketResult(&random), &random)
+                let text = make(&random)
                 document.withLock { $0 = text }
                 if Self.printsDocuments { print("seed \(seed):\n\(String(decoding: text, as: UTF8.self))") }
                 do {
-                    if Bool.random(using: &random) {
-                        let tree = try remote.listTree() ?? [:]
-                        check(tree.keys.flatMap(\.components), whole: text, seed: seed)
-                    } else {
-                        check(try remote.list(.root).entries.map(\.name), whole: text, seed: seed)
-                    }
+                    check(try listing(&random), whole: text, seed: seed)
                 } catch is RemoteError {
                     failed += 1
                 } catch {
                     Issue.record("seed \(seed): not a RemoteError: \(error)")
                 }
             }
+            // The generator makes both kinds: a run where every listing failed checks nothing.
             if Self.seeds.count >= 100 {
                 #expect(failed > 0 && failed < Self.seeds.count, "\(failed) failed")
             }

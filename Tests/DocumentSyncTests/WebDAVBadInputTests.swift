@@ -44,16 +44,6 @@ extension BlockingSyncTests {
             }
         }
 
-        /// A pass that fails: its message, or nil when it did not fail.
-        private func failure(_ body: () throws -> SyncSummary) -> String? {
-            do {
-                let summary = try body()
-                return summary.failures.isEmpty ? nil : summary.failures.joined(separator: "; ")
-            } catch {
-                return String(describing: error)
-            }
-        }
-
         @Test func aURLThatIsNotWebDAVIsNamedAsSuch() throws {
             // Apache outside its WebDAV folder: a plain web server's refusal.
             let root = try WebDAVServers.url(.default).deletingLastPathComponent().deletingLastPathComponent()
@@ -70,7 +60,7 @@ extension BlockingSyncTests {
                     ? .respond(status: 200, contentType: "text/html", body: Data("<html>hello</html>".utf8))
                     : .none
             }
-            let message = try #require(failure { try setup.a.sync() })
+            let message = try #require(passFailure { try setup.a.sync() })
             #expect(message.contains("is the URL a WebDAV folder?"))
         }
 
@@ -82,7 +72,7 @@ extension BlockingSyncTests {
             setup.proxy.decide = { method, path in
                 method == "PROPFIND" && path.hasSuffix("/A/") ? .status(403) : .none
             }
-            let message = try #require(failure { try setup.a.sync() })
+            let message = try #require(passFailure { try setup.a.sync() })
             #expect(message.contains("“A”") && message.contains("403"))
             #expect(setup.text("A/kept.txt", on: setup.a) == "kept\n")
             setup.proxy.decide = { _, _ in .none }
@@ -96,7 +86,7 @@ extension BlockingSyncTests {
             let setup = try Setup()
             try setup.write("big plans\n", to: "plan.txt", on: setup.a)
             setup.proxy.decide = { method, _ in method == "PUT" ? .status(507) : .none }
-            let message = try #require(failure { try setup.a.sync() })
+            let message = try #require(passFailure { try setup.a.sync() })
             #expect(message.contains("plan.txt") && message.contains("no space left"))
             #expect(setup.text("plan.txt", on: setup.a) == "big plans\n")
             setup.proxy.decide = { _, _ in .none }
@@ -111,7 +101,7 @@ extension BlockingSyncTests {
             // After a few requests every connection is reset, as when the server stops.
             let seen = Counter()
             setup.proxy.decide = { _, _ in seen.next() > 8 ? .resetBeforeRequest : .none }
-            #expect(failure { try setup.a.sync() } != nil)
+            #expect(passFailure { try setup.a.sync() } != nil)
             for index in 0..<12 { #expect(setup.text("n\(index).txt", on: setup.a) == "note \(index)\n") }
             setup.proxy.decide = { _, _ in .none }
             _ = try setup.a.sync()
@@ -133,11 +123,11 @@ extension BlockingSyncTests {
                 method == "PROPFIND"
                     ? .respond(status: 207, contentType: "application/xml", body: outside) : .none
             }
-            let message = try #require(failure { try setup.a.sync() })
+            let message = try #require(passFailure { try setup.a.sync() })
             #expect(message.contains("outside the remote's folder") && message.contains("/elsewhere/"))
             #expect(setup.text("mine.txt", on: setup.a) == "mine\n")
             setup.proxy.decide = { _, _ in .none }
-            #expect(failure { try setup.a.sync() } == nil)
+            #expect(passFailure { try setup.a.sync() } == nil)
         }
 
         @Test(arguments: ["malformed", "huge"])
@@ -153,11 +143,11 @@ extension BlockingSyncTests {
                 method == "PROPFIND"
                     ? .respond(status: 207, contentType: "application/xml", body: body) : .none
             }
-            let message = try #require(failure { try setup.a.sync() })
+            let message = try #require(passFailure { try setup.a.sync() })
             #expect(message.contains(kind == "huge" ? "larger than" : "not well-formed XML"))
             #expect(setup.text("mine.txt", on: setup.a) == "mine\n")
             setup.proxy.decide = { _, _ in .none }
-            #expect(failure { try setup.a.sync() } == nil)
+            #expect(passFailure { try setup.a.sync() } == nil)
         }
 
         @Test func aCertificateThatDoesNotVerifyIsRefusedBeforeAnythingIsSent() throws {

@@ -125,7 +125,7 @@ final class FaultProxy: Sendable {
     var upstreamConnectionCount: Int { core.state.withLock { $0.upstreamConnections } }
     /// How many sockets the proxy has open now (its listener, until stopped, among them): what
     /// shows that connections a client left are closed.
-    var openSocketCount: Int { core.state.withLock { $0.sockets.count } }
+    var openSocketCount: Int { core.listener.openSockets }
 
     /// Stops listening, closes every connection and waits (a few seconds at most) for the
     /// connections' threads to end. Also called by deinit; calling it again does nothing.
@@ -152,16 +152,13 @@ final class FaultProxy: Sendable {
 extension FaultProxy {
     /// What the threads share; the ``FaultProxy`` the test holds only owns it, so that the
     /// threads (which hold the core) do not keep the proxy alive and its deinit can stop them.
-    fileprivate final class Core: SocketRegistry {
+    fileprivate final class Core: Sendable {
         struct State {
             var decide: @Sendable (String, String) -> Fault = { _, _ in .none }
             var requests: [Request] = []
             var faultCount = 0
             var clientConnections = 0
             var upstreamConnections = 0
-            /// Every socket open now (the listener's too): what ``stop()`` shuts down.
-            var sockets: Set<Int32> = []
-            var stopped = false
         }
 
         let state = Mutex(State())
@@ -172,9 +169,7 @@ extension FaultProxy {
         /// `host:port` of the server and of the proxy, as `Host` and URLs spell them.
         let targetAuthority: String
         let proxyAuthority: String
-        private let listener: Int32
-        /// Entered by each thread (the accept loop's, each connection's) while it runs.
-        private let threads = DispatchGroup()
+        let listener: Listener
 
         /// Whether `Host` is rewritten to ``targetAuthority``.
         let rewritesHost: Bool
@@ -193,61 +188,27 @@ extension FaultProxy {
             self.targetPort = in_port_t(targetPort).bigEndian
             targetAuthority = "\(host):\(targetPort)"
 
-            (listener, port) = try FaultProxy.listenOnLoopback()
+            listener = try Listener(name: "FaultProxy")
+            port = listener.port
             proxyAuthority = "127.0.0.1:\(port)"
-            state.withLock { _ = $0.sockets.insert(listener) }
         }
 
         func start() {
-            threads.enter()
-            let thread = Thread { [self] in
-                acceptLoop()
-                threads.leave()
+            listener.start { [self] client in
+                state.withLock { $0.clientConnections += 1 }
+                Connection(core: self, client: client).run()
             }
-            thread.name = "FaultProxy accept :\(port)"
-            thread.start()
-        }
-
-        private func acceptLoop() {
-            while true {
-                let fd = accept(listener, nil, nil)
-                if fd < 0 {
-                    let error = errno
-                    if error == EINTR || error == ECONNABORTED { continue }
-                    // stop() shut the listener down (accept fails with EINVAL), or we are out of
-                    // descriptors for a moment: go on unless stopped.
-                    if state.withLock({ $0.stopped }) { break }
-                    usleep(10_000)
-                    continue
-                }
-                // Close-on-exec (Glibc's module has no accept4): a child forked in the moment
-                // between could inherit it, and would hold the connection only until it execs.
-                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-                guard register(fd, client: true) else {
-                    Glibc.close(fd)
-                    break
-                }
-                FaultProxy.noDelay(fd)
-                threads.enter()
-                let thread = Thread { [self] in
-                    Connection(core: self, client: Socket(fd, core: self)).run()
-                    threads.leave()
-                }
-                thread.name = "FaultProxy connection :\(port)"
-                thread.start()
-            }
-            forget(listener)
-            Glibc.close(listener)
         }
 
         /// A new connection to the server.
         func connectUpstream() throws -> Socket {
             let fd = try FaultProxy.makeSocket()
-            guard register(fd, client: false) else {
+            guard listener.register(fd) else {
                 Glibc.close(fd)
                 throw ProxyError("the proxy is stopped")
             }
-            let socket = Socket(fd, core: self)
+            state.withLock { $0.upstreamConnections += 1 }
+            let socket = Socket(fd, core: listener)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_addr.s_addr = targetAddress
@@ -269,22 +230,6 @@ extension FaultProxy {
             return socket
         }
 
-        /// Records a socket open so that ``stop()`` can shut it down; false when stopped.
-        private func register(_ fd: Int32, client: Bool) -> Bool {
-            state.withLock { state in
-                guard !state.stopped else { return false }
-                state.sockets.insert(fd)
-                if client { state.clientConnections += 1 } else { state.upstreamConnections += 1 }
-                return true
-            }
-        }
-
-        /// Called just before a socket is closed. Under the lock, so that ``stop()`` never
-        /// shuts down a descriptor number closed since and reused by someone else.
-        func forget(_ fd: Int32) {
-            state.withLock { _ = $0.sockets.remove(fd) }
-        }
-
         /// Records a request and chooses its fault.
         func decide(method: String, path: String, headers: [String: String]) -> Fault {
             // The test's closure runs outside the lock: it may read the proxy's counts.
@@ -297,6 +242,91 @@ extension FaultProxy {
             return fault
         }
 
+        func stop() { listener.stop() }
+    }
+
+    /// A socket listening on a free port of 127.0.0.1, whose connections are each served on a
+    /// thread of their own, and every socket open for them: ``stop()`` shuts them all down and
+    /// waits for the threads. The proxy's, and ``HostileServer``'s.
+    final class Listener: SocketRegistry {
+        let port: Int
+        private let fd: Int32
+        private let name: String
+        /// Every socket open now (the listener's too), and whether the listener is stopped.
+        private let state = Mutex((sockets: Set<Int32>(), stopped: false))
+        /// Entered by each thread (the accept loop's, each connection's) while it runs.
+        private let threads = DispatchGroup()
+
+        /// Listens; `name` names its threads.
+        init(name: String) throws {
+            (fd, port) = try FaultProxy.listenOnLoopback()
+            self.name = name
+            state.withLock { _ = $0.sockets.insert(fd) }
+        }
+
+        /// How many sockets are open now, the listener's among them until it stops.
+        var openSockets: Int { state.withLock { $0.sockets.count } }
+
+        /// Accepts connections on a thread of its own, and serves each with `serve` on another.
+        func start(_ serve: @escaping @Sendable (Socket) -> Void) {
+            threads.enter()
+            let thread = Thread { [self] in
+                acceptLoop(serve)
+                threads.leave()
+            }
+            thread.name = "\(name) accept :\(port)"
+            thread.start()
+        }
+
+        private func acceptLoop(_ serve: @escaping @Sendable (Socket) -> Void) {
+            while true {
+                let client = accept(fd, nil, nil)
+                if client < 0 {
+                    let error = errno
+                    if error == EINTR || error == ECONNABORTED { continue }
+                    // stop() shut the listener down (accept fails with EINVAL), or we are out of
+                    // descriptors for a moment: go on unless stopped.
+                    if state.withLock({ $0.stopped }) { break }
+                    usleep(10_000)
+                    continue
+                }
+                // Close-on-exec (Glibc's module has no accept4): a child forked in the moment
+                // between could inherit it, and would hold the connection only until it execs.
+                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                guard register(client) else {
+                    Glibc.close(client)
+                    break
+                }
+                FaultProxy.noDelay(client)
+                threads.enter()
+                let thread = Thread { [self] in
+                    serve(Socket(client, core: self))
+                    threads.leave()
+                }
+                thread.name = "\(name) connection :\(port)"
+                thread.start()
+            }
+            forget(fd)
+            Glibc.close(fd)
+        }
+
+        /// Records a socket open so that ``stop()`` can shut it down; false when stopped.
+        func register(_ fd: Int32) -> Bool {
+            state.withLock { state in
+                guard !state.stopped else { return false }
+                state.sockets.insert(fd)
+                return true
+            }
+        }
+
+        /// Called just before a socket is closed. Under the lock, so that ``stop()`` never
+        /// shuts down a descriptor number closed since and reused by someone else.
+        func forget(_ fd: Int32) {
+            state.withLock { _ = $0.sockets.remove(fd) }
+        }
+
+        /// Stops listening, shuts every socket down and waits (a few seconds at most) for the
+        /// threads to end; again, does nothing.
         func stop() {
             let first = state.withLock { state in
                 guard !state.stopped else { return false }
@@ -856,7 +886,7 @@ extension FaultProxy {
             return poll(&entry, 1, 0) != 0
         }
 
-        /// Waits `seconds`, or less if the peer closes (or ``Core/stop()`` shuts the socket
+        /// Waits `seconds`, or less if the peer closes (or ``Listener/stop()`` shuts the socket
         /// down) first; whether it is still open.
         func waitWhileOpen(seconds: Double) -> Bool {
             let deadline = Date(timeIntervalSinceNow: seconds)

@@ -4,13 +4,46 @@ import Synchronization
 @testable import DocumentKit
 @testable import DocumentSync
 
+/// A remote's server on a ``HostileServer``: honest answers from files the test puts, and
+/// listings the test rewrites; what the tests that hold for every remote are written against.
+protocol HostileStore: Sendable {
+    var server: HostileServer { get }
+    /// How the remote asks for a listing ("PROPFIND", "GET").
+    var listingMethod: String { get }
+    /// Puts a file at `path` (relative, "/"-separated).
+    func put(_ path: String, _ text: String)
+    /// A remote of the store's files, with `deadline` and an idle timeout of 5 s.
+    func anyRemote(deadline: RequestDeadline) throws -> any Remote
+    /// Answers every listing with what `rewrite` makes of the honest answer's text.
+    func rewritingListings(_ rewrite: @escaping @Sendable (String) -> (String, HostileServer.Answer.Delivery))
+    /// Lists, besides the honest items, a file spelled `spelled` (an href, a key), and serves it
+    /// if asked, until the listings are rewritten again.
+    func listHostile(_ spelled: String)
+}
+
+extension HostileStore {
+    /// Answers every listing honestly, but delivered as `delivery` says.
+    func deliveringListings(_ delivery: HostileServer.Answer.Delivery) {
+        rewritingListings { ($0, delivery) }
+    }
+}
+
+/// The stores the tests that hold for every remote run against, by name.
+enum HostileStores {
+    static let names = ["WebDAV", "S3"]
+
+    static func make(_ name: String) throws -> any HostileStore {
+        name == "S3" ? try HostileS3() : try HostileDAV()
+    }
+}
+
 /// A WebDAV collection (`/dav/C/`) on a ``HostileServer``: honest answers from a tree of
 /// files the test keeps, and a hook that rewrites each listing (or any answer) the way a
 /// hostile server would.
 ///
 /// It answers `PROPFIND` of `Depth: 1` and `0` as Apache does (a 200 propstat an item,
 /// strong ETags from the bytes), `GET` with the bytes, and everything else with 404.
-final class HostileDAV: Sendable {
+final class HostileDAV: HostileStore {
     /// The collection's path on the server.
     static let base = "/dav/C/"
 
@@ -19,20 +52,13 @@ final class HostileDAV: Sendable {
         var listing: @Sendable (_ folder: String, _ items: [HostileServer.Item]) -> HostileServer.Answer = {
             _, items in .xml(207, HostileServer.multistatus(items))
         }
-        var other: @Sendable (HostileServer.Request) -> HostileServer.Answer? = { _ in nil }
     }
 
-    private final class Box: Sendable {
-        let state = Mutex(State())
-    }
-
-    private let box: Box
+    private let box = Locked(State())
     let server: HostileServer
 
     init() throws {
-        let box = Box()
-        self.box = box
-        server = try HostileServer { request in Self.answer(request, box.state) }
+        server = try HostileServer { [box] request in Self.answer(request, box.value) }
     }
 
     /// The collection's URL.
@@ -48,7 +74,7 @@ final class HostileDAV: Sendable {
     }
 
     /// Puts a file at `path` (relative, "/"-separated).
-    func put(_ path: String, _ text: String) { box.state.withLock { $0.files[path] = Data(text.utf8) } }
+    func put(_ path: String, _ text: String) { box.value.withLock { $0.files[path] = Data(text.utf8) } }
 
     /// Rewrites the answer to each `PROPFIND` of `Depth: 1` of the folder (relative, "" for the
     /// collection) whose honest items (itself first) are given.
@@ -56,12 +82,28 @@ final class HostileDAV: Sendable {
         _ answer:
             @escaping @Sendable (_ folder: String, _ items: [HostileServer.Item]) -> HostileServer.Answer
     ) {
-        box.state.withLock { $0.listing = answer }
+        box.value.withLock { $0.listing = answer }
     }
 
-    /// Answers requests `answer` gives an answer for, before anything else.
-    func intercept(_ answer: @escaping @Sendable (HostileServer.Request) -> HostileServer.Answer?) {
-        box.state.withLock { $0.other = answer }
+    var listingMethod: String { "PROPFIND" }
+
+    func anyRemote(deadline: RequestDeadline) throws -> any Remote { try remote(deadline: deadline) }
+
+    func rewritingListings(_ rewrite: @escaping @Sendable (String) -> (String, HostileServer.Answer.Delivery))
+    {
+        listing { _, items in
+            let (text, delivery) = rewrite(HostileServer.multistatus(items))
+            return .xml(207, text, delivery: delivery)
+        }
+    }
+
+    func listHostile(_ spelled: String) {
+        listing { _, items in
+            .xml(207, HostileServer.multistatus(items + [HostileServer.Item(spelled, etag: "e1", size: 5)]))
+        }
+        server.intercept {
+            $0.method == "GET" && $0.path == spelled ? .file(Data("evil\n".utf8), etag: "\"e1\"") : nil
+        }
     }
 
     /// The ETag of `bytes`: strong, from their hash.
@@ -70,8 +112,7 @@ final class HostileDAV: Sendable {
     private static func answer(_ request: HostileServer.Request, _ state: borrowing Mutex<State>)
         -> HostileServer.Answer
     {
-        let (files, listing, other) = state.withLock { ($0.files, $0.listing, $0.other) }
-        if let answer = other(request) { return answer }
+        let (files, listing) = state.withLock { ($0.files, $0.listing) }
         guard request.path.hasPrefix(base) else { return .notFound }
         let relative = (String(request.path.dropFirst(base.count)).removingPercentEncoding ?? "")
         let trimmed = relative.hasSuffix("/") ? String(relative.dropLast()) : relative
@@ -115,7 +156,7 @@ final class HostileDAV: Sendable {
 /// A bucket (`b`, path addressing) on a ``HostileServer``: honest `ListObjectsV2` pages of the
 /// objects the test keeps, `GetObject` and `HeadObject` with MD5 ETags, no multipart uploads;
 /// and a hook that rewrites each listing page the way a hostile store would.
-final class HostileS3: Sendable {
+final class HostileS3: HostileStore {
     /// A listing request: its prefix, whether it asked for a delimiter, its continuation token.
     struct ListRequest: Sendable {
         var prefix: String
@@ -130,20 +171,13 @@ final class HostileS3: Sendable {
                 HostileServer.Answer = { _, objects, prefixes in
                     .xml(200, HostileServer.listBucketResult(objects, prefixes: prefixes))
                 }
-        var other: @Sendable (HostileServer.Request) -> HostileServer.Answer? = { _ in nil }
     }
 
-    private final class Box: Sendable {
-        let state = Mutex(State())
-    }
-
-    private let box: Box
+    private let box = Locked(State())
     let server: HostileServer
 
     init() throws {
-        let box = Box()
-        self.box = box
-        server = try HostileServer { request in Self.answer(request, box.state) }
+        server = try HostileServer { [box] request in Self.answer(request, box.value) }
     }
 
     /// A remote of the bucket (under `prefix`), with `deadline` and an idle timeout of 5 s.
@@ -159,18 +193,38 @@ final class HostileS3: Sendable {
         return try S3Remote(configuration)
     }
 
-    func put(_ key: String, _ text: String) { box.state.withLock { $0.objects[key] = Data(text.utf8) } }
+    func put(_ key: String, _ text: String) { box.value.withLock { $0.objects[key] = Data(text.utf8) } }
 
     /// Rewrites each `ListObjectsV2` answer, given the honest objects and common prefixes.
     func listing(
         _ answer: @escaping @Sendable (ListRequest, [HostileServer.Object], [String]) -> HostileServer.Answer
     ) {
-        box.state.withLock { $0.listing = answer }
+        box.value.withLock { $0.listing = answer }
     }
 
-    /// Answers requests `answer` gives an answer for, before anything else.
-    func intercept(_ answer: @escaping @Sendable (HostileServer.Request) -> HostileServer.Answer?) {
-        box.state.withLock { $0.other = answer }
+    var listingMethod: String { "GET" }
+
+    func anyRemote(deadline: RequestDeadline) throws -> any Remote { try remote(deadline: deadline) }
+
+    func rewritingListings(_ rewrite: @escaping @Sendable (String) -> (String, HostileServer.Answer.Delivery))
+    {
+        listing { _, objects, prefixes in
+            let (text, delivery) = rewrite(HostileServer.listBucketResult(objects, prefixes: prefixes))
+            return .xml(200, text, delivery: delivery)
+        }
+    }
+
+    func listHostile(_ spelled: String) {
+        let bytes = Data("evil\n".utf8)
+        listing { _, objects, prefixes in
+            .xml(
+                200,
+                HostileServer.listBucketResult(objects + [Self.object(spelled, bytes)], prefixes: prefixes))
+        }
+        server.intercept {
+            $0.method == "GET" && $0.path == "/b/" + Self.encoded(spelled)
+                ? .file(bytes, etag: "\"\(S3Remote.md5Hex(bytes))\"") : nil
+        }
     }
 
     /// `key` as a listing with `encoding-type=url` spells it.
@@ -184,8 +238,7 @@ final class HostileS3: Sendable {
     private static func answer(_ request: HostileServer.Request, _ state: borrowing Mutex<State>)
         -> HostileServer.Answer
     {
-        let (objects, listing, other) = state.withLock { ($0.objects, $0.listing, $0.other) }
-        if let answer = other(request) { return answer }
+        let (objects, listing) = state.withLock { ($0.objects, $0.listing) }
         if request.path == "/b/" || request.path == "/b" {
             if request.query["uploads"] != nil {
                 return .xml(
@@ -219,4 +272,11 @@ final class HostileS3: Sendable {
         default: return .notFound
         }
     }
+}
+
+/// A value behind a lock, in a class: what a server's script and the test share.
+final class Locked<Value: Sendable>: Sendable {
+    let value: Mutex<Value>
+
+    init(_ value: Value) { self.value = Mutex(value) }
 }

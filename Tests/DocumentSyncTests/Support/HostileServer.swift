@@ -99,6 +99,11 @@ final class HostileServer: Sendable {
     /// Every request answered or being answered, in the order their heads arrived.
     var requests: [Request] { core.state.withLock { $0.requests } }
 
+    /// Answers the requests `answer` gives an answer for itself, before the script.
+    func intercept(_ answer: @escaping @Sendable (Request) -> Answer?) {
+        core.state.withLock { $0.intercept = answer }
+    }
+
     /// Shuts every connection down and waits (a few seconds at most) for their threads.
     func stop() { core.stop() }
 
@@ -170,81 +175,26 @@ final class HostileServer: Sendable {
 // MARK: - The listener and its connections
 
 extension HostileServer {
-    fileprivate final class Core: FaultProxy.SocketRegistry {
+    fileprivate final class Core: Sendable {
         struct State {
             var requests: [Request] = []
-            /// Every socket open now (the listener's too): what ``stop()`` shuts down.
-            var sockets: Set<Int32> = []
-            var stopped = false
+            var intercept: @Sendable (Request) -> Answer? = { _ in nil }
         }
 
         let state = Mutex(State())
         let port: Int
-        private let listener: Int32
+        private let listener: FaultProxy.Listener
         private let answer: @Sendable (Request) -> Answer
-        private let threads = DispatchGroup()
 
         init(answer: @escaping @Sendable (Request) -> Answer) throws {
             self.answer = answer
-            (listener, port) = try FaultProxy.listenOnLoopback()
-            state.withLock { _ = $0.sockets.insert(listener) }
+            listener = try FaultProxy.Listener(name: "HostileServer")
+            port = listener.port
         }
 
-        func start() {
-            threads.enter()
-            let thread = Thread { [self] in
-                acceptLoop()
-                threads.leave()
-            }
-            thread.name = "HostileServer accept :\(port)"
-            thread.start()
-        }
+        func start() { listener.start { [self] in serve($0) } }
 
-        private func acceptLoop() {
-            while true {
-                let fd = accept(listener, nil, nil)
-                if fd < 0 {
-                    if errno == EINTR || errno == ECONNABORTED { continue }
-                    if state.withLock({ $0.stopped }) { break }
-                    usleep(10_000)
-                    continue
-                }
-                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-                let registered = state.withLock { state in
-                    guard !state.stopped else { return false }
-                    state.sockets.insert(fd)
-                    return true
-                }
-                guard registered else {
-                    Glibc.close(fd)
-                    break
-                }
-                FaultProxy.noDelay(fd)
-                threads.enter()
-                let thread = Thread { [self] in
-                    serve(FaultProxy.Socket(fd, core: self))
-                    threads.leave()
-                }
-                thread.name = "HostileServer connection :\(port)"
-                thread.start()
-            }
-            forget(listener)
-            Glibc.close(listener)
-        }
-
-        func forget(_ fd: Int32) {
-            state.withLock { _ = $0.sockets.remove(fd) }
-        }
-
-        func stop() {
-            let first = state.withLock { state in
-                guard !state.stopped else { return false }
-                state.stopped = true
-                for fd in state.sockets { shutdown(fd, Int32(SHUT_RDWR)) }
-                return true
-            }
-            if first { _ = threads.wait(timeout: .now() + 5) }
-        }
+        func stop() { listener.stop() }
 
         /// Serves the connection's requests until the client closes it or an answer ends it.
         private func serve(_ client: FaultProxy.Socket) {
@@ -276,8 +226,12 @@ extension HostileServer {
                     let request = Request(
                         method: String(parts[0]), path: String(target[..<pathEnd]), query: query,
                         headers: head.fieldsByName, body: body)
-                    state.withLock { $0.requests.append(request) }
-                    guard try send(answer(request), to: client, method: request.method) else { return }
+                    let intercept = state.withLock {
+                        $0.requests.append(request)
+                        return $0.intercept
+                    }
+                    let answer = intercept(request) ?? answer(request)
+                    guard try send(answer, to: client, method: request.method) else { return }
                 }
             } catch {
                 // The client went away, or the server stopped: the connection ends.

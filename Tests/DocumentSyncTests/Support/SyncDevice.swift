@@ -168,3 +168,14 @@ final class SyncDevice: @unchecked Sendable {
         return result
     }
 }
+
+/// A pass that fails: its message (the error's, or its items' failures), or nil when it did
+/// not fail.
+func passFailure(_ body: () throws -> SyncSummary) -> String? {
+    do {
+        let summary = try body()
+        return summary.failures.isEmpty ? nil : summary.failures.joined(separator: "; ")
+    } catch {
+        return String(describing: error)
+    }
+}
