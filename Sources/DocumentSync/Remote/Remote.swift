@@ -61,7 +61,27 @@ public struct RemoteEntry: Hashable, Sendable {
 /// A complete listing of one folder.
 ///
 /// A remote that cannot give a complete listing throws; it never returns part of one, so that
-/// a name missing from a listing really is missing from the folder.
+/// a name missing from a listing really is missing from the folder. What a server, or another
+/// program or user writing a remote's folder, says a folder holds is hostile input: every
+/// remote's listing goes through one check (``Remote/checkedListing(_:_:folderTag:)``) before
+/// the engine sees it, with these rules:
+///
+/// - Every name is one name: not empty, not "." or "..", without "/" (a WebDAV `%2F` decodes
+///   to one inside a name), NUL or another control character (C0, DEL, C1). A name that is not
+///   fails the whole listing, with an error naming it (its control characters escaped) and
+///   the remote: it is never skipped, since a name left out reads as a file deleted, and never
+///   reaches the engine, which could make a path outside the container of it.
+/// - Names are in NFC. Two items whose names differ only in how their letters are encoded (a
+///   server's NFD and NFC spellings of "é") fail the listing: one path cannot hold both.
+/// - An item listed twice with the same description is one item; listed twice differently,
+///   the listing fails (which one is there?).
+/// - Names sync keeps for its own files (``RemotePath/reservedPrefix``, `.documentsync-…`) are
+///   left out: hidden, never a document the engine knows, so leaving one out never reads as a
+///   deletion.
+/// - An answer that is not a whole document (cut short, elements never closed, not UTF-8), or
+///   whose pages go round (a continuation token given twice), fails the listing; see
+///   ``S3XML``, ``S3Remote/listPages(prefix:delimiter:maxKeys:pages:_:_:_:)`` and
+///   ``WebDAVRemote``.
 public struct RemoteListing: Sendable {
     /// The folder listed.
     public var folder: RemotePath

@@ -1,24 +1,12 @@
 import Foundation
 
-/// The one check every remote's listing goes through before the engine sees it: what a
-/// server, another program writing the remote's folder, or another user says a folder holds is
-/// hostile input until it passed.
-///
-/// - A name that cannot be one item's name (empty, "." or "..", holding "/", NUL or another
-///   control character: ``RemotePath/problem(withName:)``) fails the whole listing, with an
-///   error naming the name (its control characters escaped) and the remote. It is never
-///   skipped: a name left out reads as a file deleted, and sync would delete it here.
-/// - Names are taken to NFC; two items whose names differ only in how their letters are
-///   encoded (a server's NFD and NFC spellings of "é") cannot both be a document here, and fail
-///   the listing.
-/// - An item listed twice with the same description is one item; listed twice differently, it
-///   fails the listing (which of the two is the folder's?).
-/// - Names sync keeps for its own files (``RemotePath/reservedPrefix``) are left out: hidden,
-///   they are never a document the engine knows, so leaving one out can never read as a
-///   deletion.
+/// The one check every remote's listing goes through before the engine sees it; its rules are
+/// ``RemoteListing``'s.
 extension Remote {
     /// The listing of `folder` holding `entries`, whose names are as the remote spells them
-    /// (not yet in NFC), checked as the type's summary says.
+    /// (not yet in NFC), checked as ``RemoteListing`` says: names that cannot be names, two
+    /// spellings of one name and items listed twice differently fail it; items listed twice
+    /// alike are one; sync's own names are left out.
     ///
     /// - Throws: ``RemoteError`` of kind `.other` for `.list` on `folder`, naming the name.
     func checkedListing(_ folder: RemotePath, _ entries: [RemoteEntry], folderTag: RemoteTag?) throws

@@ -29,6 +29,13 @@ import Synchronization
 /// (`x-amz-copy-source-if-match`, `If-None-Match: *`) and a conditional delete: two steps,
 /// which the engine's journal settles after a crash between them.
 ///
+/// A listing is believed only whole: every page a whole document (``S3XML``), saying whether
+/// it goes on (`IsTruncated`, never taken as "no" when missing), never giving a continuation
+/// token twice nor many pages with nothing new, and every key under the prefix asked for and
+/// made of names that can be names (``RemoteListing``): `a/../b`, `a//b`, NUL or a terminal's
+/// escape in a key fail the listing. Every request has a ``RequestDeadline``, and a refused
+/// key is named by where it came from (``S3Credentials/source``), never by its id.
+///
 /// For example:
 ///
 /// ```swift

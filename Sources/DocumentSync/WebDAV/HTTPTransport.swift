@@ -97,6 +97,10 @@ enum HTTPBody {
 /// `connections` to the server at once. An answer's body is kept in memory up to a limit the
 /// caller gives, or written to a file as it arrives, so that a large download never sits in
 /// memory whole.
+///
+/// No request waits for ever: besides the session's timeout (seconds without a byte), each has
+/// a ``RequestDeadline`` that grows with the bytes it moves, and one past it fails with the
+/// method and the URL (``HTTPTransportFailure/tooSlow(_:)``), its task cancelled.
 final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessionDownloadDelegate {
     /// The session; made once, invalidated when the transport goes.
     private nonisolated(unsafe) var session: URLSession!

@@ -13,8 +13,14 @@ import Synchronization
 /// (libcurl on Linux) over kept-alive connections; answers are parsed with `XMLParser`.
 ///
 /// A folder is listed with one `PROPFIND` of `Depth: 1` (never `infinity`, which Apache
-/// refuses and Nextcloud silently answers as 1). How a write is kept from overwriting another
-/// client's is the server's ``WriteProtocol``, which ``WebDAVProbe`` finds out:
+/// refuses and Nextcloud silently answers as 1). The answer is believed only whole (a
+/// multistatus in UTF-8 whose every element closed) and every href only below the collection
+/// and made of names that can be names, each checked as it is read (``names(ofHref:_:_:)``,
+/// ``RemoteListing``): a `%2F` that decodes to "/" inside a name, `%2e%2e`, NUL or a terminal's
+/// escape fails the listing. Every request has a ``RequestDeadline``.
+///
+/// How a write is kept from overwriting another client's is the server's ``WriteProtocol``,
+/// which ``WebDAVProbe`` finds out:
 ///
 /// - ``WriteProtocol/locking`` (Apache): a file that exists is `LOCK`ed, with the tag the
 ///   caller saw as the lock's condition (`If: (["tag"])`, which mod_dav compares weakly, so it
