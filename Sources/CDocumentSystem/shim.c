@@ -26,6 +26,24 @@ int cds_open_folder_without_links(const char *path) {
 #endif
 }
 
+int cds_openat2_beneath(int dirfd, const char *path, int flags, unsigned int mode) {
+#if defined(SYS_openat2) && __has_include(<linux/openat2.h>)
+    struct open_how how = {0};
+    how.flags = (unsigned long long)flags;
+    how.mode = (flags & O_CREAT) ? mode : 0;
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
+    for (int attempt = 0;; attempt++) {
+        int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+        if (fd >= 0 || errno != EAGAIN || attempt == 8) {
+            return fd;
+        }
+    }
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 int cds_renameat2(int olddirfd, const char *oldpath, int newdirfd,
                   const char *newpath, unsigned int flags) {
 #ifdef SYS_renameat2

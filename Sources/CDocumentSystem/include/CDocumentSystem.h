@@ -25,6 +25,13 @@
 /// the kernel (before 5.6) or a seccomp filter lacks openat2.
 int cds_open_folder_without_links(const char *path);
 
+/// openat2(2) of `path` relative to the folder open as `dirfd`, resolved beneath it and
+/// nowhere else: RESOLVE_BENEATH (no absolute path, no ".." above `dirfd`) and
+/// RESOLVE_NO_SYMLINKS (no symbolic link followed at any step, the last one included: ELOOP).
+/// `mode` is used only with O_CREAT. Returns -1 with errno ENOSYS where the kernel (before
+/// 5.6) or a seccomp filter lacks openat2; EAGAIN (a rename raced the lookup) is retried.
+int cds_openat2_beneath(int dirfd, const char *path, int flags, unsigned int mode);
+
 /// renameat2(2); returns -1 with errno ENOSYS or EINVAL where the kernel or
 /// file system lacks it.
 int cds_renameat2(int olddirfd, const char *oldpath, int newdirfd,

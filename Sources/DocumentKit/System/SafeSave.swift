@@ -82,16 +82,38 @@ public enum SafeSave {
         let target = try resolvedTarget(url)
         let directory = try FileDescriptor.openDirectory(
             target.deletingLastPathComponent(), operation: "open the folder of")
-        let name = target.lastPathComponent
-        let original = try existingItem(name, in: directory, url: target)
-        if original != nil && options.contains(.withoutOverwriting) {
+        try write(
+            named: target.lastPathComponent, in: directory, url: target, options: options,
+            permissions: permissions, body)
+    }
+
+    /// Safely replaces the file `name` in the folder open as `directory`, or creates it, with
+    /// bytes produced by `body`: ``write(to:options:permissions:_:)`` for a folder already
+    /// pinned (opened beneath a ``ContainedFolder``, say). A symbolic link called `name` is
+    /// replaced, never followed.
+    ///
+    /// - Parameters:
+    ///   - url: The file's URL, for errors.
+    ///   - newFilePermissions: The mode of a file that replaces nothing, by default `0666`
+    ///     less the umask.
+    /// - Throws: ``DocumentKitError``, or whatever `body` throws. The original is untouched
+    ///   whenever an error is thrown.
+    package static func write(
+        named name: String, in directory: FileDescriptor, url target: URL, options: Options = [],
+        permissions: mode_t? = nil, newFilePermissions: mode_t? = nil, _ body: (TemporaryFile) throws -> Void
+    ) throws {
+        let url = target
+        let existing = try existingItem(name, in: directory, url: target)
+        if existing != nil && options.contains(.withoutOverwriting) {
             throw DocumentKitError(.fileExists, operation: "create", url: url, errno: .fileExists)
         }
-        if let original, original.isDirectory {
+        if let existing, existing.isDirectory {
             throw DocumentKitError(
                 .wrongFileType, operation: "save", url: url, errno: .isDirectory,
                 detail: "a folder is in the way of the file")
         }
+        // A link replaced, not followed, passes on nothing of its own.
+        let original = existing.flatMap { $0.isSymbolicLink ? nil : $0 }
 
         sweepDebris(in: directory, path: target.deletingLastPathComponent().path)
         let temporaryName = temporaryName(for: name, kind: "tmp")
@@ -107,7 +129,8 @@ public enum SafeSave {
         try body(TemporaryFile(descriptor: temporary))
         try install(
             temporary, named: temporaryName, as: name, in: directory, target: target, original: original,
-            permissions: permissions, options: options)
+            permissions: permissions ?? (original == nil ? newFilePermissions : nil), options: options,
+            replacing: existing != nil)
         succeeded = true
         try directory.sync(operation: "flush (fsync) the folder of")
     }
@@ -177,7 +200,8 @@ public enum SafeSave {
                 .get("open what was written for", target)
             try install(
                 FileDescriptor(rawValue: fd, url: target), named: stagingName, as: name, in: directory,
-                target: target, original: original, permissions: permissions, options: options)
+                target: target, original: original, permissions: permissions, options: options,
+                replacing: original != nil)
             succeeded = true
             try directory.sync(operation: "flush (fsync) the folder of")
             return
@@ -345,24 +369,25 @@ public enum SafeSave {
         }
     }
 
-    /// Gives the temporary file the original's mode, owner and extended attributes.
     /// Gives a file written under `temporaryName` the original's mode, owner and extended
     /// attributes, flushes it, and renames it to `name`: the end of every file's safe save
     /// but the folder's flush, which comes once the caller has let go of the temporary.
     private static func install(
         _ file: FileDescriptor, named temporaryName: String, as name: String, in directory: FileDescriptor,
-        target: URL, original: stat?, permissions: mode_t?, options: Options
+        target: URL, original: stat?, permissions: mode_t?, options: Options, replacing: Bool
     ) throws {
         try carryOver(
             from: original, name: name, in: directory, to: file, target: target,
             permissions: permissions, options: options)
         try file.sync(operation: "flush (fsync)")
         try place(
-            temporaryName, as: name, in: directory, url: target, options: options,
-            originalExists: original != nil)
+            temporaryName, as: name, in: directory, url: target, options: options, originalExists: replacing)
     }
 
-    static func carryOver(
+    /// Gives `temporary`, about to replace `name` in `directory` (described by `original`, nil
+    /// for none), the original's mode, owner and (unless `options` say otherwise) extended
+    /// attributes: `permissions` when given, else the original's, else `0666` less the umask.
+    package static func carryOver(
         from original: stat?, name: String, in directory: FileDescriptor, to temporary: FileDescriptor,
         target: URL, permissions: mode_t?, options: Options
     ) throws {
@@ -449,16 +474,40 @@ public enum SafeSave {
     package static func moveItem(at source: URL, to destination: URL, operation: String = "move") throws {
         let sourceFolder = try FileDescriptor.openDirectory(
             source.deletingLastPathComponent(), operation: operation)
+        try moveItem(
+            named: source.lastPathComponent, in: sourceFolder, source: source, to: destination,
+            operation: operation)
+    }
+
+    /// ``moveItem(at:to:operation:)`` of the item `name` in the folder open as `sourceFolder`
+    /// (pinned, as a ``ContainedFolder`` opens it): the name is never resolved from the root.
+    ///
+    /// - Parameters:
+    ///   - source: The item's URL, for errors.
+    ///   - permissions: The mode the moved file gets (a link or folder keeps its own), when given.
+    package static func moveItem(
+        named name: String, in sourceFolder: FileDescriptor, source: URL, to destination: URL,
+        permissions: mode_t? = nil, operation: String = "move"
+    ) throws {
         let destinationFolder = try FileDescriptor.openDirectory(
             destination.deletingLastPathComponent(), operation: operation)
-        let name = source.lastPathComponent
+        let newName = destination.lastPathComponent
         do {
             try renameWithoutReplacing(
-                name, from: sourceFolder, to: destination.lastPathComponent, in: destinationFolder,
+                name, from: sourceFolder, to: newName, in: destinationFolder,
                 url: destination, operation: operation, source: source)
+            if let permissions,
+                case .success(let info) = Syscall.fstatat(
+                    destinationFolder.rawValue, newName, followLinks: false),
+                info.isRegularFile
+            {
+                _ = try Syscall.fchmodat(destinationFolder.rawValue, newName, permissions).get(
+                    operation, destination)
+            }
         } catch Errno.crossDeviceLink {
             try copyWithoutReplacing(
-                name, from: sourceFolder, source: source, to: destination, operation: operation)
+                name, from: sourceFolder, source: source, to: destination, permissions: permissions,
+                operation: operation)
             _ = try Syscall.unlinkat(sourceFolder.rawValue, name).get(operation, source)
         }
         try destinationFolder.sync(operation: operation)
@@ -516,7 +565,8 @@ public enum SafeSave {
     /// The cross-file-system half of ``moveItem(at:to:operation:)``: puts a copy of `name`
     /// (in `folder`) at `destination` without replacing anything there.
     private static func copyWithoutReplacing(
-        _ name: String, from folder: FileDescriptor, source: URL, to destination: URL, operation: String
+        _ name: String, from folder: FileDescriptor, source: URL, to destination: URL, permissions: mode_t?,
+        operation: String
     ) throws {
         let info = try Syscall.fstatat(folder.rawValue, name, followLinks: false).get(operation, source)
         if info.isSymbolicLink {
@@ -543,7 +593,9 @@ public enum SafeSave {
         let input = FileDescriptor(
             rawValue: try Syscall.openat(folder.rawValue, name, O_RDONLY | O_NOFOLLOW).get(operation, source),
             url: source)
-        try write(to: destination, options: .withoutOverwriting, permissions: info.permissions) { file in
+        try write(to: destination, options: .withoutOverwriting, permissions: permissions ?? info.permissions)
+        {
+            file in
             var buffer = [UInt8](repeating: 0, count: 1 << 16)
             while true {
                 let count = try buffer.withUnsafeMutableBytes {
