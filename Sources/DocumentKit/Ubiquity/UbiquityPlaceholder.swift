@@ -26,7 +26,13 @@ public struct UbiquityPlaceholder: Sendable, Equatable {
 
     /// The placeholder of the document at `url`: `.NAME.icloud` in the same folder.
     public static func placeholderURL(for url: URL) -> URL {
-        url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).icloud")
+        url.deletingLastPathComponent().appendingPathComponent(
+            placeholderName(forDocumentName: url.lastPathComponent))
+    }
+
+    /// The name of the placeholder of the document called `name` (`NAME` → `.NAME.icloud`).
+    public static func placeholderName(forDocumentName name: String) -> String {
+        ".\(name).icloud"
     }
 
     /// The document a placeholder file name stands for (`.NAME.icloud` → `NAME`), or nil

@@ -301,18 +301,26 @@ extension SyncEngine {
         }
         if let movedFrom, path == movedFrom { return .notTaken }
         let url = localURL(path)
-        // The item comes first: a conflict version of nothing waits for the item to arrive.
-        guard FileStatus(path: url.path)?.isRegularFile == true else { return .waiting(at: path) }
-        let fetched: (url: URL, hash: String, tag: RemoteTag)
+        // The item comes first: a conflict version of nothing waits for the item to arrive. A
+        // path that is not inside the container names no item here, ever.
+        let item: FileStatus?
         do {
-            fetched = try fetch(Self.conflictsFolder.appending(id + ".data"), besides: url)
+            item = try containerFolder().status(of: path.components, operation: "take a conflict version of")
+        } catch {
+            summary.notes.append("conflict \(id): \(error)")
+            return .notTaken
+        }
+        guard item?.isRegularFile == true else { return .waiting(at: path) }
+        let fetched: FetchedFile
+        do {
+            fetched = try fetch(Self.conflictsFolder.appending(id + ".data"), besides: path)
         } catch let error as RemoteError where error.kind == .notFound {
             // A description without its bytes: being resolved (the bytes go last), or damaged
             // by another client; nothing to take, and nothing to fail on in every pass.
             summary.notes.append("conflict \(id): its bytes are not on \(remote.displayName)")
             return .notTaken
         }
-        defer { _ = Syscall.unlinkat(AT_FDCWD, fetched.url.path) }
+        defer { fetched.temporary.remove() }
         let version = try store.addConflictOfItem(
             at: url, withContentsOf: fetched.url, origin: description.origin,
             modificationDate: description.modified.map(Date.init(timeIntervalSince1970:)), options: .byMoving)

@@ -9,25 +9,27 @@ import Foundation
 /// ``UbiquityPlaceholder``) stands for each here, the journal records it as evicted, and it
 /// is downloaded when an app asks (``UbiquityDownloadRequests``).
 extension SyncEngine {
-    /// The placeholder that stands for the document at `path`.
-    func placeholderURL(_ path: RemotePath) -> URL {
-        UbiquityPlaceholder.placeholderURL(for: localURL(path))
-    }
 
     /// Leaves the remote's file `entry` on the server: its placeholder is written (with the
     /// size the remote gives), and the journal records the document as evicted at its tag.
     func keepOnServer(_ path: RemotePath, _ entry: RemoteEntry, known: JournalItem?) throws {
+        let operation = "keep on the server only"
+        let container = try containerFolder()
+        let (folder, name) = try container.parent(of: path.components, creating: true, operation: operation)
         // A file put at the path since the scan is the next pass's to reconcile.
-        guard FileStatus(path: localURL(path).path, followingLinks: false) == nil else {
+        guard try folder.status(of: name, operation: operation) == nil else {
             throw SkippedItem(reason: "a file appeared where a placeholder was to be")
         }
-        let url = placeholderURL(path)
-        try FileManager.default.createDirectory(
-            at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let placeholderName = UbiquityPlaceholder.placeholderName(forDocumentName: name)
+        let url = folder.url(of: placeholderName)
         let placeholder = UbiquityPlaceholder(name: path.name, size: entry.size, path: path.string)
         if UbiquityPlaceholder(contentsOf: url) != placeholder {
+            let bytes = try placeholder.encoded()
             try checkpoint(.beforeLocalWrite)
-            try SafeSave.write(try placeholder.encoded(), to: url)
+            try SafeSave.write(
+                named: placeholderName, in: folder.descriptor, url: url,
+                newFilePermissions: container.newFilePermissions
+            ) { try $0.write(bytes) }
             try checkpoint(.afterLocalWrite)
         }
         let sameBytes = known?.remoteTag == entry.tag
@@ -43,10 +45,18 @@ extension SyncEngine {
     /// Removes the placeholder of `path`; with `forgetting`, the journal forgets the
     /// document too (it is gone from the remote), unless a file was put at its path since.
     func removePlaceholder(of path: RemotePath, forgetting: Bool) throws {
+        let operation = "remove the placeholder of"
+        let container = try containerFolder()
         try checkpoint(.beforeLocalWrite)
-        _ = Syscall.unlinkat(AT_FDCWD, placeholderURL(path).path)
+        if !path.isRoot {
+            try? container.removeItem(
+                path.parent.components + [UbiquityPlaceholder.placeholderName(forDocumentName: path.name)],
+                operation: operation)
+        }
         try checkpoint(.afterLocalWrite)
-        guard forgetting, FileStatus(path: localURL(path).path, followingLinks: false) == nil else { return }
+        guard forgetting, try container.status(of: path.components, operation: operation) == nil else {
+            return
+        }
         try journal.remove(path)
         summary.deletedLocally += 1
     }

@@ -144,20 +144,21 @@ extension SyncEngine {
     /// whatever the user did to the file since (a deletion is a deletion, an edit an edit).
     /// Otherwise nothing was put in place, and the temporary file is removed.
     private func resolveDownload(_ intent: SyncIntent) throws {
-        let temporary = intent.destination.map(localURL)
+        let temporary = intent.destination
         // Gone from a folder that is still there: renamed into place. (A folder moved or
         // deleted since took the temporary file along, and says nothing.)
         let placed =
             temporary.map {
-                FileStatus(path: $0.path) == nil
-                    && FileStatus(path: $0.deletingLastPathComponent().path)?.isDirectory == true
+                localStatus($0) == nil && ($0.parent.isRoot || localStatus($0.parent)?.isDirectory == true)
             } ?? false
         guard placed, let hash = intent.hash, case .matches(let tag)? = intent.condition else {
-            if let temporary { _ = Syscall.unlinkat(AT_FDCWD, temporary.path) }
+            if let temporary {
+                try? containerFolder().removeItem(temporary.components, operation: "remove what a crash left")
+            }
             return try journal.completeIntent(intent.id)
         }
         let url = localURL(intent.path)
-        let status = FileStatus(path: url.path)
+        let status = localStatus(intent.path)
         let holds = status?.isRegularFile == true && (try? ContentHash(contentsOf: url).hex) == hash
         let base = holds ? try keepBase(of: url, size: status?.size ?? 0) : nil
         try journal.transaction { journal in

@@ -19,7 +19,7 @@ extension SyncEngine {
             // kept on the server only is not deleted: its placeholder is here.
             let deletedHere = local[path] == nil && known[path]?.local != nil && !placeholders.contains(path)
             let downloaded = try download(
-                path, entry, replacing: local[path]?.status,
+                path, entry, replacing: local[path]?.status, known: known[path],
                 unlessStillAt: deletedHere ? known[path].map { ($0.remoteTag, $0.syncedHash) } : nil)
             if downloaded { note.map { summary.notes.append($0) } }
         case .reconcile(let path, let entry):
@@ -45,11 +45,12 @@ extension SyncEngine {
         case .moveRemote(let from, let to, let tag):
             try moveRemote(from, to: to, tag: tag, known: known[from])
         case .moveLocal(let from, let to, let entry):
-            try moveLocal(from, to: to, entry, known: known[from])
+            guard let status = local[from]?.status else { return }
+            try moveLocal(from, to: to, entry, status: status)
         case .makeRemoteFolder(let path):
             try makeRemoteFolder(path)
         case .makeLocalFolder(let path):
-            try FileManager.default.createDirectory(at: localURL(path), withIntermediateDirectories: true)
+            _ = try containerFolder().folder(path.components, creating: true, operation: "make the folder")
             try journal.upsert(JournalItem(path: path, kind: .folder))
             summary.foldersMade += 1
         case .recordFolder(let path):
@@ -64,7 +65,9 @@ extension SyncEngine {
             try removePlaceholder(of: path, forgetting: forget)
         case .deleteLocalFolder(let path):
             // Only an empty folder: anything left inside was kept for a reason.
-            guard case .success = Syscall.unlinkat(AT_FDCWD, localURL(path).path, removeDirectory: true)
+            guard
+                (try? containerFolder().removeItem(
+                    path.components, folder: true, operation: "delete the folder")) != nil
             else {
                 return
             }
@@ -116,8 +119,11 @@ extension SyncEngine {
         }
         try makeRemoteParents(of: path)
         let coordinator = FileCoordinator()
+        let folder = try containerFolder()
         try coordinator.coordinate(readingItemAt: url) { url in
-            let file = try FileDescriptor.open(url, O_RDONLY | O_CLOEXEC, operation: "read for upload")
+            let file = try folder.open(
+                folder.components(of: url, operation: "read for upload"), O_RDONLY,
+                operation: "read for upload")
             let before = try Syscall.fileStatus(of: file.rawValue).get("read for upload", url)
             let hash = try Self.hash(file, url: url)
             let intent = try journal.beginIntent(
@@ -199,6 +205,9 @@ extension SyncEngine {
     ///
     /// - Parameter expected: The local file as the scan saw it, nil for none: anything else
     ///   there now is a change made since, left for the next pass.
+    /// - Parameter known: What the journal knows of the file: a local file whose bytes are the
+    ///   ones last synced is not replaced by the same bytes under a new tag (a remote whose tags
+    ///   change with a rename, or a store that copied a file in place); the tag is recorded.
     /// - Parameter unchanged: For a file deleted here, the tag and hash it was synced at: if
     ///   what is read still has the tag (the listing that said "changed" was behind, a stale
     ///   one) or the same bytes (another device wrote them again, a merge that came out as
@@ -207,23 +216,30 @@ extension SyncEngine {
     /// - Returns: Whether it was downloaded.
     @discardableResult
     func download(
-        _ path: RemotePath, _ entry: RemoteEntry, replacing expected: FileStatus?,
+        _ path: RemotePath, _ entry: RemoteEntry, replacing expected: FileStatus?, known: JournalItem? = nil,
         unlessStillAt unchanged: (tag: RemoteTag?, hash: String?)? = nil
     ) throws -> Bool {
-        let url = localURL(path)
-        let temporary = try fetch(path, besides: url, expectedSize: entry.size)
-        if let unchanged, temporary.tag == unchanged.tag || temporary.hash == unchanged.hash {
-            _ = Syscall.unlinkat(AT_FDCWD, temporary.url.path)
-            try deleteRemote(path, tag: temporary.tag)
+        let fetched = try fetch(path, besides: path, expectedSize: entry.size)
+        if let unchanged, fetched.tag == unchanged.tag || fetched.hash == unchanged.hash {
+            fetched.temporary.remove()
+            try deleteRemote(path, tag: fetched.tag)
             return false
         }
-        try removing(temporary.url) {
-            let intent = try beginDownload(path, temporary)
+        if expected != nil, var item = known, item.local != nil, item.syncedHash == fetched.hash {
+            fetched.temporary.remove()
+            item.remoteTag = fetched.tag
+            item.remoteSize = entry.size
+            item.remoteFileID = entry.fileID ?? item.remoteFileID
+            try journal.upsert(item)
+            summary.recorded += 1
+            return false
+        }
+        try removing(fetched.temporary) {
+            let intent = try beginDownload(path, fetched)
             let placed = try place(
-                temporary.url, at: url, expecting: expected, keeping: .history, intent: intent)
+                fetched.temporary, at: path, expecting: expected, keeping: .history, intent: intent)
             try recordDownload(
-                path, url: url, hash: temporary.hash, tag: temporary.tag, entry: entry, base: placed.base,
-                intent: intent)
+                path, hash: fetched.hash, tag: fetched.tag, entry: entry, base: placed.base, intent: intent)
         }
         summary.downloaded += 1
         arrived.insert(path)
@@ -234,15 +250,15 @@ extension SyncEngine {
     /// Runs `body`, then removes `temporary` if it is still there; unless a crash (the
     /// simulation's ``SyncInterruption``) stopped it, which leaves things as a killed process
     /// does, for the next pass to settle.
-    func removing<Result>(_ temporary: URL, after body: () throws -> Result) throws -> Result {
+    func removing<Result>(_ temporary: LocalTemporary, after body: () throws -> Result) throws -> Result {
         do {
             let result = try body()
-            _ = Syscall.unlinkat(AT_FDCWD, temporary.path)
+            temporary.remove()
             return result
         } catch let interruption as SyncInterruption {
             throw interruption
         } catch {
-            _ = Syscall.unlinkat(AT_FDCWD, temporary.path)
+            temporary.remove()
             throw error
         }
     }
@@ -251,23 +267,20 @@ extension SyncEngine {
     /// it is renamed from: a crash between the rename and the journal leaves a file the
     /// journal does not know, which would otherwise read as a new document here (and come back
     /// on a remote that deleted it since). The temporary file gone says the rename happened.
-    func beginDownload(_ path: RemotePath, _ fetched: (url: URL, hash: String, tag: RemoteTag)) throws
-        -> SyncIntent
-    {
+    func beginDownload(_ path: RemotePath, _ fetched: FetchedFile) throws -> SyncIntent {
         try journal.beginIntent(
             SyncIntent(
-                operation: .download, path: path,
-                destination: path.parent.appending(fetched.url.lastPathComponent),
+                operation: .download, path: path, destination: path.parent.appending(fetched.temporary.name),
                 hash: fetched.hash, condition: .matches(fetched.tag), created: Date()))
     }
 
     /// Records a file whose local bytes now hash to `hash` and whose remote tag is `tag`, and
     /// settles the download's intent.
     func recordDownload(
-        _ path: RemotePath, url: URL, hash: String, tag: RemoteTag, entry: RemoteEntry, base: String?,
+        _ path: RemotePath, hash: String, tag: RemoteTag, entry: RemoteEntry, base: String?,
         intent: SyncIntent
     ) throws {
-        let status = FileStatus(path: url.path)
+        let status = localStatus(path)
         try journal.transaction { journal in
             try journal.upsert(
                 JournalItem(
@@ -287,36 +300,70 @@ extension SyncEngine {
         case conflict
     }
 
-    /// Streams the remote file into a hidden file in the folder of `url`, flushed, with the
-    /// hash of what arrived and the tag of what was read.
-    func fetch(_ path: RemotePath, besides url: URL, expectedSize: Int64? = nil) throws
-        -> (url: URL, hash: String, tag: RemoteTag)
+    /// A hidden file sync writes in the folder of the item it becomes (a download, a merge),
+    /// in a folder opened beneath the container, private (0600) until it is put in place; open
+    /// until then.
+    struct LocalTemporary {
+        let folder: ContainedFolder.Directory
+        let name: String
+        let file: FileDescriptor
+
+        var url: URL { folder.url(of: name) }
+
+        /// Removes the file, if it is still there.
+        func remove() { try? folder.removeItem(name, operation: "remove the temporary file") }
+    }
+
+    /// A remote file fetched into a ``LocalTemporary``, with the hash of what arrived and the
+    /// tag of what was read.
+    struct FetchedFile {
+        let temporary: LocalTemporary
+        let hash: String
+        let tag: RemoteTag
+
+        var url: URL { temporary.url }
+    }
+
+    /// Makes a ``LocalTemporary`` in the folder of `path` (made, with the folders it lacks,
+    /// when missing), beneath the container: a path that is not inside it is refused before
+    /// anything is made.
+    func makeTemporary(besides path: RemotePath, kind: String, operation: String) throws -> LocalTemporary {
+        let (folder, _) = try containerFolder().parent(
+            of: path.components, creating: true, operation: operation)
+        let name = SyncTrees.temporaryPrefix + "\(UUID().uuidString).\(kind)"
+        let file = try folder.open(
+            name, O_WRONLY | O_CREAT | O_EXCL, permissions: 0o600, operation: operation)
+        return LocalTemporary(folder: folder, name: name, file: file)
+    }
+
+    /// Streams the remote file at `path` into a temporary file in the folder of `local`,
+    /// flushed, with the hash of what arrived and the tag of what was read.
+    func fetch(_ path: RemotePath, besides local: RemotePath, expectedSize: Int64? = nil) throws
+        -> FetchedFile
     {
-        let folder = url.deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let temporary = folder.appendingPathComponent(
-            SyncTrees.temporaryPrefix + "\(UUID().uuidString).download")
-        let file = try FileDescriptor.open(
-            temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o644, operation: "download into")
+        let temporary = try makeTemporary(besides: local, kind: "download", operation: "download into")
         var hasher = ContentHash.Hasher()
         do {
             let tag = try remote.read(path, expectedSize: expectedSize) { data in
                 moved(data.count)
                 try data.withUnsafeBytes { bytes in
                     hasher.update(bytes)
-                    try file.writeAll(bytes, operation: "write the download into")
+                    try temporary.file.writeAll(bytes, operation: "write the download into")
                 }
             }
-            try file.sync(operation: "flush (fsync) the download")
-            return (temporary, hasher.finalize().hex, tag)
+            try temporary.file.sync(operation: "flush (fsync) the download")
+            return FetchedFile(temporary: temporary, hash: hasher.finalize().hex, tag: tag)
         } catch {
-            _ = Syscall.unlinkat(AT_FDCWD, temporary.path)
+            temporary.remove()
             throw error
         }
     }
 
-    /// Renames `temporary` over `url` as a coordinated write, if the local file is still
-    /// `expected`, keeping what it replaces in the version store.
+    /// Renames `temporary` over the file at `path` as a coordinated write, if the local file
+    /// is still `expected`, keeping what it replaces in the version store.
+    ///
+    /// The file put in place has the mode of the one it replaces (private stays private), or,
+    /// replacing none, the container's (``ContainedFolder/newFilePermissions``).
     ///
     /// - Parameters:
     ///   - intent: The intent recorded for this download; settled here when nothing is put in
@@ -328,12 +375,13 @@ extension SyncEngine {
     ///   journal records the download, and an edit before sync starts again, lose no bytes.
     @discardableResult
     func place(
-        _ temporary: URL, at url: URL, expecting expected: FileStatus?, keeping replaced: Replaced,
-        intent: SyncIntent? = nil, beforeReplacing: (FileVersion?) throws -> Void = { _ in }
+        _ temporary: LocalTemporary, at path: RemotePath, expecting expected: FileStatus?,
+        keeping replaced: Replaced, intent: SyncIntent? = nil,
+        beforeReplacing: (FileVersion?) throws -> Void = { _ in }
     ) throws -> (conflict: FileVersion?, base: String?) {
         do {
             return try replace(
-                temporary, at: url, expecting: expected, keeping: replaced, beforeReplacing: beforeReplacing)
+                temporary, at: path, expecting: expected, keeping: replaced, beforeReplacing: beforeReplacing)
         } catch let error where !(error is SyncInterruption) {
             // A crash leaves the intent for the next pass; any other failure placed nothing.
             if let intent { try journal.completeIntent(intent.id) }
@@ -342,15 +390,21 @@ extension SyncEngine {
     }
 
     private func replace(
-        _ temporary: URL, at url: URL, expecting expected: FileStatus?, keeping replaced: Replaced,
-        beforeReplacing: (FileVersion?) throws -> Void
+        _ temporary: LocalTemporary, at path: RemotePath, expecting expected: FileStatus?,
+        keeping replaced: Replaced, beforeReplacing: (FileVersion?) throws -> Void
     ) throws -> (conflict: FileVersion?, base: String?) {
+        let operation = "put in place"
+        let container = try containerFolder()
+        let (folder, name) = try container.parent(of: path.components, operation: operation)
+        let url = folder.url(of: name)
         try checkpoint(.beforeLocalWrite)
         let coordinator = FileCoordinator()
         var version: FileVersion?
         var base: String?
-        try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { url in
-            let current = FileStatus(path: url.path)
+        try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { accessed in
+            try Self.requireSame(accessed, url)
+            let original = try folder.information(about: name, operation: operation)
+            let current = original.map(FileStatus.init)
             guard current.map(JournalItem.LocalStatus.init) == expected.map(JournalItem.LocalStatus.init)
             else {
                 throw SkippedItem(reason: "changed here while the remote's version was fetched")
@@ -368,15 +422,25 @@ extension SyncEngine {
                 }
             }
             try beforeReplacing(version)
-            _ = try Syscall.renameat(AT_FDCWD, temporary.path, AT_FDCWD, url.path).get("put in place", url)
-            try FileDescriptor.openDirectory(
-                url.deletingLastPathComponent(), operation: "flush the folder of"
-            )
-            .sync(operation: "flush (fsync) the folder of")
-            base = try keepBase(of: url, size: FileStatus(path: url.path)?.size ?? 0)
+            try SafeSave.carryOver(
+                from: original, name: name, in: folder.descriptor, to: temporary.file, target: url,
+                permissions: original == nil ? container.newFilePermissions : nil,
+                options: .discardingExtendedAttributes)
+            try temporary.folder.moveItem(
+                temporary.name, to: folder, as: name, replacing: true, operation: operation)
+            try folder.sync(operation: "flush (fsync) the folder of")
+            base = try keepBase(of: url, size: localStatus(path)?.size ?? 0)
         }
         try checkpoint(.afterLocalWrite)
         return (version, base)
+    }
+
+    /// Refuses an access whose URL the coordinator changed: the item moved while the access
+    /// waited (a coordinated move), and the next pass finds it where it went.
+    static func requireSame(_ accessed: URL, _ url: URL) throws {
+        guard accessed.standardizedFileURL.path == url.standardizedFileURL.path else {
+            throw SkippedItem(reason: "moved to \(accessed.path) while sync waited for it")
+        }
     }
 
     // MARK: - Both sides changed
@@ -385,14 +449,14 @@ extension SyncEngine {
     /// overlap are merged and written to both sides; anything else keeps the remote's version
     /// at the path and this device's as a conflict version, shared with every device.
     func reconcile(_ path: RemotePath, _ entry: RemoteEntry, local: FileStatus, known: JournalItem?) throws {
-        let url = localURL(path)
-        let theirs = try fetch(path, besides: url, expectedSize: entry.size)
-        try removing(theirs.url) { try reconcile(path, entry, local: local, known: known, theirs: theirs) }
+        let theirs = try fetch(path, besides: path, expectedSize: entry.size)
+        try removing(theirs.temporary) {
+            try reconcile(path, entry, local: local, known: known, theirs: theirs)
+        }
     }
 
     private func reconcile(
-        _ path: RemotePath, _ entry: RemoteEntry, local: FileStatus, known: JournalItem?,
-        theirs: (url: URL, hash: String, tag: RemoteTag)
+        _ path: RemotePath, _ entry: RemoteEntry, local: FileStatus, known: JournalItem?, theirs: FetchedFile
     ) throws {
         let url = localURL(path)
         let mineHash = try ContentHash(contentsOf: url).hex
@@ -409,7 +473,7 @@ extension SyncEngine {
             let theirsBytes = try? Data(contentsOf: theirs.url),
             case .merged(let merged) = TextMerge.merge(base: base, mine: mine, theirs: theirsBytes)
         {
-            try writeMerge(merged, path, url: url, over: theirs, entry: entry, local: local)
+            try writeMerge(merged, path, over: theirs, entry: entry, local: local)
             summary.merged += 1
             summary.notes.append("\(path): changed on both sides; the changes were merged")
             return
@@ -433,10 +497,10 @@ extension SyncEngine {
             }
         }
         let placed = try place(
-            theirs.url, at: url, expecting: local, keeping: .conflict, intent: intent,
+            theirs.temporary, at: path, expecting: local, keeping: .conflict, intent: intent,
             beforeReplacing: recordConflict)
         guard placed.conflict != nil else { return try journal.completeIntent(intent.id) }
-        let status = FileStatus(path: url.path)
+        let status = localStatus(path)
         try journal.transaction { journal in
             // The remote's version is now the one both sides have: the base of the next merge.
             try journal.upsert(
@@ -457,38 +521,36 @@ extension SyncEngine {
     /// unless the merge is that version byte for byte (this device's change was in it
     /// already): a write of the same bytes would read as a new edit on every other device.
     private func writeMerge(
-        _ merged: Data, _ path: RemotePath, url: URL, over theirs: (url: URL, hash: String, tag: RemoteTag),
-        entry: RemoteEntry, local: FileStatus
-    )
-        throws
-    {
+        _ merged: Data, _ path: RemotePath, over theirs: FetchedFile, entry: RemoteEntry, local: FileStatus
+    ) throws {
         if ContentHash(of: merged).hex == theirs.hash {
             let intent = try beginDownload(path, theirs)
-            let placed = try place(theirs.url, at: url, expecting: local, keeping: .history, intent: intent)
+            let placed = try place(
+                theirs.temporary, at: path, expecting: local, keeping: .history, intent: intent)
             return try recordDownload(
-                path, url: url, hash: theirs.hash, tag: theirs.tag, entry: entry, base: placed.base,
-                intent: intent)
+                path, hash: theirs.hash, tag: theirs.tag, entry: entry, base: placed.base, intent: intent)
         }
         let tag = theirs.tag
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(
-            SyncTrees.temporaryPrefix + "\(UUID().uuidString).merge")
-        try SafeSave.write(merged, to: temporary)
+        let operation = "write the merge beside"
+        let temporary = try makeTemporary(besides: path, kind: "merge", operation: operation)
         try removing(temporary) {
-            try writeMerge(merged, path, url: url, over: tag, local: local, from: temporary)
+            try merged.withUnsafeBytes { try temporary.file.writeAll($0, operation: operation) }
+            try temporary.file.sync(operation: "flush (fsync) the merge")
+            try writeMerge(merged, path, over: tag, local: local, from: temporary)
         }
     }
 
     private func writeMerge(
-        _ merged: Data, _ path: RemotePath, url: URL, over tag: RemoteTag, local: FileStatus,
-        from temporary: URL
+        _ merged: Data, _ path: RemotePath, over tag: RemoteTag, local: FileStatus,
+        from temporary: LocalTemporary
     ) throws {
         // Here first: a crash between the two writes must leave the merge where the next pass
         // finds it. Placed here and not on the remote, it is this device's change, merged
         // again with the remote's (which it contains); on the remote and not here, the journal
         // would take it as synced and this device's unmerged side as a newer edit, and upload
         // that over it.
-        let placed = try place(temporary, at: url, expecting: local, keeping: .history)
-        let status = FileStatus(path: url.path)
+        let placed = try place(temporary, at: path, expecting: local, keeping: .history)
+        let status = localStatus(path)
         let hash = ContentHash(of: merged).hex
         let intent = try journal.beginIntent(
             SyncIntent(operation: .upload, path: path, hash: hash, condition: .matches(tag), created: Date()))
@@ -544,7 +606,9 @@ extension SyncEngine {
     /// before it goes: a crash between the two then reads the missing file as "never here",
     /// not as a deletion made here to be propagated.
     func deleteLocal(_ path: RemotePath, status: FileStatus) throws {
-        let url = localURL(path)
+        let operation = "delete as on the remote"
+        let (folder, name) = try containerFolder().parent(of: path.components, operation: operation)
+        let url = folder.url(of: name)
         if try remote.entry(at: path) != nil {
             throw SkippedItem(
                 reason:
@@ -556,18 +620,19 @@ extension SyncEngine {
             try journal.upsert(item)
         }
         try checkpoint(.beforeLocalWrite)
-        try FileCoordinator().coordinate(writingItemAt: url, options: .forDeleting) { url in
+        try FileCoordinator().coordinate(writingItemAt: url, options: .forDeleting) { accessed in
+            try Self.requireSame(accessed, url)
             guard
-                FileStatus(path: url.path).map(JournalItem.LocalStatus.init)
+                try folder.status(of: name, operation: operation).map(JournalItem.LocalStatus.init)
                     == JournalItem.LocalStatus(status)
             else {
                 throw SkippedItem(reason: "changed here while its deletion on the remote was applied")
             }
             _ = try store.addOfItem(at: url, withContentsOf: url)
-            if let folder = configuration.deletedItemsFolder {
-                try setAside(url, in: folder)
+            if let deleted = configuration.deletedItemsFolder {
+                try setAside(name, in: folder, into: deleted)
             } else {
-                _ = try Syscall.unlinkat(AT_FDCWD, url.path).get("delete", url)
+                try folder.removeItem(name, operation: "delete")
             }
         }
         try checkpoint(.afterLocalWrite)
@@ -575,18 +640,23 @@ extension SyncEngine {
         summary.deletedLocally += 1
     }
 
-    /// Moves a deleted document into `folder` under a free name (`NAME 2.txt` after
-    /// `NAME.txt`), never over another.
-    private func setAside(_ url: URL, in folder: URL) throws {
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    /// Moves the deleted document `name` (in `source`, a folder of the container) into
+    /// `folder` under a free name (`NAME 2.txt` after `NAME.txt`), never over another.
+    ///
+    /// What is set aside stays private whatever it was: the folder is made 0700
+    /// (``PrivateFolder``) and the document 0600.
+    private func setAside(_ name: String, in source: ContainedFolder.Directory, into folder: URL) throws {
+        let operation = "set aside the deleted document"
+        try PrivateFolder.open(at: folder, operation: operation)
+        let url = source.url(of: name)
         let stem = url.deletingPathExtension().lastPathComponent
         let suffix = url.pathExtension.isEmpty ? "" : "." + url.pathExtension
         for attempt in 1...1000 {
-            let name = attempt == 1 ? url.lastPathComponent : "\(stem) \(attempt)\(suffix)"
+            let free = attempt == 1 ? name : "\(stem) \(attempt)\(suffix)"
             do {
                 try SafeSave.moveItem(
-                    at: url, to: folder.appendingPathComponent(name),
-                    operation: "set aside the deleted document")
+                    named: name, in: source.descriptor, source: url, to: folder.appendingPathComponent(free),
+                    permissions: 0o600, operation: operation)
                 return
             } catch let error as DocumentKitError where error.code == .fileExists {
                 continue
@@ -639,26 +709,42 @@ extension SyncEngine {
         summary.moved += 1
     }
 
-    /// Moves the local file as the remote's was moved: a coordinated move, never over a file.
-    func moveLocal(
-        _ source: RemotePath, to destination: RemotePath, _ entry: RemoteEntry, known: JournalItem?
-    )
+    /// Moves the local file as the remote's was moved: a coordinated move, never over a file,
+    /// so that it keeps its inode and its history (the version store follows it), and open
+    /// documents follow it (`presentedItemDidMove(to:)`).
+    ///
+    /// - Parameter status: The file as the scan saw it: one whose bytes changed since is left
+    ///   for the next pass, which uploads the change (the journal would otherwise take the
+    ///   changed file as the synced one).
+    func moveLocal(_ source: RemotePath, to destination: RemotePath, _ entry: RemoteEntry, status: FileStatus)
         throws
     {
-        let from = localURL(source)
-        let to = localURL(destination)
-        try FileManager.default.createDirectory(
-            at: to.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let operation = "move as on the remote"
+        let container = try containerFolder()
+        let (fromFolder, fromName) = try container.parent(of: source.components, operation: operation)
+        let (toFolder, toName) = try container.parent(
+            of: destination.components, creating: true, operation: operation)
+        let (from, to) = (fromFolder.url(of: fromName), toFolder.url(of: toName))
         try checkpoint(.beforeLocalWrite)
         let coordinator = FileCoordinator()
         try coordinator.coordinate(
             writingItemAt: from, options: .forMoving, writingItemAt: to, options: .forReplacing
-        ) { from, to in
-            try SafeSave.moveItem(at: from, to: to, operation: "move as on the remote")
+        ) { movingFrom, movingTo in
+            try Self.requireSame(movingFrom, from)
+            try Self.requireSame(movingTo, to)
+            guard let now = try fromFolder.status(of: fromName, operation: operation),
+                now.isSameFileAndContents(as: status)
+            else {
+                throw SkippedItem(reason: "changed here while its move on the remote was applied")
+            }
+            try fromFolder.moveItem(
+                fromName, to: toFolder, as: toName, replacing: false, operation: operation)
+            try toFolder.sync(operation: operation)
+            if source.parent != destination.parent { try fromFolder.sync(operation: operation) }
             coordinator.item(at: from, didMoveTo: to)
         }
         try checkpoint(.afterLocalWrite)
-        let status = FileStatus(path: to.path)
+        let status = localStatus(destination)
         try journal.transaction { journal in
             try journal.renameItem(from: source, to: destination)
             if var item = try journal.item(at: destination) {

@@ -153,6 +153,8 @@ public final class SyncEngine {
     var placeholders: Set<RemotePath> = []
     /// How the last listing of the remote failed, if it did: whether the remote is offline.
     var lastListingFailure: RemoteError?
+    /// The container, opened once a pass (see ``containerFolder()``).
+    private var openedContainer: ContainedFolder?
 
     /// Opens the journal of `container` and takes the container for this process.
     ///
@@ -337,7 +339,11 @@ public final class SyncEngine {
     ///   the container cannot be listed; nothing is changed then.
     @discardableResult
     public func pass() throws -> SyncSummary {
-        defer { (summary, arrived, pendingBases, placeholders) = (SyncSummary(), [], [], []) }
+        defer {
+            (summary, arrived, pendingBases, placeholders) = (SyncSummary(), [], [], [])
+            openedContainer = nil
+        }
+        openedContainer = nil
         try checkPause()
         try resolvePendingIntents()
         var (known, scanned) = try scanBothSides()
@@ -434,8 +440,12 @@ public final class SyncEngine {
         do {
             // What a crash left of downloads and merges: the intents that named them are settled.
             let scanned = try Self.scan(container, known: known, remote: remote, configuration: configuration)
-            {
-                _ = Syscall.unlinkat(AT_FDCWD, $0.path)
+            { leftover in
+                let operation = "remove what a crash left"
+                guard let folder = try? self.containerFolder(),
+                    let components = try? folder.components(of: leftover, operation: operation)
+                else { return }
+                try? folder.removeItem(components, operation: operation)
             }
             lastListingFailure = nil
             return (known, scanned)
@@ -448,9 +458,27 @@ public final class SyncEngine {
         }
     }
 
-    /// The container URL of `path`.
+    /// The container URL of `path`, for reading and naming: every write goes through
+    /// ``containerFolder()``, which refuses a path that is not inside.
     func localURL(_ path: RemotePath) -> URL {
         path.isRoot ? container : container.appendingPathComponent(path.string)
+    }
+
+    /// The container, opened once a pass: every local write of sync (downloads, merges, moves,
+    /// deletions, folders, placeholders, what a crash left) is made through it, so that no
+    /// name from a remote or the journal, and no symbolic link in the container, can make sync
+    /// write outside the container (see ``ContainedFolder``).
+    func containerFolder() throws -> ContainedFolder {
+        if let openedContainer { return openedContainer }
+        let folder = try ContainedFolder(at: container, operation: "open the container")
+        openedContainer = folder
+        return folder
+    }
+
+    /// What is at `path` in the container, itself (a link is a link), or nil: nothing there,
+    /// or no path inside it.
+    func localStatus(_ path: RemotePath) -> FileStatus? {
+        (try? containerFolder().status(of: path.components, operation: "look at")) ?? nil
     }
 }
 

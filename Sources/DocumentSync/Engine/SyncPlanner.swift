@@ -284,9 +284,20 @@ struct SyncPlanner {
         }
     }
 
+    /// Whether the local file holds the bytes last synced: unchanged, or only its status
+    /// changed (an app that opened it stamped it, a `chmod`).
+    private static func holdsSyncedBytes(_ change: LocalChange) -> Bool {
+        switch change {
+        case .unchanged, .touched: return true
+        default: return false
+        }
+    }
+
     /// Renames: a file gone from one side whose other side is unchanged, and a new file on
     /// the same side that is the same file (here: the inode and the bytes; there: the file
-    /// identity, or the tag and size), where the other side has nothing.
+    /// identity, or the tag and size), where the other side has nothing. A remote rename is
+    /// applied as a local move whenever the local file holds the bytes last synced (its status
+    /// alone may have changed), so that it keeps its inode, its history and its open documents.
     private func findMoves(
         _ plan: inout SyncPlan, _ handled: inout Set<RemotePath>, _ localChanges: [RemotePath: LocalChange],
         _ remoteChanges: [RemotePath: RemoteChange]
@@ -324,7 +335,7 @@ struct SyncPlanner {
                 // A document kept on the server only, whose placeholder was moved or renamed.
                 plan.actions.append(.moveRemote(from: path, to: destination, tag: known.remoteTag))
                 handled.formUnion([path, destination])
-            } else if remoteChanges[path] == .deleted, localChanges[path] == .unchanged,
+            } else if remoteChanges[path] == .deleted, localChanges[path].map(Self.holdsSyncedBytes) == true,
                 let destination = newThere.first(where: { candidate in
                     guard !handled.contains(candidate), let entry = remote[candidate] else { return false }
                     if let id = entry.fileID, let knownID = known.remoteFileID { return id == knownID }
