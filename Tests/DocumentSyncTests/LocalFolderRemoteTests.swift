@@ -121,6 +121,21 @@ import Testing
         #expect(kind { _ = try write(remote, "tab\there.txt", "x") } == .invalidName)
     }
 
+    /// A link another user of a shared folder put in the tree leads no write outside it.
+    @Test func aLinkInTheTreeLeadsNoWriteOutsideIt() throws {
+        let folder = try TemporaryFolder()
+        let remote = LocalFolderRemote(root: try folder.folder("remote"))
+        let outside = try folder.folder("outside/sub")
+        try FileManager.default.createSymbolicLink(
+            atPath: folder.file("remote/link").path, withDestinationPath: folder.file("outside").path)
+        #expect(kind { _ = try write(remote, "link/sub/evil.txt", "evil") } == .parentMissing)
+        #expect(kind { try remote.makeFolder(RemotePath("link/sub/made")) } == .parentMissing)
+        #expect(kind { try remote.delete(RemotePath("link/sub"), condition: .absent) } != nil)
+        #expect(kind { _ = try remote.list(RemotePath("link/sub")) } == .notFound)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+        #expect(FileManager.default.fileExists(atPath: outside.path))
+    }
+
     @Test func aFailedWriteLeavesNoTemporaryFileAndOthersInProgressAreNotListed() throws {
         struct Vanished: Error {}
         let folder = try TemporaryFolder()

@@ -50,10 +50,10 @@ package final class ContainedFolder {
     package let url: URL
     /// The folder itself, opened.
     package let root: Directory
-    /// The folder's permission bits when it was opened.
-    package let permissions: mode_t
+    /// The folder's permission bits, as first asked for (private, 0700, if it cannot be looked at).
+    package private(set) lazy var permissions: mode_t =
+        (try? root.descriptor.stat(operation: "look at").permissions) ?? 0o700
     private let resolution: Resolution
-    private let umask: mode_t
 
     /// Whether `openat2(2)` answered `ENOSYS` once: then every later resolution walks.
     private static let kernelLacksOpenat2 = Atomic<Bool>(false)
@@ -68,13 +68,11 @@ package final class ContainedFolder {
         self.resolution = resolution
         let descriptor = try FileDescriptor.openDirectory(url, operation: operation)
         root = Directory(descriptor: descriptor)
-        permissions = try descriptor.stat(operation: operation).permissions & 0o7777
-        umask = Syscall.currentUmask()
     }
 
     /// The permissions of a file made here that replaces nothing: the folder's read and write
     /// bits less the umask.
-    package var newFilePermissions: mode_t { permissions & 0o666 & ~umask }
+    package var newFilePermissions: mode_t { permissions & 0o666 & ~Syscall.currentUmask() }
 
     /// The permissions folders made here are asked for (the kernel takes the umask off).
     package var newFolderPermissions: mode_t { permissions & 0o777 }

@@ -242,13 +242,18 @@ public final class LocalFolderRemote: Remote {
         FileStatus(path: absolutePath(.root))?.isDirectory == true
     }
 
-    /// Opens a folder of the tree; the root may be a symbolic link, nothing below it is followed.
+    /// Opens a folder of the tree, where every write is made: the root may be a symbolic
+    /// link; below it, nothing is followed and nothing resolves outside it (see
+    /// ``ContainedFolder``), so a link another user of a shared folder put in the tree cannot
+    /// lead a write outside it.
     func openFolder(_ folder: RemotePath) throws(Errno) -> FileDescriptor {
-        let flags = O_RDONLY | O_DIRECTORY | (folder.isRoot ? 0 : O_NOFOLLOW)
-        switch Syscall.openat(AT_FDCWD, absolutePath(folder), flags) {
-        case .success(let fd):
-            return FileDescriptor(rawValue: fd, url: URL(fileURLWithPath: absolutePath(folder)))
-        case .failure(let errno): throw errno
+        do {
+            let tree = try ContainedFolder(at: URL(fileURLWithPath: absolutePath(.root)), operation: "open")
+            return try tree.folder(folder.components, operation: "open").descriptor
+        } catch let error as DocumentKitError {
+            throw error.errno ?? .invalidArgument
+        } catch {
+            throw .invalidArgument
         }
     }
 
