@@ -53,13 +53,8 @@ extension TextContainer {
     public func deleteDocument(named name: String) throws -> URL {
         let source = try url(forExistingDocumentNamed: name)
         let folder = Self.deletedDocumentsFolder
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        } catch {
-            throw DocumentKitError(
-                .ioFailure, operation: "create the folder for deleted documents", url: folder,
-                detail: error.localizedDescription)
-        }
+        // Private (0700), as sync keeps it: documents set aside may be as private as they were.
+        try PrivateFolder.open(at: folder, operation: "create the folder for deleted documents")
         let coordinator = FileCoordinator(filePresenter: nil)
         // Names are taken by a no-replace move, so a race with another delete only moves on
         // to the next free name.

@@ -287,5 +287,8 @@ struct DocsCommandTests {
             try String(contentsOf: deleted.appendingPathComponent("Notes 2.txt"), encoding: .utf8) == "second"
         )
         #expect(try folder.run(["list", "--json"]).output.contains("\"documents\":[\n]"))
+        // The folder is private, as sync keeps it: what is set aside may be as private as it was.
+        #expect(
+            try FileManager.default.attributesOfItem(atPath: deleted.path)[.posixPermissions] as? Int == 0o700)
     }
 }
