@@ -288,7 +288,7 @@ struct DocsCommandTests {
         )
         #expect(try folder.run(["list", "--json"]).output.contains("\"documents\":[\n]"))
         // The folder is private, as sync keeps it: what is set aside may be as private as it was.
-        #expect(
-            try FileManager.default.attributesOfItem(atPath: deleted.path)[.posixPermissions] as? Int == 0o700)
+        let mode = try FileManager.default.attributesOfItem(atPath: deleted.path)[.posixPermissions] as? Int
+        #expect(mode == 0o700)
     }
 }

@@ -83,6 +83,26 @@ extension SyncConfiguration {
 /// before an upload and reload after a download; every remote write is conditional and
 /// preceded by an intent row, so a crash at any point is resolved by reading the remote.
 ///
+/// The rules it keeps for the files here:
+///
+/// - Nothing leaves the container. Every local write (a download and its temporary file, a
+///   merge, a move, a deletion or set-aside, a folder, a placeholder, the removal of what a
+///   crash left) is made through the container opened once a pass as a ``ContainedFolder``:
+///   a name from a remote (or a conflict's description, or the journal) that is not one
+///   component is refused before any file is touched, and no symbolic link in the container
+///   is followed, so a name with "/" or "..", or a link pointing out, fails that item (named
+///   in ``SyncSummary/failures``) and the pass goes on.
+/// - Private stays private. A file put in place keeps the mode (and owner) of the one it
+///   replaces; a new file gets the container's read and write bits less the umask, and a new
+///   folder the container's bits (no group or other bits in a 0700 container); temporary
+///   files are 0600 until put in place; documents set aside in
+///   ``SyncConfiguration/deletedItemsFolder`` are 0600 in a 0700 folder (``PrivateFolder``).
+/// - A rename is a move. A rename made on another device is applied here as a coordinated
+///   move whenever the file here holds the bytes last synced (its status alone may have
+///   changed): it keeps its inode and its history, and presenters hear
+///   `presentedItemDidMove(to:)`. The same bytes under a new tag are recorded, never
+///   downloaded again.
+///
 /// For example:
 ///
 /// ```swift
@@ -183,9 +203,8 @@ public final class SyncEngine {
                     ?? UbiquityStatus(state: .syncing, remote: remote.displayName)))
         store = configuration.versionStore
         let url = SyncJournal.url(forContainer: container, stateHome: configuration.stateHome)
-        try FileManager.default.createDirectory(
-            at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
-            attributes: [.posixPermissions: 0o700])
+        try PrivateFolder.open(
+            at: url.deletingLastPathComponent(), operation: "make the folder of the sync journal")
         lock = try FileDescriptor.open(
             SyncStateFiles.lock(forContainer: container, stateHome: configuration.stateHome),
             O_RDWR | O_CREAT | O_CLOEXEC, mode: 0o600,
