@@ -169,8 +169,7 @@ public enum SyncRemotes {
             return try s3(url, options: options, environment: ProcessInfo.processInfo.environment)
         default:
             throw SyncError(
-                .unusable,
-                "“\(url)”: sync speaks file://, http(s):// (WebDAV) and s3:// URLs, not \(scheme)://")
+                .unusable, "“\(url)”: sync speaks file://, http(s):// (WebDAV) and s3:// URLs, not \(scheme)://")
         }
     }
 }
