@@ -80,7 +80,8 @@ package final class ContainedFolder {
     /// The URL of the item at `components`, for what needs one (coordination, messages); says
     /// nothing of whether the components are valid.
     package func url(of components: [String]) -> URL {
-        components.reduce(url) { $0.appendingPathComponent($1) }
+        // With a hint, so that Foundation does not look at the file system to make a URL.
+        components.reduce(url) { $0.appendingPathComponent($1, isDirectory: false) }
     }
 
     /// The components below the folder of `url`, an item inside it (as ``url(of:)`` makes).
@@ -295,7 +296,7 @@ extension ContainedFolder {
         package var url: URL { descriptor.url }
 
         /// The URL of `name` in the folder.
-        package func url(of name: String) -> URL { url.appendingPathComponent(name) }
+        package func url(of name: String) -> URL { url.appendingPathComponent(name, isDirectory: false) }
 
         /// What `name` is, itself (a link is a link); nil when there is nothing by that name.
         package func status(of name: String, operation: String) throws -> FileStatus? {

@@ -480,7 +480,8 @@ public final class SyncEngine {
     /// The container URL of `path`, for reading and naming: every write goes through
     /// ``containerFolder()``, which refuses a path that is not inside.
     func localURL(_ path: RemotePath) -> URL {
-        path.isRoot ? container : container.appendingPathComponent(path.string)
+        // With a hint, so that Foundation does not look at the file system to make a URL.
+        path.isRoot ? container : container.appendingPathComponent(path.string, isDirectory: false)
     }
 
     /// The container, opened once a pass: every local write of sync (downloads, merges, moves,

@@ -248,7 +248,8 @@ public final class LocalFolderRemote: Remote {
     /// lead a write outside it.
     func openFolder(_ folder: RemotePath) throws(Errno) -> FileDescriptor {
         do {
-            let tree = try ContainedFolder(at: URL(fileURLWithPath: absolutePath(.root)), operation: "open")
+            let tree = try ContainedFolder(
+                at: URL(fileURLWithPath: absolutePath(.root), isDirectory: true), operation: "open")
             return try tree.folder(folder.components, operation: "open").descriptor
         } catch let error as DocumentKitError {
             throw error.errno ?? .invalidArgument
