@@ -18,6 +18,7 @@ extension BlockingSyncTests {
         enum Kind: String, CaseIterable, CustomTestStringConvertible, Sendable {
             case localFolder
             case apacheDefault, apacheInode, apacheDigest
+            case wsgidav, wsgidavNS, sabre, sabreLocks
             case s3
             /// Documents uploaded in parts, whose tag a copy (S3's move) does not keep.
             case s3Multipart
@@ -35,6 +36,10 @@ extension BlockingSyncTests {
                 case .apacheDefault: return try WebDAVServers.collection(on: .default, name).remote
                 case .apacheInode: return try WebDAVServers.collection(on: .inode, name).remote
                 case .apacheDigest: return try WebDAVServers.collection(on: .digest, name).remote
+                case .wsgidav: return try WebDAVServers.collection(on: .wsgidav, name).remote
+                case .wsgidavNS: return try WebDAVServers.collection(on: .wsgidavNS, name).remote
+                case .sabre: return try WebDAVServers.collection(on: .sabre, name).remote
+                case .sabreLocks: return try WebDAVServers.collection(on: .sabreLocks, name).remote
                 case .s3: return try S3Servers.remote(name)
                 case .s3Multipart:
                     return try S3Servers.remote(name) {
@@ -85,8 +90,8 @@ extension BlockingSyncTests {
             try a.write("draft.txt", kind.text("first\n"))
             try a.sync()
             try b.sync()
-            // Apache's tags change with the second: an edit within it would keep its tag.
-            Thread.sleep(forTimeInterval: kind == .apacheDefault || kind == .apacheInode ? 1.1 : 0)
+            // These servers' tags change with the second: an edit within it would keep its tag.
+            Thread.sleep(forTimeInterval: [.apacheDefault, .apacheInode, .wsgidav].contains(kind) ? 1.1 : 0)
             try a.write("draft.txt", kind.text("second\n"))
             try a.sync()
             #expect(try b.sync().downloaded == 1)
