@@ -12,39 +12,40 @@ extension Remote {
     func checkedListing(_ folder: RemotePath, _ entries: [RemoteEntry], folderTag: RemoteTag?) throws
         -> RemoteListing
     {
-        var checked: [(entry: RemoteEntry, spelling: String)] = []
-        checked.reserveCapacity(entries.count)
+        var kept: [RemoteEntry] = []
+        kept.reserveCapacity(entries.count)
+        // The spelling each kept entry was listed with, and where it is by its name: an item
+        // listed twice is found in one hash, before the listing is sorted.
+        var spellings: [String] = []
+        spellings.reserveCapacity(entries.count)
+        var indexByName: [String: Int] = [:]
+        indexByName.reserveCapacity(entries.count)
         for var entry in entries {
             let spelling = entry.name
             try checkListedName(spelling, .list, folder)
             entry.name = RemotePath.normalized(spelling)
-            if !RemotePath.isReserved(entry.name) { checked.append((entry, spelling)) }
-        }
-        // Sorted, an item listed twice is next to itself: no table of every name is needed.
-        checked.sort { $0.entry.name < $1.entry.name }
-        var kept: [RemoteEntry] = []
-        kept.reserveCapacity(checked.count)
-        var previous: (entry: RemoteEntry, spelling: String)?
-        for item in checked {
-            defer { previous = item }
-            guard let previous, previous.entry.name == item.entry.name else {
-                kept.append(item.entry)
+            if RemotePath.isReserved(entry.name) { continue }
+            guard let index = indexByName.updateValue(kept.count, forKey: entry.name) else {
+                kept.append(entry)
+                spellings.append(spelling)
                 continue
             }
+            indexByName[entry.name] = index
             // Bytes, not `==`: Swift's string equality holds across canonically equal spellings.
-            guard previous.spelling.utf8.elementsEqual(item.spelling.utf8) else {
+            guard spellings[index].utf8.elementsEqual(spelling.utf8) else {
                 throw failure(
                     .other, .list, folder,
                     detail:
-                        "it lists two items, \(RemotePath.shown(previous.spelling)) and \(RemotePath.shown(item.spelling)), whose names differ only in how their letters are encoded (Unicode normalisation); rename one on the remote"
+                        "it lists two items, \(RemotePath.shown(spellings[index])) and \(RemotePath.shown(spelling)), whose names differ only in how their letters are encoded (Unicode normalisation); rename one on the remote"
                 )
             }
-            guard previous.entry == item.entry else {
+            guard kept[index] == entry else {
                 throw failure(
                     .other, .list, folder,
-                    detail: "it lists \(RemotePath.shown(item.spelling)) twice, and differently")
+                    detail: "it lists \(RemotePath.shown(spelling)) twice, and differently")
             }
         }
+        kept.sort { $0.name < $1.name }
         return RemoteListing(folder: folder, entries: kept, folderTag: folderTag)
     }
 

@@ -160,6 +160,10 @@ public struct RemotePath: Hashable, Sendable, Comparable, CustomStringConvertibl
     /// and a name sync writes must pass it too, so that sync never makes a name it would refuse
     /// in a listing.
     public static func problem(withName name: String) -> String? {
+        // Most names are printable ASCII without "/": nothing more to check.
+        if allBytes(of: name, { $0 >= 0x20 && $0 < 0x7F && $0 != slash }), name != ".", name != ".." {
+            return nil
+        }
         if name.isEmpty { return "is empty" }
         if name == "." || name == ".." { return "is “\(name)”, which names a folder itself or its parent" }
         var previous: UInt8 = 0
@@ -252,8 +256,16 @@ public struct RemotePath: Hashable, Sendable, Comparable, CustomStringConvertibl
     /// `component` in NFC.
     static func normalized(_ component: String) -> String {
         // Most names are ASCII, which is NFC already: skip Foundation's normalisation for them.
-        if component.utf8.allSatisfy({ $0 < 0x80 }) { return component }
+        if allBytes(of: component, { $0 < 0x80 }) { return component }
         return component.precomposedStringWithCanonicalMapping
+    }
+
+    /// Whether `text` is not empty and each of its UTF-8 bytes satisfies `test`, read where the
+    /// string keeps them contiguous (a native string does): every listed name comes here, and
+    /// iterating a String's UTF-8 view costs several times as much.
+    private static func allBytes(of text: String, _ test: (UInt8) -> Bool) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { !$0.isEmpty && $0.allSatisfy(test) }
+            ?? (!text.isEmpty && text.utf8.allSatisfy(test))
     }
 }
 
