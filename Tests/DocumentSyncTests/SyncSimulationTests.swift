@@ -49,6 +49,11 @@ extension BlockingSyncTests {
                 if settings.single {
                     print(simulation.trace.joined(separator: "\n") + "\n" + simulation.dump())
                 }
+                if let folder = settings.traceFolder {
+                    let name = "\(onDemand ? "on-demand-" : "")seed-\(seed).txt"
+                    try Data((simulation.trace + [""]).joined(separator: "\n").utf8).write(
+                        to: folder.appendingPathComponent(name))
+                }
                 if !violations.isEmpty { reports.append(simulation.report(violations)) }
             }
             return reports
@@ -816,6 +821,10 @@ extension BlockingSyncTests {
             var onDemandOnly = false
             var single = false
             var stepLimit: Int?
+            /// Where each run's trace is written, one file a run (`SYNC_SIMULATION_TRACES=DIR`):
+            /// two builds' traces of the same seeds compared show whether a change of the engine
+            /// changed what it does.
+            var traceFolder: URL?
 
             init(environment: [String: String] = ProcessInfo.processInfo.environment) {
                 onDemandOnly = environment["SYNC_SIMULATION_ON_DEMAND"] == "1"
@@ -828,6 +837,7 @@ extension BlockingSyncTests {
                         environment["SYNC_SIMULATION_ON_DEMAND_SEEDS"].flatMap(UInt64.init) ?? onDemandCount
                 }
                 stepLimit = environment["SYNC_SIMULATION_STEPS"].flatMap(Int.init)
+                traceFolder = environment["SYNC_SIMULATION_TRACES"].map { URL(fileURLWithPath: $0) }
             }
 
             /// The seeds of one chunk: every `chunks`th seed, so that the chunks take about as long.

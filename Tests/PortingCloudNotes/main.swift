@@ -91,11 +91,11 @@ func run() async throws {
     await waitUntil("the new note") { notes.notes.contains { $0.name == "Plan.note" } }
     observe("created", ["notes": listing(notes)])
 
-    _ = try engineA.sync()
+    _ = try await engineA.sync()
     await waitUntil("the upload") { notes.notes.first?.isUploaded == true }
     observe("uploaded", ["notes": listing(notes)])
 
-    _ = try engineB.sync()
+    _ = try await engineB.sync()
     let planB = containerB.appendingPathComponent("Documents/Plan.note")
     observe("on B", ["text": read(planB)])
 
@@ -172,7 +172,7 @@ func run() async throws {
     observe("evicted", ["exists": FileManager.default.fileExists(atPath: moved.path), "notes": listing(notes)])
     let agent = Task {
         while !FileManager.default.fileExists(atPath: moved.path) {
-            _ = try engineA.sync()
+            _ = try await engineA.sync()
             try await Task.sleep(for: .milliseconds(50))
         }
     }

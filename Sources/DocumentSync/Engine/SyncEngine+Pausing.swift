@@ -125,24 +125,27 @@ extension SyncEngine {
 
     /// At the start of a pass: goes on when sync is not paused, or when the answer left for
     /// the agent (``SyncResumeRequest``) answers the pause in force; otherwise throws the pause.
-    func checkPause() throws {
+    ///
+    /// - Returns: What the pass should tell: the answer taken, or why one was dropped.
+    func checkPause() throws -> [String] {
+        var notes: [String] = []
         let request = SyncResumeRequest.take(forContainer: container, stateHome: configuration.stateHome) {
-            summary.notes.append($0)
+            notes.append($0)
         }
-        guard let message = try journal.setting(.pauseReason) else { return }
+        guard let message = try journal.setting(.pauseReason) else { return notes }
         guard let pause = try pause else {
             // An older version's pause, naming nothing: this pass checks again, and pauses
             // again with the documents' names if it must.
             try lift()
-            return
+            return notes
         }
         // An answer to another pause (lifted since, or replaced by one naming other
         // documents) is dropped: the pause in force is published for a new answer.
         if let request, request.pause == pause.identifier {
             if let outcome = try resume(request.decision, pause: request.pause) {
-                summary.notes.append(outcome)
+                notes.append(outcome)
             }
-            return
+            return notes
         }
         throw SyncError(.paused, message)
     }

@@ -81,7 +81,7 @@ extension SyncEngine {
         let known = try journal?.itemsByPath() ?? [:]
         let scanned: SyncScan
         do {
-            scanned = try scan(container, known: known, remote: remote, configuration: configuration)
+            scanned = try SyncScan(container, known: known, remote: remote, configuration: configuration)
         } catch let error as RemoteError {
             throw SyncError(.failed, "cannot list \(remote.displayName): \(error)")
         }
@@ -169,7 +169,8 @@ public enum SyncRemotes {
             return try s3(url, options: options, environment: ProcessInfo.processInfo.environment)
         default:
             throw SyncError(
-                .unusable, "“\(url)”: sync speaks file://, http(s):// (WebDAV) and s3:// URLs, not \(scheme)://")
+                .unusable,
+                "“\(url)”: sync speaks file://, http(s):// (WebDAV) and s3:// URLs, not \(scheme)://")
         }
     }
 }

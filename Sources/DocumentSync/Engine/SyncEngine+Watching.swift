@@ -32,12 +32,12 @@ extension SyncEngine {
         while !shouldStop() {
             report(Result { try sync() })
             // Wait for a change or the poll, in short slices so that a stop is heard at once.
-            let deadline = ContinuousClock.now + interval
-            while !shouldStop(), ContinuousClock.now < deadline {
-                if changed.wait(timeout: .now() + .milliseconds(200)) == .success {
+            let deadline = clock.elapsed + interval
+            while !shouldStop(), clock.elapsed < deadline {
+                if clock.wait(for: changed, upTo: .milliseconds(200)) {
                     // A burst of writes (an editor saving) is one round.
-                    Thread.sleep(forTimeInterval: 0.2)
-                    while changed.wait(timeout: .now()) == .success {}
+                    clock.sleep(for: .milliseconds(200))
+                    while clock.wait(for: changed, upTo: .zero) {}
                     break
                 }
             }

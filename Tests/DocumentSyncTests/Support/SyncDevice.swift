@@ -46,6 +46,9 @@ final class SyncDevice: @unchecked Sendable {
     var publishesStatus = false
     /// Whether documents new from the remote stay on the server, with a placeholder here.
     var downloadsOnDemand = false
+    /// The clock the device's engine reads, when not the system's: the simulation's devices
+    /// share a ``ManualSyncClock`` it moves.
+    var clock: (any SyncClock)?
 
     /// The device's ubiquitous key-value store file.
     var keyValueStore: URL { stateHome.appendingPathComponent("keyvalue.plist") }
@@ -58,6 +61,7 @@ final class SyncDevice: @unchecked Sendable {
             deviceIdentifier: name)
         configuration.publishesStatus = publishesStatus
         configuration.downloadsOnDemand = downloadsOnDemand
+        if let clock { configuration.clock = clock }
         return configuration
     }
 

@@ -62,6 +62,9 @@ final class SyncSimulation {
 
     private var random: SeededGenerator
     private let folder: TemporaryFolder
+    /// The time every device's engine reads: a second a step. It starts at the run's start on
+    /// the wall clock, which the files' modification times come from.
+    let clock = ManualSyncClock(start: Date())
     private let stepCount: Int
     /// How many steps the run makes before its quiet end.
     var steps: Int { stepCount }
@@ -148,6 +151,7 @@ final class SyncSimulation {
                 $0, remote: target.remote, in: folder, computerName: ProcessInfo.processInfo.hostName)
         }
         if onDemand { devices[1].downloadsOnDemand = true }
+        for device in devices { device.clock = clock }
         (self.folder, self.target) = (folder, target)
         let steps = Int.random(in: 10...30, using: &random)
         stepCount = min(steps, stepLimit ?? steps)
@@ -170,6 +174,7 @@ final class SyncSimulation {
         do {
             while step < stepCount {
                 step += 1
+                clock.advance(by: .seconds(1))
                 if let event = try target.willPerform(step: step) { note(event) }
                 try perform()
             }

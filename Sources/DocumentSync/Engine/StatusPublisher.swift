@@ -2,57 +2,90 @@ import DocumentKit
 import Foundation
 import Synchronization
 
-/// What an engine has published of its container's status, and when it last wrote it.
-struct StatusPublication {
-    var status: UbiquityStatus
-    var written: UbiquityStatus?
-    var lastWrite = ContinuousClock.now - .seconds(60)
-    /// How long to wait after a write before the next one that is not forced: the status
-    /// interval, or four times what the last write took when that is longer (the status of a
-    /// pass over 100,000 files takes a tenth of a second to write; written every quarter of a
-    /// second, it took half of the pass).
-    var interval = SyncEngine.statusInterval
-    /// The transfer under way: its path, size and the bytes moved so far.
-    var transfer: (path: String, size: Int64, bytes: Int64)?
-    /// Why the last write failed, for the pass's notes.
-    var writeError: String?
-}
-
-extension SyncEngine {
+/// Publishes a container's status (``UbiquityStatus``) for other processes, as a sync agent
+/// does (``SyncConfiguration/publishesStatus``): the state of sync, what is being uploaded and
+/// downloaded and how far, what failed, and every synced file as the journal has it.
+///
+/// The status file is written at once at the start and end of a pass and when it fails, and
+/// otherwise at most every ``interval`` (or four times what the last write took, when that is
+/// longer): the status of a pass over 100,000 files takes a tenth of a second to write, and
+/// written every quarter of a second it took half of the pass. Nothing is written when nothing
+/// but the time changed. A status that cannot be written leaves the last one standing: sync
+/// goes on, and the pass says so.
+///
+/// It is `Sendable`: a remote may report an upload's bytes on a thread of its own.
+final class StatusPublisher: Sendable {
     /// How often, at most, a pass rewrites its status while it runs.
-    static let statusInterval = Duration.milliseconds(250)
+    static let interval = Duration.milliseconds(250)
+
+    /// What has been published, and when it was last written.
+    private struct Publication {
+        var status: UbiquityStatus
+        var written: UbiquityStatus?
+        var lastWrite: Duration
+        /// How long to wait after a write before the next one that is not forced.
+        var interval = StatusPublisher.interval
+        /// The transfer under way: its path, size and the bytes moved so far.
+        var transfer: (path: String, size: Int64, bytes: Int64)?
+        /// Why the last write failed, for the pass's notes.
+        var writeError: String?
+        /// How the last listing of the remote failed, if it did: whether the remote is offline.
+        var listingFailure: RemoteError?
+    }
+
+    private let publishes: Bool
+    private let url: URL
+    private let remoteName: String
+    private let clock: any SyncClock
+    private let publication: Mutex<Publication>
+
+    /// The publisher of `container`'s status, starting from the status last published.
+    init(container: URL, remote: any Remote, configuration: SyncConfiguration) {
+        publishes = configuration.publishesStatus
+        url = SyncStateFiles.status(forContainer: container, stateHome: configuration.stateHome)
+        remoteName = remote.displayName
+        clock = configuration.clock
+        publication = Mutex(
+            Publication(
+                status: UbiquityStatus.read(url)
+                    ?? UbiquityStatus(state: .syncing, remote: remote.displayName),
+                lastWrite: configuration.clock.elapsed - .seconds(60)))
+    }
 
     /// Changes the published status and writes it: at once when `force`, else when the last
-    /// write is older than ``statusInterval``. Nothing is written unless the configuration
+    /// write is older than the interval. Nothing is written unless the configuration
     /// publishes status, or when nothing but the time changed.
-    func publish(force: Bool = false, _ change: (inout UbiquityStatus) -> Void) {
-        guard configuration.publishesStatus else { return }
-        let url = SyncStateFiles.status(forContainer: container, stateHome: configuration.stateHome)
+    private func publish(force: Bool = false, _ change: (inout UbiquityStatus) -> Void) {
+        guard publishes else { return }
         publication.withLock { publication in
             change(&publication.status)
-            let now = ContinuousClock.now
+            let now = clock.elapsed
             guard force || now - publication.lastWrite >= publication.interval else { return }
             var comparable = publication.status
             comparable.updated = publication.written?.updated ?? comparable.updated
             guard comparable != publication.written else { return }
-            publication.status.updated = Date()
+            publication.status.updated = clock.now
             do {
                 try publication.status.write(to: url)
                 publication.written = publication.status
                 publication.lastWrite = now
-                publication.interval = max(Self.statusInterval, (ContinuousClock.now - now) * 4)
+                publication.interval = max(Self.interval, (clock.elapsed - now) * 4)
                 publication.writeError = nil
             } catch {
-                // A status that cannot be written leaves the last one standing: sync goes on,
-                // and the pass says so.
                 publication.writeError = "the sync status \(url.path) could not be written: \(error)"
             }
         }
     }
 
+    /// Remembers how the last listing of the remote went: nil when it was listed, else how it
+    /// failed (a failure of the pass then says whether the remote is offline).
+    func listed(failure: RemoteError?) {
+        publication.withLock { $0.listingFailure = failure }
+    }
+
     /// At the start of a pass with work to do: what it has to upload and download.
-    func publishPlan(_ plan: SyncPlan) {
-        guard configuration.publishesStatus, !plan.actions.isEmpty else { return }
+    func plan(_ plan: SyncPlan) {
+        guard publishes, !plan.actions.isEmpty else { return }
         publish(force: true) { status in
             status.state = .syncing
             status.message = nil
@@ -76,16 +109,16 @@ extension SyncEngine {
     }
 
     /// Before an action: the transfer it starts, if any.
-    func publishStart(of action: SyncAction, size: Int64) {
-        guard configuration.publishesStatus else { return }
+    func start(of action: SyncAction, size: Int64) {
+        guard publishes else { return }
         let path = action.path.string
         publication.withLock { $0.transfer = (path, max(size, 1), 0) }
         publish { $0.percent = [path: 0] }
     }
 
     /// After an action: done, or failed with `error`.
-    func publishEnd(of action: SyncAction, error: (any Error)?) {
-        guard configuration.publishesStatus else { return }
+    func end(of action: SyncAction, error: (any Error)?) {
+        guard publishes else { return }
         let path = action.path.string
         let isDownload: Bool
         switch action {
@@ -113,8 +146,8 @@ extension SyncEngine {
     }
 
     /// Bytes of the transfer under way moved: its percent, throttled.
-    func publishBytes(_ count: Int) {
-        guard configuration.publishesStatus else { return }
+    func bytes(_ count: Int) {
+        guard publishes else { return }
         guard
             let (path, percent) = publication.withLock({ publication -> (String, Double)? in
                 guard var transfer = publication.transfer else { return nil }
@@ -126,10 +159,13 @@ extension SyncEngine {
         publish { $0.percent[path] = percent }
     }
 
-    /// At the end of a pass: every synced file as the journal has it, and the outcome.
-    func publishEnd(of summary: SyncSummary) {
-        guard configuration.publishesStatus else { return }
-        let synced = (try? journal.itemsByPath()) ?? [:]
+    /// At the end of a pass: every synced file as the journal has it (`synced`), and the
+    /// outcome.
+    ///
+    /// - Returns: Why the status could not be written, for the pass's notes; nil when it was.
+    func end(of summary: SyncSummary, synced: @autoclosure () -> [RemotePath: JournalItem]) -> String? {
+        guard publishes else { return nil }
+        let synced = synced()
         publish(force: true) { status in
             status.synced = [:]
             for (path, item) in synced where item.kind == .file {
@@ -146,14 +182,18 @@ extension SyncEngine {
             status.message =
                 failed == 0 ? nil : "\(failed) documents could not be synced; the next pass tries again"
         }
-        if let error = publication.withLock({ $0.writeError }) { self.summary.notes.append(error) }
+        return publication.withLock { $0.writeError }
     }
 
-    /// A pass that failed as a whole: offline when the remote could not be reached.
-    func publishFailure(_ error: any Error) {
-        guard configuration.publishesStatus else { return }
+    /// A pass that failed as a whole: paused (with `pause`, the pause in force), offline when
+    /// the remote could not be listed for want of an answer, else an error.
+    func failure(_ error: any Error, pause: @autoclosure () -> SyncPause?) {
+        guard publishes else { return }
         let offline =
-            lastListingFailure.map { [.timedOut, .connectionLost, .unavailable].contains($0.kind) } ?? false
+            publication.withLock { $0.listingFailure }.map {
+                [.timedOut, .connectionLost, .unavailable].contains($0.kind)
+            } ?? false
+        let paused = (error as? SyncError)?.kind == .paused ? pause()?.limited() : nil
         publish(force: true) { status in
             status.uploading = []
             status.downloading = []
@@ -161,11 +201,11 @@ extension SyncEngine {
             if let error = error as? SyncError, error.kind == .paused {
                 status.state = .paused
                 status.message = error.message
-                status.pause = (try? pause)?.limited()
+                status.pause = paused
             } else if offline {
-                if status.state != .offline { status.offlineSince = Date() }
+                if status.state != .offline { status.offlineSince = clock.now }
                 status.state = .offline
-                status.message = "cannot reach \(remote.displayName)"
+                status.message = "cannot reach \(remoteName)"
             } else {
                 status.state = .error
                 status.message = (error as? SyncError)?.message ?? "\(error)"

@@ -1,5 +1,6 @@
 import DocumentKit
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -36,12 +37,50 @@ struct SharedConflictDescription: Codable, Equatable {
 
 extension SyncEngine {
     /// The remote folder conflict versions are shared in: `.documentsync/conflicts`.
-    static let conflictsFolder = RemotePath.metadataFolder.appending("conflicts")
+    static let conflictsFolder = ConflictSharing.folder
+}
 
-    /// Brings this device's conflict versions and the remote's conflicts area in line:
-    /// conflicts made here are shared; conflicts another device shared become conflict
-    /// versions here; a conflict resolved on any device (marked resolved, or removed) is
-    /// removed from the remote, and a device that finds it gone marks its own resolved.
+/// Shares conflict versions between devices through the remote's conflicts area
+/// (`.documentsync/conflicts/`): each conflict is two files there, its bytes (`ID.data`) and
+/// its description (`ID.json`, a ``SharedConflictDescription``), whose presence says the
+/// conflict is whole.
+///
+/// The rules it keeps:
+///
+/// - Conflicts made here are shared; conflicts another device shared become conflict versions
+///   here, once each (the journal remembers them by identifier).
+/// - A conflict resolved on any device (marked resolved, or removed) is removed from the
+///   remote, and a device that finds it gone (read, not only missing from a listing, which may
+///   be behind) marks its own resolved.
+/// - A conflict belongs where its description says: when its document moves, the device that
+///   moved it rewrites the description and the others follow; described at a path with no
+///   document here, it waits (the version shown before is kept, resolved) and is taken when a
+///   document arrives there.
+/// - Whose a conflict is ("mine") is told by the device identifier its description carries,
+///   never by a computer's name.
+/// - A description's path is a server's word: one that is not a document's path is left alone.
+///
+/// Made for one pass (``SyncPass``), whose container, remote and summary it works with; what it
+/// remembers from pass to pass is its engine's ``Memory``.
+struct ConflictSharing {
+    /// The remote folder conflict versions are shared in: `.documentsync/conflicts`.
+    static let folder = RemotePath.metadataFolder.appending("conflicts")
+
+    /// What an engine remembers of conflicts across its passes.
+    final class Memory: Sendable {
+        /// The conflicts whose document was looked for among every file here, once each (see
+        /// ``ConflictSharing/share(newFiles:allFiles:)``).
+        let searched = Mutex<Set<String>>([])
+    }
+
+    let pass: SyncPass
+    private var remote: any Remote { pass.remote }
+    private var journal: SyncJournal { pass.journal }
+    private var store: VersionStore { pass.store }
+    private var conflictsFolder: RemotePath { Self.folder }
+
+    /// Brings this device's conflict versions and the remote's conflicts area in line, as the
+    /// type's rules say.
     ///
     /// - Parameter newFiles: The files this pass found here that the journal did not know
     ///   (new, or another file at a known path): where to look for a conflicted document that
@@ -49,12 +88,12 @@ extension SyncEngine {
     /// - Parameter allFiles: Every file here, made only when wanted: where a conflict whose
     ///   document is gone from its path is looked for once by each engine, for a move sync
     ///   saw in a pass that a crash cut short (the file is no longer new to the journal then).
-    func shareConflicts(newFiles: [RemotePath] = [], allFiles: () -> [RemotePath] = { [] }) throws {
+    func share(newFiles: [RemotePath] = [], allFiles: () -> [RemotePath] = { [] }) throws {
         let listing: RemoteListing
         do {
-            listing = try remote.list(Self.conflictsFolder)
+            listing = try remote.list(conflictsFolder)
         } catch let error as RemoteError where error.kind == .notFound {
-            listing = RemoteListing(folder: Self.conflictsFolder, entries: [], folderTag: nil)
+            listing = RemoteListing(folder: conflictsFolder, entries: [], folderTag: nil)
         }
         var descriptionTags: [String: RemoteTag?] = [:]
         for entry in listing.entries where entry.name.hasSuffix(".json") {
@@ -64,18 +103,18 @@ extension SyncEngine {
         var known: Set<String> = []
         for var conflict in try journal.conflicts() {
             known.insert(conflict.id)
-            var url = localURL(conflict.path)
+            var url = pass.localURL(conflict.path)
             var version = store.version(itemAt: url, forPersistentIdentifier: conflict.localVersion)
             // Not found at its path: its document may have moved where sync saw no move (a
             // new document there, or another file renamed onto the path here).
-            if version == nil, let moved = try follow(&conflict, among: newFiles + arrived.sorted()) {
-                (url, version) = (localURL(conflict.path), moved)
+            if version == nil, let moved = try follow(&conflict, among: newFiles + pass.arrived.sorted()) {
+                (url, version) = (pass.localURL(conflict.path), moved)
             }
             if version == nil, FileStatus(path: url.path) == nil,
-                conflictsSearched.insert(conflict.id).inserted,
+                pass.engine.conflicts.searched.withLock({ $0.insert(conflict.id).inserted }),
                 let moved = try follow(&conflict, among: allFiles())
             {
-                (url, version) = (localURL(conflict.path), moved)
+                (url, version) = (pass.localURL(conflict.path), moved)
             }
             if version == nil, FileStatus(path: url.path) == nil {
                 // The document is gone (deleted, here or elsewhere): its version cannot be looked up,
@@ -85,7 +124,7 @@ extension SyncEngine {
                 // here, the device that moved it may have described it at a new path: it is taken
                 // again there.
                 if conflict.isUploaded, let tag = descriptionTags[conflict.id],
-                    tag != conflict.descriptionTag || !arrived.isEmpty || !newFiles.isEmpty
+                    tag != conflict.descriptionTag || !pass.arrived.isEmpty || !newFiles.isEmpty
                 {
                     if try take(conflict.id, movedFrom: conflict.path) == .taken {
                         // Taken at the new path: the version kept under the deleted document
@@ -112,14 +151,14 @@ extension SyncEngine {
                 // Resolved here: resolved everywhere.
                 try removeFromRemote(conflict.id)
                 try journal.transaction { try $0.removeConflict(conflict.id) }
-                summary.conflictsShared += 1
+                pass.summary.conflictsShared += 1
             } else if !described.contains(conflict.id), try isGone(conflict.id) {
                 // Resolved on another device.
                 version?.isResolved = true
                 try journal.transaction { try $0.removeConflict(conflict.id) }
-                summary.conflictsShared += 1
+                pass.summary.conflictsShared += 1
             } else if conflict.describedPath == nil, let tag = descriptionTags[conflict.id],
-                tag != conflict.descriptionTag || !arrived.isEmpty
+                tag != conflict.descriptionTag || !pass.arrived.isEmpty
             {
                 // Its description changed: the device that moved its document described it at
                 // the new path, and it follows there here too, kept here as a resolved version.
@@ -133,7 +172,7 @@ extension SyncEngine {
                     // that never had it, when a document is at that path.
                     version?.isResolved = true
                     try journal.transaction { try $0.removeConflict(conflict.id) }
-                    summary.conflictsShared += 1
+                    pass.summary.conflictsShared += 1
                 } else if tag != conflict.descriptionTag {
                     var seen = conflict
                     seen.descriptionTag = tag
@@ -145,7 +184,7 @@ extension SyncEngine {
                 var described = conflict
                 described.describedPath = nil
                 try journal.transaction { try $0.upsertConflict(described) }
-                summary.conflictsShared += 1
+                pass.summary.conflictsShared += 1
             }
         }
         for id in described.subtracting(known).sorted() {
@@ -165,14 +204,14 @@ extension SyncEngine {
         for path in newFiles where path != conflict.path {
             guard
                 let version = store.version(
-                    itemAt: localURL(path), forPersistentIdentifier: conflict.localVersion)
+                    itemAt: pass.localURL(path), forPersistentIdentifier: conflict.localVersion)
             else { continue }
             if conflict.isUploaded, conflict.describedPath == nil { conflict.describedPath = conflict.path }
             conflict.path = path
             if conflict.describedPath == path { conflict.describedPath = nil }
             let moved = conflict
             try journal.transaction { try $0.upsertConflict(moved) }
-            summary.conflictsShared += 1
+            pass.summary.conflictsShared += 1
             return version
         }
         return nil
@@ -182,7 +221,7 @@ extension SyncEngine {
     /// listing that was behind (a stale one) must not resolve a conflict nobody resolved.
     private func isGone(_ id: String) throws -> Bool {
         do {
-            _ = try remote.read(Self.conflictsFolder.appending(id + ".json")) { _ in }
+            _ = try remote.read(conflictsFolder.appending(id + ".json")) { _ in }
             return false
         } catch let error as RemoteError where error.kind == .notFound {
             return true
@@ -192,25 +231,25 @@ extension SyncEngine {
     /// Shares a conflict version made here: its bytes first, then its description, whose
     /// presence says the conflict is whole.
     private func upload(_ conflict: SharedConflict, _ version: FileVersion) throws {
-        try makeRemoteFolder(RemotePath.metadataFolder)
-        try makeRemoteFolder(Self.conflictsFolder)
-        let data = Self.conflictsFolder.appending(conflict.id + ".data")
+        try pass.makeRemoteFolder(RemotePath.metadataFolder)
+        try pass.makeRemoteFolder(conflictsFolder)
+        let data = conflictsFolder.appending(conflict.id + ".data")
         let bytes = try Data(contentsOf: version.url)
-        try checkpoint(.beforeRemoteWrite)
+        try pass.checkpoint(.beforeRemoteWrite)
         try writeIfAbsent(data, bytes)
         try describe(conflict, version, replacing: false)
-        try checkpoint(.afterRemoteWrite)
+        try pass.checkpoint(.afterRemoteWrite)
         var shared = conflict
         shared.isUploaded = true
         shared.describedPath = nil
         try journal.transaction { try $0.upsertConflict(shared) }
-        summary.conflictsShared += 1
+        pass.summary.conflictsShared += 1
     }
 
     /// Writes the description of a conflict, whose presence says the conflict is whole; with
     /// `replacing`, over the one there (its item moved), on that one's tag.
     private func describe(_ conflict: SharedConflict, _ version: FileVersion, replacing: Bool) throws {
-        let path = Self.conflictsFolder.appending(conflict.id + ".json")
+        let path = conflictsFolder.appending(conflict.id + ".json")
         let description = try JSONEncoder().encode(
             SharedConflictDescription(
                 path: conflict.path.string, computer: version.localizedNameOfSavingComputer,
@@ -247,7 +286,7 @@ extension SyncEngine {
 
     private func removeFromRemote(_ id: String) throws {
         for name in [id + ".json", id + ".data"] {
-            let path = Self.conflictsFolder.appending(name)
+            let path = conflictsFolder.appending(name)
             do {
                 let condition: WriteCondition
                 if let entry = try remote.entry(at: path) {
@@ -275,7 +314,7 @@ extension SyncEngine {
         var descriptionBytes = Data()
         let descriptionTag: RemoteTag
         do {
-            descriptionTag = try remote.read(Self.conflictsFolder.appending(id + ".json")) {
+            descriptionTag = try remote.read(conflictsFolder.appending(id + ".json")) {
                 descriptionBytes.append($0)
             }
         } catch let error as RemoteError where error.kind == .notFound {
@@ -287,37 +326,39 @@ extension SyncEngine {
         else {
             // Not what a device writes (another client wrote there): not shared yet, as far as this
             // device can tell; the device that made it writes it over when it shares it.
-            summary.notes.append("conflict \(id): its description on \(remote.displayName) is not readable")
+            pass.summary.notes.append(
+                "conflict \(id): its description on \(remote.displayName) is not readable")
             return .notTaken
         }
         let path = RemotePath(description.path)
         // The path is a server's word like a listed name: one that is not a document's path
         // ("..", NUL, the metadata folder) would put the conflict version's bytes elsewhere.
         guard !path.isRoot, !path.isMetadata, path.components.allSatisfy(RemotePath.isValidComponent) else {
-            summary.notes.append(
+            pass.summary.notes.append(
                 "conflict \(id): its description on \(remote.displayName) names \(RemotePath.shown(description.path)), which is not a document's path; left alone"
             )
             return .notTaken
         }
         if let movedFrom, path == movedFrom { return .notTaken }
-        let url = localURL(path)
+        let url = pass.localURL(path)
         // The item comes first: a conflict version of nothing waits for the item to arrive. A
         // path that is not inside the container names no item here, ever.
         let item: FileStatus?
         do {
-            item = try containerFolder().status(of: path.components, operation: "take a conflict version of")
+            item = try pass.containerFolder().status(
+                of: path.components, operation: "take a conflict version of")
         } catch {
-            summary.notes.append("conflict \(id): \(error)")
+            pass.summary.notes.append("conflict \(id): \(error)")
             return .notTaken
         }
         guard item?.isRegularFile == true else { return .waiting(at: path) }
-        let fetched: FetchedFile
+        let fetched: SyncPass.FetchedFile
         do {
-            fetched = try fetch(Self.conflictsFolder.appending(id + ".data"), besides: path)
+            fetched = try pass.fetch(conflictsFolder.appending(id + ".data"), besides: path)
         } catch let error as RemoteError where error.kind == .notFound {
             // A description without its bytes: being resolved (the bytes go last), or damaged
             // by another client; nothing to take, and nothing to fail on in every pass.
-            summary.notes.append("conflict \(id): its bytes are not on \(remote.displayName)")
+            pass.summary.notes.append("conflict \(id): its bytes are not on \(remote.displayName)")
             return .notTaken
         }
         defer { fetched.temporary.remove() }
@@ -330,8 +371,8 @@ extension SyncEngine {
                     id: id, path: path, localVersion: version.persistentIdentifier, isUploaded: true,
                     descriptionTag: descriptionTag))
         }
-        summary.conflictsShared += 1
-        summary.notes.append("\(path): a conflict version from \(description.maker)")
+        pass.summary.conflictsShared += 1
+        pass.summary.notes.append("\(path): a conflict version from \(description.maker)")
         return .taken
     }
 

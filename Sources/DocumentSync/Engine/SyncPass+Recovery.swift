@@ -5,7 +5,7 @@ import Foundation
     import Glibc
 #endif
 
-extension SyncEngine {
+extension SyncPass {
     /// How long an upload whose outcome is unknown is looked for on the remote before it is
     /// taken as never done.
     static let lateWriteWindow: TimeInterval = 600
@@ -107,7 +107,7 @@ extension SyncEngine {
             }
             return true
         } else if found == nil || (found?.kind == .file && read == nil),
-            Date().timeIntervalSince(intent.created) < Self.lateWriteWindow
+            clock.now.timeIntervalSince(intent.created) < Self.lateWriteWindow
         {
             // Not there yet, but a write that got no answer may still land: a store goes on
             // with a request its client gave up on (SeaweedFS does, with a volume server down).

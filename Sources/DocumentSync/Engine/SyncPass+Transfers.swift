@@ -5,7 +5,7 @@ import Foundation
     import Glibc
 #endif
 
-extension SyncEngine {
+extension SyncPass {
     func perform(
         _ action: SyncAction, local: [RemotePath: LocalEntry], known: [RemotePath: JournalItem],
         remoteTree: [RemotePath: RemoteEntry]
@@ -113,7 +113,7 @@ extension SyncEngine {
             throw SkippedItem(reason: "gone before it was uploaded")
         }
         if configuration.settleTime > .zero,
-            Date().timeIntervalSince(status.modification.date) < configuration.settleTime.seconds
+            clock.now.timeIntervalSince(status.modification.date) < configuration.settleTime.seconds
         {
             throw SkippedItem(reason: "still being written", isSettling: true)
         }
@@ -127,7 +127,8 @@ extension SyncEngine {
             let before = try Syscall.fileStatus(of: file.rawValue).get("read for upload", url)
             let hash = try Self.hash(file, url: url)
             let intent = try journal.beginIntent(
-                SyncIntent(operation: .upload, path: path, hash: hash, condition: condition, created: Date()))
+                SyncIntent(
+                    operation: .upload, path: path, hash: hash, condition: condition, created: clock.now))
             try checkpoint(.beforeRemoteWrite)
             let written = try write(
                 path, from: file, url: url, size: before.size, hash: hash, condition: condition)
@@ -271,7 +272,7 @@ extension SyncEngine {
         try journal.beginIntent(
             SyncIntent(
                 operation: .download, path: path, destination: path.parent.appending(fetched.temporary.name),
-                hash: fetched.hash, condition: .matches(fetched.tag), created: Date()))
+                hash: fetched.hash, condition: .matches(fetched.tag), created: clock.now))
     }
 
     /// Records a file whose local bytes now hash to `hash` and whose remote tag is `tag`, and
@@ -492,7 +493,8 @@ extension SyncEngine {
                 else { return }
                 try journal.upsertConflict(
                     SharedConflict(
-                        id: self.makeIdentifier(), path: path, localVersion: version.persistentIdentifier,
+                        id: self.engine.makeIdentifier(), path: path,
+                        localVersion: version.persistentIdentifier,
                         isUploaded: false))
             }
         }
@@ -553,7 +555,8 @@ extension SyncEngine {
         let status = localStatus(path)
         let hash = ContentHash(of: merged).hex
         let intent = try journal.beginIntent(
-            SyncIntent(operation: .upload, path: path, hash: hash, condition: .matches(tag), created: Date()))
+            SyncIntent(
+                operation: .upload, path: path, hash: hash, condition: .matches(tag), created: clock.now))
         try checkpoint(.beforeRemoteWrite)
         let written = try write(path, from: UploadSource(merged), hash: hash, condition: .matches(tag))
         try checkpoint(.afterRemoteWrite)
@@ -577,7 +580,7 @@ extension SyncEngine {
     func deleteRemote(_ path: RemotePath, tag: RemoteTag?, confirming: Bool = false) throws {
         let condition = tag.map(WriteCondition.matches) ?? .absent
         let intent = try journal.beginIntent(
-            SyncIntent(operation: .delete, path: path, condition: condition, created: Date()))
+            SyncIntent(operation: .delete, path: path, condition: condition, created: clock.now))
         try checkpoint(.beforeRemoteWrite)
         var deleted = true
         do {
@@ -672,7 +675,7 @@ extension SyncEngine {
         let intent = try journal.beginIntent(
             SyncIntent(
                 operation: .move, path: source, destination: destination, hash: known?.syncedHash,
-                condition: tag.map(WriteCondition.matches), created: Date()))
+                condition: tag.map(WriteCondition.matches), created: clock.now))
         try checkpoint(.beforeRemoteWrite)
         let newTag: RemoteTag?
         do {
@@ -877,11 +880,5 @@ extension RemoteError {
         case .server(let status): return status >= 500
         default: return false
         }
-    }
-}
-
-extension Duration {
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }

@@ -8,7 +8,7 @@ import Foundation
 /// Documents kept on the server only: a placeholder (`.NAME.icloud`, see
 /// ``UbiquityPlaceholder``) stands for each here, the journal records it as evicted, and it
 /// is downloaded when an app asks (``UbiquityDownloadRequests``).
-extension SyncEngine {
+extension SyncPass {
 
     /// Leaves the remote's file `entry` on the server: its placeholder is written (with the
     /// size the remote gives), and the journal records the document as evicted at its tag.

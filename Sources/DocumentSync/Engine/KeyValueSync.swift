@@ -1,27 +1,38 @@
 import DocumentKit
 import Foundation
 
-extension SyncEngine {
-    /// The remote folder the devices' key-value stores meet in: `.documentsync/keyvalue`, one
-    /// file per device (`DEVICE.plist`), each holding every record that device has seen.
-    static let keyValueFolder = RemotePath.metadataFolder.appending("keyvalue")
+/// Syncs the container's ubiquitous key-value store (``SyncConfiguration/keyValueStore``)
+/// with the other devices' through the remote, once a pass.
+///
+/// The devices' stores meet in `.documentsync/keyvalue`, one file per device (`DEVICE.plist`),
+/// each holding every record that device has seen. Other devices' files that changed since the
+/// last pass (by tag, kept in the journal) are read and merged into the local store key by key,
+/// the last writer winning; then this device's file is written when the local store holds
+/// records it lacks.
+///
+/// Only this device writes its file, so its writes cannot meet another's; they are conditional
+/// all the same (on the tag last written, or on the file being absent), and a failed condition
+/// is put right by the next pass, which reads the file again. A file that is not a key-value
+/// store is left alone, and the pass says so.
+struct KeyValueSync {
+    /// The remote folder the devices' key-value stores meet in: `.documentsync/keyvalue`.
+    static let folder = RemotePath.metadataFolder.appending("keyvalue")
 
-    /// Brings the container's ubiquitous key-value store (``SyncConfiguration/keyValueStore``)
-    /// in line with the other devices': their files that changed since the last pass are read
-    /// and merged into the local store, key by key, the last writer winning; then this
-    /// device's file is written when the local store holds records it lacks.
-    ///
-    /// Only this device writes its file, so its writes cannot meet another's; they are
-    /// conditional all the same (on the tag last written, or on the file being absent), and a
-    /// failed condition is put right by the next pass, which reads the file again.
-    func syncKeyValues() throws {
+    let pass: SyncPass
+    private var remote: any Remote { pass.remote }
+    private var journal: SyncJournal { pass.journal }
+    private var configuration: SyncConfiguration { pass.configuration }
+
+    /// Brings the local store and this device's file on the remote in line with the other
+    /// devices', as the type says.
+    func sync() throws {
         guard let store = configuration.keyValueStore else { return }
         let own = "\(configuration.deviceIdentifier).plist"
         let listing: RemoteListing
         do {
-            listing = try remote.list(Self.keyValueFolder)
+            listing = try remote.list(Self.folder)
         } catch let error as RemoteError where error.kind == .notFound {
-            listing = RemoteListing(folder: Self.keyValueFolder, entries: [], folderTag: nil)
+            listing = RemoteListing(folder: Self.folder, entries: [], folderTag: nil)
         }
         var incoming = KeyValueRecords()
         var seen: [(SyncJournal.SettingKey, RemoteTag)] = []
@@ -34,19 +45,19 @@ extension SyncEngine {
             let key = SyncJournal.SettingKey(rawValue: "keyValueTag:\(entry.name)")
             if let tag = entry.tag, try journal.setting(key) == tag.rawValue { continue }
             var data = Data()
-            let tag = try remote.read(Self.keyValueFolder.appending(entry.name)) { data.append($0) }
+            let tag = try remote.read(Self.folder.appending(entry.name)) { data.append($0) }
             guard let records = KeyValueRecords(decoding: data) else {
-                summary.notes.append(
-                    "\(remote.displayName): \(Self.keyValueFolder.appending(entry.name)) is not a key-value store; left alone"
+                pass.summary.notes.append(
+                    "\(remote.displayName): \(Self.folder.appending(entry.name)) is not a key-value store; left alone"
                 )
                 continue
             }
             incoming.merge(records)
             seen.append((key, tag))
         }
-        try checkpoint(.beforeLocalWrite)
+        try pass.checkpoint(.beforeLocalWrite)
         let local = try KeyValueRecords.merge(incoming, into: store)
-        try checkpoint(.afterLocalWrite)
+        try pass.checkpoint(.afterLocalWrite)
         // Recorded once the records are in the local file: a crash before reads them again.
         for (key, tag) in seen { try journal.setSetting(key, tag.rawValue) }
 
@@ -54,12 +65,12 @@ extension SyncEngine {
         let signature = Self.signature(of: local)
         let uploaded = try journal.setting(uploadedKey)
         if ownTag == nil ? local.records.isEmpty : uploaded == signature { return }
-        try makeRemoteFolder(RemotePath.metadataFolder)
-        try makeRemoteFolder(Self.keyValueFolder)
-        try checkpoint(.beforeRemoteWrite)
+        try pass.makeRemoteFolder(RemotePath.metadataFolder)
+        try pass.makeRemoteFolder(Self.folder)
+        try pass.checkpoint(.beforeRemoteWrite)
         do {
             try remote.write(
-                Self.keyValueFolder.appending(own), from: UploadSource(try local.encoded()),
+                Self.folder.appending(own), from: UploadSource(try local.encoded()),
                 condition: ownTag.map { .matches($0) } ?? .absent)
         } catch let error as RemoteError where error.kind == .preconditionFailed || error.kind == .exists {
             // Someone wrote this device's file (a copy of its state home on another computer):
@@ -67,9 +78,9 @@ extension SyncEngine {
             try journal.setSetting(uploadedKey, nil)
             return
         }
-        try checkpoint(.afterRemoteWrite)
+        try pass.checkpoint(.afterRemoteWrite)
         try journal.setSetting(uploadedKey, signature)
-        try checkpoint(.afterJournal)
+        try pass.checkpoint(.afterJournal)
     }
 
     /// What identifies a store's records (each key's write), whatever order a property list

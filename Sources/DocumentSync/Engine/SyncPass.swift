@@ -1,0 +1,333 @@
+import DocumentKit
+import Foundation
+import Synchronization
+
+/// One pass of a ``SyncEngine``: made for the pass, dropped after it, so that nothing of one
+/// pass leaks into the next.
+///
+/// A pass goes in four steps:
+///
+/// 1. Recover: the intents a crash left are settled by reading the remote
+///    (`resolvePendingIntents()`), never retried blindly.
+/// 2. Scan: the journal, the container and the remote, each read whole; a listing that fails
+///    ends the pass with nothing changed, and a vanished side pauses sync.
+/// 3. Plan: ``SyncPlanner`` decides, three-way, what to do; the mass-delete guard pauses the
+///    pass before anything is done.
+/// 4. Execute and record: each action with its intent before its remote write and its record
+///    after; then the merge bases of what was uploaded, the conflicts shared
+///    (``ConflictSharing``), the key-value store (``KeyValueSync``) and the status
+///    (``StatusPublisher``).
+///
+/// What the pass did is its ``summary``. Everything it changes in the container goes through
+/// the container opened once for the pass (``containerFolder()``).
+final class SyncPass {
+    let engine: SyncEngine
+    var journal: SyncJournal { engine.journal }
+    var remote: any Remote { engine.remote }
+    var container: URL { engine.container }
+    var store: VersionStore { engine.store }
+    var configuration: SyncConfiguration { engine.configuration }
+    var clock: any SyncClock { engine.configuration.clock }
+
+    /// What the pass did.
+    var summary = SyncSummary()
+    /// Folders known to exist on the remote during this pass.
+    var remoteFolders: Set<RemotePath> = []
+    /// Files this pass downloaded or moved into place here: where a conflicted document that
+    /// moved elsewhere may now be.
+    var arrived: Set<RemotePath> = []
+    /// Files this pass uploaded whose merge base is kept at the end of the pass, together
+    /// (see `keepPendingBases()`), with the hash and status they were uploaded at.
+    var pendingBases: [(path: RemotePath, hash: String, status: FileStatus)] = []
+    /// The documents kept on the server only that this pass found placeholders of.
+    var placeholders: Set<RemotePath> = []
+    /// Where the pass's progress stands; guarded, since a remote may read an upload's bytes on
+    /// a thread of its own.
+    let progressState = Mutex(SyncProgress())
+    /// The container, opened once for the pass (see ``containerFolder()``).
+    private var openedContainer: ContainedFolder?
+
+    /// A pass of `engine`, whose summary starts with `notes`.
+    init(engine: SyncEngine, notes: [String] = []) {
+        self.engine = engine
+        summary.notes = notes
+    }
+
+    /// Recovers, scans, plans, executes and records.
+    ///
+    /// - Throws: ``SyncError`` when sync is paused (or this pass pauses it), or the remote or
+    ///   the container cannot be listed; nothing is changed then.
+    func run() throws -> SyncSummary {
+        summary.notes += try engine.checkPause()
+        try resolvePendingIntents()
+        let (known, scanned, plan) = try scanAndPlan()
+        try engine.guardAgainstMassDeletion(plan, known: known)
+        summary.notes += scanned.notes + plan.notes
+        try execute(plan, local: scanned.local, known: known, remoteTree: scanned.remote)
+        try record(plan, local: scanned.local, remoteTree: scanned.remote)
+        return summary
+    }
+
+    // MARK: - Scanning and planning
+
+    /// Scans both sides and plans the pass, leaving out the paths of uploads whose outcome is
+    /// not known yet.
+    private func scanAndPlan() throws -> (known: [RemotePath: JournalItem], scan: SyncScan, plan: SyncPlan) {
+        var (known, scanned) = try scanBothSides()
+        // An upload that got no answer can land between its lookup above and the listing:
+        // settled now, its bytes are known as ours, and the pass plans again with them.
+        if try resolveLandedUploads(in: scanned.remote) {
+            (known, scanned) = try scanBothSides()
+        }
+        // One there that cannot be read now keeps its path out of this pass: what is there may
+        // be our own bytes, and taking them for another device's would bring back a file
+        // deleted here.
+        var plan = scanned.plan
+        let awaiting = try uploadsAwaitingOutcome().filter { scanned.remote[$0] != nil }
+        if !awaiting.isEmpty {
+            plan.actions.removeAll { awaiting.contains($0.path) }
+            plan.notes += awaiting.sorted().map { "\($0): waiting to learn whether an earlier upload landed" }
+        }
+        placeholders = scanned.placeholders
+        remoteFolders = [.root]
+        for (path, entry) in scanned.remote where entry.kind == .folder { remoteFolders.insert(path) }
+        return (known, scanned, plan)
+    }
+
+    /// Reads the journal and scans the container and the remote, planning the pass.
+    private func scanBothSides() throws -> (known: [RemotePath: JournalItem], scan: SyncScan) {
+        let known = try journal.itemsByPath()
+        guard FileStatus(path: container.path)?.isDirectory == true else {
+            throw try engine.pauseForVanishedRoot(.containerGone, known: known)
+        }
+        do {
+            // What a crash left of downloads and merges: the intents that named them are settled.
+            let scanned = try SyncScan(container, known: known, remote: remote, configuration: configuration)
+            { leftover in
+                let operation = "remove what a crash left"
+                guard let folder = try? self.containerFolder(),
+                    let components = try? folder.components(of: leftover, operation: operation)
+                else { return }
+                try? folder.removeItem(components, operation: operation)
+            }
+            engine.status.listed(failure: nil)
+            return (known, scanned)
+        } catch let error as RemoteError where error.kind == .notFound && error.path.isRoot && !known.isEmpty
+        {
+            throw try engine.pauseForVanishedRoot(.remoteGone, known: known)
+        } catch let error as RemoteError {
+            engine.status.listed(failure: error)
+            throw SyncError(.failed, "cannot list \(remote.displayName): \(error); nothing was changed")
+        }
+    }
+
+    // MARK: - Executing
+
+    /// Runs the plan's actions in order; an action that fails is named in the summary and the
+    /// pass goes on, but a crash (``SyncInterruption``) ends it at once.
+    private func execute(
+        _ plan: SyncPlan, local: [RemotePath: LocalEntry], known: [RemotePath: JournalItem],
+        remoteTree: [RemotePath: RemoteEntry]
+    ) throws {
+        var byteTotal: Int64 = 0
+        for action in plan.actions {
+            switch action {
+            case .upload(let path, _, _): byteTotal += local[path]?.status.size ?? 0
+            case .download(_, let entry, _), .reconcile(_, let entry): byteTotal += entry.size
+            default: break
+            }
+        }
+        progressState.withLock { $0 = SyncProgress(total: plan.actions.count, byteTotal: byteTotal) }
+        engine.status.plan(plan)
+        for (index, action) in plan.actions.enumerated() {
+            reportProgress { $0.done = index }
+            defer { if index == plan.actions.count - 1 { reportProgress { $0.done = plan.actions.count } } }
+            switch action {
+            case .upload(let path, _, _): engine.status.start(of: action, size: local[path]?.status.size ?? 0)
+            case .download(_, let entry, _), .reconcile(_, let entry):
+                engine.status.start(of: action, size: entry.size)
+            default: break
+            }
+            do {
+                try perform(action, local: local, known: known, remoteTree: remoteTree)
+                engine.status.end(of: action, error: nil)
+            } catch let interruption as SyncInterruption {
+                throw interruption
+            } catch let skipped as SkippedItem where skipped.isSettling {
+                summary.settling += 1
+                engine.status.end(of: action, error: nil)
+            } catch let skipped as SkippedItem {
+                summary.changedDuringPass += 1
+                summary.changed.append("\(RemotePath.escaped(action.path.description)): \(skipped.reason)")
+                engine.status.end(of: action, error: nil)
+            } catch {
+                summary.failures.append("\(action.path): \(error)")
+                engine.status.end(of: action, error: error)
+            }
+        }
+    }
+
+    // MARK: - Recording
+
+    /// What a pass does once its actions are done: the merge bases of its uploads, the
+    /// conflicts shared, the key-value store, the download requests met, the status. Each
+    /// part that fails is named in the summary; a crash ends the pass at once.
+    private func record(
+        _ plan: SyncPlan, local: [RemotePath: LocalEntry], remoteTree: [RemotePath: RemoteEntry]
+    ) throws {
+        func attempt(_ part: String, _ body: () throws -> Void) throws {
+            do {
+                try body()
+            } catch let interruption as SyncInterruption {
+                throw interruption
+            } catch {
+                summary.failures.append("\(part): \(error)")
+            }
+        }
+        try attempt("merge bases") { try keepPendingBases() }
+        try attempt("conflict versions") {
+            try ConflictSharing(pass: self).share(
+                newFiles: plan.newLocalFiles.sorted(),
+                allFiles: { local.filter { $0.value.kind == .file }.keys.sorted() })
+        }
+        try attempt("key-value store") { try KeyValueSync(pass: self).sync() }
+        settleDownloadRequests(remoteTree: remoteTree)
+        if let note = engine.status.end(of: summary, synced: (try? journal.itemsByPath()) ?? [:]) {
+            summary.notes.append(note)
+        }
+    }
+
+    // MARK: - The container
+
+    /// The container URL of `path`, for reading and naming: every write goes through
+    /// ``containerFolder()``, which refuses a path that is not inside.
+    func localURL(_ path: RemotePath) -> URL {
+        // With a hint, so that Foundation does not look at the file system to make a URL.
+        path.isRoot ? container : container.appendingPathComponent(path.string, isDirectory: false)
+    }
+
+    /// The container, opened once a pass: every local write of sync (downloads, merges, moves,
+    /// deletions, folders, placeholders, what a crash left) is made through it, so that no
+    /// name from a remote or the journal, and no symbolic link in the container, can make sync
+    /// write outside the container (see ``ContainedFolder``).
+    func containerFolder() throws -> ContainedFolder {
+        if let openedContainer { return openedContainer }
+        let folder = try ContainedFolder(at: container, operation: "open the container")
+        openedContainer = folder
+        return folder
+    }
+
+    /// What is at `path` in the container, itself (a link is a link), or nil: nothing there,
+    /// or no path inside it.
+    func localStatus(_ path: RemotePath) -> FileStatus? {
+        (try? containerFolder().status(of: path.components, operation: "look at")) ?? nil
+    }
+
+    /// Calls the engine's ``SyncEngine/checkpoint`` for `step`.
+    func checkpoint(_ step: SyncStep) throws { try engine.checkpoint(step) }
+
+    // MARK: - Progress
+
+    /// Changes the progress and tells ``SyncEngine/progress``.
+    func reportProgress(_ change: (inout SyncProgress) -> Void) {
+        let now = progressState.withLock { state in
+            change(&state)
+            return state
+        }
+        engine.progress?(now)
+    }
+
+    /// Counts bytes an upload or a download moved.
+    func moved(_ count: Int) {
+        guard count > 0 else { return }
+        engine.status.bytes(count)
+        guard engine.progress != nil else { return }
+        reportProgress { $0.bytes += Int64(count) }
+    }
+}
+
+/// Both sides of a container as they are, and what a pass would do about them: the one scan
+/// that a pass acts on and that ``SyncEngine/status(ofContainer:remote:configuration:)``
+/// reports.
+struct SyncScan {
+    var local: [RemotePath: LocalEntry]
+    var remote: [RemotePath: RemoteEntry]
+    var plan: SyncPlan
+    /// The items here sync leaves alone, and why.
+    var notes: [String]
+    /// The documents kept on the server only, which placeholders stand for here.
+    var placeholders: Set<RemotePath>
+
+    /// Lists the container and the remote and plans a pass.
+    ///
+    /// - Parameter leftovers: Called with each temporary file a crash left in the container.
+    /// - Throws: `RemoteError` when the remote cannot be listed.
+    init(
+        _ container: URL, known: [RemotePath: JournalItem], remote: any Remote,
+        configuration: SyncConfiguration, leftovers: ((URL) -> Void)? = nil
+    ) throws {
+        var notes: [String] = []
+        var placeholders: Set<RemotePath> = []
+        let local = try SyncTrees.local(
+            container, expected: known.count, leftovers: leftovers, placeholders: { placeholders.insert($0) },
+            unsyncable: { url, reason in
+                notes.append("\(RemotePath.escaped(url.path)): not synced: \(reason)")
+            })
+        let requested = UbiquityDownloadRequests(forContainer: container, stateHome: configuration.stateHome)
+            .load().map(RemotePath.init)
+        let remoteTree = try SyncTrees.remote(remote, expected: known.count)
+        var hashes: [RemotePath: String] = [:]
+        plan = try SyncPlanner(
+            journal: known, local: local, remote: remoteTree,
+            hash: { path in
+                if let hash = hashes[path] { return hash }
+                let hash = try ContentHash(contentsOf: container.appendingPathComponent(path.string)).hex
+                hashes[path] = hash
+                return hash
+            }, placeholders: placeholders, requested: Set(requested),
+            downloadsOnDemand: configuration.downloadsOnDemand,
+            placeholderOrigin: { path in
+                UbiquityPlaceholder(
+                    contentsOf: UbiquityPlaceholder.placeholderURL(
+                        for: container.appendingPathComponent(path.string))
+                )?.path
+            }
+        ).plan()
+        (self.local, self.remote, self.notes, self.placeholders) = (local, remoteTree, notes, placeholders)
+    }
+}
+
+/// A point between two steps of a change, where the simulation may crash the engine.
+package enum SyncStep: String, Sendable, CaseIterable {
+    case beforeRemoteWrite, afterRemoteWrite, beforeLocalWrite, afterLocalWrite, afterJournal
+}
+
+/// Thrown by a ``SyncEngine/checkpoint`` to stop the engine where it stands, as a crash would.
+package struct SyncInterruption: Error {
+    package init() {}
+}
+
+/// An item left for the next pass: it changed while the pass looked at it.
+struct SkippedItem: Error {
+    var reason: String
+    /// Left because it was modified too recently, not because it changed under the pass.
+    var isSettling = false
+}
+
+/// How far a pass has got: its actions, and the bytes its uploads and downloads move.
+public struct SyncProgress: Sendable, Equatable {
+    /// The actions done, of ``total``.
+    public var done = 0
+    public var total = 0
+    /// The bytes uploaded and downloaded so far, of about ``byteTotal`` (the sizes the scan
+    /// saw).
+    public var bytes: Int64 = 0
+    public var byteTotal: Int64 = 0
+
+    public init(done: Int = 0, total: Int = 0, bytes: Int64 = 0, byteTotal: Int64 = 0) {
+        self.done = done
+        self.total = total
+        self.bytes = bytes
+        self.byteTotal = byteTotal
+    }
+}
