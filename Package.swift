@@ -32,6 +32,8 @@ let package = Package(
             name: "docbench",
             dependencies: ["DocumentKit", "DocumentSync"]
         ),
+        // docbench's command line, run as a real process.
+        .testTarget(name: "DocbenchTests", dependencies: ["docbench"]),
         // Spawned by the tests as a real child process: crash, rlimit and privilege tests.
         .executableTarget(
             name: "DocumentKitTestChild",

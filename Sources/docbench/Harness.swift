@@ -56,13 +56,10 @@ func interleavedMedians(
     return (a[a.count / 2], b[b.count / 2])
 }
 
-/// A scratch folder for one benchmark on the same file system as the user's files would be.
+/// A scratch folder for one benchmark on the same file system as the user's files would be,
+/// inside the run's own (`BenchmarkRun`), which the run removes however it ends.
 func scratchFolder(_ name: String) throws -> URL {
-    let base =
-        ProcessInfo.processInfo.environment["DOCBENCH_DIR"].map { URL(fileURLWithPath: $0) }
-        ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(
-            ".build/docbench")
-    let url = base.appendingPathComponent("\(name)-\(getpid())", isDirectory: true)
+    let url = try BenchmarkRun.scratchRoot().appendingPathComponent(name, isDirectory: true)
     try? FileManager.default.removeItem(at: url)
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url

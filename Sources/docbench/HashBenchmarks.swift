@@ -47,9 +47,9 @@ private func sha256sum(_ url: URL) throws -> String {
     process.arguments = [url.path]
     let output = Pipe()
     process.standardOutput = output
-    try process.run()
+    try BenchmarkRun.start(process)
     let printed = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    BenchmarkRun.wait(for: process)
     guard process.terminationStatus == 0,
         let digest = String(decoding: printed, as: UTF8.self).split(separator: " ").first
     else { throw CocoaError(.executableLoad) }

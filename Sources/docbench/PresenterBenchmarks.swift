@@ -84,7 +84,7 @@ func startChildWriter(_ path: String) throws -> (process: Process, write: (Strin
     let output = Pipe()
     process.standardInput = input
     process.standardOutput = output
-    try process.run()
+    try BenchmarkRun.start(process)
     let reader = output.fileHandleForReading
     var buffer = Data()
     func write(_ mode: String) throws -> UInt64 {
@@ -118,7 +118,7 @@ func benchmarkPresenterLatency(samples: Int) throws -> [BenchmarkRow] {
     let child = try startChildWriter(url.path)
     defer {
         kill(child.process.processIdentifier, SIGKILL)
-        child.process.waitUntilExit()
+        BenchmarkRun.wait(for: child.process)
     }
     func measure(_ mode: String) throws -> [Double] {
         var latencies: [Double] = []
@@ -142,7 +142,7 @@ func benchmarkPresenterLatency(samples: Int) throws -> [BenchmarkRow] {
     let bareChild = try startChildWriter(bareURL.appendingPathComponent("file.txt").path)
     defer {
         kill(bareChild.process.processIdentifier, SIGKILL)
-        bareChild.process.waitUntilExit()
+        BenchmarkRun.wait(for: bareChild.process)
     }
     let inotify = inotify_init1(Int32(IN_CLOEXEC))
     defer { close(inotify) }
@@ -197,7 +197,7 @@ func benchmarkPresenterLatency(samples: Int) throws -> [BenchmarkRow] {
     let child = try startChildWriter(url.path)
     defer {
         kill(child.process.processIdentifier, SIGKILL)
-        child.process.waitUntilExit()
+        BenchmarkRun.wait(for: child.process)
     }
     // The user typing: a key every 2 ms, each drawn for half a millisecond on the main actor.
     var typing = true

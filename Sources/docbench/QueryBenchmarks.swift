@@ -100,7 +100,7 @@ func benchmarkQueryUpdateLatency(samples: Int) throws -> [BenchmarkRow] {
     let child = try startChildWriter(file.path)
     defer {
         kill(child.process.processIdentifier, SIGKILL)
-        child.process.waitUntilExit()
+        BenchmarkRun.wait(for: child.process)
     }
     var latencies: [Double] = []
     var early = 0
@@ -135,7 +135,7 @@ func benchmarkQueryUpdateLatency(samples: Int) throws -> [BenchmarkRow] {
     let bareChild = try startChildWriter(bare.appendingPathComponent("created.txt").path)
     defer {
         kill(bareChild.process.processIdentifier, SIGKILL)
-        bareChild.process.waitUntilExit()
+        BenchmarkRun.wait(for: bareChild.process)
     }
     let inotify = inotify_init1(Int32(IN_CLOEXEC))
     defer { close(inotify) }

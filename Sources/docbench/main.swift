@@ -1,63 +1,52 @@
 import DocumentKit
 import Foundation
 
-// swift run -c release docbench [--json] [--filter NAME] [--quick]
-// Every row is measured beside its floor or peer in the same run; ratios above 1 are slower.
-let arguments = CommandLine.arguments.dropFirst()
-if arguments.first == "--child-writer", let path = arguments.dropFirst().first {
-    runChildWriter(path: path)
+// swift run -c release docbench [--json] [--quick] [--list] [--filter NAME]...; --help says
+// more. Every row is measured beside its floor or peer in the same run; ratios above 1 are
+// slower.
+let arguments = Array(CommandLine.arguments.dropFirst())
+// The children docbench spawns: a first argument a person would not type.
+if arguments.first == "--child-writer", arguments.count == 2 {
+    runChildWriter(path: arguments[1])
 }
 if arguments.first == "--sync-child" {
     runSyncChild(Array(arguments.dropFirst()))
 }
-let json = arguments.contains("--json")
-let quick = arguments.contains("--quick")
-let filter = arguments.firstIndex(of: "--filter").flatMap { index in
-    arguments.index(after: index) < arguments.endIndex ? arguments[arguments.index(after: index)] : nil
+
+let options: Options
+let selected: [Benchmark]
+do throws(Options.Refusal) {
+    options = try Options(arguments)
+    selected = try options.selected(from: catalog(quick: options.quick))
+} catch {
+    FileHandle.standardError.write(Data("docbench: \(error.reason); see docbench --help\n".utf8))
+    exit(2)
+}
+if options.help {
+    print(Options.help(catalog(quick: options.quick)), terminator: "")
+    exit(0)
+}
+if options.list {
+    for benchmark in selected {
+        for row in benchmark.rows { print(row) }
+    }
+    exit(0)
 }
 
-let benchmarks: [(String, @MainActor () async throws -> [BenchmarkRow])] = [
-    ("undo.register", { benchmarkUndoRegistration(registrations: 1_000_000) }),
-    ("save.data.1MiB", { [try benchmarkSafeSave(iterations: quick ? 10 : 60)] }),
-    ("save.package.1000x4KiB.1changed", { [try benchmarkPackageSave(iterations: quick ? 3 : 9)] }),
-    ("document.save.1MiB", { [try await benchmarkDocumentSave(iterations: quick ? 10 : 60)] }),
-    ("document.open.100MiB", { [try await benchmarkDocumentOpen(iterations: quick ? 3 : 7)] }),
-    ("autosave.burst", { [try await benchmarkAutosaveBurst()] }),
-    ("coordinate.write.4KiB", { [try benchmarkCoordinatedWrite(iterations: quick ? 50 : 300)] }),
-    ("coordinate.read.uncontended", { [try benchmarkCoordinatedRead(duration: quick ? 1 : 3)] }),
-    // Off the main actor: it blocks on semaphores, and presenters of open documents hop there.
-    (
-        "presenter.notify.latency",
-        { try await Task.detached { try benchmarkPresenterLatency(samples: quick ? 20 : 100) }.value }
-    ),
-    // On the main actor: the document and the typing that keeps it busy live there.
-    ("presenter.save.latency", { try await benchmarkPresenterSaveLatency(samples: quick ? 30 : 200) }),
-    ("hash.sha256.100MiB", { [try benchmarkContentHash(iterations: quick ? 3 : 7)] }),
-    ("versions.save.1MiB.100x", { try await benchmarkVersionSaves(saves: quick ? 20 : 100) }),
-    ("versions.store.open.swept", { [try benchmarkStoreSweep(iterations: quick ? 3 : 9)] }),
-    ("sync.first.1000x4KiB", { [try benchmarkFirstSync(iterations: quick ? 1 : 5)] }),
-    ("sync.passes.10000", { try benchmarkSyncPasses(iterations: quick ? 3 : 9) }),
-    ("sync.memory.1GiB", { [try benchmarkSyncMemory(megabytes: quick ? 256 : 1024)] }),
-    (
-        "query",
-        {
-            [try benchmarkQueryGather(items: 10_000, iterations: quick ? 3 : 15)]
-                + (try benchmarkQueryUpdateLatency(samples: quick ? 20 : 50))
-        }
-    ),
-]
-
+let signalSources = BenchmarkRun.stopOnSignals()
 var rows: [BenchmarkRow] = []
 var failed = false
-for (name, run) in benchmarks where filter.map({ name.contains($0) }) ?? true {
+for benchmark in selected {
     do {
-        rows.append(contentsOf: try await run())
+        rows.append(contentsOf: try await benchmark.run())
     } catch {
-        FileHandle.standardError.write(Data("docbench: \(name) failed: \(error)\n".utf8))
+        FileHandle.standardError.write(Data("docbench: \(benchmark.name) failed: \(error)\n".utf8))
         failed = true
     }
 }
-if json {
+BenchmarkRun.finish()
+withExtendedLifetime(signalSources) {}
+if options.json {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
     print(String(decoding: try encoder.encode(rows), as: UTF8.self))
