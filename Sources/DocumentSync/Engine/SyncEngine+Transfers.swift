@@ -869,17 +869,6 @@ extension SyncEngine {
     }
 }
 
-extension RemoteError {
-    /// Whether the write may have happened though the call failed: the remote is read back.
-    var leavesOutcomeUnknown: Bool {
-        switch kind {
-        case .timedOut, .connectionLost, .preconditionFailed: return true
-        case .server(let status): return status >= 500
-        default: return false
-        }
-    }
-}
-
 extension Duration {
     var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18

@@ -111,6 +111,17 @@ public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
         }
     }
 
+    /// Whether a write may have happened though the call failed (no answer in time, a broken
+    /// connection, a refused condition, a server error): the caller reads the remote back and
+    /// compares hashes, never writes again blindly.
+    var leavesOutcomeUnknown: Bool {
+        switch kind {
+        case .timedOut, .connectionLost, .preconditionFailed: return true
+        case .server(let status): return status >= 500
+        default: return false
+        }
+    }
+
     /// One sentence naming the operation, the path, the remote and the reason, such as
     /// `Could not write “Notes/plan.txt” on /mnt/backup: it changed since it was read`.
     public var description: String {

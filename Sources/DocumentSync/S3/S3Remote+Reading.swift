@@ -352,7 +352,7 @@ extension S3Remote {
         }
         if let expected = answer.header("Content-Length").flatMap(Int64.init) {
             let received =
-                try answer.bodyFile.map { try WebDAVRemote.size(of: $0) } ?? Int64(answer.body.count)
+                try answer.bodyFile.map { try HTTPAnswer.size(of: $0) } ?? Int64(answer.body.count)
             guard received == expected else {
                 throw failure(
                     .connectionLost, .read, path, detail: "\(received) of \(expected) bytes arrived")
@@ -362,7 +362,7 @@ extension S3Remote {
             if !answer.body.isEmpty { try sink(answer.body) }
             return tag
         }
-        try WebDAVRemote.stream(file, to: sink) { self.failure(.other, .read, path, detail: $0) }
+        try HTTPAnswer.stream(file, to: sink) { self.failure(.other, .read, path, detail: $0) }
         return tag
     }
 }

@@ -169,7 +169,7 @@ public final class S3Remote: Remote {
         else {
             throw refuse("“\(bucket)” is not a bucket name (letters, digits, “-”, “.” and “_”)")
         }
-        if scheme == "http", !configuration.allowsInsecureHTTP, !WebDAVRemote.isLoopback(endpointHost) {
+        if scheme == "http", !configuration.allowsInsecureHTTP, !HTTPEndpoint.isLoopback(endpointHost) {
             throw refuse(
                 "plain http to another computer sends every document unencrypted; use https:// (or allow it explicitly)"
             )

@@ -93,7 +93,7 @@ extension WebDAVRemote {
             throw failure(.other, .read, path, detail: "the server gives no ETag for the file")
         }
         if let expected = answer.header("Content-Length").flatMap(Int64.init) {
-            let received = try answer.bodyFile.map { try Self.size(of: $0) } ?? Int64(answer.body.count)
+            let received = try answer.bodyFile.map { try HTTPAnswer.size(of: $0) } ?? Int64(answer.body.count)
             guard received == expected else {
                 throw failure(
                     .connectionLost, .read, path, detail: "\(received) of \(expected) bytes arrived")
@@ -103,26 +103,8 @@ extension WebDAVRemote {
             if !answer.body.isEmpty { try sink(answer.body) }
             return tag
         }
-        try Self.stream(file, to: sink) { self.failure(.other, .read, path, detail: $0) }
+        try HTTPAnswer.stream(file, to: sink) { self.failure(.other, .read, path, detail: $0) }
         return tag
-    }
-
-    /// Gives the bytes of a downloaded body's file to `sink` in chunks; a file that cannot be
-    /// read back is the error `failure` makes of the reason.
-    static func stream(_ file: URL, to sink: (Data) throws -> Void, failure: (String) -> RemoteError) throws {
-        let handle: FileHandle
-        do { handle = try FileHandle(forReadingFrom: file) } catch {
-            throw failure("the downloaded bytes could not be read back: \(error)")
-        }
-        defer { try? handle.close() }
-        while true {
-            let chunk: Data?
-            do { chunk = try handle.read(upToCount: RemoteChunk.size / 4) } catch {
-                throw failure("the downloaded bytes could not be read back: \(error)")
-            }
-            guard let chunk, !chunk.isEmpty else { break }
-            try sink(chunk)
-        }
     }
 
     /// The name a new file is written under before it is moved into place: hidden, and
@@ -144,10 +126,5 @@ extension WebDAVRemote {
         _ = try? send(
             request("DELETE", url(path), headers: ["If": ifHeader(path, "[\(Self.quoted(Self.tag(etag)))]")]),
             .delete, path)
-    }
-
-    static func size(of file: URL) throws -> Int64 {
-        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
-        return (attributes[.size] as? NSNumber)?.int64Value ?? 0
     }
 }

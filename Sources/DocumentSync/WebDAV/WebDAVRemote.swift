@@ -161,7 +161,7 @@ public final class WebDAVRemote: Remote {
             throw refuse(
                 "the URL holds a password; give it in ~/.netrc, DOCS_PASSWORD or --password-file instead")
         }
-        if scheme == "http", !configuration.allowsInsecureHTTP, !Self.isLoopback(host) {
+        if scheme == "http", !configuration.allowsInsecureHTTP, !HTTPEndpoint.isLoopback(host) {
             throw refuse(
                 "plain http to another computer sends the password unencrypted; use https:// (or allow it explicitly)"
             )
@@ -210,10 +210,6 @@ public final class WebDAVRemote: Remote {
     }
 
     static func isRedirect(_ status: Int) -> Bool { [301, 302, 307, 308].contains(status) }
-
-    static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
-    }
 
     // MARK: Requests
 
@@ -438,17 +434,6 @@ public final class WebDAVRemote: Remote {
     func validate(_ path: RemotePath, _ operation: RemoteError.Operation, allowingRoot: Bool = false) throws {
         guard path.holdsStorableNames(allowingRoot: allowingRoot) else {
             throw failure(.invalidName, operation, path)
-        }
-    }
-}
-
-extension HTTPTransportFailure {
-    /// Whether sending the same request again may get an answer.
-    var mayPass: Bool {
-        switch self {
-        case .timedOut, .connectionLost: return true
-        // A server too slow for the deadline is slow again at once: the next pass tries again.
-        case .tooSlow, .unreachable, .insecure, .bodyTooLarge, .localFile: return false
         }
     }
 }

@@ -20,67 +20,6 @@ struct HTTPAnswer: Sendable {
     func header(_ name: String) -> String? { headers[name.lowercased()] }
 }
 
-/// How long an HTTP request to a remote may take, whatever the server does: an allowance every
-/// request has, and beyond it a least average rate.
-///
-/// A request fails once it has run longer than ``allowance`` plus the time its bytes so far
-/// (sent and received) take at ``leastRate``: at any moment it must have moved at least
-/// `leastRate × (elapsed − allowance)` bytes. So its overall deadline grows with its size as
-/// long as bytes keep coming at the least rate (a 1 GiB download over a slow line goes on), and
-/// a server that answers a byte every few seconds, or holds a whole answer back, fails the
-/// request soon after the allowance, with an error naming the method and the URL. The
-/// session's own timeout (seconds without a byte) still applies besides.
-///
-/// The defaults: 60 seconds, then 4 KiB/s. A minute covers what a real server takes before its
-/// first byte (a PROPFIND of a large folder, the `fsync` after a large PUT, an S3 copy) many
-/// times over; 4 KiB/s is a line too slow to sync over (a 10 MB document would take 40
-/// minutes), and a server that cannot keep it up is better reported than waited for: the next
-/// pass tries again.
-///
-/// For example:
-///
-/// ```swift
-/// var configuration = WebDAVRemote.Configuration(url: url)
-/// configuration.deadline = RequestDeadline(allowance: 120, leastRate: 16 << 10)
-/// ```
-public struct RequestDeadline: Sendable, Equatable {
-    /// Seconds every request has, whatever its size.
-    public var allowance: TimeInterval
-    /// Bytes a second a request must move on average beyond the allowance.
-    public var leastRate: Double
-
-    /// A deadline of `allowance` seconds, then `leastRate` bytes a second.
-    public init(allowance: TimeInterval = 60, leastRate: Double = 4096) {
-        self.allowance = allowance
-        self.leastRate = leastRate
-    }
-
-    /// Seconds a request that has moved `bytes` may have run.
-    func seconds(forMoving bytes: Int64) -> TimeInterval {
-        allowance + Double(bytes) / max(leastRate, 1)
-    }
-}
-
-/// Why a request got no answer: what a ``WebDAVRemote`` turns into a ``RemoteError``.
-enum HTTPTransportFailure: Error, Sendable {
-    /// No answer within the timeout: the request may or may not have been applied.
-    case timedOut
-    /// The request ran past its ``RequestDeadline``: the server answers too slowly, or holds its
-    /// answer back. The request may or may not have been applied. What it says names the method,
-    /// the URL and the bytes moved in how long.
-    case tooSlow(String)
-    /// The connection broke, or the server closed it, mid-request or mid-answer.
-    case connectionLost(String)
-    /// Nothing answers at the address (refused, no route, unknown host).
-    case unreachable(String)
-    /// The server's TLS certificate did not verify, or TLS failed.
-    case insecure(String)
-    /// The answer's body was larger than the caller allows.
-    case bodyTooLarge(limit: Int)
-    /// Writing the body to its file failed.
-    case localFile(String)
-}
-
 /// The body of a request.
 enum HTTPBody {
     case none
@@ -480,37 +419,4 @@ private final class UnreadableStream: InputStream {
     override func getBuffer(
         _ buffer: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>, length: UnsafeMutablePointer<Int>
     ) -> Bool { false }
-}
-
-extension Remote {
-    /// The error a failure to get an answer means, for `operation` on `path`; `answerer` names
-    /// who answers in a message ("server", "store").
-    func error(
-        _ failure: HTTPTransportFailure, _ operation: RemoteError.Operation, _ path: RemotePath,
-        destination: RemotePath? = nil, answerer: String
-    ) -> RemoteError {
-        switch failure {
-        case .timedOut:
-            return self.failure(.timedOut, operation, path, destination: destination)
-        case .tooSlow(let why):
-            return self.failure(.timedOut, operation, path, destination: destination, detail: why)
-        case .connectionLost(let why):
-            return self.failure(.connectionLost, operation, path, destination: destination, detail: why)
-        case .unreachable(let why):
-            return self.failure(.unavailable, operation, path, destination: destination, detail: why)
-        case .insecure(let why):
-            return self.failure(
-                .insecure, operation, path, destination: destination,
-                detail:
-                    "\(why); a private certificate authority must be in the system's (update-ca-certificates)"
-            )
-        case .bodyTooLarge(let limit):
-            let size = ByteCountFormatter.string(fromByteCount: Int64(limit), countStyle: .binary)
-            return self.failure(
-                .other, operation, path, destination: destination,
-                detail: "the \(answerer)'s answer is larger than \(size)")
-        case .localFile(let why):
-            return self.failure(.other, operation, path, destination: destination, detail: why)
-        }
-    }
 }
