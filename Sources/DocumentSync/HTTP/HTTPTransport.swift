@@ -12,9 +12,12 @@ struct HTTPAnswer: Sendable {
     var status: Int
     var headers: [String: String]
     var body: Data
-    /// Where the body is when it was too large to keep in memory (a ``HTTPTransport/Destination/spool(memoryLimit:)``):
-    /// a temporary file the caller removes.
-    var bodyFile: URL?
+    /// The bytes of the body given to a ``BodySink`` as they came (a large 200 answer's), which
+    /// are not in ``body``.
+    var streamed: Int64 = 0
+
+    /// The body's length in all: what was kept and what was given to a sink.
+    var received: Int64 { streamed + Int64(body.count) }
 
     /// The header's value, whatever the case of its name.
     func header(_ name: String) -> String? { headers[name.lowercased()] }
@@ -33,27 +36,29 @@ enum HTTPBody {
 /// while the session's queue receives it.
 ///
 /// Connections are kept alive and shared by every request of the transport, at most
-/// `connections` to the server at once. An answer's body is kept in memory up to a limit the
-/// caller gives, or written to a file as it arrives, so that a large download never sits in
-/// memory whole.
+/// `connections` to the server at once; requests may be sent from many threads at once, each
+/// waiting for its own answer. An answer's body is kept in memory up to a limit the caller
+/// gives, or given as it arrives to the caller's consumer (``send(_:memoryLimit:retries:streamingTo:)``),
+/// so that a large download never sits in memory whole and is never copied through a file of
+/// the transport's own: the consumer writes it where it goes, once.
 ///
 /// No request waits for ever: besides the session's timeout (seconds without a byte), each has
 /// a ``RequestDeadline`` that grows with the bytes it moves, and one past it fails with the
 /// method and the URL (``HTTPTransportFailure/tooSlow(_:)``), its task cancelled.
-final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessionDownloadDelegate {
-    /// The session; made once, invalidated when the transport goes.
-    private nonisolated(unsafe) var session: URLSession!
-    /// The exchanges in flight, by task.
-    private let exchanges = Mutex<[Int: Exchange]>([:])
+final class HTTPTransport: Sendable {
+    /// The session; invalidated when the transport goes.
+    private let session: URLSession
+    /// The session's delegate, which holds the exchanges in flight.
+    private let events = SessionEvents()
 
     /// How long a request may take in all.
     let deadline: RequestDeadline
 
     /// A transport whose requests give up after `timeout` seconds without a byte, or past
-    /// `deadline`, with at most `connections` connections to one server.
+    /// `deadline`, with at most `connections` connections to one server (libcurl's own
+    /// default is 6; a caller keeping many requests in flight gives as many).
     init(timeout: TimeInterval, connections: Int, deadline: RequestDeadline = RequestDeadline()) {
         self.deadline = deadline
-        super.init()
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         configuration.httpMaximumConnectionsPerHost = max(connections, 1)
@@ -62,29 +67,49 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         let queue = OperationQueue()
         queue.maxConcurrentOperationCount = 1
-        session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
+        session = URLSession(configuration: configuration, delegate: events, delegateQueue: queue)
     }
 
     /// Ends the session once its requests are done.
     func invalidate() { session.finishTasksAndInvalidate() }
 
     /// Where an answer's body goes.
-    enum Destination {
+    enum Destination: Sendable {
         /// Kept in memory, up to `limit` bytes (more fails the request).
         case memory(limit: Int)
-        /// Kept in memory up to `memoryLimit` bytes, and from there on in a temporary file
-        /// (``HTTPAnswer/bodyFile``), so that a large body never sits in memory whole.
-        case spool(memoryLimit: Int)
-        /// Written to a temporary file by the session itself as it arrives (a download task:
-        /// the disk paces the network, so a large body never piles up in memory).
-        case downloadFile
+        /// A 200 answer's body kept in memory up to `memoryLimit` bytes and, once it is longer,
+        /// given to the sink as it arrives (what was kept first), on the session's queue. Any
+        /// other answer's body is kept up to `memoryLimit` bytes and the rest dropped: an error
+        /// answer is read for its first words only.
+        case sink(BodySink, memoryLimit: Int)
+    }
 
-        /// Where a file's body goes when a listing said its size (nil: unknown): a large one
-        /// straight to a temporary file, as fast as the disk takes it; a small one in memory,
-        /// spilling to a file past a chunk.
-        static func forFile(expectedSize: Int64?) -> Destination {
-            (expectedSize ?? 0) > Int64(4 * RemoteChunk.size)
-                ? .downloadFile : .spool(memoryLimit: RemoteChunk.size)
+    /// ``send(_:body:into:retries:)`` of a request whose answer may be large (a file's bytes):
+    /// a 200 answer's body longer than `memoryLimit` is given to `consumer` as it arrives, in the
+    /// pieces the connection delivers, and is then not in the answer's ``HTTPAnswer/body``
+    /// (``HTTPAnswer/streamed`` counts it). A shorter body, or another status's, is in the
+    /// answer, and `consumer` is not called: the caller checks the answer before it takes it.
+    ///
+    /// `consumer` runs on the session's queue while this call waits for the answer, one piece
+    /// at a time, never after this call returns. A request is sent again (`retries`) only when
+    /// nothing of its answer reached `consumer`.
+    ///
+    /// - Throws: what `consumer` throws (the request is then cancelled), else
+    ///   ``HTTPTransportFailure`` when no complete answer came.
+    func send(
+        _ request: URLRequest, memoryLimit: Int, retries: Int = 0, streamingTo consumer: (Data) throws -> Void
+    ) throws -> HTTPAnswer {
+        try withoutActuallyEscaping(consumer) { consumer in
+            let sink = BodySink(consumer)
+            // The consumer is let go before it goes out of scope, once no piece can reach it.
+            defer { sink.close() }
+            do {
+                let answer = try send(request, into: .sink(sink, memoryLimit: memoryLimit), retries: retries)
+                if let failure = sink.failure { throw failure }
+                return answer
+            } catch {
+                throw sink.failure ?? error
+            }
         }
     }
 
@@ -106,17 +131,14 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
             request.httpBodyStream = stream
             task = session.dataTask(with: request)
         }
-        if case .downloadFile = destination, case .none = body {
-            task = session.downloadTask(with: request)
-        }
         var streamsBody = false
         if case .stream = body { streamsBody = true }
         let exchange = Exchange(destination, streamsBody: streamsBody)
-        exchanges.withLock { $0[task.taskIdentifier] = exchange }
+        events.exchanges.withLock { $0[task.taskIdentifier] = exchange }
         let started = DispatchTime.now()
         task.resume()
         wait(for: exchange, of: task, request: request, started: started)
-        exchanges.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
+        events.exchanges.withLock { _ = $0.removeValue(forKey: task.taskIdentifier) }
         var answer = try exchange.outcome.withLock { $0 }!.get()
         answer.method = request.httpMethod ?? "GET"
         return answer
@@ -169,16 +191,22 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
     {
         var attempt = 0
         while true {
+            // Bytes a consumer was given cannot be taken back: such a request is not sent again.
+            var mayRepeat: Bool {
+                guard attempt < retries else { return false }
+                if case .sink(let sink, _) = destination { return !sink.hasGiven }
+                return true
+            }
             do {
                 let answer = try send(request, body: body, into: destination)
-                if attempt < retries, [502, 503, 504].contains(answer.status) {
+                if mayRepeat, [502, 503, 504].contains(answer.status) {
                     attempt += 1
                     Self.pause(attempt)
                     continue
                 }
                 return answer
             } catch let failure as HTTPTransportFailure {
-                if attempt < retries, failure.mayPass {
+                if mayRepeat, failure.mayPass {
                     attempt += 1
                     Self.pause(attempt)
                     continue
@@ -192,11 +220,119 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
         Thread.sleep(forTimeInterval: 0.2 * Double(1 << (attempt - 1)))
     }
 
-    // MARK: URLSessionDataDelegate (on the session's queue)
+    /// The transport's form of a `URLSession` error.
+    static func failure(_ error: any Error) -> HTTPTransportFailure {
+        guard let error = error as? URLError else {
+            return .connectionLost(String(describing: error))
+        }
+        switch error.code {
+        case .timedOut: return .timedOut
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet:
+            return .unreachable(error.localizedDescription)
+        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot,
+            .serverCertificateNotYetValid, .secureConnectionFailed, .clientCertificateRejected,
+            .clientCertificateRequired:
+            return .insecure(error.localizedDescription)
+        default:
+            // libcurl's TLS failures reach here as unknown errors with its message.
+            let message = error.localizedDescription
+            if message.contains("SSL") || message.contains("certificate") { return .insecure(message) }
+            return .connectionLost(message)
+        }
+    }
+
+    /// One request's state between the session's queue and the waiting caller.
+    fileprivate final class Exchange: Sendable {
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<HTTPAnswer, HTTPTransportFailure>?>(nil)
+        /// The bytes sent and received so far: what the deadline grows with.
+        let moved = Mutex<Int64>(0)
+        private let destination: Destination
+        private struct Body {
+            var data = Data()
+            /// Bytes given to the sink.
+            var streamed: Int64 = 0
+        }
+        private let body = Mutex<Body>(Body())
+
+        /// Whether the request's body is a stream, which cannot be read again.
+        let streamsBody: Bool
+
+        init(_ destination: Destination, streamsBody: Bool) {
+            self.destination = destination
+            self.streamsBody = streamsBody
+        }
+
+        /// Takes a piece of the body of an answer of `status`; a failure ends the request.
+        func receive(_ data: Data, status: Int?) -> HTTPTransportFailure? {
+            moved.withLock { $0 += Int64(data.count) }
+            // Past its end (the deadline failed it): nothing more is kept.
+            guard outcome.withLock({ $0 == nil }) else { return nil }
+            return body.withLock { body in
+                switch destination {
+                case .memory(let limit):
+                    guard body.data.count + data.count <= limit else { return .bodyTooLarge(limit: limit) }
+                    body.data.append(data)
+                case .sink(let sink, let limit):
+                    if body.streamed == 0, body.data.count + data.count <= limit {
+                        body.data.append(data)
+                        return nil
+                    }
+                    guard status == 200 else {
+                        // An error answer's first words are enough to say what it is.
+                        body.data.append(data.prefix(max(limit - body.data.count, 0)))
+                        return nil
+                    }
+                    if !body.data.isEmpty {
+                        guard sink.give(body.data) else {
+                            return .localFile("the download's bytes were not taken")
+                        }
+                        body.streamed += Int64(body.data.count)
+                        body.data = Data()
+                    }
+                    guard sink.give(data) else { return .localFile("the download's bytes were not taken") }
+                    body.streamed += Int64(data.count)
+                }
+                return nil
+            }
+        }
+
+        func answer(_ response: HTTPURLResponse) -> HTTPAnswer {
+            var headers: [String: String] = [:]
+            for (name, value) in response.allHeaderFields {
+                if let name = name as? String, let value = value as? String {
+                    headers[name.lowercased()] = value
+                }
+            }
+            return body.withLock { body in
+                HTTPAnswer(
+                    status: response.statusCode, headers: headers, body: body.data, streamed: body.streamed)
+            }
+        }
+
+        /// Records the outcome once (the first wins: a body too large, then the cancellation)
+        /// and wakes the caller.
+        func finish(_ result: Result<HTTPAnswer, HTTPTransportFailure>) {
+            let first = outcome.withLock { outcome in
+                guard outcome == nil else { return false }
+                outcome = result
+                return true
+            }
+            if first { done.signal() }
+        }
+    }
+}
+
+/// The session's delegate: hands what the session reports, on its queue, to the exchange of
+/// the task it concerns.
+private final class SessionEvents: NSObject, Sendable, URLSessionDataDelegate {
+    /// The exchanges in flight, by task.
+    let exchanges = Mutex<[Int: HTTPTransport.Exchange]>([:])
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         guard let exchange = exchange(of: dataTask) else { return }
-        if let failure = exchange.receive(data) {
+        let status = (dataTask.response as? HTTPURLResponse)?.statusCode
+        if let failure = exchange.receive(data, status: status) {
             exchange.finish(.failure(failure))
             dataTask.cancel()
         }
@@ -209,17 +345,10 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
         exchange(of: task)?.moved.withLock { $0 += bytesSent }
     }
 
-    func urlSession(
-        _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
-        totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64
-    ) {
-        exchange(of: downloadTask)?.moved.withLock { $0 += bytesWritten }
-    }
-
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let exchange = exchange(of: task) else { return }
         if let error {
-            exchange.finish(.failure(Self.failure(error)))
+            exchange.finish(.failure(HTTPTransport.failure(error)))
         } else if let response = task.response as? HTTPURLResponse {
             exchange.finish(.success(exchange.answer(response)))
         } else {
@@ -238,8 +367,7 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
             let response = challenge.failureResponse as? HTTPURLResponse
             exchange.finish(
                 .success(
-                    HTTPAnswer(
-                        status: response?.statusCode ?? 401, headers: [:], body: Data(), bodyFile: nil)))
+                    HTTPAnswer(status: response?.statusCode ?? 401, headers: [:], body: Data())))
         }
         completionHandler(.cancelAuthenticationChallenge, nil)
     }
@@ -271,138 +399,57 @@ final class HTTPTransport: NSObject, Sendable, URLSessionDataDelegate, URLSessio
         completionHandler(nil)
     }
 
-    func urlSession(
-        _ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL
-    ) {
-        // The session removes its file when this returns: the body is moved to one of ours.
-        guard let exchange = exchange(of: downloadTask) else { return }
-        let kept = FileManager.default.temporaryDirectory.appendingPathComponent(
-            ".documentsync-download-\(UUID().uuidString)")
-        do {
-            try FileManager.default.moveItem(at: location, to: kept)
-            exchange.adopt(kept)
-        } catch {
-            exchange.finish(.failure(.localFile("could not keep the download: \(error)")))
-        }
-    }
-
-    private func exchange(of task: URLSessionTask) -> Exchange? {
+    private func exchange(of task: URLSessionTask) -> HTTPTransport.Exchange? {
         exchanges.withLock { $0[task.taskIdentifier] }
     }
+}
 
-    /// The transport's form of a `URLSession` error.
-    static func failure(_ error: any Error) -> HTTPTransportFailure {
-        guard let error = error as? URLError else {
-            return .connectionLost(String(describing: error))
-        }
-        switch error.code {
-        case .timedOut: return .timedOut
-        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet:
-            return .unreachable(error.localizedDescription)
-        case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateHasUnknownRoot,
-            .serverCertificateNotYetValid, .secureConnectionFailed, .clientCertificateRejected,
-            .clientCertificateRequired:
-            return .insecure(error.localizedDescription)
-        default:
-            // libcurl's TLS failures reach here as unknown errors with its message.
-            let message = error.localizedDescription
-            if message.contains("SSL") || message.contains("certificate") { return .insecure(message) }
-            return .connectionLost(message)
+/// The caller's consumer of a large answer body (``HTTPTransport/send(_:memoryLimit:retries:streamingTo:)``),
+/// called on the session's queue while the caller waits.
+///
+/// The consumer is a closure of the waiting caller's, used by one thread at a time: the
+/// session's, under the lock, until ``close()``, which the caller calls once the exchange has
+/// ended, and which waits for a piece being given. No piece reaches it after.
+final class BodySink: Sendable {
+    private struct State {
+        var open = true
+        var given = false
+        var failure: (any Error)?
+    }
+    private let state = Mutex(State())
+    /// The caller's closure, until ``close()``: read, called and let go only under `state`'s
+    /// lock, which keeps its calls one at a time and none after the caller is told the
+    /// exchange ended.
+    private nonisolated(unsafe) var consumer: ((Data) throws -> Void)?
+
+    init(_ consumer: @escaping (Data) throws -> Void) {
+        self.consumer = consumer
+    }
+
+    /// Whether any piece reached the consumer.
+    var hasGiven: Bool { state.withLock { $0.given } }
+
+    /// What the consumer threw.
+    var failure: (any Error)? { state.withLock { $0.failure } }
+
+    /// Gives `data` to the consumer; false when it threw (now or before) or was closed.
+    func give(_ data: Data) -> Bool {
+        state.withLock { state in
+            guard state.open, state.failure == nil, let consumer else { return false }
+            state.given = true
+            do { try consumer(data) } catch {
+                state.failure = error
+                return false
+            }
+            return true
         }
     }
 
-    /// One request's state between the session's queue and the waiting caller.
-    private final class Exchange: Sendable {
-        let done = DispatchSemaphore(value: 0)
-        let outcome = Mutex<Result<HTTPAnswer, HTTPTransportFailure>?>(nil)
-        /// The bytes sent and received so far: what the deadline grows with.
-        let moved = Mutex<Int64>(0)
-        private let destination: Destination
-        private struct Body {
-            var data = Data()
-            var file: (url: URL, handle: FileHandle?)?
-        }
-        private let body = Mutex<Body>(Body())
-
-        /// Whether the request's body is a stream, which cannot be read again.
-        let streamsBody: Bool
-
-        init(_ destination: Destination, streamsBody: Bool) {
-            self.destination = destination
-            self.streamsBody = streamsBody
-        }
-
-        /// Takes a piece of the body; a failure ends the request.
-        func receive(_ data: Data) -> HTTPTransportFailure? {
-            moved.withLock { $0 += Int64(data.count) }
-            // Past its end (the deadline failed it): nothing more is kept.
-            guard outcome.withLock({ $0 == nil }) else { return nil }
-            return body.withLock { body in
-                switch destination {
-                case .downloadFile: return nil
-                case .memory(let limit):
-                    guard body.data.count + data.count <= limit else { return .bodyTooLarge(limit: limit) }
-                    body.data.append(data)
-                case .spool(let limit):
-                    if body.file == nil, body.data.count + data.count <= limit {
-                        body.data.append(data)
-                        return nil
-                    }
-                    do {
-                        if body.file == nil {
-                            let url = FileManager.default.temporaryDirectory.appendingPathComponent(
-                                ".documentsync-download-\(UUID().uuidString)")
-                            guard FileManager.default.createFile(atPath: url.path, contents: body.data) else {
-                                return .localFile("could not make the temporary file \(url.path)")
-                            }
-                            body.file = (url, try FileHandle(forWritingTo: url))
-                            try body.file!.handle!.seekToEnd()
-                            body.data = Data()
-                        }
-                        try body.file!.handle!.write(contentsOf: data)
-                    } catch {
-                        return .localFile(String(describing: error))
-                    }
-                }
-                return nil
-            }
-        }
-
-        /// Takes the file a download task wrote as the body.
-        func adopt(_ file: URL) { body.withLock { $0.file = (file, nil) } }
-
-        func answer(_ response: HTTPURLResponse) -> HTTPAnswer {
-            var headers: [String: String] = [:]
-            for (name, value) in response.allHeaderFields {
-                if let name = name as? String, let value = value as? String {
-                    headers[name.lowercased()] = value
-                }
-            }
-            return body.withLock { body in
-                try? body.file?.handle?.close()
-                return HTTPAnswer(
-                    status: response.statusCode, headers: headers, body: body.data, bodyFile: body.file?.url)
-            }
-        }
-
-        /// Records the outcome once (the first wins: a body too large, then the cancellation)
-        /// and wakes the caller. A body spooled for a request that failed is removed.
-        func finish(_ result: Result<HTTPAnswer, HTTPTransportFailure>) {
-            let first = outcome.withLock { outcome in
-                guard outcome == nil else { return false }
-                outcome = result
-                return true
-            }
-            if case .failure = result {
-                body.withLock { body in
-                    if let file = body.file {
-                        try? file.handle?.close()
-                        try? FileManager.default.removeItem(at: file.url)
-                        body.file = nil
-                    }
-                }
-            }
-            if first { done.signal() }
+    /// Lets the consumer go: it is called no more.
+    func close() {
+        state.withLock { state in
+            state.open = false
+            consumer = nil
         }
     }
 }

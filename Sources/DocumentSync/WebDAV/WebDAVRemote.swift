@@ -85,8 +85,10 @@ public final class WebDAVRemote: Remote {
         public var timeout: TimeInterval = 30
         /// How long a request may take in all, whatever its bytes' pace (see ``RequestDeadline``).
         public var deadline = RequestDeadline()
-        /// The most connections to the server at once.
-        public var connections: Int = 4
+        /// The most connections to the server at once: as many as the most requests a sync
+        /// keeps in flight (it starts with fewer and adapts), so that none waits for a
+        /// connection (libcurl's own default is 6).
+        public var connections: Int = 64
         /// Whether the server gives file identities (Nextcloud's `oc:fileid`), as the probe
         /// found; unknown counts as yes.
         public var hasFileIDs = true
@@ -288,7 +290,7 @@ public final class WebDAVRemote: Remote {
         do {
             return try Multistatus(parsing: answer.body).responses
         } catch let malformed as Multistatus.Malformed {
-            throw failure(.other, operation, path, detail: "the server's PROPFIND answer is \(malformed)")
+            throw failure(.badAnswer, operation, path, detail: "the server's PROPFIND answer is \(malformed)")
         }
     }
 
@@ -334,7 +336,7 @@ public final class WebDAVRemote: Remote {
         for segment in encoded.split(separator: "/") {
             guard let decoded = segment.removingPercentEncoding else {
                 throw failure(
-                    .other, operation, listed,
+                    .badAnswer, operation, listed,
                     detail: "the server gave an href that is not valid: \(RemotePath.shown(href))")
             }
             segments.append(decoded)
@@ -345,7 +347,7 @@ public final class WebDAVRemote: Remote {
             })
         else {
             throw failure(
-                .other, operation, listed,
+                .badAnswer, operation, listed,
                 detail: "the server gave an href outside the remote's folder: \(RemotePath.shown(href))")
         }
         let names = Array(segments[baseSegments.count...])
@@ -424,7 +426,7 @@ public final class WebDAVRemote: Remote {
             kind = .other
             detail = "another client holds a lock on it (\(request)); try again later"
         case 507: kind = .outOfSpace
-        case 500...599: kind = .server(status: status)
+        case 429, 500...599: kind = .status(status)
         default: kind = .other
         }
         return failure(kind, operation, path, destination: destination, detail: detail)

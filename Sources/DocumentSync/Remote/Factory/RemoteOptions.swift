@@ -8,8 +8,9 @@ public struct RemoteOptions: Sendable {
     public var allowsInsecureHTTP = false
     /// Syncs with a server the probe found unsafe, reading back every write.
     public var allowsUnsafeServer = false
-    /// The most requests in flight at once.
-    public var connections = 4
+    /// The most connections to the remote at once: as many as the most requests a sync keeps
+    /// in flight.
+    public var connections = 64
     /// Seconds without a byte before a request fails.
     public var timeout: TimeInterval = 30
     /// The state folder (`$XDG_STATE_HOME`) holding the remotes' settings; nil for the default.
