@@ -94,6 +94,10 @@ enum RemoteCommand {
         do {
             let remote = try SyncRemotes.remote(for: url, options: options)
             try SyncEngine.checkSeparate(container: container.url, remote: remote)
+        } catch let error as RemoteSetupError where !error.isTransient {
+            throw DocsFailure.usage(error.message, command: "remote")
+        } catch let error as RemoteSetupError {
+            throw DocsFailure.failure(error.message)
         } catch let error as SyncError where error.kind == .unusable {
             throw DocsFailure.usage(error.message, command: "remote")
         } catch let error as SyncError {
@@ -135,7 +139,7 @@ enum RemoteCommand {
             return url
         }
         var address: S3Address
-        do { address = try S3Address(parsing: url) } catch let error as SyncError {
+        do { address = try S3Address(parsing: url) } catch let error as RemoteSetupError {
             throw DocsFailure.usage(error.message, command: command)
         }
         if let endpoint = invocation.endpoint {
@@ -222,7 +226,7 @@ enum RemoteCommand {
         if scheme == "file" {
             do {
                 _ = try SyncRemotes.remote(for: url, options: options)
-            } catch let error as SyncError {
+            } catch let error as RemoteSetupError {
                 throw DocsFailure.failure(error.message)
             }
             try Output.write(
@@ -234,7 +238,7 @@ enum RemoteCommand {
             do {
                 options.probesAgain = true
                 found = try SyncRemotes.probeS3(url, options: options)
-            } catch let error as SyncError {
+            } catch let error as RemoteSetupError {
                 throw DocsFailure.failure(error.message)
             }
             try Output.write("\(found.remote.displayName): \(found.probe.summary)\n")
@@ -247,7 +251,7 @@ enum RemoteCommand {
         let probe: WebDAVProbe
         do {
             probe = try SyncRemotes.probe(url, options: options)
-        } catch let error as SyncError {
+        } catch let error as RemoteSetupError {
             throw DocsFailure.failure(error.message)
         }
         try Output.write("\(url): \(probe.summary)\n")

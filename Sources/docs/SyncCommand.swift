@@ -60,6 +60,10 @@ enum SyncCommand {
             engine = try SyncEngine(
                 container: container.url, remote: try SyncRemotes.remote(for: address, options: options),
                 configuration: try configuration(for: container))
+        } catch let error as RemoteSetupError where !error.isTransient {
+            throw DocsFailure.usage(error.message, command: "sync")
+        } catch let error as RemoteSetupError {
+            throw DocsFailure.failure(error.message)
         } catch let error as SyncError where error.kind == .unusable {
             throw DocsFailure.usage(error.message, command: "sync")
         } catch let error as SyncError where error.kind == .busy && decision != nil {
@@ -207,11 +211,11 @@ enum StatusCommand {
                     ofContainer: container.url,
                     remote: try SyncRemotes.remote(for: address, options: options),
                     configuration: configuration)
-            } catch let error as SyncError {
+            } catch  where error is SyncError || error is RemoteSetupError {
                 // Paused for a remote gone: the pause says what matters; the listing's failure
                 // is said beside it.
-                guard pause != nil else { throw DocsFailure.failure(error.message) }
-                Output.error("docs: \(error.message)")
+                guard pause != nil else { throw DocsFailure.failure("\(error)") }
+                Output.error("docs: \(error)")
             }
         } else {
             states = try container.documents().map { SyncItemStatus(path: $0.fileName, state: .notSynced) }

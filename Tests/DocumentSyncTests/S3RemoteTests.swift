@@ -556,7 +556,8 @@ extension BlockingSyncTests {
             do {
                 _ = try SyncRemotes.s3(bad.url, options: options, environment: environment)
                 Issue.record("a store that ignores conditions was taken")
-            } catch let error as SyncError {
+            } catch let error as RemoteSetupError {
+                #expect(error.kind == .refused)
                 #expect(error.message.contains("cannot be synced with safely"))
                 #expect(!error.message.contains(credentials.secretAccessKey))
             }
@@ -571,7 +572,8 @@ extension BlockingSyncTests {
             do {
                 _ = try SyncRemotes.s3(good.url, options: options, environment: ["HOME": "/nonexistent"])
                 Issue.record("no credentials, yet a remote")
-            } catch let error as SyncError {
+            } catch let error as RemoteSetupError {
+                #expect(error.kind == .credentials)
                 #expect(
                     error.message.contains("AWS_ACCESS_KEY_ID")
                         && error.message.contains("/nonexistent/.aws/credentials"))

@@ -34,7 +34,7 @@ import Testing
         let error = try #require(throws: RemoteError.self) {
             try remote.write(a, from: source("x"), condition: .absent)
         }
-        #expect(error.kind == .server(status: 503))
+        #expect(error.kind == .throttled(status: 503))
         #expect(error.description.contains("simulated remote") && error.description.contains("a.txt"))
         #expect(remote.snapshot() == SimulatedRemote.Snapshot())
         remote.schedule(.serverError(status: 500), on: .list)

@@ -49,7 +49,7 @@ extension BlockingSyncTests {
             let root = try WebDAVServers.url(.default).deletingLastPathComponent().deletingLastPathComponent()
             let state = try TemporaryFolder()
             let options = try WebDAVServers.options(keepingSettingsIn: state)
-            let refused = #expect(throws: SyncError.self) {
+            let refused = #expect(throws: RemoteSetupError.self) {
                 _ = try SyncRemotes.remote(for: root.absoluteString, options: options)
             }
             #expect(refused?.message.contains("PROPFIND answered HTTP 403") == true)

@@ -86,10 +86,11 @@ extension BlockingSyncTests {
             var options = try WebDAVServers.options(keepingSettingsIn: state)
             options.timeout = 2
             if failsThisPass {
-                let failed = #expect(throws: SyncError.self) {
+                let failed = #expect(throws: RemoteSetupError.self) {
                     _ = try SyncRemotes.remote(for: url, options: options)
                 }
-                #expect(failed?.kind == .failed, "\(failed?.message ?? "")")
+                #expect(
+                    failed?.kind == .unreachable && failed?.isTransient == true, "\(failed?.message ?? "")")
                 #expect(failed?.message.contains("tries again") == true, "\(failed?.message ?? "")")
                 // Nothing kept of it: the next pass probes again.
                 #expect(WebDAVSettings.read(for: url, stateHome: state.url) == nil)
@@ -136,9 +137,10 @@ extension BlockingSyncTests {
 
             let state = try TemporaryFolder()
             var options = try WebDAVServers.options(keepingSettingsIn: state)
-            let refused = #expect(throws: SyncError.self) {
+            let refused = #expect(throws: RemoteSetupError.self) {
                 _ = try SyncRemotes.remote(for: url.absoluteString, options: options)
             }
+            #expect(refused?.kind == .refused)
             #expect(refused?.message.contains("ignores If-Match") == true)
             #expect(refused?.message.contains("--unsafe-server") == true)
 

@@ -106,6 +106,21 @@ public struct StandardDirectories: Sendable, Equatable {
         set { shared.withLock { $0 = newValue } }
     }
 
+    /// `$XDG_STATE_HOME` when it is an absolute path (the spec says to ignore any other),
+    /// else `~/.local/state`: where sync keeps what it knows of containers and remotes, and
+    /// where the device's identity is kept.
+    package static func stateHome(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL
+    {
+        if let path = environment["XDG_STATE_HOME"], path.hasPrefix("/") {
+            return URL(fileURLWithPath: path, isDirectory: true)
+        }
+        let home =
+            environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? StandardDirectories.current.home.path
+        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
+            ".local/state", isDirectory: true)
+    }
+
     /// The application data folder of one app, `applicationSupport/NAME`.
     public func applicationSupport(for applicationName: String) -> URL {
         applicationSupport.appendingPathComponent(applicationName, isDirectory: true)

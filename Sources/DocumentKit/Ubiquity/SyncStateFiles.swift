@@ -4,18 +4,11 @@ import Foundation
 /// engine (DocumentSync) and by what DocumentKit shows of sync (the query's ubiquitous
 /// attributes, the agent started on demand), so both find the same files.
 package enum SyncStateFiles {
-    /// `$XDG_STATE_HOME` when it is an absolute path (the spec says to ignore any other),
-    /// else `~/.local/state`, as ``StandardDirectories`` resolves the other XDG folders.
+    /// `$XDG_STATE_HOME` when it is an absolute path, else `~/.local/state`
+    /// (``StandardDirectories/stateHome(environment:)``).
     package static func stateHome(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL
     {
-        if let path = environment["XDG_STATE_HOME"], path.hasPrefix("/") {
-            return URL(fileURLWithPath: path, isDirectory: true)
-        }
-        let home =
-            environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? StandardDirectories.current.home.path
-        return URL(fileURLWithPath: home, isDirectory: true).appendingPathComponent(
-            ".local/state", isDirectory: true)
+        StandardDirectories.stateHome(environment: environment)
     }
 
     /// Where the journal of `container` lives: `STATE/DocumentKit/sync/HASH.sqlite3`, HASH

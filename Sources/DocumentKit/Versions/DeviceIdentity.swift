@@ -75,7 +75,7 @@ public struct DeviceIdentity: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// This device: the identity kept in the default state folder
-    /// (``SyncStateFiles/stateHome(environment:)``), named by the host name.
+    /// (``StandardDirectories/stateHome(environment:)``), named by the host name.
     public static var current: DeviceIdentity { kept(inStateFolder: nil) }
 
     /// The identity kept in the state folder `stateHome` (nil for the default), made there the
@@ -85,7 +85,7 @@ public struct DeviceIdentity: Sendable, Hashable, CustomStringConvertible {
     /// reported once through ``DocumentLog``: what it makes is then never proven "mine" by a
     /// later process.
     public static func kept(inStateFolder stateHome: URL?) -> DeviceIdentity {
-        let file = (stateHome ?? SyncStateFiles.stateHome()).appendingPathComponent("DocumentKit/device")
+        let file = (stateHome ?? StandardDirectories.stateHome()).appendingPathComponent("DocumentKit/device")
         let key = file.standardizedFileURL.path
         if let known = known.withLock({ $0[key] }) { return known }
         let identifier = keptIdentifier(in: file)

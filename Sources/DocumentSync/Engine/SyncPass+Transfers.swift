@@ -871,14 +871,3 @@ extension SyncPass {
         return nil
     }
 }
-
-extension RemoteError {
-    /// Whether the write may have happened though the call failed: the remote is read back.
-    var leavesOutcomeUnknown: Bool {
-        switch kind {
-        case .timedOut, .connectionLost, .preconditionFailed: return true
-        case .server(let status): return status >= 500
-        default: return false
-        }
-    }
-}

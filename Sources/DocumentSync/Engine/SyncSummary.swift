@@ -111,15 +111,3 @@ public struct SyncError: Error, CustomStringConvertible, Equatable, Sendable {
 
     public var description: String { message }
 }
-
-extension SyncError {
-    /// The error of a first look at a remote (its probe) that failed. A remote that answered
-    /// and failed a check cannot be used (`.unusable`: the user must change something); one
-    /// whose answer did not come (none in time, a connection reset or cut short, a 5xx) is a
-    /// failure of this pass only (`.failed`): nothing of it is kept, and the next pass probes
-    /// again.
-    static func probeFailed(_ error: RemoteError, _ remote: String) -> SyncError {
-        guard error.isTransient else { return SyncError(.unusable, "\(remote) cannot be used: \(error)") }
-        return SyncError(.failed, "\(remote) could not be looked at this time (sync tries again): \(error)")
-    }
-}

@@ -47,14 +47,6 @@ public struct RemoteAddress: Codable, Sendable, Equatable {
         self.allowsInsecureHTTP = allowsInsecureHTTP
     }
 
-    /// The address of the remote at `url` reached with `options`: the user, the password file
-    /// and the allowances they hold.
-    public init(url: String, options: RemoteOptions) {
-        self.init(
-            url: url, user: options.credentials.user, passwordFile: options.credentials.passwordFile?.path,
-            allowsUnsafeServer: options.allowsUnsafeServer, allowsInsecureHTTP: options.allowsInsecureHTTP)
-    }
-
     private enum CodingKeys: String, CodingKey {
         case url, user, passwordFile, allowsUnsafeServer, allowsInsecureHTTP
     }
@@ -67,17 +59,6 @@ public struct RemoteAddress: Codable, Sendable, Equatable {
         passwordFile = try values.decodeIfPresent(String.self, forKey: .passwordFile)
         allowsUnsafeServer = try values.decodeIfPresent(Bool.self, forKey: .allowsUnsafeServer) ?? false
         allowsInsecureHTTP = try values.decodeIfPresent(Bool.self, forKey: .allowsInsecureHTTP) ?? false
-    }
-
-    /// `options` with this address's settings: each one this address has replaces what the
-    /// options say, except that an allowance given in either holds.
-    public func applied(to options: RemoteOptions) -> RemoteOptions {
-        var options = options
-        if let user { options.credentials.user = user }
-        if let passwordFile { options.credentials.passwordFile = URL(fileURLWithPath: passwordFile) }
-        options.allowsUnsafeServer = options.allowsUnsafeServer || allowsUnsafeServer
-        options.allowsInsecureHTTP = options.allowsInsecureHTTP || allowsInsecureHTTP
-        return options
     }
 
     /// This address with what it leaves open taken from `remembered`, the address of the same

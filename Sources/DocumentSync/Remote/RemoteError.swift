@@ -5,7 +5,10 @@ import Foundation
 ///
 /// The kind is what the engine acts on (a failed condition means "look again and
 /// reconcile"; a timeout means "the write may or may not have happened: read back and compare
-/// hashes"); the rest makes the message. The description names the remote by its display
+/// hashes"); its ``category`` groups the kinds as a caller that keeps many requests in flight
+/// switches over them (fewer in flight after a timeout, a throttle or a broken connection;
+/// stop after a refusal). The rest makes the message, and ``description`` is the one place
+/// the sentence shown to the user is made. The description names the remote by its display
 /// name, which never carries credentials.
 ///
 /// For example:
@@ -50,6 +53,12 @@ public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
         case connectionLost
         /// The server answered with an error status (5xx) and applied nothing.
         case server(status: Int)
+        /// The server asks for fewer requests (429 Too Many Requests, 503 Service Unavailable,
+        /// S3's SlowDown) and applied nothing.
+        case throttled(status: Int)
+        /// The answer came whole but cannot be taken: not the XML it should be, a header
+        /// missing, a listing with names no file system holds.
+        case badAnswer
         /// The remote is not there: the folder is missing (an unmounted disk), the server
         /// unreachable.
         case unavailable
@@ -61,6 +70,30 @@ public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
         case outOfSpace
         /// Any other failure; the detail says what.
         case other
+    }
+
+    /// The kinds grouped by what a caller running many requests at once does about them.
+    public enum Category: Hashable, Sendable, CaseIterable {
+        /// No answer in time; the request may or may not have been applied: fewer requests in
+        /// flight, and a write is read back before anything else is done to it.
+        case timedOut
+        /// The remote asked for fewer requests and applied nothing: fewer in flight.
+        case throttled
+        /// The connection broke: fewer in flight; a write's outcome is read back.
+        case connectionLost
+        /// The remote refuses (credentials, permission, certificate) or is not there: no other
+        /// request will pass either.
+        case refused
+        /// A condition failed or the item is not as the caller saw it (changed, appeared, its
+        /// folder gone): look again and reconcile.
+        case conflict
+        /// Nothing is at the path.
+        case notFound
+        /// The remote's answer cannot be taken.
+        case badAnswer
+        /// This request failed for a reason of its own (a name the remote cannot hold, no
+        /// space, a server error): the others go on.
+        case failed
     }
 
     /// The remote operation that failed.
@@ -100,13 +133,49 @@ public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
         self.detail = detail
     }
 
+    /// What a caller running many requests at once does about this failure.
+    public var category: Category {
+        switch kind {
+        case .timedOut: return .timedOut
+        case .throttled: return .throttled
+        case .connectionLost: return .connectionLost
+        case .permissionDenied, .unavailable, .insecure: return .refused
+        case .preconditionFailed, .exists, .parentMissing, .notAFolder, .notAFile, .notEmpty,
+            .changedDuringRead, .sourceChanged:
+            return .conflict
+        case .notFound: return .notFound
+        case .badAnswer: return .badAnswer
+        case .invalidName, .invalidMove, .server, .outOfSpace, .other: return .failed
+        }
+    }
+
+    /// Whether the failure says the remote has more requests than it can take (no answer in
+    /// time, a throttle, a broken connection): a caller keeping many in flight keeps fewer.
+    public var asksForFewerRequests: Bool {
+        switch category {
+        case .timedOut, .throttled, .connectionLost: return true
+        case .refused, .conflict, .notFound, .badAnswer, .failed: return false
+        }
+    }
+
     /// Whether the failure was one of getting an answer (none in time, a broken connection, a
     /// server not there or answering 5xx): it says nothing of what the remote can do, and the
     /// same request may pass later.
     public var isTransient: Bool {
         switch kind {
-        case .timedOut, .connectionLost, .unavailable: return true
+        case .timedOut, .connectionLost, .unavailable, .throttled: return true
         case .server(let status): return status >= 500
+        default: return false
+        }
+    }
+
+    /// Whether a write may have happened though the call failed (no answer in time, a broken
+    /// connection, a refused condition, a server error): the caller reads the remote back and
+    /// compares hashes, never writes again blindly.
+    var leavesOutcomeUnknown: Bool {
+        switch kind {
+        case .timedOut, .connectionLost, .preconditionFailed: return true
+        case .server(let status), .throttled(let status): return status >= 500
         default: return false
         }
     }
@@ -149,11 +218,22 @@ public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
         case .timedOut: return "no answer in time; it may or may not have been done"
         case .connectionLost: return "the connection broke"
         case .server(let status): return "the server answered \(status)"
+        case .throttled(let status):
+            return "the server answered \(status): it is busy and asks for fewer requests"
+        case .badAnswer: return "the answer cannot be read"
         case .unavailable: return "the remote is not there"
         case .insecure: return "the server's certificate did not verify"
         case .permissionDenied: return "permission denied"
         case .outOfSpace: return "no space left"
         case .other: return "it failed"
         }
+    }
+}
+
+extension RemoteError.Kind {
+    /// The kind an HTTP error status (5xx, 429) means where the operation gives it no meaning
+    /// of its own: 429 and 503 ask for fewer requests, any other 5xx is a server error.
+    static func status(_ status: Int) -> RemoteError.Kind {
+        status == 429 || status == 503 ? .throttled(status: status) : .server(status: status)
     }
 }

@@ -8,7 +8,7 @@ extension Remote {
     /// spellings of one name and items listed twice differently fail it; items listed twice
     /// alike are one; sync's own names are left out.
     ///
-    /// - Throws: ``RemoteError`` of kind `.other` for `.list` on `folder`, naming the name.
+    /// - Throws: ``RemoteError`` of kind `.badAnswer` for `.list` on `folder`, naming the name.
     func checkedListing(_ folder: RemotePath, _ entries: [RemoteEntry], folderTag: RemoteTag?) throws
         -> RemoteListing
     {
@@ -34,14 +34,14 @@ extension Remote {
             // Bytes, not `==`: Swift's string equality holds across canonically equal spellings.
             guard spellings[index].utf8.elementsEqual(spelling.utf8) else {
                 throw failure(
-                    .other, .list, folder,
+                    .badAnswer, .list, folder,
                     detail:
                         "it lists two items, \(RemotePath.shown(spellings[index])) and \(RemotePath.shown(spelling)), whose names differ only in how their letters are encoded (Unicode normalisation); rename one on the remote"
                 )
             }
             guard kept[index] == entry else {
                 throw failure(
-                    .other, .list, folder,
+                    .badAnswer, .list, folder,
                     detail: "it lists \(RemotePath.shown(spelling)) twice, and differently")
             }
         }
@@ -54,7 +54,7 @@ extension Remote {
     func checkListedName(_ name: String, _ operation: RemoteError.Operation, _ path: RemotePath) throws {
         guard let problem = RemotePath.problem(withName: name) else { return }
         throw failure(
-            .other, operation, path,
+            .badAnswer, operation, path,
             detail:
                 "it gives an item named \(RemotePath.shown(name)), which cannot be a name: it \(problem); nothing is synced until it is renamed or removed on the remote"
         )

@@ -286,7 +286,7 @@ public final class SimulatedRemote: Remote {
     ) throws {
         switch fault {
         case .serverError(let status):
-            throw failure(.server(status: status), operation, path, destination: destination)
+            throw failure(.status(status), operation, path, destination: destination)
         case .connectionCut: throw failure(.connectionLost, operation, path, destination: destination)
         default: return
         }

@@ -27,18 +27,20 @@ public struct S3Address: Sendable, Equatable {
         self.addressing = addressing
     }
 
-    /// The address an `s3://` URL spells; a message naming what is wrong otherwise.
+    /// The address an `s3://` URL spells.
+    ///
+    /// - Throws: ``RemoteSetupError`` of kind `.invalidAddress`, naming what is wrong.
     public init(parsing text: String) throws {
         guard let components = URLComponents(string: text), components.scheme?.lowercased() == "s3",
             let bucket = components.host, !bucket.isEmpty
         else {
-            throw SyncError(.unusable, "“\(text)” is not an S3 URL (s3://bucket/prefix)")
+            throw RemoteSetupError(.invalidAddress, "“\(text)” is not an S3 URL (s3://bucket/prefix)")
         }
         guard components.user == nil, components.password == nil else {
             var shown = components
             (shown.user, shown.password) = (nil, nil)
-            throw SyncError(
-                .unusable,
+            throw RemoteSetupError(
+                .invalidAddress,
                 "“\(shown.string ?? "s3://\(bucket)")” holds credentials before its bucket; give them in AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY or ~/.aws/credentials"
             )
         }
@@ -51,7 +53,8 @@ public struct S3Address: Sendable, Equatable {
             switch item.name {
             case "endpoint":
                 guard let url = URL(string: value), url.scheme != nil, url.host != nil else {
-                    throw SyncError(.unusable, "“\(text)”: the endpoint “\(value)” is not an http(s) URL")
+                    throw RemoteSetupError(
+                        .invalidAddress, "“\(text)”: the endpoint “\(value)” is not an http(s) URL")
                 }
                 endpoint = url
             case "region": region = value
@@ -61,11 +64,12 @@ public struct S3Address: Sendable, Equatable {
                 case "path": addressing = .path
                 case "virtual": addressing = .virtualHost
                 default:
-                    throw SyncError(.unusable, "“\(text)”: addressing is “path” or “virtual”, not “\(value)”")
+                    throw RemoteSetupError(
+                        .invalidAddress, "“\(text)”: addressing is “path” or “virtual”, not “\(value)”")
                 }
             default:
-                throw SyncError(
-                    .unusable,
+                throw RemoteSetupError(
+                    .invalidAddress,
                     "“\(text)”: unknown setting “\(item.name)” (endpoint, region, profile, addressing)")
             }
         }
@@ -92,67 +96,4 @@ public struct S3Address: Sendable, Equatable {
         components.queryItems = items.isEmpty ? nil : items
         return components.string ?? "s3://\(bucket)"
     }
-}
-
-extension SyncRemotes {
-    /// The S3 remote of an `s3://` URL, with credentials from the standard places, probed
-    /// before it is handed out: a store whose conditions do not hold is refused.
-    static func s3(_ text: String, options: RemoteOptions, environment: [String: String]) throws -> S3Remote {
-        let (remote, probe) = try probeS3(text, options: options, environment: environment)
-        if let refusal = probe.refusal { throw SyncError(.unusable, "\(remote.displayName): \(refusal)") }
-        return remote
-    }
-
-    /// The S3 remote of an `s3://` URL and what its probe found (kept from the first time
-    /// unless ``RemoteOptions/probesAgain``; `docs remote test` probes again); the remote
-    /// deletes as the probe says the store can.
-    public static func probeS3(
-        _ text: String, options: RemoteOptions = RemoteOptions(),
-        environment: [String: String] = ProcessInfo.processInfo.environment
-    ) throws -> (remote: S3Remote, probe: S3Probe) {
-        let address = try S3Address(parsing: text)
-        let sources = S3CredentialSources(environment: environment, profile: address.profile)
-        let credentials: S3Credentials
-        do { credentials = try sources.credentials() } catch let failure as S3CredentialSources.Failure {
-            throw SyncError(.unusable, "\(text): \(failure.description)")
-        }
-        var configuration = S3Remote.Configuration(
-            bucket: address.bucket, prefix: address.prefix, endpoint: address.endpoint,
-            region: address.region,
-            credentials: credentials)
-        configuration.addressing = address.addressing
-        configuration.allowsInsecureHTTP = options.allowsInsecureHTTP
-        // The credentials are the environment's or the profile's, named in the URL: no user
-        // or password file of a WebDAV server belongs to it.
-        configuration.address = RemoteAddress(
-            url: address.url, allowsInsecureHTTP: options.allowsInsecureHTTP)
-        configuration.connections = options.connections
-        configuration.timeout = options.timeout
-        let remote: S3Remote
-        do { remote = try S3Remote(configuration) } catch let error as RemoteError {
-            throw SyncError(.unusable, "\(text): \(error.detail ?? error.description)")
-        }
-        // Probed the first time (and kept), as a WebDAV server is: racing writes cost the
-        // store seconds.
-        let kept = options.probesAgain ? nil : S3Settings.read(for: address.url, stateHome: options.stateHome)
-        let probe: S3Probe
-        if let kept {
-            probe = kept.probe
-        } else {
-            do { probe = try S3Probe.run(on: remote) } catch let error as RemoteError {
-                throw SyncError.probeFailed(error, remote.displayName)
-            }
-            try S3Settings(url: address.url, probe: probe, probed: Date()).write(stateHome: options.stateHome)
-        }
-        guard probe.deletes != configuration.deletes else { return (remote, probe) }
-        configuration.deletes = probe.deletes
-        return (try S3Remote(configuration), probe)
-    }
-}
-
-/// What is kept of an S3 remote: its address (no secret) and what the probe found.
-struct S3Settings: KeptRemoteSettings, Equatable {
-    var url: String
-    var probe: S3Probe
-    var probed: Date
 }

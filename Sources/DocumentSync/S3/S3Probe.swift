@@ -93,7 +93,7 @@ public struct S3Probe: Sendable, Equatable, Codable {
         {
             guard let tag = try remote.write(path, from: UploadSource(Data(text.utf8)), condition: condition)
             else {
-                throw remote.failure(.other, .write, path, detail: "the store gives no ETag")
+                throw remote.failure(.badAnswer, .write, path, detail: "the store gives no ETag")
             }
             return tag
         }

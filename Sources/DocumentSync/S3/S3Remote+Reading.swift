@@ -56,12 +56,12 @@ extension S3Remote {
             guard page.isTruncated else { return }
             guard let token = page.continuation else {
                 throw failure(
-                    .other, operation, path,
+                    .badAnswer, operation, path,
                     detail: "the store's listing says it goes on but gives no continuation token")
             }
             guard tokens.insert(token).inserted else {
                 throw failure(
-                    .other, operation, path,
+                    .badAnswer, operation, path,
                     detail:
                         "the store's listing gives the continuation token \(RemotePath.shown(token)) a second time (after \(count) pages): it would go round for ever"
                 )
@@ -72,7 +72,7 @@ extension S3Remote {
             pagesWithNothingNew = new ? 0 : pagesWithNothingNew + 1
             if pagesWithNothingNew > Self.mostPagesWithNothingNew {
                 throw failure(
-                    .other, operation, path,
+                    .badAnswer, operation, path,
                     detail:
                         "the store's listing gave \(pagesWithNothingNew) pages in a row that say it goes on but hold nothing new (after \(count) pages)"
                 )
@@ -90,14 +90,14 @@ extension S3Remote {
     {
         guard xml.root.name == "ListBucketResult" else {
             throw failure(
-                .other, operation, path, detail: "the store answered a listing with <\(xml.root.name)>")
+                .badAnswer, operation, path, detail: "the store answered a listing with <\(xml.root.name)>")
         }
         let encoded = xml.root.value("EncodingType") == "url"
         func decoded(_ text: String) throws -> String {
             guard encoded else { return text }
             guard let decoded = text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding else {
                 throw failure(
-                    .other, operation, path,
+                    .badAnswer, operation, path,
                     detail: "the store's listing gives a key that is not valid: \(RemotePath.shown(text))")
             }
             return decoded
@@ -110,7 +110,7 @@ extension S3Remote {
             // Missing, it cannot be taken for "false": that would end the listing where the
             // store did not say it ends.
             throw failure(
-                .other, operation, path,
+                .badAnswer, operation, path,
                 detail:
                     "the store's listing page says neither that it is complete nor that it goes on (IsTruncated is \(other.map(RemotePath.shown) ?? "missing"))"
             )
@@ -119,7 +119,7 @@ extension S3Remote {
         for contents in xml.root.children("Contents") {
             guard let key = contents.value("Key") else {
                 throw failure(
-                    .other, operation, path, detail: "the store's listing gives an object without a key")
+                    .badAnswer, operation, path, detail: "the store's listing gives an object without a key")
             }
             page.objects.append(
                 Object(
@@ -143,7 +143,7 @@ extension S3Remote {
     private func name(ofKey key: String, in prefix: String, _ folder: RemotePath) throws -> String {
         guard key.hasPrefix(prefix) else {
             throw failure(
-                .other, .list, folder,
+                .badAnswer, .list, folder,
                 detail:
                     "the store's listing gives a key outside the prefix asked for: \(RemotePath.shown(key))")
         }
@@ -174,7 +174,7 @@ extension S3Remote {
                 sawAnything = true
                 guard common.hasSuffix("/") else {
                     throw failure(
-                        .other, .list, folder,
+                        .badAnswer, .list, folder,
                         detail:
                             "the store's listing gives a folder not ending in “/”: \(RemotePath.shown(common))"
                     )
@@ -227,7 +227,7 @@ extension S3Remote {
                         ofKey: isMarker ? String(object.key.dropLast()) : object.key, .list, .root)
                 else {
                     throw failure(
-                        .other, .list, .root,
+                        .badAnswer, .list, .root,
                         detail:
                             "the store's listing gives a key outside the prefix asked for: \(RemotePath.shown(object.key))"
                     )
@@ -237,7 +237,7 @@ extension S3Remote {
                 if !isMarker, let seenAt = fileKeys.updateValue(object.key, forKey: path) {
                     guard seenAt.utf8.elementsEqual(object.key.utf8) else {
                         throw failure(
-                            .other, .list, .root,
+                            .badAnswer, .list, .root,
                             detail:
                                 "it lists two items, \(RemotePath.shown(seenAt)) and \(RemotePath.shown(object.key)), whose names differ only in how their letters are encoded (Unicode normalisation); rename one on the remote"
                         )
@@ -246,7 +246,7 @@ extension S3Remote {
                         name: path.name, kind: .file, size: object.size, tag: Self.tag(object.etag))
                     guard found[path].map({ $0.kind == .folder || $0 == entry }) ?? true else {
                         throw failure(
-                            .other, .list, .root,
+                            .badAnswer, .list, .root,
                             detail: "it lists \(RemotePath.shown(object.key)) twice, and differently")
                     }
                 }
@@ -322,18 +322,22 @@ extension S3Remote {
         try read(path, expectedSize: nil, into: sink)
     }
 
-    /// `GetObject`: a file the listing says is large is received by the session straight into
-    /// a temporary file, a small one in memory. S3 gives one version whole, so the bytes are
-    /// never a mix of two writes.
+    /// `GetObject`: the body is given to `sink` as it arrives (a small one once whole, after its
+    /// answer was checked), kept neither in memory nor in a file of the remote's own. S3 gives
+    /// one version whole, so the bytes are never a mix of two writes. A read that fails may
+    /// have given part of the bytes.
     public func read(_ path: RemotePath, expectedSize: Int64?, into sink: (Data) throws -> Void) throws
         -> RemoteTag
     {
         try validate(path, .read)
-        let answer = try send(
-            request("GET", key: key(path)),
-            into: .forFile(expectedSize: expectedSize),
-            .read, path, repeatable: true)
-        defer { if let file = answer.bodyFile { try? FileManager.default.removeItem(at: file) } }
+        let answer: HTTPAnswer
+        do {
+            answer = try transport.send(
+                request("GET", key: key(path)), memoryLimit: RemoteChunk.size, retries: Self.retries,
+                streamingTo: sink)
+        } catch let failure as HTTPTransportFailure {
+            throw error(failure, .read, path, answerer: "store")
+        }
         guard answer.status == 200 else {
             if answer.status == 404 {
                 let kind: RemoteError.Kind = try folderExists(path, .read) ? .notAFile : .notFound
@@ -344,25 +348,19 @@ extension S3Remote {
             throw error(status: answer, .read, path)
         }
         guard let etag = answer.header("ETag") else {
-            throw failure(.other, .read, path, detail: "the store gives no ETag for the object")
+            throw failure(.badAnswer, .read, path, detail: "the store gives no ETag for the object")
         }
         let tag = Self.tag(etag)
-        if tag == Self.tombstoneTag, answer.body == Self.tombstoneBytes {
+        if tag == Self.tombstoneTag, answer.streamed == 0, answer.body == Self.tombstoneBytes {
             throw failure(.notFound, .read, path, detail: "it was deleted (a tombstone is there)")
         }
         if let expected = answer.header("Content-Length").flatMap(Int64.init) {
-            let received =
-                try answer.bodyFile.map { try WebDAVRemote.size(of: $0) } ?? Int64(answer.body.count)
-            guard received == expected else {
+            guard answer.received == expected else {
                 throw failure(
-                    .connectionLost, .read, path, detail: "\(received) of \(expected) bytes arrived")
+                    .connectionLost, .read, path, detail: "\(answer.received) of \(expected) bytes arrived")
             }
         }
-        guard let file = answer.bodyFile else {
-            if !answer.body.isEmpty { try sink(answer.body) }
-            return tag
-        }
-        try WebDAVRemote.stream(file, to: sink) { self.failure(.other, .read, path, detail: $0) }
+        if !answer.body.isEmpty { try sink(answer.body) }
         return tag
     }
 }

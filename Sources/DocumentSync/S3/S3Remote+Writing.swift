@@ -112,7 +112,7 @@ extension S3Remote {
             throw error(written: answer, path, condition)
         }
         guard let etag = answer.header("ETag") else {
-            throw failure(.other, .write, path, detail: "the store gives no ETag for the object written")
+            throw failure(.badAnswer, .write, path, detail: "the store gives no ETag for the object written")
         }
         return Self.tag(etag)
     }
@@ -164,7 +164,7 @@ extension S3Remote {
         guard created.status == 200 else { throw error(status: created, .write, path) }
         guard let uploadID = try xml(created, .write, path).root.value("UploadId"), !uploadID.isEmpty else {
             throw failure(
-                .other, .write, path, detail: "the store started a multipart upload without an UploadId")
+                .badAnswer, .write, path, detail: "the store started a multipart upload without an UploadId")
         }
         var completed = false
         defer { if !completed { abortUpload(objectKey, uploadID) } }
@@ -210,7 +210,7 @@ extension S3Remote {
         }
         completed = true
         guard let etag = result.root.value("ETag") else {
-            throw failure(.other, .write, path, detail: "the store gives no ETag for the object written")
+            throw failure(.badAnswer, .write, path, detail: "the store gives no ETag for the object written")
         }
         return Self.tag(etag)
     }

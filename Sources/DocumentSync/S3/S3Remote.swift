@@ -88,8 +88,10 @@ public final class S3Remote: Remote {
         public var timeout: TimeInterval = 30
         /// How long a request may take in all, whatever its bytes' pace (see ``RequestDeadline``).
         public var deadline = RequestDeadline()
-        /// The most connections to the store at once.
-        public var connections: Int = 4
+        /// The most connections to the store at once: as many as the most requests a sync
+        /// keeps in flight (it starts with fewer and adapts), so that none waits for a
+        /// connection (libcurl's own default is 6).
+        public var connections: Int = 64
         /// Whether plain `http` is allowed to a host other than this computer.
         public var allowsInsecureHTTP = false
         /// How old a multipart upload left unfinished is before it is aborted (a day: one
@@ -169,7 +171,7 @@ public final class S3Remote: Remote {
         else {
             throw refuse("“\(bucket)” is not a bucket name (letters, digits, “-”, “.” and “_”)")
         }
-        if scheme == "http", !configuration.allowsInsecureHTTP, !WebDAVRemote.isLoopback(endpointHost) {
+        if scheme == "http", !configuration.allowsInsecureHTTP, !HTTPEndpoint.isLoopback(endpointHost) {
             throw refuse(
                 "plain http to another computer sends every document unencrypted; use https:// (or allow it explicitly)"
             )
@@ -313,7 +315,7 @@ public final class S3Remote: Remote {
     func xml(_ answer: HTTPAnswer, _ operation: RemoteError.Operation, _ path: RemotePath) throws -> S3XML {
         do { return try S3XML(parsing: answer.body) } catch {
             throw failure(
-                .other, operation, path, detail: "the store's answer to \(answer.method) is \(error)")
+                .badAnswer, operation, path, detail: "the store's answer to \(answer.method) is \(error)")
         }
     }
 
@@ -356,7 +358,8 @@ public final class S3Remote: Remote {
         // A conditional write that raced another (AWS answers 409 ConditionalRequestConflict).
         case ("ConditionalRequestConflict", _), ("OperationAborted", _), (_, 409): kind = .preconditionFailed
         case ("EntityTooLarge", _), ("QuotaExceeded", _): kind = .outOfSpace
-        case (_, 500...599): kind = .server(status: answer.status)
+        case ("SlowDown", _): kind = .throttled(status: answer.status)
+        case (_, 429), (_, 500...599): kind = .status(answer.status)
         default:
             kind = .other
             if let message { detail += ": \(message)" }

@@ -29,7 +29,7 @@ extension WebDAVRemote {
             guard path.parent == folder else {
                 if path.isDescendant(of: folder) { continue }
                 throw failure(
-                    .other, .list, folder,
+                    .badAnswer, .list, folder,
                     detail: "the server's answer names “\(path)”, which is not in the folder")
             }
             guard !path.name.hasPrefix(Self.temporaryPrefix) else {
@@ -41,7 +41,7 @@ extension WebDAVRemote {
         }
         guard sawItself else {
             throw failure(
-                .other, .list, folder,
+                .badAnswer, .list, folder,
                 detail: "the server's PROPFIND answer does not describe the folder itself")
         }
         return try checkedListing(folder, entries, folderTag: folderTag)
@@ -58,24 +58,29 @@ extension WebDAVRemote {
                 return entry(response, named: path.name)
             }
         }
-        throw failure(.other, .entry, path, detail: "the server's PROPFIND answer does not describe the item")
+        throw failure(
+            .badAnswer, .entry, path, detail: "the server's PROPFIND answer does not describe the item")
     }
 
     public func read(_ path: RemotePath, into sink: (Data) throws -> Void) throws -> RemoteTag {
         try read(path, expectedSize: nil, into: sink)
     }
 
-    /// A file the listing says is large is received by the session straight into a temporary
-    /// file, as fast as the disk takes it; a small one in memory.
+    /// The body is given to `sink` as it arrives, in the pieces the connection delivers (a
+    /// small one once whole, after its answer was checked): nothing of it is kept in memory or
+    /// in a file of the remote's own. A read that fails may have given part of the bytes.
     public func read(_ path: RemotePath, expectedSize: Int64?, into sink: (Data) throws -> Void) throws
         -> RemoteTag
     {
         try validate(path, .read)
-        let answer = try send(
-            request("GET", url(path)), into: .forFile(expectedSize: expectedSize),
-            .read,
-            path, repeatable: true)
-        defer { if let file = answer.bodyFile { try? FileManager.default.removeItem(at: file) } }
+        let answer: HTTPAnswer
+        do {
+            answer = try transport.send(
+                request("GET", url(path)), memoryLimit: RemoteChunk.size, retries: Self.retries,
+                streamingTo: sink)
+        } catch let failure as HTTPTransportFailure {
+            throw error(failure, .read, path, answerer: "server")
+        }
         guard answer.status == 200 else {
             // A folder answers a GET with a redirect, a listing or a refusal, as configured.
             switch try entry(at: path)?.kind {
@@ -90,39 +95,16 @@ extension WebDAVRemote {
         } else if let found = try entry(at: path)?.tag {
             tag = found
         } else {
-            throw failure(.other, .read, path, detail: "the server gives no ETag for the file")
+            throw failure(.badAnswer, .read, path, detail: "the server gives no ETag for the file")
         }
         if let expected = answer.header("Content-Length").flatMap(Int64.init) {
-            let received = try answer.bodyFile.map { try Self.size(of: $0) } ?? Int64(answer.body.count)
-            guard received == expected else {
+            guard answer.received == expected else {
                 throw failure(
-                    .connectionLost, .read, path, detail: "\(received) of \(expected) bytes arrived")
+                    .connectionLost, .read, path, detail: "\(answer.received) of \(expected) bytes arrived")
             }
         }
-        guard let file = answer.bodyFile else {
-            if !answer.body.isEmpty { try sink(answer.body) }
-            return tag
-        }
-        try Self.stream(file, to: sink) { self.failure(.other, .read, path, detail: $0) }
+        if !answer.body.isEmpty { try sink(answer.body) }
         return tag
-    }
-
-    /// Gives the bytes of a downloaded body's file to `sink` in chunks; a file that cannot be
-    /// read back is the error `failure` makes of the reason.
-    static func stream(_ file: URL, to sink: (Data) throws -> Void, failure: (String) -> RemoteError) throws {
-        let handle: FileHandle
-        do { handle = try FileHandle(forReadingFrom: file) } catch {
-            throw failure("the downloaded bytes could not be read back: \(error)")
-        }
-        defer { try? handle.close() }
-        while true {
-            let chunk: Data?
-            do { chunk = try handle.read(upToCount: RemoteChunk.size / 4) } catch {
-                throw failure("the downloaded bytes could not be read back: \(error)")
-            }
-            guard let chunk, !chunk.isEmpty else { break }
-            try sink(chunk)
-        }
     }
 
     /// The name a new file is written under before it is moved into place: hidden, and
@@ -144,10 +126,5 @@ extension WebDAVRemote {
         _ = try? send(
             request("DELETE", url(path), headers: ["If": ifHeader(path, "[\(Self.quoted(Self.tag(etag)))]")]),
             .delete, path)
-    }
-
-    static func size(of file: URL) throws -> Int64 {
-        let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
-        return (attributes[.size] as? NSNumber)?.int64Value ?? 0
     }
 }

@@ -162,7 +162,7 @@ extension WebDAVRemote {
         guard let responses = try propfind(path, depth: "0", folder: false, .write),
             let found = responses.first(where: { $0.hasProperties }), let etag = found.etag
         else {
-            throw failure(.other, .write, shown, detail: "the server gives no ETag for the file written")
+            throw failure(.badAnswer, .write, shown, detail: "the server gives no ETag for the file written")
         }
         // Read where no one else writes: a size other than the upload's means the bytes did
         // not all arrive, whatever the answer said.
@@ -369,7 +369,7 @@ extension WebDAVRemote {
             case 200:
                 guard let token = Self.lockToken(answer) else {
                     throw failure(
-                        .other, operation, path, detail: "the server's LOCK answer has no Lock-Token")
+                        .badAnswer, operation, path, detail: "the server's LOCK answer has no Lock-Token")
                 }
                 return token
             case 201:

@@ -85,8 +85,10 @@ public final class WebDAVRemote: Remote {
         public var timeout: TimeInterval = 30
         /// How long a request may take in all, whatever its bytes' pace (see ``RequestDeadline``).
         public var deadline = RequestDeadline()
-        /// The most connections to the server at once.
-        public var connections: Int = 4
+        /// The most connections to the server at once: as many as the most requests a sync
+        /// keeps in flight (it starts with fewer and adapts), so that none waits for a
+        /// connection (libcurl's own default is 6).
+        public var connections: Int = 64
         /// Whether the server gives file identities (Nextcloud's `oc:fileid`), as the probe
         /// found; unknown counts as yes.
         public var hasFileIDs = true
@@ -161,7 +163,7 @@ public final class WebDAVRemote: Remote {
             throw refuse(
                 "the URL holds a password; give it in ~/.netrc, DOCS_PASSWORD or --password-file instead")
         }
-        if scheme == "http", !configuration.allowsInsecureHTTP, !Self.isLoopback(host) {
+        if scheme == "http", !configuration.allowsInsecureHTTP, !HTTPEndpoint.isLoopback(host) {
             throw refuse(
                 "plain http to another computer sends the password unencrypted; use https:// (or allow it explicitly)"
             )
@@ -210,10 +212,6 @@ public final class WebDAVRemote: Remote {
     }
 
     static func isRedirect(_ status: Int) -> Bool { [301, 302, 307, 308].contains(status) }
-
-    static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
-    }
 
     // MARK: Requests
 
@@ -292,7 +290,7 @@ public final class WebDAVRemote: Remote {
         do {
             return try Multistatus(parsing: answer.body).responses
         } catch let malformed as Multistatus.Malformed {
-            throw failure(.other, operation, path, detail: "the server's PROPFIND answer is \(malformed)")
+            throw failure(.badAnswer, operation, path, detail: "the server's PROPFIND answer is \(malformed)")
         }
     }
 
@@ -338,7 +336,7 @@ public final class WebDAVRemote: Remote {
         for segment in encoded.split(separator: "/") {
             guard let decoded = segment.removingPercentEncoding else {
                 throw failure(
-                    .other, operation, listed,
+                    .badAnswer, operation, listed,
                     detail: "the server gave an href that is not valid: \(RemotePath.shown(href))")
             }
             segments.append(decoded)
@@ -349,7 +347,7 @@ public final class WebDAVRemote: Remote {
             })
         else {
             throw failure(
-                .other, operation, listed,
+                .badAnswer, operation, listed,
                 detail: "the server gave an href outside the remote's folder: \(RemotePath.shown(href))")
         }
         let names = Array(segments[baseSegments.count...])
@@ -428,7 +426,7 @@ public final class WebDAVRemote: Remote {
             kind = .other
             detail = "another client holds a lock on it (\(request)); try again later"
         case 507: kind = .outOfSpace
-        case 500...599: kind = .server(status: status)
+        case 429, 500...599: kind = .status(status)
         default: kind = .other
         }
         return failure(kind, operation, path, destination: destination, detail: detail)
@@ -438,17 +436,6 @@ public final class WebDAVRemote: Remote {
     func validate(_ path: RemotePath, _ operation: RemoteError.Operation, allowingRoot: Bool = false) throws {
         guard path.holdsStorableNames(allowingRoot: allowingRoot) else {
             throw failure(.invalidName, operation, path)
-        }
-    }
-}
-
-extension HTTPTransportFailure {
-    /// Whether sending the same request again may get an answer.
-    var mayPass: Bool {
-        switch self {
-        case .timedOut, .connectionLost: return true
-        // A server too slow for the deadline is slow again at once: the next pass tries again.
-        case .tooSlow, .unreachable, .insecure, .bodyTooLarge, .localFile: return false
         }
     }
 }

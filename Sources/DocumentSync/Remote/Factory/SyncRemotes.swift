@@ -1,0 +1,55 @@
+import DocumentKit
+import Foundation
+
+/// The remotes a URL can name.
+public enum SyncRemotes {
+    /// The remote at `address`, reached with its settings (``RemoteAddress/applied(to:)``) and
+    /// what `options` add: see ``remote(for:options:)-(String,_)``.
+    public static func remote(for address: RemoteAddress, options: RemoteOptions = RemoteOptions()) throws
+        -> any Remote
+    {
+        try remote(for: address.url, options: address.applied(to: options))
+    }
+
+    /// The remote at `url`: `file:///absolute/path` is a folder (a disk, a mounted share);
+    /// `https://host/path/` a WebDAV collection, probed the first time it is used;
+    /// `s3://bucket/prefix?endpoint=…&region=…` a key prefix of an S3 store (``S3Address``),
+    /// probed each time.
+    ///
+    /// - Throws: ``RemoteSetupError`` naming the URL when its scheme is not one sync speaks, or the
+    ///   folder it names is missing or not a folder.
+    public static func remote(for url: String, options: RemoteOptions = RemoteOptions()) throws -> any Remote
+    {
+        guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else {
+            throw RemoteSetupError(
+                .invalidAddress, "“\(url)” is not a URL; a folder is file:///absolute/path")
+        }
+        switch scheme {
+        case "file":
+            let path = parsed.path
+            guard path.hasPrefix("/") else {
+                throw RemoteSetupError(
+                    .invalidAddress, "“\(url)” is not an absolute file URL (file:///absolute/path)")
+            }
+            guard let status = FileStatus(path: path) else {
+                throw RemoteSetupError(.invalidAddress, "the remote folder \(path) (\(url)) does not exist")
+            }
+            guard status.isDirectory else {
+                throw RemoteSetupError(.invalidAddress, "the remote \(url) is not a folder")
+            }
+            // The folder the kernel reaches, links and `..` resolved as it resolves them, so
+            // that what is checked (existence, overlap with the container) is what is used.
+            return LocalFolderRemote(
+                root: URL(fileURLWithPath: CanonicalPath.resolved(path), isDirectory: true), displayName: url,
+                address: RemoteAddress(url: url))
+        case "http", "https":
+            return try webDAV(parsed, url, options: options)
+        case "s3":
+            return try s3(url, options: options, environment: ProcessInfo.processInfo.environment)
+        default:
+            throw RemoteSetupError(
+                .invalidAddress,
+                "“\(url)”: sync speaks file://, http(s):// (WebDAV) and s3:// URLs, not \(scheme)://")
+        }
+    }
+}
