@@ -65,7 +65,7 @@ final class HTTPTransport: Sendable {
         configuration.httpShouldSetCookies = false
         configuration.urlCache = nil
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        let queue = OperationQueue()
+        let queue = PacedQueue()
         queue.maxConcurrentOperationCount = 1
         session = URLSession(configuration: configuration, delegate: events, delegateQueue: queue)
     }
@@ -401,6 +401,31 @@ private final class SessionEvents: NSObject, Sendable, URLSessionDataDelegate {
 
     private func exchange(of task: URLSessionTask) -> HTTPTransport.Exchange? {
         exchanges.withLock { $0[task.taskIdentifier] }
+    }
+}
+
+/// The session's delegate queue, which paces the network to its delegate: FoundationNetworking
+/// hands each piece of a body (16 KiB at most, libcurl's) to the delegate queue as an
+/// operation and reads on without waiting, so a consumer slower than the network (a disk, the
+/// hash) would see the pieces pile up in memory without end. Here the thread that adds an
+/// operation waits while ``mostPending`` are waiting to run: libcurl then stops reading the
+/// socket, and the server's sending waits on TCP's window. Memory stays under `mostPending`
+/// pieces (2 MiB) whatever the file's size.
+///
+/// An operation added from the queue's own thread never waits (it would wait for itself);
+/// nothing the delegate does waits for libcurl's thread (a task is cancelled asynchronously).
+final class PacedQueue: OperationQueue, @unchecked Sendable {
+    /// How many operations may wait to run before the adding thread waits.
+    static let mostPending = 128
+    private let slots = DispatchSemaphore(value: PacedQueue.mostPending)
+
+    override func addOperation(_ block: @Sendable @escaping () -> Void) {
+        guard OperationQueue.current !== self else { return super.addOperation(block) }
+        slots.wait()
+        super.addOperation { [slots] in
+            block()
+            slots.signal()
+        }
     }
 }
 
