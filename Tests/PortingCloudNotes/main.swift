@@ -169,7 +169,8 @@ func run() async throws {
         notes.notes.first { $0.name == "Recipe.note" }?.downloadingStatus
             == NSMetadataUbiquitousItemDownloadingStatusNotDownloaded
     }
-    observe("evicted", ["exists": FileManager.default.fileExists(atPath: moved.path), "notes": listing(notes)])
+    observe(
+        "evicted", ["exists": FileManager.default.fileExists(atPath: moved.path), "notes": listing(notes)])
     let agent = Task {
         while !FileManager.default.fileExists(atPath: moved.path) {
             _ = try await engineA.sync()

@@ -46,7 +46,9 @@
             if let permissions = node["permissions"] as? Int {
                 attributes[FileAttributeKey.posixPermissions.rawValue] = NSNumber(value: permissions)
             }
-            if let date = node["modificationDate"] as? Date { attributes[FileAttributeKey.modificationDate.rawValue] = date }
+            if let date = node["modificationDate"] as? Date {
+                attributes[FileAttributeKey.modificationDate.rawValue] = date
+            }
             let contents: FileWrapper.Contents
             switch kind {
             case "file":

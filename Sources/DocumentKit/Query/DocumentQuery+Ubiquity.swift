@@ -135,7 +135,8 @@ extension DocumentQuery.Model {
         guard ubiquity.attributes(of: path, status: nil) != nil,
             let slash = path.lastIndex(of: UInt8(ascii: "/"))
         else { return nil }
-        let placeholderPath = Array(path[...slash]) + Array(".".utf8) + path[(slash + 1)...] + Array(".icloud".utf8)
+        let placeholderPath =
+            Array(path[...slash]) + Array(".".utf8) + path[(slash + 1)...] + Array(".icloud".utf8)
         guard
             case .success(var status) = Syscall.withCString(
                 placeholderPath, { Syscall.fileStatus(AT_FDCWD, $0, followingLinks: false) }),
@@ -170,7 +171,9 @@ extension DocumentQuery.Model {
     /// for is read again. Returns whether the event was a placeholder's (and is handled).
     mutating func applyToPlaceholders(_ event: DirectoryWatcher.Event) -> Bool {
         var endpoints = [event.fileSystemPath]
-        if case .moved = event.kind, let previous = event.previousFileSystemPath { endpoints.append(previous) }
+        if case .moved = event.kind, let previous = event.previousFileSystemPath {
+            endpoints.append(previous)
+        }
         if case .overflow = event.kind { return false }
         let documents = endpoints.map(Self.documentPath(forPlaceholderAt:))
         guard documents.contains(where: { $0 != nil }) else { return false }

@@ -20,7 +20,8 @@ package final class FileDescriptor {
     deinit { Syscall.close(rawValue) }
 
     /// Opens `url` relative to nothing (an absolute path).
-    package static func open(_ url: URL, _ flags: CInt, mode: mode_t = 0, operation: String) throws -> FileDescriptor
+    package static func open(_ url: URL, _ flags: CInt, mode: mode_t = 0, operation: String) throws
+        -> FileDescriptor
     {
         switch Syscall.openat(AT_FDCWD, url.path, flags, mode) {
         case .success(let fd): return FileDescriptor(rawValue: fd, url: url)

@@ -1,3 +1,6 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+// Apple's global names (NSMetadataQuery…, NSUbiquity…, NSUndoManager…) are the porting contract.
+
 import Foundation
 import Synchronization
 

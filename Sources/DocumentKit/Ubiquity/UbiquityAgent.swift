@@ -120,7 +120,7 @@ public enum UbiquityAgent {
         let arguments = [agent, "sync", "--watch", "--container", container.folder]
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
+        defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
         let result = posix_spawn(&pid, agent, &actions, &attributes, argv, envp)
         guard result == 0 else {

@@ -95,7 +95,10 @@ final class PrivateModeDocument: UIDocument {
         let document = PrivateModeDocument(fileURL: url)
         document.text = "secret"
         #expect(await document.save(to: url, for: .forCreating))
-        let mode = { (try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?.intValue }
+        let mode = {
+            (try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? NSNumber)?
+                .intValue
+        }
         #expect(try mode() == 0o640)
         document.keyedByRawValue = true
         document.text = "more secret"

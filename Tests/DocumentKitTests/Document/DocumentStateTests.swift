@@ -74,7 +74,11 @@ struct DocumentStateTests {
             document.enableEditing()
             seen += [onMain.states, inline.states]
         }
-        #expect(seen == [[.editingDisabled], [.editingDisabled], [.editingDisabled, .normal], [.editingDisabled, .normal]])
+        #expect(
+            seen == [
+                [.editingDisabled], [.editingDisabled], [.editingDisabled, .normal],
+                [.editingDisabled, .normal],
+            ])
         _ = await document.close()
     }
 

@@ -230,10 +230,15 @@ import Testing
 
         let reread = try FileWrapper(url: url)
         let secret = try #require(reread.fileWrappers?["private"]?.fileWrappers?["secret.txt"])
-        #expect((secret.fileAttributes[FileAttributeKey.posixPermissions.rawValue] as? NSNumber)?.intValue == 0o640)
-        let readDate = try #require(secret.fileAttributes[FileAttributeKey.modificationDate.rawValue] as? Date)
+        #expect(
+            (secret.fileAttributes[FileAttributeKey.posixPermissions.rawValue] as? NSNumber)?.intValue
+                == 0o640)
+        let readDate = try #require(
+            secret.fileAttributes[FileAttributeKey.modificationDate.rawValue] as? Date)
         #expect(abs(readDate.timeIntervalSince(date)) < 0.000_001)
-        #expect((reread.fileAttributes[FileAttributeKey.posixPermissions.rawValue] as? NSNumber)?.intValue == 0o705)
+        #expect(
+            (reread.fileAttributes[FileAttributeKey.posixPermissions.rawValue] as? NSNumber)?.intValue
+                == 0o705)
     }
 
     @Test func writesRegularFileAtomicallyWithAttributes() throws {

@@ -25,7 +25,8 @@ import Testing
         #expect(wrapper.regularFileContents == nil && wrapper.fileWrappers == nil)
         #expect(wrapper.filename == "dangling")
         #expect(wrapper.preferredFilename == "dangling")
-        #expect(wrapper.fileAttributes[FileAttributeKey.type.rawValue] as? FileAttributeType == .typeSymbolicLink)
+        #expect(
+            wrapper.fileAttributes[FileAttributeKey.type.rawValue] as? FileAttributeType == .typeSymbolicLink)
         #expect(wrapper.matchesContents(of: url))
         #expect(!wrapper.needsToBeUpdated(from: url))
 

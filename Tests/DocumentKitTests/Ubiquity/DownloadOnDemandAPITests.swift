@@ -57,7 +57,9 @@ extension UbiquitySettingsTests {
                 try recordSynced(plan, in: container)
                 try FileManager.default.evictUbiquitousItem(at: plan)
                 #expect(!FileManager.default.fileExists(atPath: plan.path))
-                #expect(placeholder(of: plan) == UbiquityPlaceholder(name: "Plan.txt", size: 22, path: "Documents/Plan.txt"))
+                #expect(
+                    placeholder(of: plan)
+                        == UbiquityPlaceholder(name: "Plan.txt", size: 22, path: "Documents/Plan.txt"))
                 #expect(FileManager.default.isUbiquitousItem(at: plan))
                 // Again: nothing to do. Outside any container, or nothing there: Apple's errors.
                 try FileManager.default.evictUbiquitousItem(at: plan)

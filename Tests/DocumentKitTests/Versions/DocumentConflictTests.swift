@@ -21,7 +21,9 @@ import Testing
         #expect(await waitUntil { document.text == "theirs" && document.documentState.contains(.inConflict) })
         #expect(try String(contentsOf: file, encoding: .utf8) == "theirs")
         #expect(!document.hasUnsavedChanges)
-        #expect(await waitUntil { states.states.contains { $0.contains(.inConflict) } }, "the state change was posted")
+        #expect(
+            await waitUntil { states.states.contains { $0.contains(.inConflict) } },
+            "the state change was posted")
 
         let conflicts = store.unresolvedConflictVersionsOfItem(at: file)
         let conflict = try #require(conflicts.first)
@@ -39,7 +41,9 @@ import Testing
         states.clear()
         conflict.isResolved = true
         #expect(await waitUntil { !document.documentState.contains(.inConflict) })
-        #expect(await waitUntil { states.states.contains { !$0.contains(.inConflict) } }, "the state change was posted")
+        #expect(
+            await waitUntil { states.states.contains { !$0.contains(.inConflict) } },
+            "the state change was posted")
         _ = await document.close()
     }
 

@@ -23,7 +23,8 @@ public final class DocumentBrowser {
 
     public init(folder: URL, fileExtension: String) {
         query.searchScopes = [folder]
-        query.predicate = NSPredicate(metadataFormat: "%K LIKE %@", NSMetadataItemFSNameKey, "*.\(fileExtension)")
+        query.predicate = NSPredicate(
+            metadataFormat: "%K LIKE %@", NSMetadataItemFSNameKey, "*.\(fileExtension)")
         query.sortDescriptors = [NSSortDescriptor(metadataKey: NSMetadataItemFSNameKey, ascending: true)]
         query.operationQueue = .main
         let center = NotificationCenter.default
@@ -61,7 +62,8 @@ public final class DocumentBrowser {
         let items = query.results as? [NSMetadataItem] ?? []
         rows = items.compactMap { item in
             guard let name = item.value(forAttribute: NSMetadataItemFSNameKey) as? String else { return nil }
-            let conflicts = item.value(forAttribute: NSMetadataUbiquitousItemHasUnresolvedConflictsKey) as? NSNumber
+            let conflicts =
+                item.value(forAttribute: NSMetadataUbiquitousItemHasUnresolvedConflictsKey) as? NSNumber
             return Row(name: name, inConflict: conflicts?.boolValue ?? false)
         }
         refreshes += 1

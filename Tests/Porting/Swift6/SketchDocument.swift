@@ -51,7 +51,8 @@ public final class SketchDocument: NSDocument {
     }
 
     public override func read(from data: Data, ofType typeName: String) throws {
-        guard let list = try PropertyListSerialization.propertyList(from: data, format: nil) as? [[String: Any]]
+        guard
+            let list = try PropertyListSerialization.propertyList(from: data, format: nil) as? [[String: Any]]
         else { throw CocoaError(.fileReadCorruptFile) }
         shapes = list.compactMap { entry in
             guard let name = entry["name"] as? String, let x = entry["x"] as? Double else { return nil }
