@@ -66,8 +66,8 @@ extension WebDAVRemote {
         try read(path, expectedSize: nil, into: sink)
     }
 
-    /// The body is given to `sink` as it arrives, in the pieces the connection delivers (a
-    /// small one once whole, after its answer was checked): nothing of it is kept in memory or
+    /// The body is given to `sink` as it arrives, a chunk at a time (a small one once whole,
+    /// after its answer was checked): nothing of it is kept in memory or
     /// in a file of the remote's own. A read that fails may have given part of the bytes.
     public func read(_ path: RemotePath, expectedSize: Int64?, into sink: (Data) throws -> Void) throws
         -> RemoteTag
