@@ -284,14 +284,14 @@ final class HTTPTransport: Sendable {
                     // Kept while the body may still be a small one, then given on in pieces of
                     // a chunk: the consumer's work a call (a write, its bookkeeping) is paid
                     // once a MiB, not once every 16 KiB libcurl delivers.
-                    guard body.data.count > (body.streamed == 0 ? limit : RemoteChunk.size - 1) else {
-                        return nil
+                    if body.streamed == 0, body.data.count <= limit { return nil }
+                    while body.data.count >= RemoteChunk.size {
+                        guard sink.give(body.data.prefix(RemoteChunk.size)) else {
+                            return .localFile("the download's bytes were not taken")
+                        }
+                        body.streamed += Int64(RemoteChunk.size)
+                        body.data.removeFirst(RemoteChunk.size)
                     }
-                    guard sink.give(body.data) else {
-                        return .localFile("the download's bytes were not taken")
-                    }
-                    body.streamed += Int64(body.data.count)
-                    body.data.removeAll(keepingCapacity: true)
                 }
                 return nil
             }
