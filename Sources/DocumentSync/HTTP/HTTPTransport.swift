@@ -290,7 +290,9 @@ final class HTTPTransport: Sendable {
                             return .localFile("the download's bytes were not taken")
                         }
                         body.streamed += Int64(RemoteChunk.size)
-                        body.data.removeFirst(RemoteChunk.size)
+                        // The rest in storage of its own: `removeFirst` would keep the given
+                        // bytes' storage, and appending to it would grow with the file.
+                        body.data = Data(body.data.dropFirst(RemoteChunk.size))
                     }
                 }
                 return nil
