@@ -64,26 +64,36 @@ bench_stop_child() {
     kill -KILL -- "-$group" 2>/dev/null || true
 }
 
+# The CPU seconds the whole machine has spent busy (all cores, every process) since boot.
+bench_machine_cpu() {
+    awk -v hz="$(getconf CLK_TCK)" '/^cpu / { printf "%.2f\n", ($2 + $3 + $4 + $7 + $8 + $9) / hz }' /proc/stat
+}
+
 # bench_measure OUT COMMAND...: one run of COMMAND under GNU time (output in OUT.log); writes
-# to OUT one line: wall seconds, peak RSS in KiB, user and system CPU seconds, and the load
-# average before and after. Stops the script if COMMAND fails. The wall time is bash's clock
+# to OUT one line: wall seconds, peak RSS in KiB, user and system CPU seconds, the load
+# average before and after, and the CPU seconds the whole machine spent during the run (the
+# load average counts the benchmark's own processes too: the machine's CPU less the
+# command's, and less its servers', is what others took from it). Stops the script if
+# COMMAND fails. The wall time is bash's clock
 # around it, in microseconds (GNU time's %e has 10 ms steps, as long as a whole no-change
 # pass); it includes starting GNU time itself, a millisecond or so, alike for every tool.
 bench_measure() {
-    local out=$1 before after start end
+    local out=$1 before after start end cpu_before
     shift
     before=$(bench_load)
+    cpu_before=$(bench_machine_cpu)
     start=$EPOCHREALTIME
     bench_spawn /usr/bin/time -f '%M %U %S' -o "$out.time" "$@" >"$out.log" 2>&1 ||
         { tail -n 20 "$out.log" >&2; bench_die "failed: $*"; }
     end=$EPOCHREALTIME
     after=$(bench_load)
     # GNU time prints "Command exited with non-zero status" lines first when there are any.
-    echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f", b - a }') $(tail -n 1 "$out.time") $before $after" >"$out"
+    echo "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.4f", b - a }') $(tail -n 1 "$out.time") $before $after" \
+        "$(awk -v a="$cpu_before" -v b="$(bench_machine_cpu)" 'BEGIN { printf "%.2f", b - a }')" >"$out"
 }
 
 # bench_field OUT N: field N of a bench_measure result (1 wall s, 2 peak KiB, 3 user s,
-# 4 system s, 5 load before, 6 load after).
+# 4 system s, 5 load before, 6 load after, 7 the machine's CPU s during it).
 bench_field() { awk -v n="$2" '{ print $n }' "$1"; }
 
 # bench_median OUT RUNS PREPARE COMMAND...: RUNS runs of bench_measure into OUT-1..OUT-RUNS,
@@ -97,9 +107,16 @@ bench_median() {
         [ -z "$prepare" ] || "$prepare"
         bench_measure "$out-$i" "$@"
     done
+    bench_combine "$out" "$runs"
+}
+
+# bench_combine OUT RUNS: OUT from the bench_measure results OUT-1..OUT-RUNS, as bench_median
+# says (for runs measured some other way, say alternating with a peer's).
+bench_combine() {
+    local out=$1 runs=$2 i
     for ((i = 1; i <= runs; i++)); do cat "$out-$i"; done | sort -n -k1,1 | awk -v n="$runs" '
         { line[NR] = $0; if ($2 > rss) rss = $2; if ($5 > l1) l1 = $5; if ($6 > l2) l2 = $6 }
-        END { split(line[int((n + 1) / 2)], f, " "); print f[1], rss, f[3], f[4], l1, l2 }' >"$out"
+        END { split(line[int((n + 1) / 2)], f, " "); print f[1], rss, f[3], f[4], l1, l2, f[7] }' >"$out"
 }
 
 # bench_docs PATH: sets `docs` to the release `docs` to measure: PATH when given (built
