@@ -290,9 +290,12 @@ final class HTTPTransport: Sendable {
                             return .localFile("the download's bytes were not taken")
                         }
                         body.streamed += Int64(RemoteChunk.size)
-                        // The rest in storage of its own: `removeFirst` would keep the given
-                        // bytes' storage, and appending to it would grow with the file.
-                        body.data = Data(body.data.dropFirst(RemoteChunk.size))
+                        // The rest in storage of its own, room made for the next chunk at once:
+                        // `removeFirst` would keep the given bytes' storage (appending to it
+                        // grew with the file), and growing by doubling leaves the heap in holes.
+                        var rest = Data(capacity: RemoteChunk.size + (64 << 10))
+                        rest.append(body.data.dropFirst(RemoteChunk.size))
+                        body.data = rest
                     }
                 }
                 return nil
