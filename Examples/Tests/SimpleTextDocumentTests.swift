@@ -155,7 +155,12 @@ struct SimpleTextDocumentTests {
         #expect(await document.revert(toContentsOf: url))
 
         #expect(document.documentText == "changed elsewhere")
-        #expect(delegate.loadedTexts == ["first", "changed elsewhere"])
+        // The change is another program's, uncoordinated: the document's watch may see it and
+        // load it before the revert does (on a loaded machine it does), which the revert must
+        // survive; either way the delegate hears the first text, then only the new one.
+        #expect(delegate.loadedTexts.first == "first")
+        #expect(delegate.loadedTexts.count >= 2)
+        #expect(delegate.loadedTexts.dropFirst().allSatisfy { $0 == "changed elsewhere" })
         #expect(!document.hasUnsavedChanges)
         #expect(!document.undoManager.canUndo)
         #expect(await document.close())
