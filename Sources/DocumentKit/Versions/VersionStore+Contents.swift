@@ -12,37 +12,44 @@ extension VersionStore {
     /// Cuts the file or package at `url` into chunks, writes the new ones into `batch` and
     /// returns the manifest. Runs under the store lock; the chunks are in the store once the
     /// batch is flushed.
-    func ingest(_ url: URL, into batch: StoreWriteBatch) throws -> Manifest {
+    func ingest(_ url: URL, into batch: StoreWriteBatch) throws -> Ingested {
         var contents: ChunkedContents?
         return try ingest(url, into: batch, previous: &contents)
+    }
+
+    /// What storing some contents gave: their manifest, and the chunks to keep inline with
+    /// their record in the batch's pack (none unless the batch packs).
+    struct Ingested {
+        var manifest: Manifest
+        var inline: [(name: String, bytes: Data)] = []
     }
 
     /// ``ingest(_:into:)``, cutting and hashing only what changed since `previous`: the
     /// item's contents as last stored, replaced by these if they are a file small enough
     /// to keep (``ChunkedContents/mostBytes``), or by nil.
-    func ingest(_ url: URL, into batch: StoreWriteBatch, previous: inout ChunkedContents?) throws -> Manifest
+    func ingest(_ url: URL, into batch: StoreWriteBatch, previous: inout ChunkedContents?) throws -> Ingested
     {
         let info = try Syscall.fstatat(AT_FDCWD, url.path, followLinks: false).get("keep a version of", url)
+        var ingested = Ingested(manifest: Manifest(isPackage: info.isDirectory, entries: []))
         if info.isDirectory {
             previous = nil
-            var entries: [Manifest.Entry] = []
-            try ingestFolder(url, relative: "", info: info, into: &entries, batch: batch)
-            return Manifest(isPackage: true, entries: entries)
+            try ingestFolder(url, relative: "", info: info, into: &ingested, batch: batch)
+            return ingested
         }
         guard info.isRegularFile else {
             throw DocumentKitError(
                 .unsupportedFileType, operation: "keep a version of", url: url,
                 detail: "not a file or a folder")
         }
-        return Manifest(
-            isPackage: false,
-            entries: [try ingestFile(url, relative: "", info: info, batch: batch, previous: &previous)])
+        ingested.manifest.entries.append(
+            try ingestFile(url, relative: "", info: info, into: &ingested, batch: batch, previous: &previous))
+        return ingested
     }
 
     private func ingestFolder(
-        _ url: URL, relative: String, info: stat, into entries: inout [Manifest.Entry], batch: StoreWriteBatch
+        _ url: URL, relative: String, info: stat, into ingested: inout Ingested, batch: StoreWriteBatch
     ) throws {
-        entries.append(
+        ingested.manifest.entries.append(
             Manifest.Entry(path: relative, kind: .folder, mode: UInt32(info.permissions), size: 0, chunks: [])
         )
         let names = try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
@@ -53,23 +60,25 @@ extension VersionStore {
                 "keep a version of", child)
             if childInfo.isDirectory {
                 try ingestFolder(
-                    child, relative: childRelative, info: childInfo, into: &entries, batch: batch)
+                    child, relative: childRelative, info: childInfo, into: &ingested, batch: batch)
             } else if childInfo.isSymbolicLink {
                 let target = try Syscall.readlinkat(AT_FDCWD, child.path).get("read the link", child)
-                entries.append(
+                ingested.manifest.entries.append(
                     Manifest.Entry(
                         path: childRelative, kind: .link, mode: 0o777, size: 0, chunks: [], target: target))
             } else if childInfo.isRegularFile {
                 var unknown: ChunkedContents?
-                entries.append(
+                ingested.manifest.entries.append(
                     try ingestFile(
-                        child, relative: childRelative, info: childInfo, batch: batch, previous: &unknown))
+                        child, relative: childRelative, info: childInfo, into: &ingested, batch: batch,
+                        previous: &unknown))
             }
         }
     }
 
     private func ingestFile(
-        _ url: URL, relative: String, info: stat, batch: StoreWriteBatch, previous: inout ChunkedContents?
+        _ url: URL, relative: String, info: stat, into ingested: inout Ingested, batch: StoreWriteBatch,
+        previous: inout ChunkedContents?
     ) throws -> Manifest.Entry {
         let kept = info.st_size <= ChunkedContents.mostBytes
         let data: Data
@@ -81,9 +90,22 @@ extension VersionStore {
             throw DocumentKitError(
                 .ioFailure, operation: "read a version of", url: url, detail: "\(error)", underlying: error)
         }
+        return try ingestBytes(
+            data, relative: relative, mode: UInt32(info.permissions), into: &ingested, batch: batch,
+            previous: &previous)
+    }
+
+    /// Stores the bytes of one file of a version: inline with its record when the batch
+    /// packs and they are few (``VersionPack/mostInlineBytes``), else as loose chunks.
+    func ingestBytes(
+        _ data: Data, relative: String, mode: UInt32, into ingested: inout Ingested, batch: StoreWriteBatch,
+        previous: inout ChunkedContents?
+    ) throws -> Manifest.Entry {
+        let inline = batch.keepsContentsInline && data.count <= VersionPack.mostInlineBytes
         var chunks: [Chunk] = []
         // Room for the longest chunk, read back from the store to be compared.
-        let stored = UnsafeMutableRawBufferPointer.allocate(byteCount: Chunker.maximumSize, alignment: 64)
+        let stored = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: inline ? 0 : Chunker.maximumSize, alignment: 64)
         defer { stored.deallocate() }
         try data.withUnsafeBytes { bytes in
             if let previous {
@@ -98,17 +120,21 @@ extension VersionStore {
                 }
             }
             for index in chunks.indices {
-                let chunk = UnsafeRawBufferPointer(
-                    rebasing: bytes[chunks[index].offset..<chunks[index].offset + chunks[index].length])
+                let range = chunks[index].offset..<chunks[index].offset + chunks[index].length
+                let chunk = UnsafeRawBufferPointer(rebasing: bytes[range])
                 if chunks[index].name.isEmpty { chunks[index].name = ContentHash(of: chunk).hex }
-                // Checked against the store even when reused: it may have been removed or damaged since.
-                try storeChunk(chunks[index].name, chunk, comparingThrough: stored, batch: batch)
+                if inline {
+                    ingested.inline.append((chunks[index].name, data.subdata(in: range)))
+                } else {
+                    // Checked against the store even when reused: it may have been removed or damaged since.
+                    try storeChunk(chunks[index].name, chunk, comparingThrough: stored, batch: batch)
+                }
             }
         }
-        previous = kept ? ChunkedContents(bytes: data, chunks: chunks) : nil
+        previous =
+            data.count <= ChunkedContents.mostBytes ? ChunkedContents(bytes: data, chunks: chunks) : nil
         return Manifest.Entry(
-            path: relative, kind: .file, mode: UInt32(info.permissions), size: Int64(data.count),
-            chunks: chunks.map(\.name))
+            path: relative, kind: .file, mode: mode, size: Int64(data.count), chunks: chunks.map(\.name))
     }
 
     /// Writes a chunk into `batch` unless the very same bytes are already stored under its
@@ -207,7 +233,10 @@ extension VersionStore {
     ///
     /// - Parameter privately: Whether every file and folder is the user's alone (the store's
     ///   own copies), rather than given the version's modes (a restore).
-    func materialize(_ manifest: Manifest, at destination: URL, privately: Bool = false) throws {
+    /// - Parameter pack: The pack that holds the version's record, where its inline chunks are.
+    func materialize(_ manifest: Manifest, at destination: URL, privately: Bool = false, pack: String? = nil)
+        throws
+    {
         let modeMask: mode_t = privately ? 0o700 : 0o7777
         for entry in manifest.entries {
             let url = entry.path.isEmpty ? destination : destination.appendingPathComponent(entry.path)
@@ -221,6 +250,10 @@ extension VersionStore {
                 let file = try FileDescriptor.open(
                     url, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600, operation: "rebuild a version")
                 for name in entry.chunks {
+                    if let pack, let chunk = try inlineChunk(name, inPack: pack) {
+                        try chunk.withUnsafeBytes { try file.writeAll($0, operation: "rebuild a version") }
+                        continue
+                    }
                     let chunk: Data
                     do {
                         chunk = try Data(contentsOf: chunkURL(name))
@@ -264,8 +297,10 @@ extension VersionStore {
     // MARK: - Sweeping
 
     /// Once per store object, at its first write: removes what killed processes left in
-    /// `incoming/` (only entries whose process is gone), makes a store folder that an older
-    /// DocumentKit left readable to others private, and trims the cache of rebuilt versions.
+    /// `incoming/` (only entries whose process is gone) and packs another one replaces (a
+    /// crash between placing a pack and removing the one it replaced), makes a store folder
+    /// that an older DocumentKit left readable to others private, and trims the cache of
+    /// rebuilt versions.
     func sweepOnce() {
         guard
             swept.withLock({ state in
@@ -297,6 +332,7 @@ extension VersionStore {
                 }
             }
         }
+        sweepReplacedPacks()
         trimRebuiltVersions(keeping: nil)
     }
 
