@@ -63,8 +63,13 @@ final class StoreWriteBatch {
     /// Whether contents may be kept inline, in the batch's pack.
     var keepsContentsInline: Bool { pack != nil }
 
-    /// Whether a chunk of this name is already on its way into the store.
+    /// Whether a chunk of this name is already on its way into the store, loose.
     func holdsChunk(_ name: String) -> Bool { chunkNames.contains(name) }
+
+    /// Whether a chunk of this name is already on its way into the store, inline in a pack.
+    func holdsInlineChunk(_ name: String) -> Bool {
+        pack?.holdsChunk(name) == true || sealedPacks.contains { $0.pack.chunks[name] != nil }
+    }
 
     /// Writes a chunk, to be put in place at ``flush()``.
     func addChunk(_ name: String, _ bytes: UnsafeRawBufferPointer) throws {

@@ -1,8 +1,12 @@
 import Foundation
 
 /// Many versions in one file, `packs/PACK.pack`: the records of a batch of versions stored
-/// together, and the small contents they hold, so that a batch of a thousand small documents
-/// costs the store a few files, not three a document (a record, its item's folder, a chunk).
+/// together, the small contents they hold, and the new chunks of larger ones (a save's changed
+/// lines), so that a batch of a thousand small documents costs the store a few files, not
+/// three a document (a record, its item's folder, a chunk), and a save of a large document one
+/// file, not one a changed chunk. A record may name chunks inline in another pack (an earlier
+/// version's): its table lists them with the loose ones, and a pack whose versions are removed
+/// keeps, in the pack that replaces it, the inline chunks other packs' records name.
 ///
 /// A pack is written once, in `incoming/`, flushed, and renamed into `packs/` whole, so a pack
 /// under its name is always complete; it is never written again. Removing some of its
@@ -50,6 +54,10 @@ struct VersionPack: Sendable {
     /// Contents of at most this many bytes are kept inline in a pack, whatever their chunks:
     /// small enough that a pack of a batch stays a few MiB, large enough for most text.
     static let mostInlineBytes = 32 << 10
+    /// Of larger contents, the chunks not stored yet are kept inline up to this many bytes a
+    /// version: two of the longest chunks, what a save that changed a few lines adds. A first
+    /// version of a large file goes mostly to loose chunks, which packs' rewrites never copy.
+    static let mostInlineNewBytes = 2 * Chunker.maximumSize
     /// A pack is closed and another begun past this many bytes of blobs.
     static let mostBytes = 4 << 20
 
@@ -101,6 +109,14 @@ extension VersionPack {
                     versionID: UUID(uuidString: record.id) ?? UUID(),
                     offset: bytes.count, length: encoded.count, digest: VersionPack.digest(encoded)))
             bytes.append(encoded)
+        }
+
+        /// Adds an inline chunk no record of this pack names: one that records of other packs
+        /// name, kept when the versions of its own pack are removed.
+        mutating func add(_ name: String, _ chunk: Data) {
+            guard pack.chunks[name] == nil else { return }
+            pack.chunks[name] = Span(offset: bytes.count, length: chunk.count)
+            bytes.append(chunk)
         }
 
         /// The whole file: blobs, table, footer.

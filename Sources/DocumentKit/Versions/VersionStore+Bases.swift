@@ -51,9 +51,11 @@ extension VersionStore {
     /// written the first time the file is seen; per call, one pack file (``VersionPack``)
     /// holding every record and every content of at most 32 KiB, flushed with its folder
     /// (two `fsync`s), the identity index rewritten without a flush, and nothing else
-    /// created: no folder, no file per document. Larger contents are cut into loose chunks,
-    /// as saves store them. Calls made while another is being stored (the completions of a
-    /// concurrent executor) wait and are stored together, in the next pack.
+    /// created: no folder, no file per document. Larger contents are cut into chunks, as
+    /// saves store them: those not stored yet inline up to 256 KiB a file
+    /// (``VersionPack/mostInlineNewBytes``), the rest loose. Calls made while another is
+    /// being stored (the completions of a concurrent executor) wait and are stored together,
+    /// in the next pack.
     ///
     /// Thread-safe: any thread may call it at any time; calls are stored in turn on the
     /// store's queue, under its lock (other processes' writes wait).

@@ -95,17 +95,21 @@ extension VersionStore {
             previous: &previous)
     }
 
-    /// Stores the bytes of one file of a version: inline with its record when the batch
-    /// packs and they are few (``VersionPack/mostInlineBytes``), else as loose chunks.
+    /// Stores the bytes of one file of a version. When the batch packs: inline with its
+    /// record when they are few (``VersionPack/mostInlineBytes``), else their chunks not
+    /// stored yet inline up to ``VersionPack/mostInlineNewBytes`` and loose past that.
+    /// Otherwise as loose chunks.
     func ingestBytes(
         _ data: Data, relative: String, mode: UInt32, into ingested: inout Ingested, batch: StoreWriteBatch,
         previous: inout ChunkedContents?
     ) throws -> Manifest.Entry {
-        let inline = batch.keepsContentsInline && data.count <= VersionPack.mostInlineBytes
+        let small = batch.keepsContentsInline && data.count <= VersionPack.mostInlineBytes
+        var inlineBudget = batch.keepsContentsInline ? VersionPack.mostInlineNewBytes : 0
+        let homes = batch.keepsContentsInline && !small ? packCatalog().chunkHomes : [:]
         var chunks: [Chunk] = []
         // Room for the longest chunk, read back from the store to be compared.
         let stored = UnsafeMutableRawBufferPointer.allocate(
-            byteCount: inline ? 0 : Chunker.maximumSize, alignment: 64)
+            byteCount: small ? 0 : Chunker.maximumSize, alignment: 64)
         defer { stored.deallocate() }
         try data.withUnsafeBytes { bytes in
             if let previous {
@@ -123,11 +127,21 @@ extension VersionStore {
                 let range = chunks[index].offset..<chunks[index].offset + chunks[index].length
                 let chunk = UnsafeRawBufferPointer(rebasing: bytes[range])
                 if chunks[index].name.isEmpty { chunks[index].name = ContentHash(of: chunk).hex }
-                if inline {
-                    ingested.inline.append((chunks[index].name, data.subdata(in: range)))
+                let name = chunks[index].name
+                if small {
+                    ingested.inline.append((name, data.subdata(in: range)))
+                    continue
+                }
+                // Checked against the store even when reused: it may have been removed or damaged since.
+                if storesChunk(name, chunk, comparingThrough: stored, batch: batch, homes: homes) { continue }
+                if batch.holdsInlineChunk(name) || ingested.inline.contains(where: { $0.name == name }) {
+                    continue
+                }
+                if chunk.count <= inlineBudget {
+                    inlineBudget -= chunk.count
+                    ingested.inline.append((name, data.subdata(in: range)))
                 } else {
-                    // Checked against the store even when reused: it may have been removed or damaged since.
-                    try storeChunk(chunks[index].name, chunk, comparingThrough: stored, batch: batch)
+                    try batch.addChunk(name, chunk)
                 }
             }
         }
@@ -137,30 +151,33 @@ extension VersionStore {
             path: relative, kind: .file, mode: mode, size: Int64(data.count), chunks: chunks.map(\.name))
     }
 
-    /// Writes a chunk into `batch` unless the very same bytes are already stored under its
-    /// name or on their way there.
+    /// Whether the very same bytes are already stored under the chunk's name (loose, or inline
+    /// in the live pack `homes` names) or on their way there in `batch`; when not, the caller
+    /// writes them.
     ///
     /// A stored chunk of the right size is compared with the bytes, not trusted: one that was
     /// damaged (a flipped bit) would otherwise make every later version holding these bytes
-    /// unrestorable. A damaged one is reported, set aside, and replaced by the good bytes.
-    /// Compared once by this store object: while the chunk's file keeps the status it had
-    /// then (inode, size, times), later versions holding it cost one `fstatat`, not a read.
+    /// unrestorable. A damaged one is reported and set aside, and the caller writes the good
+    /// bytes. Compared once by this store object: while the chunk's file (or its pack) keeps
+    /// the status it had then (inode, size, times), later versions holding it cost one
+    /// `fstatat`, not a read.
     ///
     /// - Parameter buffer: Where the stored chunk is read to be compared, at least as long as
     ///   `bytes`.
-    private func storeChunk(
+    private func storesChunk(
         _ name: String, _ bytes: UnsafeRawBufferPointer,
         comparingThrough buffer: UnsafeMutableRawBufferPointer,
-        batch: StoreWriteBatch
-    ) throws {
-        if batch.holdsChunk(name) { return }
+        batch: StoreWriteBatch, homes: [String: String]
+    ) -> Bool {
+        if batch.holdsChunk(name) { return true }
         let path = chunkPath(name)
         if let verified = verifiedChunks.withLock({ $0[name] }),
             case .success(let info) = Syscall.fstatat(AT_FDCWD, path, followLinks: false),
             FileStatus(info) == verified
         {
-            return
+            return true
         }
+        if let home = homes[name], packHoldsChunk(name, in: home) { return true }
         switch storedChunk(atPath: path, holds: bytes, buffer: buffer) {
         case .same(let status):
             verifiedChunks.withLock { verified in
@@ -168,8 +185,8 @@ extension VersionStore {
                 if verified.count >= Self.mostVerifiedChunks { verified.removeAll(keepingCapacity: true) }
                 verified[name] = status
             }
-            return
-        case .missing: break
+            return true
+        case .missing: return false
         case .different:
             verifiedChunks.withLock { _ = $0.removeValue(forKey: name) }
             quarantine(
@@ -177,8 +194,8 @@ extension VersionStore {
                 reason:
                     "a stored chunk does not hold the bytes its name says; the good bytes were stored again",
                 operation: "check a stored chunk")
+            return false
         }
-        try batch.addChunk(name, bytes)
     }
 
     /// How many chunks' statuses ``verifiedChunks`` holds at most: 64 MiB of average chunks.
@@ -233,11 +250,13 @@ extension VersionStore {
     ///
     /// - Parameter privately: Whether every file and folder is the user's alone (the store's
     ///   own copies), rather than given the version's modes (a restore).
-    /// - Parameter pack: The pack that holds the version's record, where its inline chunks are.
+    /// - Parameter pack: The pack that holds the version's record, where its inline chunks
+    ///   are; other chunks may be inline in other packs, or loose.
     func materialize(_ manifest: Manifest, at destination: URL, privately: Bool = false, pack: String? = nil)
         throws
     {
         let modeMask: mode_t = privately ? 0o700 : 0o7777
+        let catalog = packCatalog()
         for entry in manifest.entries {
             let url = entry.path.isEmpty ? destination : destination.appendingPathComponent(entry.path)
             switch entry.kind {
@@ -250,7 +269,7 @@ extension VersionStore {
                 let file = try FileDescriptor.open(
                     url, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600, operation: "rebuild a version")
                 for name in entry.chunks {
-                    if let pack, let chunk = try inlineChunk(name, inPack: pack) {
+                    if let chunk = try packedChunk(name, preferring: pack, in: catalog) {
                         try chunk.withUnsafeBytes { try file.writeAll($0, operation: "rebuild a version") }
                         continue
                     }

@@ -349,9 +349,10 @@ extension VersionStore {
             guard let stored = storedRecord(ofItem: itemID, id: version.persistentIdentifier) else {
                 return false
             }
-            let inline = stored.pack.flatMap { packCatalog().listed[$0]?.chunks } ?? [:]
+            let catalog = packCatalog()
+            let inline = stored.pack.flatMap { catalog.listed[$0]?.chunks } ?? [:]
             return stored.record.manifest.chunkNames.allSatisfy {
-                if inline[$0] != nil { return true }
+                if inline[$0] != nil || catalog.chunkHomes[$0] != nil { return true }
                 if case .success = Syscall.fstatat(AT_FDCWD, chunkPath($0), followLinks: true) { return true }
                 return false
             }

@@ -25,6 +25,9 @@ struct PackCatalog: Sendable {
     var live: Set<String> = []
     /// Each item's versions in live packs.
     var byItem: [UUID: [PackedVersion]] = [:]
+    /// A live pack holding each chunk kept inline somewhere: a version's chunks may be in the
+    /// pack of an earlier version (a save stores only its new chunks, in its own pack).
+    var chunkHomes: [String: String] = [:]
 
     /// The record of `version` in its pack's table.
     func entry(_ version: PackedVersion) -> VersionPack.Record? {
@@ -39,11 +42,16 @@ struct PackCatalog: Sendable {
     mutating func settle(previous: [String: VersionPack]) {
         let replaced = Set(listed.values.flatMap(\.replaces))
         let nowLive = Set(listed.keys).subtracting(replaced)
+        var homeless: Set<String> = []
         for name in live.subtracting(nowLive) {
             guard let pack = previous[name] ?? listed[name] else { continue }
             for record in pack.records {
                 byItem[record.itemID]?.removeAll { $0.pack == name }
                 if byItem[record.itemID]?.isEmpty == true { byItem[record.itemID] = nil }
+            }
+            for chunk in pack.chunks.keys where chunkHomes[chunk] == name {
+                chunkHomes[chunk] = nil
+                homeless.insert(chunk)
             }
         }
         for name in nowLive.subtracting(live) {
@@ -51,8 +59,17 @@ struct PackCatalog: Sendable {
             for (index, record) in pack.records.enumerated() {
                 byItem[record.itemID, default: []].append(PackedVersion(pack: name, index: index))
             }
+            for chunk in pack.chunks.keys where chunkHomes[chunk] == nil { chunkHomes[chunk] = name }
         }
         live = nowLive
+        // A chunk whose pack went may be inline in another live one too.
+        homeless = homeless.filter { chunkHomes[$0] == nil }
+        for name in live where !homeless.isEmpty {
+            for chunk in listed[name]?.chunks.keys.filter(homeless.contains) ?? [] {
+                chunkHomes[chunk] = name
+                homeless.remove(chunk)
+            }
+        }
     }
 }
 
@@ -189,6 +206,32 @@ extension VersionStore {
         }
     }
 
+    /// The bytes of the chunk `name` kept inline in a pack: in `pack` (the version's own)
+    /// when it holds it, else in the live pack `catalog` says holds it; nil when no pack does
+    /// (a loose chunk, in `chunks/`).
+    ///
+    /// - Throws: ``DocumentKitError`` when the pack holds it damaged or cannot be read.
+    func packedChunk(_ name: String, preferring pack: String?, in catalog: PackCatalog) throws -> Data? {
+        if let pack, catalog.listed[pack]?.chunks[name] != nil { return try inlineChunk(name, inPack: pack) }
+        guard let home = catalog.chunkHomes[name] else { return nil }
+        return try inlineChunk(name, inPack: home)
+    }
+
+    /// Whether the live pack `pack` holds the chunk `name` with the bytes its name says:
+    /// read and hashed once, then trusted while the pack's file keeps its status (a pack is
+    /// never rewritten under its name).
+    func packHoldsChunk(_ name: String, in pack: String) -> Bool {
+        let key = "\(pack)/\(name)"
+        guard let status = FileStatus(path: packURL(pack).path) else { return false }
+        if verifiedChunks.withLock({ $0[key] }) == status { return true }
+        guard (try? inlineChunk(name, inPack: pack)) != nil else { return false }
+        verifiedChunks.withLock { verified in
+            if verified.count >= Self.mostVerifiedChunks { verified.removeAll(keepingCapacity: true) }
+            verified[key] = status
+        }
+        return true
+    }
+
     /// Runs `body` with a way to open packs by name, each opened once and closed after.
     private func withOpenPacks(_ body: (_ descriptor: (String) -> CInt?) -> Void) {
         var opened: [String: CInt] = [:]
@@ -232,15 +275,20 @@ extension VersionStore {
         let catalog = packCatalog()
         let writes = StoreWriteBatch(store: self)
         var removed: [String] = []
+        // Chunks that records of live packs name without holding them: some may be inline in
+        // a pack rewritten here, which must keep them. A pack's old list still counts while
+        // it is rewritten: a few chunks kept longer than needed, never one too few.
+        let namedElsewhere = Set(catalog.live.flatMap { catalog.listed[$0]?.looseChunks ?? [] })
         for (name, versionIDs) in versions.sorted(by: { $0.key < $1.key }) {
             guard catalog.live.contains(name), let table = catalog.listed[name],
                 table.records.contains(where: { versionIDs.contains($0.versionID) })
             else { continue }
             let replaced = table.replaces.filter { catalog.listed[$0] != nil }
             let kept = table.records.filter { !versionIDs.contains($0.versionID) }
-            if !kept.isEmpty {
+            let lent = table.chunks.keys.filter(namedElsewhere.contains)
+            if !kept.isEmpty || !lent.isEmpty {
                 var builder = VersionPack.Builder(replacing: [name] + replaced)
-                try copy(kept, of: table, named: name, into: &builder)
+                try copy(kept, lending: lent, of: table, named: name, into: &builder)
                 try writes.addPack(builder)
             }
             removed.append(contentsOf: replaced + [name])
@@ -268,9 +316,10 @@ extension VersionStore {
     }
 
     /// Copies the records `kept` of the pack `name` into `builder`, with the inline chunks
-    /// they name. A record that does not read back whole is not copied, and reported.
+    /// they name, and the inline chunks `lent` that other packs' records name. A record or
+    /// chunk that does not read back whole is not copied, and reported.
     private func copy(
-        _ kept: [VersionPack.Record], of table: VersionPack, named name: String,
+        _ kept: [VersionPack.Record], lending lent: [String], of table: VersionPack, named name: String,
         into builder: inout VersionPack.Builder
     ) throws {
         let url = packURL(name)
@@ -286,6 +335,15 @@ extension VersionStore {
                     }
                 }
                 builder.add(record, encoded: try VersionRecord.encoder.encode(record), inline: inline)
+            } catch let damage as VersionPack.Damage {
+                reportDamagedPack(name, damage)
+            }
+        }
+        for chunk in lent where !builder.holdsChunk(chunk) {
+            do {
+                if let bytes = try table.chunk(chunk, in: file.rawValue, url: url) {
+                    builder.add(chunk, bytes)
+                }
             } catch let damage as VersionPack.Damage {
                 reportDamagedPack(name, damage)
             }

@@ -309,11 +309,15 @@ extension VersionStore {
     func writeRecord(_ record: VersionRecord) throws {
         let packed = packedRecord(ofItem: record.itemID, id: record.id)
         if let packed {
+            // A record file of its own names loose chunks only: packs' rewrites keep the
+            // inline chunks that other packs name, not those that record files name.
             let writes = StoreWriteBatch(store: self)
+            let catalog = packCatalog()
             for name in Set(record.manifest.chunkNames) {
-                guard !writes.holdsChunk(name), let bytes = try inlineChunk(name, inPack: packed.pack) else {
-                    continue
-                }
+                guard !writes.holdsChunk(name),
+                    case .failure = Syscall.fstatat(AT_FDCWD, chunkPath(name), followLinks: false),
+                    let bytes = try packedChunk(name, preferring: packed.pack, in: catalog)
+                else { continue }
                 try bytes.withUnsafeBytes { try writes.addChunk(name, $0) }
             }
             try writes.flush()
@@ -407,6 +411,25 @@ extension VersionStore {
             }
         }
         if let failure { report(failure, operation: "collect unused version chunks") }
+        removeIdlePacks()
+    }
+
+    /// Removes the packs left holding no version, only chunks that other packs' records
+    /// named, once no live pack names any of them. Runs under the store lock.
+    private func removeIdlePacks() {
+        let catalog = packCatalog()
+        let named = Set(catalog.live.flatMap { catalog.listed[$0]?.looseChunks ?? [] })
+        let idle = catalog.live.filter { name in
+            guard let pack = catalog.listed[name] else { return false }
+            return pack.records.isEmpty && !pack.chunks.keys.contains(where: named.contains)
+        }
+        guard !idle.isEmpty else { return }
+        for name in idle { _ = Syscall.unlinkat(AT_FDCWD, packURL(name).path) }
+        packs.withLock { current in
+            let previous = current.listed
+            for name in idle { current.listed[name] = nil }
+            current.settle(previous: previous)
+        }
     }
 }
 

@@ -76,7 +76,7 @@ public final class VersionStore: Sendable {
     let rememberedContents = Mutex(RememberedContents())
     /// Chunks whose bytes this store object compared with their names, with the status each
     /// file had then: a chunk whose file has not been touched since is not read again. See
-    /// `storeChunk(_:_:comparingThrough:batch:)`.
+    /// `storesChunk(_:_:comparingThrough:batch:homes:)`.
     let verifiedChunks = Mutex<[String: FileStatus]>([:])
     /// Versions captured by saves, waiting for the queue; see `storePendingCommits()`.
     let pendingCommits = Mutex<[PendingCommit]>([])

@@ -131,7 +131,7 @@ import Testing
         let store = makeStore(in: tree)
         // Small ones inline, and one large enough for loose chunks.
         var urls = try Self.files(6, size: 3000, in: tree)
-        urls += try Self.files(1, size: 200_000, in: tree, folder: "large")
+        urls += try Self.files(1, size: 400_000, in: tree, folder: "large")
         let snapshots = Snapshots(tree)
         store.onEachStep { [store] step in
             // Before its versions are placed, none of a batch is reported kept.
@@ -228,6 +228,44 @@ import Testing
         try remove(1)
         try remove(2)
         #expect(Self.names(in: packs).isEmpty)
+        #expect(makeStore(in: tree).lastRecoveryError == nil)
+    }
+
+    /// A later version of a large file stores only its new chunks, inline in its own pack;
+    /// removing the earlier version keeps, in the pack that replaces the earlier one, the
+    /// chunks the later one names; removing the later one lets every pack and chunk go.
+    @Test func aLaterVersionsChunksInAnEarlierPackOutliveTheEarlierVersion() throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let url = try Self.files(1, size: 600_000, in: tree)[0]
+        let packs = store.root.appendingPathComponent("packs")
+        let chunks = store.root.appendingPathComponent("chunks")
+        let first = try #require(store.keepBases([BaseToKeep(url: url)])[0])
+        let firstPacks = Set(Self.names(in: packs))
+        let looseChunks = Self.inodes(under: chunks)
+        var bytes = try Data(contentsOf: url)
+        bytes.replaceSubrange(1000..<1010, with: Data("one change".utf8))
+        try bytes.write(to: url)
+
+        let second = try #require(store.keepBases([BaseToKeep(url: url)])[0])
+
+        let secondPack = try #require(Set(Self.names(in: packs)).subtracting(firstPacks).first)
+        let packSize = try #require(FileStatus(path: packs.appendingPathComponent(secondPack).path)?.size)
+        #expect(packSize < 2 * 128 << 10 + 8 << 10, "only the changed chunks: \(packSize) bytes")
+        #expect(Self.inodes(under: chunks) == looseChunks, "no loose chunk for a change")
+
+        try store.version(itemAt: url, forPersistentIdentifier: first.versionID)?.remove()
+        let reader = makeStore(in: tree)
+        #expect(Self.bytes(of: second.versionID, at: url, in: reader) == bytes)
+        #expect(reader.otherVersionsOfItem(at: url).count == 1)
+        #expect(Self.names(in: packs).count == 2, "the first pack's chunks the second names are kept")
+
+        try store.version(itemAt: url, forPersistentIdentifier: second.versionID)?.remove()
+        #expect(Self.names(in: packs).isEmpty)
+        let left = FileManager.default.enumerator(atPath: chunks.path)?.allObjects.compactMap {
+            $0 as? String
+        }
+        #expect(left?.filter { $0.contains("/") }.isEmpty ?? true, "\(left ?? [])")
         #expect(makeStore(in: tree).lastRecoveryError == nil)
     }
 
