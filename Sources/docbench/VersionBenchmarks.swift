@@ -95,7 +95,8 @@ import Foundation
             target: "at most a fifth of full copies", met: ratio <= 0.2),
         BenchmarkRow(
             name: "versions.store.after.listings", unit: "MiB", value: listed / mib, floor: chunks / mib,
-            floorDescription: "the deduplicated chunks and packs alone, after \(saves) saves and \(saves) listings",
+            floorDescription:
+                "the deduplicated chunks and packs alone, after \(saves) saves and \(saves) listings",
             ratio: listed / chunks, target: "at most 1.1x", met: listed / chunks <= 1.1),
         BenchmarkRow(
             name: "versions.save.1MiB.100x.time", unit: "ms", value: versioned.total / Double(saves) * 1000,
