@@ -103,6 +103,9 @@ public final class SyncEngine: @unchecked Sendable {
     /// the simulation counts instead, because the names order the remote calls that share
     /// conflicts, and a seed replays only if the calls come in the same order.
     package var makeIdentifier: () -> String = { UUID().uuidString }
+    /// Orders the actions of each batch before they run: as planned by default; the simulation
+    /// shuffles them with its seed, since a batch must come out the same in any order.
+    var arrangeBatch: (inout [SyncAction]) -> Void = { _ in }
     /// What this engine remembers of conflicts from one pass to the next.
     let conflicts = ConflictSharing.Memory()
     /// Publishes the container's status (see ``SyncConfiguration/publishesStatus``).

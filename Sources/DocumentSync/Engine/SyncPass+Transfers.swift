@@ -180,7 +180,11 @@ extension SyncPass {
         do {
             let tag: RemoteTag?
             do {
-                tag = try remote.write(path, from: source, condition: condition)
+                // The pass's listing (or this pass's own folders) vouches for the file's
+                // folder: a remote that would look for it again need not.
+                tag = try remote.write(
+                    path, from: source, condition: condition, placeListed: remoteFolders.contains(path.parent)
+                )
             } catch let error as RemoteError where error.kind == .sourceChanged {
                 throw SkippedItem(reason: "written while it was uploaded")
             }

@@ -13,8 +13,9 @@ import Synchronization
 ///    ends the pass with nothing changed, and a vanished side pauses sync.
 /// 3. Plan: ``SyncPlanner`` decides, three-way, what to do; the mass-delete guard pauses the
 ///    pass before anything is done.
-/// 4. Execute and record: each action with its intent before its remote write and its record
-///    after; then the merge bases of what was uploaded, the conflicts shared
+/// 4. Execute and record: the plan's batches one after another (``SyncPlan/batches``: the
+///    actions of a batch may run in any order), each action with its intent before its
+///    remote write and its record after; then the merge bases of what was uploaded, the conflicts shared
 ///    (``ConflictSharing``), the key-value store (``KeyValueSync``) and the status
 ///    (``StatusPublisher``).
 ///
@@ -123,8 +124,10 @@ final class SyncPass {
 
     // MARK: - Executing
 
-    /// Runs the plan's actions in order; an action that fails is named in the summary and the
-    /// pass goes on, but a crash (``SyncInterruption``) ends it at once.
+    /// Runs the plan's batches (``SyncPlan/batches``) one after another, the actions of each
+    /// in the order ``SyncEngine/arrangeBatch`` gives (the plan's, unless the simulation
+    /// shuffles them): an action that fails is named in the summary and the pass goes on, but
+    /// a crash (``SyncInterruption``) ends it at once.
     private func execute(
         _ plan: SyncPlan, local: [RemotePath: LocalEntry], known: [RemotePath: JournalItem],
         remoteTree: [RemotePath: RemoteEntry]
@@ -139,31 +142,44 @@ final class SyncPass {
         }
         progressState.withLock { $0 = SyncProgress(total: plan.actions.count, byteTotal: byteTotal) }
         engine.status.plan(plan)
-        for (index, action) in plan.actions.enumerated() {
-            reportProgress { $0.done = index }
-            defer { if index == plan.actions.count - 1 { reportProgress { $0.done = plan.actions.count } } }
-            switch action {
-            case .upload(let path, _, _): engine.status.start(of: action, size: local[path]?.status.size ?? 0)
-            case .download(_, let entry, _), .reconcile(_, let entry):
-                engine.status.start(of: action, size: entry.size)
-            default: break
+        var done = 0
+        for var batch in plan.batches {
+            engine.arrangeBatch(&batch)
+            for action in batch {
+                reportProgress { $0.done = done }
+                done += 1
+                try run(action, local: local, known: known, remoteTree: remoteTree)
             }
-            do {
-                try perform(action, local: local, known: known, remoteTree: remoteTree)
-                engine.status.end(of: action, error: nil)
-            } catch let interruption as SyncInterruption {
-                throw interruption
-            } catch let skipped as SkippedItem where skipped.isSettling {
-                summary.settling += 1
-                engine.status.end(of: action, error: nil)
-            } catch let skipped as SkippedItem {
-                summary.changedDuringPass += 1
-                summary.changed.append("\(RemotePath.escaped(action.path.description)): \(skipped.reason)")
-                engine.status.end(of: action, error: nil)
-            } catch {
-                summary.failures.append("\(action.path): \(error)")
-                engine.status.end(of: action, error: error)
-            }
+        }
+        if done > 0 { reportProgress { $0.done = done } }
+    }
+
+    /// Runs one action, telling the status, and counts what it left.
+    private func run(
+        _ action: SyncAction, local: [RemotePath: LocalEntry], known: [RemotePath: JournalItem],
+        remoteTree: [RemotePath: RemoteEntry]
+    ) throws {
+        switch action {
+        case .upload(let path, _, _): engine.status.start(of: action, size: local[path]?.status.size ?? 0)
+        case .download(_, let entry, _), .reconcile(_, let entry):
+            engine.status.start(of: action, size: entry.size)
+        default: break
+        }
+        do {
+            try perform(action, local: local, known: known, remoteTree: remoteTree)
+            engine.status.end(of: action, error: nil)
+        } catch let interruption as SyncInterruption {
+            throw interruption
+        } catch let skipped as SkippedItem where skipped.isSettling {
+            summary.settling += 1
+            engine.status.end(of: action, error: nil)
+        } catch let skipped as SkippedItem {
+            summary.changedDuringPass += 1
+            summary.changed.append("\(RemotePath.escaped(action.path.description)): \(skipped.reason)")
+            engine.status.end(of: action, error: nil)
+        } catch {
+            summary.failures.append("\(action.path): \(error)")
+            engine.status.end(of: action, error: error)
         }
     }
 

@@ -206,6 +206,15 @@ public protocol Remote: AnyObject, Sendable {
     @discardableResult
     func write(_ path: RemotePath, from source: UploadSource, condition: WriteCondition) throws -> RemoteTag?
 
+    /// ``write(_:from:condition:)``, told whether the caller's listing of this pass vouches
+    /// for the file's place (`placeListed`): its folder is there (listed, or made since by the
+    /// caller) and no folder is at `path`. A remote that would look for both with requests of
+    /// its own before a new file (S3, whose keys are only names) skips them; by default the
+    /// same as ``write(_:from:condition:)``.
+    @discardableResult
+    func write(_ path: RemotePath, from source: UploadSource, condition: WriteCondition, placeListed: Bool)
+        throws -> RemoteTag?
+
     /// Deletes the file or the empty folder at `path` if `condition` holds.
     ///
     /// A folder is deleted only when it is empty (`.notEmpty` otherwise), so that a delete
@@ -277,6 +286,13 @@ extension Remote {
     public var movesAreAtomic: Bool { true }
 
     public func listTree() throws -> [RemotePath: RemoteEntry]? { nil }
+
+    @discardableResult
+    public func write(
+        _ path: RemotePath, from source: UploadSource, condition: WriteCondition, placeListed: Bool
+    ) throws -> RemoteTag? {
+        try write(path, from: source, condition: condition)
+    }
 
     public func finishMove(_ source: RemotePath, to destination: RemotePath, condition: WriteCondition?)
         throws

@@ -57,11 +57,22 @@ extension S3Remote {
     public func write(_ path: RemotePath, from source: UploadSource, condition: WriteCondition) throws
         -> RemoteTag?
     {
+        try write(path, from: source, condition: condition, placeListed: false)
+    }
+
+    /// A new file whose place the caller's listing vouches for (`placeListed`) is put without
+    /// the two listings that look for a folder at its key and for its folder: a sync pass
+    /// knows both from the listing it planned with, and they were two requests of every new
+    /// document's three.
+    @discardableResult
+    public func write(
+        _ path: RemotePath, from source: UploadSource, condition: WriteCondition, placeListed: Bool
+    ) throws -> RemoteTag? {
         try validate(path, .write)
         if condition == .matches(Self.folderTag) {
             throw failure(.notAFile, .write, path, detail: "a folder has that tag")
         }
-        if condition == .absent { try checkPlaceForNewFile(path) }
+        if condition == .absent, !placeListed { try checkPlaceForNewFile(path) }
         let reader = PartReader(source)
         if source.size > configuration.multipartThreshold {
             return try writeInParts(path, from: reader, size: source.size, condition: condition)

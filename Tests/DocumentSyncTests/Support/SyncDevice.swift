@@ -49,6 +49,9 @@ final class SyncDevice: @unchecked Sendable {
     /// The clock the device's engine reads, when not the system's: the simulation's devices
     /// share a ``ManualSyncClock`` it moves.
     var clock: (any SyncClock)?
+    /// When set, the seed each engine of the device shuffles the actions of every batch with
+    /// (``SyncEngine/arrangeBatch``): the simulation's, so that a run replays.
+    var batchShuffleSeed: UInt64?
 
     /// The device's ubiquitous key-value store file.
     var keyValueStore: URL { stateHome.appendingPathComponent("keyvalue.plist") }
@@ -73,6 +76,10 @@ final class SyncDevice: @unchecked Sendable {
         engine.makeIdentifier = {
             identifiers.value += 1
             return "\(name)-\(identifiers.value)"
+        }
+        if let seed = batchShuffleSeed {
+            var generator = SeededGenerator(seed: seed)
+            engine.arrangeBatch = { batch in batch.shuffle(using: &generator) }
         }
         self.engine = engine
         return engine

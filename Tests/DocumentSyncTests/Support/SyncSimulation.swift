@@ -151,7 +151,12 @@ final class SyncSimulation {
                 $0, remote: target.remote, in: folder, computerName: ProcessInfo.processInfo.hostName)
         }
         if onDemand { devices[1].downloadsOnDemand = true }
-        for device in devices { device.clock = clock }
+        for (index, device) in devices.enumerated() {
+            device.clock = clock
+            // Each batch of every pass in an order of the seed's: the engine must not depend on
+            // the order of the actions inside a batch.
+            device.batchShuffleSeed = seed &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(index)
+        }
         (self.folder, self.target) = (folder, target)
         let steps = Int.random(in: 10...30, using: &random)
         stepCount = min(steps, stepLimit ?? steps)
