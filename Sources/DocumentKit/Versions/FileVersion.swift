@@ -115,8 +115,8 @@ public final class FileVersion: Sendable, CustomStringConvertible {
 
     /// Whether the conflict has been dealt with. Setting it to true resolves the conflict;
     /// the version stays until it is removed. Presenters of the item hear
-    /// `presentedItemDidResolveConflict`, and a ``Document`` of it leaves
-    /// ``DocumentState/inConflict`` when no unresolved conflict is left.
+    /// `presentedItemDidResolveConflict`, and a document of it leaves its
+    /// `inConflict` state when no unresolved conflict is left.
     public var isResolved: Bool {
         get { state.withLock { $0.isResolved } }
         set {
@@ -246,7 +246,7 @@ public final class FileVersion: Sendable, CustomStringConvertible {
     }
 
     /// Adds a conflict version of the item at `url`: another writer's contents, the name of
-    /// the computer that wrote them and when. This is how sync and a ``Document`` that finds
+    /// the computer that wrote them and when. This is how sync and a document that finds
     /// its file changed under unsaved edits record what they could not merge.
     ///
     /// - Parameter savingComputer: The name of the computer whose contents they are; nil for

@@ -15,6 +15,26 @@ struct PendingCommit: Sendable {
     var location: (device: UInt64, inode: UInt64)?
 }
 
+/// One version to store in a batch: whose it is, where its bytes are, and when it was made.
+struct VersionSource {
+    /// Where the version's bytes are.
+    enum Contents {
+        /// A file or package linked into `incoming/` (a capture), cut with the item's
+        /// remembered contents.
+        case staged(URL)
+        /// A file's bytes, already read, and its mode.
+        case bytes(Data, mode: UInt32)
+    }
+
+    var itemID: String
+    /// Where the item is now: the version's record keeps it, for the identity index.
+    var location: IdentityIndex.Entry
+    var name: String
+    var modified: Date
+    var captured: Date
+    var contents: Contents
+}
+
 extension VersionStore {
     /// At most this many versions are stored together, so that one flush never waits on an
     /// unbounded amount of writing.
@@ -36,19 +56,25 @@ extension VersionStore {
         guard !batch.isEmpty else { return }
         defer { for commit in batch { removeStaged(commit.captured.staged) } }
         do {
-            try withStoreLock { _ = try store(batch) }
+            try withStoreLock { _ = try store(batch.map(VersionSource.init)) }
         } catch {
             report(error, operation: "keep the previous version of a document")
         }
     }
 
-    /// Runs under the store lock.
+    /// Stores `sources` as history versions, together: one pack holds their records and
+    /// their small contents (``VersionPack``), larger contents go to loose chunks, and one
+    /// flush makes them all durable. Runs under the store lock.
     ///
-    /// - Returns: For each commit, the persistent identifier of the version that holds its
+    /// Crash order: loose chunks, then the pack, each flushed with its folder before the next
+    /// is placed (see ``StoreWriteBatch``); the identity index after, without a flush (the
+    /// records hold the locations it is rebuilt from); thinning last.
+    ///
+    /// - Returns: For each source, the persistent identifier of the version that holds its
     ///   bytes (new, or the newest already there with the same bytes); nil where it failed.
-    private func store(_ batch: [PendingCommit]) throws -> [String?] {
+    func store(_ sources: [VersionSource]) throws -> [String?] {
         var kept: [String?] = []
-        let writes = StoreWriteBatch(store: self)
+        let writes = StoreWriteBatch(store: self, packing: true)
         // Each item's records as they will be once the batch is flushed, oldest first.
         var histories: [String: [RecordSummary]] = [:]
         var added: [VersionRecord] = []
@@ -56,83 +82,71 @@ extension VersionStore {
         // Items whose last location in the batch no record holds: the index must be flushed.
         var notedOnly: Set<String> = []
         let device = self.device
-        for commit in batch {
+        for source in sources {
             kept.append(nil)
-            let captured = commit.captured
-            let itemID = captured.identity.id
-            let location = IdentityIndex.Entry(
-                path: commit.url.path, device: commit.location?.device ?? captured.identity.device,
-                inode: commit.location?.inode ?? captured.identity.inode)
+            let itemID = source.itemID
             do {
-                var contents = rememberedContents.withLock { $0.items[itemID] }
-                let manifest = try ingest(captured.staged, into: writes, previous: &contents)
-                remember(contents, ofItem: itemID)
+                let ingested: Ingested
+                switch source.contents {
+                case .staged(let url):
+                    var contents = rememberedContents.withLock { $0.items[itemID] }
+                    ingested = try ingest(url, into: writes, previous: &contents)
+                    remember(contents, ofItem: itemID)
+                case .bytes(let data, let mode):
+                    var bytes = Ingested(manifest: Manifest(isPackage: false, entries: []))
+                    var unknown: ChunkedContents?
+                    let entry = try ingestBytes(
+                        data, relative: "", mode: mode, into: &bytes, batch: writes, previous: &unknown)
+                    bytes.manifest.entries = [entry]
+                    ingested = bytes
+                }
                 var history = histories[itemID] ?? recordSummaries(ofItem: itemID)
                 defer { histories[itemID] = history }
                 // Saving unchanged bytes again adds nothing, but the save made a new file:
                 // where the item is now must still be noted, or a store that finds items by
                 // inode and path loses the item at its next rename.
-                if let newest = history.last(where: { !$0.isConflict }), newest.manifest == manifest {
-                    locations.append((itemID, location))
+                if let newest = history.last(where: { !$0.isConflict }), newest.manifest == ingested.manifest
+                {
+                    locations.append((itemID, source.location))
                     notedOnly.insert(itemID)
                     kept[kept.count - 1] = newest.id
                     continue
                 }
                 let record = VersionRecord(
-                    id: UUID().uuidString, itemID: itemID, name: captured.name,
-                    itemPath: location.path, device: location.device, inode: location.inode,
-                    savingComputer: device.name, savingDevice: device.identifier, modified: captured.modified,
-                    captured: captured.captured, isConflict: false, isResolved: true, isDiscardable: true,
-                    manifest: manifest)
-                try stageRecord(record, in: writes)
+                    id: UUID().uuidString, itemID: itemID, name: source.name,
+                    itemPath: source.location.path, device: source.location.device,
+                    inode: source.location.inode, savingComputer: device.name,
+                    savingDevice: device.identifier, modified: source.modified, captured: source.captured,
+                    isConflict: false, isResolved: true, isDiscardable: true, manifest: ingested.manifest)
+                try writes.addPackedRecord(record, inline: ingested.inline)
                 history.append(RecordSummary(record))
                 added.append(record)
                 kept[kept.count - 1] = record.id
-                locations.append((itemID, location))
+                locations.append((itemID, source.location))
                 notedOnly.remove(itemID)
             } catch {
                 report(error, operation: "keep the previous version of a document")
             }
         }
         try writes.flush()
-        for record in added { noteRecordStored(record) }
+        notePlacedPacks(writes.placedPacks)
+        var packOf: [String: String] = [:]
+        for (name, pack) in writes.placedPacks {
+            for record in pack.records { packOf[record.versionID.uuidString] = name }
+        }
+        for record in added { noteRecordStored(record, pack: packOf[record.id]) }
+        reachedStep(.versionsPlaced)
         // The records just flushed hold their items' locations: the index is rebuilt from
         // them if a crash leaves it torn (see `saveIndex(_:options:durably:)`).
         try noteLocations(locations, durably: !notedOnly.isEmpty)
+        reachedStep(.indexWritten)
         for itemID in Set(added.map(\.itemID)) {
-            thin(histories[itemID] ?? [])
-        }
-        return kept
-    }
-
-    /// Keeps the bytes each file in `urls` holds now as a history version of it, many
-    /// versions sharing each flush: what a sync engine does after uploading many files, to
-    /// have the base of a later merge. Each file is linked into the store first, so that
-    /// bytes written to it after this call began are not taken for the ones it held.
-    ///
-    /// - Returns: For each file, the persistent identifier of the version that holds its
-    ///   bytes; nil where it could not be kept (reported, as a failed history version is).
-    package func keepVersions(ofItemsAt urls: [URL]) -> [String?] {
-        var kept: [String?] = []
-        var start = 0
-        while start < urls.count {
-            let group = urls[start..<min(start + Self.mostCommitsTogether, urls.count)]
-            start += group.count
-            let captured = group.map { capture(itemAt: $0) }
-            let commits = zip(captured, group).compactMap { captured, url in
-                captured.map { PendingCommit(captured: $0, url: url, location: nil) }
-            }
-            var stored: [String?] = []
-            queue.sync {
-                defer { for commit in commits { removeStaged(commit.captured.staged) } }
-                do {
-                    stored = try withStoreLock { try store(commits) }
-                } catch {
-                    report(error, operation: "keep the previous version of a document")
-                }
-            }
-            var next = stored.makeIterator()
-            for item in captured { kept.append(item == nil ? nil : (next.next() ?? nil)) }
+            thin(
+                histories[itemID]?.map { summary in
+                    var summary = summary
+                    summary.pack = summary.pack ?? packOf[summary.id]
+                    return summary
+                } ?? [])
         }
         return kept
     }
@@ -155,11 +169,25 @@ extension VersionStore {
         let history = records.filter { !$0.isConflict }.map { (id: $0.id, date: $0.captured) }
         let drop = thinningPolicy.versionsToDrop(history, now: now())
         guard !drop.isEmpty else { return }
-        for record in records where drop.contains(record.id) {
-            _ = Syscall.unlinkat(AT_FDCWD, recordURL(record.itemID, record.id).path)
-            try? FileManager.default.removeItem(
-                at: contentsURL.appendingPathComponent(record.itemID).appendingPathComponent(record.id))
+        do {
+            try removeVersions(records.filter { drop.contains($0.id) }.map { ($0.itemID, $0.id, $0.pack) })
+        } catch {
+            report(error, operation: "thin the history of a document")
         }
         collectUnusedChunks()
+    }
+}
+
+extension VersionSource {
+    /// The version a save's capture holds.
+    init(_ commit: PendingCommit) {
+        let captured = commit.captured
+        self.init(
+            itemID: captured.identity.id,
+            location: IdentityIndex.Entry(
+                path: commit.url.path, device: commit.location?.device ?? captured.identity.device,
+                inode: commit.location?.inode ?? captured.identity.inode),
+            name: captured.name, modified: captured.modified, captured: captured.captured,
+            contents: .staged(captured.staged))
     }
 }

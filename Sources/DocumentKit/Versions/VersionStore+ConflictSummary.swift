@@ -30,7 +30,7 @@ extension VersionStore {
 
     /// How long a summary serves without a look at the store. Changes made in this process
     /// clear it at once, and so does news of another process's change that reaches this one
-    /// (see ``VersionNews``); this bounds how late a change shows that no news brought.
+    /// (see ``VersionNewsCourier``); this bounds how late a change shows that no news brought.
     static let conflictSummaryLifetime: Duration = .seconds(1)
 
     /// Whether the item at `url` has unresolved conflict versions, cheaply enough to ask for

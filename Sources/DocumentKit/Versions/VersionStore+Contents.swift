@@ -12,37 +12,44 @@ extension VersionStore {
     /// Cuts the file or package at `url` into chunks, writes the new ones into `batch` and
     /// returns the manifest. Runs under the store lock; the chunks are in the store once the
     /// batch is flushed.
-    func ingest(_ url: URL, into batch: StoreWriteBatch) throws -> Manifest {
+    func ingest(_ url: URL, into batch: StoreWriteBatch) throws -> Ingested {
         var contents: ChunkedContents?
         return try ingest(url, into: batch, previous: &contents)
+    }
+
+    /// What storing some contents gave: their manifest, and the chunks to keep inline with
+    /// their record in the batch's pack (none unless the batch packs).
+    struct Ingested {
+        var manifest: Manifest
+        var inline: [(name: String, bytes: Data)] = []
     }
 
     /// ``ingest(_:into:)``, cutting and hashing only what changed since `previous`: the
     /// item's contents as last stored, replaced by these if they are a file small enough
     /// to keep (``ChunkedContents/mostBytes``), or by nil.
-    func ingest(_ url: URL, into batch: StoreWriteBatch, previous: inout ChunkedContents?) throws -> Manifest
+    func ingest(_ url: URL, into batch: StoreWriteBatch, previous: inout ChunkedContents?) throws -> Ingested
     {
         let info = try Syscall.fstatat(AT_FDCWD, url.path, followLinks: false).get("keep a version of", url)
+        var ingested = Ingested(manifest: Manifest(isPackage: info.isDirectory, entries: []))
         if info.isDirectory {
             previous = nil
-            var entries: [Manifest.Entry] = []
-            try ingestFolder(url, relative: "", info: info, into: &entries, batch: batch)
-            return Manifest(isPackage: true, entries: entries)
+            try ingestFolder(url, relative: "", info: info, into: &ingested, batch: batch)
+            return ingested
         }
         guard info.isRegularFile else {
             throw DocumentKitError(
                 .unsupportedFileType, operation: "keep a version of", url: url,
                 detail: "not a file or a folder")
         }
-        return Manifest(
-            isPackage: false,
-            entries: [try ingestFile(url, relative: "", info: info, batch: batch, previous: &previous)])
+        ingested.manifest.entries.append(
+            try ingestFile(url, relative: "", info: info, into: &ingested, batch: batch, previous: &previous))
+        return ingested
     }
 
     private func ingestFolder(
-        _ url: URL, relative: String, info: stat, into entries: inout [Manifest.Entry], batch: StoreWriteBatch
+        _ url: URL, relative: String, info: stat, into ingested: inout Ingested, batch: StoreWriteBatch
     ) throws {
-        entries.append(
+        ingested.manifest.entries.append(
             Manifest.Entry(path: relative, kind: .folder, mode: UInt32(info.permissions), size: 0, chunks: [])
         )
         let names = try FileManager.default.contentsOfDirectory(atPath: url.path).sorted()
@@ -53,23 +60,25 @@ extension VersionStore {
                 "keep a version of", child)
             if childInfo.isDirectory {
                 try ingestFolder(
-                    child, relative: childRelative, info: childInfo, into: &entries, batch: batch)
+                    child, relative: childRelative, info: childInfo, into: &ingested, batch: batch)
             } else if childInfo.isSymbolicLink {
                 let target = try Syscall.readlinkat(AT_FDCWD, child.path).get("read the link", child)
-                entries.append(
+                ingested.manifest.entries.append(
                     Manifest.Entry(
                         path: childRelative, kind: .link, mode: 0o777, size: 0, chunks: [], target: target))
             } else if childInfo.isRegularFile {
                 var unknown: ChunkedContents?
-                entries.append(
+                ingested.manifest.entries.append(
                     try ingestFile(
-                        child, relative: childRelative, info: childInfo, batch: batch, previous: &unknown))
+                        child, relative: childRelative, info: childInfo, into: &ingested, batch: batch,
+                        previous: &unknown))
             }
         }
     }
 
     private func ingestFile(
-        _ url: URL, relative: String, info: stat, batch: StoreWriteBatch, previous: inout ChunkedContents?
+        _ url: URL, relative: String, info: stat, into ingested: inout Ingested, batch: StoreWriteBatch,
+        previous: inout ChunkedContents?
     ) throws -> Manifest.Entry {
         let kept = info.st_size <= ChunkedContents.mostBytes
         let data: Data
@@ -81,9 +90,26 @@ extension VersionStore {
             throw DocumentKitError(
                 .ioFailure, operation: "read a version of", url: url, detail: "\(error)", underlying: error)
         }
+        return try ingestBytes(
+            data, relative: relative, mode: UInt32(info.permissions), into: &ingested, batch: batch,
+            previous: &previous)
+    }
+
+    /// Stores the bytes of one file of a version. When the batch packs: inline with its
+    /// record when they are few (``VersionPack/mostInlineBytes``), else their chunks not
+    /// stored yet inline up to ``VersionPack/mostInlineNewBytes`` and loose past that.
+    /// Otherwise as loose chunks.
+    func ingestBytes(
+        _ data: Data, relative: String, mode: UInt32, into ingested: inout Ingested, batch: StoreWriteBatch,
+        previous: inout ChunkedContents?
+    ) throws -> Manifest.Entry {
+        let small = batch.keepsContentsInline && data.count <= VersionPack.mostInlineBytes
+        var inlineBudget = batch.keepsContentsInline ? VersionPack.mostInlineNewBytes : 0
+        let homes = batch.keepsContentsInline && !small ? packCatalog().chunkHomes : [:]
         var chunks: [Chunk] = []
         // Room for the longest chunk, read back from the store to be compared.
-        let stored = UnsafeMutableRawBufferPointer.allocate(byteCount: Chunker.maximumSize, alignment: 64)
+        let stored = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: small ? 0 : Chunker.maximumSize, alignment: 64)
         defer { stored.deallocate() }
         try data.withUnsafeBytes { bytes in
             if let previous {
@@ -98,43 +124,60 @@ extension VersionStore {
                 }
             }
             for index in chunks.indices {
-                let chunk = UnsafeRawBufferPointer(
-                    rebasing: bytes[chunks[index].offset..<chunks[index].offset + chunks[index].length])
+                let range = chunks[index].offset..<chunks[index].offset + chunks[index].length
+                let chunk = UnsafeRawBufferPointer(rebasing: bytes[range])
                 if chunks[index].name.isEmpty { chunks[index].name = ContentHash(of: chunk).hex }
+                let name = chunks[index].name
+                if small {
+                    ingested.inline.append((name, data.subdata(in: range)))
+                    continue
+                }
                 // Checked against the store even when reused: it may have been removed or damaged since.
-                try storeChunk(chunks[index].name, chunk, comparingThrough: stored, batch: batch)
+                if storesChunk(name, chunk, comparingThrough: stored, batch: batch, homes: homes) { continue }
+                if batch.holdsInlineChunk(name) || ingested.inline.contains(where: { $0.name == name }) {
+                    continue
+                }
+                if chunk.count <= inlineBudget {
+                    inlineBudget -= chunk.count
+                    ingested.inline.append((name, data.subdata(in: range)))
+                } else {
+                    try batch.addChunk(name, chunk)
+                }
             }
         }
-        previous = kept ? ChunkedContents(bytes: data, chunks: chunks) : nil
+        previous =
+            data.count <= ChunkedContents.mostBytes ? ChunkedContents(bytes: data, chunks: chunks) : nil
         return Manifest.Entry(
-            path: relative, kind: .file, mode: UInt32(info.permissions), size: Int64(data.count),
-            chunks: chunks.map(\.name))
+            path: relative, kind: .file, mode: mode, size: Int64(data.count), chunks: chunks.map(\.name))
     }
 
-    /// Writes a chunk into `batch` unless the very same bytes are already stored under its
-    /// name or on their way there.
+    /// Whether the very same bytes are already stored under the chunk's name (loose, or inline
+    /// in the live pack `homes` names) or on their way there in `batch`; when not, the caller
+    /// writes them.
     ///
     /// A stored chunk of the right size is compared with the bytes, not trusted: one that was
     /// damaged (a flipped bit) would otherwise make every later version holding these bytes
-    /// unrestorable. A damaged one is reported, set aside, and replaced by the good bytes.
-    /// Compared once by this store object: while the chunk's file keeps the status it had
-    /// then (inode, size, times), later versions holding it cost one `fstatat`, not a read.
+    /// unrestorable. A damaged one is reported and set aside, and the caller writes the good
+    /// bytes. Compared once by this store object: while the chunk's file (or its pack) keeps
+    /// the status it had then (inode, size, times), later versions holding it cost one
+    /// `fstatat`, not a read.
     ///
     /// - Parameter buffer: Where the stored chunk is read to be compared, at least as long as
     ///   `bytes`.
-    private func storeChunk(
+    private func storesChunk(
         _ name: String, _ bytes: UnsafeRawBufferPointer,
         comparingThrough buffer: UnsafeMutableRawBufferPointer,
-        batch: StoreWriteBatch
-    ) throws {
-        if batch.holdsChunk(name) { return }
+        batch: StoreWriteBatch, homes: [String: String]
+    ) -> Bool {
+        if batch.holdsChunk(name) { return true }
         let path = chunkPath(name)
         if let verified = verifiedChunks.withLock({ $0[name] }),
             case .success(let info) = Syscall.fstatat(AT_FDCWD, path, followLinks: false),
             FileStatus(info) == verified
         {
-            return
+            return true
         }
+        if let home = homes[name], packHoldsChunk(name, in: home) { return true }
         switch storedChunk(atPath: path, holds: bytes, buffer: buffer) {
         case .same(let status):
             verifiedChunks.withLock { verified in
@@ -142,8 +185,8 @@ extension VersionStore {
                 if verified.count >= Self.mostVerifiedChunks { verified.removeAll(keepingCapacity: true) }
                 verified[name] = status
             }
-            return
-        case .missing: break
+            return true
+        case .missing: return false
         case .different:
             verifiedChunks.withLock { _ = $0.removeValue(forKey: name) }
             quarantine(
@@ -151,8 +194,8 @@ extension VersionStore {
                 reason:
                     "a stored chunk does not hold the bytes its name says; the good bytes were stored again",
                 operation: "check a stored chunk")
+            return false
         }
-        try batch.addChunk(name, bytes)
     }
 
     /// How many chunks' statuses ``verifiedChunks`` holds at most: 64 MiB of average chunks.
@@ -207,8 +250,13 @@ extension VersionStore {
     ///
     /// - Parameter privately: Whether every file and folder is the user's alone (the store's
     ///   own copies), rather than given the version's modes (a restore).
-    func materialize(_ manifest: Manifest, at destination: URL, privately: Bool = false) throws {
+    /// - Parameter pack: The pack that holds the version's record, where its inline chunks
+    ///   are; other chunks may be inline in other packs, or loose.
+    func materialize(_ manifest: Manifest, at destination: URL, privately: Bool = false, pack: String? = nil)
+        throws
+    {
         let modeMask: mode_t = privately ? 0o700 : 0o7777
+        let catalog = packCatalog()
         for entry in manifest.entries {
             let url = entry.path.isEmpty ? destination : destination.appendingPathComponent(entry.path)
             switch entry.kind {
@@ -221,6 +269,10 @@ extension VersionStore {
                 let file = try FileDescriptor.open(
                     url, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode: 0o600, operation: "rebuild a version")
                 for name in entry.chunks {
+                    if let chunk = try packedChunk(name, preferring: pack, in: catalog) {
+                        try chunk.withUnsafeBytes { try file.writeAll($0, operation: "rebuild a version") }
+                        continue
+                    }
                     let chunk: Data
                     do {
                         chunk = try Data(contentsOf: chunkURL(name))
@@ -264,8 +316,10 @@ extension VersionStore {
     // MARK: - Sweeping
 
     /// Once per store object, at its first write: removes what killed processes left in
-    /// `incoming/` (only entries whose process is gone), makes a store folder that an older
-    /// DocumentKit left readable to others private, and trims the cache of rebuilt versions.
+    /// `incoming/` (only entries whose process is gone) and packs another one replaces (a
+    /// crash between placing a pack and removing the one it replaced), makes a store folder
+    /// that an older DocumentKit left readable to others private, and trims the cache of
+    /// rebuilt versions.
     func sweepOnce() {
         guard
             swept.withLock({ state in
@@ -297,6 +351,7 @@ extension VersionStore {
                 }
             }
         }
+        sweepReplacedPacks()
         trimRebuiltVersions(keeping: nil)
     }
 

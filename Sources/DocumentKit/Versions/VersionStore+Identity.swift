@@ -30,6 +30,12 @@ extension VersionStore {
         }
         defer { Syscall.close(fd) }
         let info = try Syscall.fstat(fd).get("identify the item", url)
+        return identity(ofOpenItem: fd, path: path, info: info, creating: creating)
+    }
+
+    /// ``identity(ofItemAt:creating:)`` of the item open as `fd`, at `path` (standardized),
+    /// whose status is `info`.
+    func identity(ofOpenItem fd: CInt, path: String, info: stat, creating: Bool) -> ItemIdentity? {
         let device = UInt64(info.st_dev)
         let inode = UInt64(info.st_ino)
         var attributesSupported = true
@@ -115,13 +121,13 @@ extension VersionStore {
 }
 
 extension VersionStore {
-    /// Notes that the item at `oldURL` moved to `newURL`, so that its history follows it
-    /// even where the item lost its identity attribute (a program that saves without
-    /// keeping extended attributes) and the store finds it by path.
+    /// Notes in ``shared`` and in every other store this process uses that the item at
+    /// `oldURL` moved to `newURL`, so that its history follows it even where the item lost its
+    /// identity attribute (a program that saves without keeping extended attributes) and the
+    /// store finds it by path.
     ///
-    /// Called for every coordinated move (``FileCoordinator/item(at:didMoveTo:)``); costs a
-    /// lookup in the cached index when the store does not know the item.
-    /// Notes a coordinated move in ``shared`` and in every other store this process uses.
+    /// Coordination calls it for every coordinated move; costs a lookup in the cached index
+    /// when the store does not know the item.
     static func itemDidMoveInEveryStore(from oldURL: URL, to newURL: URL) {
         let shared = VersionStore.shared
         var stores = liveStores.filter { $0 !== shared }

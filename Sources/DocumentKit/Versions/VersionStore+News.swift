@@ -1,12 +1,38 @@
 import Foundation
 import Synchronization
 
+/// Carries a version store's news past the store: to the presenters and listeners of the
+/// item in this process, and to every other process presenting or listening for it.
+///
+/// The store sits below coordination and names nothing of it. Coordination provides the
+/// courier by making ``VersionNewsRoute`` conform to this protocol, and the store finds that
+/// conformance at run time: news then leaves every process that changes a store, even one
+/// that never coordinated anything (a registration made when coordination is first used
+/// would miss those). Without a courier (the versions layer built alone) a store still clears
+/// this process's caches and posts ``VersionStore/versionsDidChangeNotification``.
+protocol VersionNewsCourier {
+    /// Tells everyone concerned, here and in other processes, of `change` to a version in
+    /// `store`, and posts ``VersionStore/versionsDidChangeNotification`` here.
+    ///
+    /// - Parameter itemPath: The item's canonical path as the store last knew it, if it knows one.
+    static func carry(_ change: VersionChange, itemPath: String?, from store: VersionStore)
+}
+
+/// The way a store's news leaves it; coordination makes it a ``VersionNewsCourier``.
+enum VersionNewsRoute {
+    /// The courier this build has: the runtime's conformance lookup, cached by the runtime
+    /// after the first.
+    static var courier: (any VersionNewsCourier.Type)? {
+        (VersionNewsRoute.self as Any.Type) as? any VersionNewsCourier.Type
+    }
+}
+
 extension VersionStore {
     // MARK: - Telling the world
 
     /// Tells presenters and listeners of the item, in this process and every other one
-    /// concerned, through coordination (``VersionNews``); each process that hears posts
-    /// ``versionsDidChangeNotification``.
+    /// concerned, through the courier coordination provides (``VersionNewsCourier``); each
+    /// process that hears posts ``versionsDidChangeNotification``.
     ///
     /// - Parameter itemURL: Where the item was last seen, if the store knows.
     func notify(_ kind: VersionChange.Kind, _ version: FileVersion, itemURL: URL?) {
@@ -14,7 +40,7 @@ extension VersionStore {
         if version.isConflict { updateConflictMarker(ofItem: itemID) }
         invalidateConflictSummary()
         let change = VersionChange(
-            kind: kind, storeRoot: Message.fileSystemRepresentation(of: root), itemID: itemID,
+            kind: kind, storeRoot: root.fileSystemBytes, itemID: itemID,
             versionID: version.persistentIdentifier, name: version.localizedName ?? "",
             savingComputer: version.localizedNameOfSavingComputer,
             savingDevice: version.savingDeviceIdentifier,
@@ -22,13 +48,21 @@ extension VersionStore {
             modified: version.modificationDate, isConflict: version.isConflict,
             isResolved: version.isResolved,
             isDiscardable: version.isDiscardable)
-        VersionNews.announce(change, itemPath: itemURL.map(CanonicalPath.of), store: self)
+        let itemPath = itemURL.map(CanonicalPath.of)
+        if let courier = VersionNewsRoute.courier {
+            courier.carry(change, itemPath: itemPath, from: self)
+        } else {
+            Self.storeChanged(at: root)
+            MainQueueNotice.post(
+                Self.versionsDidChangeNotification, object: self,
+                userInfo: itemPath.map { ["url": URL(fileURLWithPath: $0)] } ?? [:])
+        }
     }
 
     /// The identity of the item at `url` in this store, or nil if it has none: its
     /// attribute when it has one, which costs no wait for the store's queue.
     func itemID(ofItemAt url: URL) -> String? {
-        if let stored = Self.storedIdentity(atPath: Message.fileSystemRepresentation(of: url)) {
+        if let stored = Self.storedIdentity(atPath: url.fileSystemBytes) {
             return stored
         }
         return queue.sync { try? identity(ofItemAt: url, creating: false) }?.id

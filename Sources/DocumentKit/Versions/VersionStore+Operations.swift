@@ -128,7 +128,7 @@ extension VersionStore {
             }
             return try withStoreLock {
                 let writes = StoreWriteBatch(store: self)
-                let manifest = try ingest(contentsURL, into: writes)
+                let manifest = try ingest(contentsURL, into: writes).manifest
                 // The same contents twice is one version: an unresolved conflict version, or
                 // any history version. Its chunks are flushed all the same: one found damaged
                 // was stored again, and the version that holds it is whole again only then.
@@ -197,7 +197,14 @@ extension VersionStore {
     /// moved where no path finds it. Searches every item, so it is for the rare case.
     package func version(forPersistentIdentifier persistentIdentifier: String) -> FileVersion? {
         queue.sync {
-            for item in itemIDs() {
+            // The packs' tables are in memory: the item of a packed version is found without a read.
+            let catalog = packCatalog()
+            let packedItem = UUID(uuidString: persistentIdentifier).flatMap { id in
+                catalog.live.lazy.compactMap { catalog.listed[$0]?.records.first { $0.versionID == id } }
+                    .first
+            }
+            let items = packedItem.map { [$0.itemID.uuidString] } ?? itemIDs()
+            for item in items {
                 if let record = record(ofItem: item, id: persistentIdentifier) {
                     return FileVersion(record: record, store: self)
                 }
@@ -213,23 +220,35 @@ extension VersionStore {
         let removed: [FileVersion] = try queue.sync {
             guard let identity = try identity(ofItemAt: url, creating: false) else { return [] }
             return try withStoreLock {
-                let records = records(ofItem: identity.id)
-                for record in records { try removeRecord(record) }
+                let records = storedRecords(ofItem: identity.id)
+                try removeVersions(records.map { ($0.record.itemID, $0.record.id, $0.pack) })
                 collectUnusedChunks()
-                return records.map { FileVersion(record: $0, store: self) }
+                return records.map { FileVersion(record: $0.record, store: self) }
             }
         }
         for version in removed { notify(.lost, version, itemURL: url) }
     }
 
-    private func removeRecord(_ record: VersionRecord) throws {
-        let url = recordURL(record.itemID, record.id)
-        switch Syscall.unlinkat(AT_FDCWD, url.path) {
-        case .success, .failure(.noSuchFileOrDirectory): break
-        case .failure(let error): throw DocumentKitError(error, operation: "remove a version", url: url)
+    /// Removes versions, each from its own file or from the pack that holds it (all of one
+    /// pack's with one rewrite of it), and their rebuilt copies. Runs under the store lock.
+    func removeVersions(_ versions: [(itemID: String, versionID: String, pack: String?)]) throws {
+        var packed: [String: Set<UUID>] = [:]
+        for (itemID, versionID, pack) in versions {
+            if let pack, let id = UUID(uuidString: versionID) {
+                packed[pack, default: []].insert(id)
+            } else {
+                let url = recordURL(itemID, versionID)
+                switch Syscall.unlinkat(AT_FDCWD, url.path) {
+                case .success, .failure(.noSuchFileOrDirectory): break
+                case .failure(let error):
+                    throw DocumentKitError(error, operation: "remove a version", url: url)
+                }
+            }
+            try? FileManager.default.removeItem(
+                at: contentsURL.appendingPathComponent(itemID).appendingPathComponent(versionID))
         }
-        try? FileManager.default.removeItem(
-            at: contentsURL.appendingPathComponent(record.itemID).appendingPathComponent(record.id))
+        try removePackedVersions(packed)
+        reachedStep(.versionsRemoved)
     }
 
     // MARK: - One version
@@ -242,8 +261,10 @@ extension VersionStore {
         }
         try queue.sync {
             try withStoreLock {
-                guard let record = record(ofItem: itemID, id: version.persistentIdentifier) else { return }
-                try removeRecord(record)
+                guard let stored = storedRecord(ofItem: itemID, id: version.persistentIdentifier) else {
+                    return
+                }
+                try removeVersions([(itemID, stored.record.id, stored.pack)])
                 collectUnusedChunks()
             }
         }
@@ -302,14 +323,14 @@ extension VersionStore {
         }
         return try queue.sync {
             if FileManager.default.fileExists(atPath: url.path) { return url }
-            guard let record = record(ofItem: itemID, id: version.persistentIdentifier) else {
+            guard let stored = storedRecord(ofItem: itemID, id: version.persistentIdentifier) else {
                 throw DocumentKitError(
                     .fileNotFound, operation: "open a version", url: url, detail: "it was removed")
             }
             try makeFolder(folder)
             let temporary = folder.appendingPathComponent(".\(UUID().uuidString)")
             do {
-                try materialize(record.manifest, at: temporary, privately: true)
+                try materialize(stored.record.manifest, at: temporary, privately: true, pack: stored.pack)
                 _ = try Syscall.renameat(AT_FDCWD, temporary.path, AT_FDCWD, url.path).get(
                     "store a version", url)
             } catch {
@@ -325,8 +346,13 @@ extension VersionStore {
     func hasChunks(of version: FileVersion) -> Bool {
         guard let itemID = version.itemID else { return false }
         return queue.sync {
-            guard let record = record(ofItem: itemID, id: version.persistentIdentifier) else { return false }
-            return record.manifest.chunkNames.allSatisfy {
+            guard let stored = storedRecord(ofItem: itemID, id: version.persistentIdentifier) else {
+                return false
+            }
+            let catalog = packCatalog()
+            let inline = stored.pack.flatMap { catalog.listed[$0]?.chunks } ?? [:]
+            return stored.record.manifest.chunkNames.allSatisfy {
+                if inline[$0] != nil || catalog.chunkHomes[$0] != nil { return true }
                 if case .success = Syscall.fstatat(AT_FDCWD, chunkPath($0), followLinks: true) { return true }
                 return false
             }
@@ -339,7 +365,9 @@ extension VersionStore {
         let target = url.standardizedFileURL
         if let itemID = version.itemID {
             guard
-                let record = queue.sync(execute: { record(ofItem: itemID, id: version.persistentIdentifier) })
+                let stored = queue.sync(execute: {
+                    storedRecord(ofItem: itemID, id: version.persistentIdentifier)
+                })
             else {
                 throw DocumentKitError(
                     .fileNotFound, operation: "restore a version", url: url, detail: "it was removed")
@@ -347,7 +375,8 @@ extension VersionStore {
             let exists = FileManager.default.fileExists(atPath: target.path)
             let captured = exists ? capture(itemAt: target) : nil
             do {
-                try SafeSave.writeItem(at: target) { staging in try materialize(record.manifest, at: staging)
+                try SafeSave.writeItem(at: target) { staging in
+                    try materialize(stored.record.manifest, at: staging, pack: stored.pack)
                 }
             } catch {
                 discard(captured)

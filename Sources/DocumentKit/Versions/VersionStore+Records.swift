@@ -184,13 +184,33 @@ extension VersionStore {
 
     // MARK: - Records
 
+    /// Every item with versions: those with a folder of records, and those in packs.
     func itemIDs() -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: itemsURL.path)) ?? []
-        return names.filter { UUID(uuidString: $0) != nil }
+        var items = Set(names.compactMap { UUID(uuidString: $0)?.uuidString })
+        items.formUnion(packCatalog().byItem.keys.map(\.uuidString))
+        return items.sorted()
     }
 
-    /// The item's version records; damaged ones are moved aside and reported.
+    /// The item's version records, oldest first, whether in files of their own or in packs;
+    /// damaged ones are moved aside and reported. A version in both (a packed record
+    /// rewritten, whose pack was not rewritten yet) is its own file's.
     func records(ofItem itemID: String) -> [VersionRecord] {
+        storedRecords(ofItem: itemID).map(\.record)
+    }
+
+    /// ``records(ofItem:)``, each with the pack that holds it, nil for a file of its own.
+    func storedRecords(ofItem itemID: String) -> [(record: VersionRecord, pack: String?)] {
+        var result: [(record: VersionRecord, pack: String?)] = looseRecords(ofItem: itemID).map { ($0, nil) }
+        let loose = Set(result.map(\.record.id))
+        for (record, pack) in packedRecords(ofItem: itemID) where !loose.contains(record.id) {
+            result.append((record, pack))
+        }
+        return result.sorted { $0.record.captured < $1.record.captured }
+    }
+
+    /// The item's records in files of their own, `items/ITEM/VERSION.json`.
+    func looseRecords(ofItem itemID: String) -> [VersionRecord] {
         let folder = itemFolder(itemID)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         var result: [VersionRecord] = []
@@ -205,7 +225,7 @@ extension VersionStore {
                 quarantine(url, reason: "a version record is damaged")
             }
         }
-        return result.sorted { $0.captured < $1.captured }
+        return result
     }
 
     /// What a save's commit needs of the item's records (which version is the newest
@@ -217,16 +237,29 @@ extension VersionStore {
     /// listing the item's folder is enough to know what was added or removed since.
     func recordSummaries(ofItem itemID: String) -> [RecordSummary] {
         let folder = itemFolder(itemID)
-        let names: [String]
-        do {
-            names = try DirectoryEntry.entries(ofFolderAt: folder, operation: "list the versions of an item")
-                .map(\.name)
-        } catch {
-            recordSummaryCache.withLock { $0[itemID] = nil }
-            return []
-        }
+        let names =
+            (try? DirectoryEntry.entries(ofFolderAt: folder, operation: "list the versions of an item"))?
+            .map(\.name) ?? []
         var known = recordSummaryCache.withLock { $0[itemID] } ?? [:]
         var current: [String: RecordSummary] = [:]
+        // Packed versions are known by their pack and identifier, which never change either.
+        let catalog = packCatalog()
+        var unread: [PackedVersion] = []
+        for packed in UUID(uuidString: itemID).flatMap({ catalog.byItem[$0] }) ?? [] {
+            guard let entry = catalog.entry(packed) else { continue }
+            let key = "\(packed.pack)/\(entry.versionID.uuidString)"
+            if let summary = known.removeValue(forKey: key) {
+                current[key] = summary
+            } else {
+                unread.append(packed)
+            }
+        }
+        if !unread.isEmpty {
+            for (record, pack) in packedRecords(ofItem: itemID)
+            where unread.contains(where: { $0.pack == pack }) {
+                current["\(pack)/\(record.id)"] = RecordSummary(record, pack: pack)
+            }
+        }
         for name in names where name.hasSuffix(".json") {
             if let summary = known.removeValue(forKey: name) {
                 current[name] = summary
@@ -242,28 +275,59 @@ extension VersionStore {
                 quarantine(url, reason: "a version record is damaged")
             }
         }
-        recordSummaryCache.withLock { $0[itemID] = current }
-        return current.values.sorted { $0.captured < $1.captured }
+        recordSummaryCache.withLock { $0[itemID] = current.isEmpty ? nil : current }
+        // A version both in a file of its own and in a pack is one version.
+        var seen: Set<String> = []
+        return current.values.sorted { $0.captured < $1.captured }.filter { seen.insert($0.id).inserted }
     }
 
     func record(ofItem itemID: String, id versionID: String) -> VersionRecord? {
+        storedRecord(ofItem: itemID, id: versionID)?.record
+    }
+
+    /// The version's record and, when a pack holds it, that pack (where its inline contents are).
+    func storedRecord(ofItem itemID: String, id versionID: String) -> (record: VersionRecord, pack: String?)?
+    {
         guard UUID(uuidString: versionID) != nil, UUID(uuidString: itemID) != nil else { return nil }
         let url = recordURL(itemID, versionID)
-        guard let data = try? Data(contentsOf: url) else { return nil }
-        guard let record = try? VersionRecord.decoded(from: data) else {
-            quarantine(url, reason: "a version record is damaged")
-            return nil
+        if let data = try? Data(contentsOf: url) {
+            guard let record = try? VersionRecord.decoded(from: data) else {
+                quarantine(url, reason: "a version record is damaged")
+                return nil
+            }
+            return (record, nil)
         }
-        return record
+        return packedRecord(ofItem: itemID, id: versionID).map { ($0.record, $0.pack) }
     }
 
     /// Rewrites a record (its resolution or discardability changed) with a safe save.
+    ///
+    /// A packed record becomes a file of its own: its inline chunks are stored as loose ones
+    /// first, then the record is written, then it is removed from its pack (see
+    /// `removePackedVersions(_:)`). Until then the version is in both, and its own file is the
+    /// one read.
     func writeRecord(_ record: VersionRecord) throws {
+        let packed = packedRecord(ofItem: record.itemID, id: record.id)
+        if let packed {
+            // A record file of its own names loose chunks only: packs' rewrites keep the
+            // inline chunks that other packs name, not those that record files name.
+            let writes = StoreWriteBatch(store: self)
+            let catalog = packCatalog()
+            for name in Set(record.manifest.chunkNames) {
+                guard !writes.holdsChunk(name),
+                    case .failure = Syscall.fstatat(AT_FDCWD, chunkPath(name), followLinks: false),
+                    let bytes = try packedChunk(name, preferring: packed.pack, in: catalog)
+                else { continue }
+                try bytes.withUnsafeBytes { try writes.addChunk(name, $0) }
+            }
+            try writes.flush()
+        }
         try makeFolder(itemFolder(record.itemID))
         try SafeSave.write(
             try VersionRecord.encoder.encode(record), to: recordURL(record.itemID, record.id),
             permissions: 0o600)
         noteRecordStored(record)
+        if let packed, let id = UUID(uuidString: record.id) { try removePackedVersions([packed.pack: [id]]) }
     }
 
     /// Writes a new record into `batch`: in the store once the batch is flushed.
@@ -271,10 +335,12 @@ extension VersionStore {
         try batch.addRecord(try VersionRecord.encoder.encode(record), at: recordURL(record.itemID, record.id))
     }
 
-    /// Tells the record summaries of a record this store object wrote, so it is not read back.
-    func noteRecordStored(_ record: VersionRecord) {
+    /// Tells the record summaries of a record this store object wrote, in a file of its own
+    /// or in `pack`, so it is not read back.
+    func noteRecordStored(_ record: VersionRecord, pack: String? = nil) {
+        let key = pack.map { "\($0)/\(record.id)" } ?? "\(record.id).json"
         // An item not summarized yet is listed in full at its first summary.
-        recordSummaryCache.withLock { $0[record.itemID]?["\(record.id).json"] = RecordSummary(record) }
+        recordSummaryCache.withLock { $0[record.itemID]?[key] = RecordSummary(record, pack: pack) }
     }
 
     /// Moves a damaged file into `damaged/` so it is reported once, not at every listing.
@@ -302,7 +368,7 @@ extension VersionStore {
     /// unknown, so none may be collected as unused.
     var hasDamagedRecords: Bool {
         ((try? FileManager.default.contentsOfDirectory(atPath: damagedURL.path)) ?? []).contains {
-            $0.hasSuffix(".json") && !$0.hasPrefix("index-")
+            ($0.hasSuffix(".json") && !$0.hasPrefix("index-")) || $0.hasSuffix(".pack")
         }
     }
 
@@ -321,9 +387,13 @@ extension VersionStore {
             return
         }
         var used: Set<String> = []
-        for itemID in itemIDs() {
-            for record in records(ofItem: itemID) { used.formUnion(record.manifest.chunkNames) }
+        let looseItems = (try? FileManager.default.contentsOfDirectory(atPath: itemsURL.path)) ?? []
+        for itemID in looseItems where UUID(uuidString: itemID) != nil {
+            for record in looseRecords(ofItem: itemID) { used.formUnion(record.manifest.chunkNames) }
         }
+        // A pack's table lists the loose chunks its records name: no record is read. Every
+        // pack listed counts, replaced ones too, until they are removed.
+        for pack in packCatalog().listed.values { used.formUnion(pack.looseChunks) }
         let fileManager = FileManager.default
         // A chunk that cannot be removed only costs space until the next collection: the
         // first such failure is reported, not one line a chunk.
@@ -341,6 +411,25 @@ extension VersionStore {
             }
         }
         if let failure { report(failure, operation: "collect unused version chunks") }
+        removeIdlePacks()
+    }
+
+    /// Removes the packs left holding no version, only chunks that other packs' records
+    /// named, once no live pack names any of them. Runs under the store lock.
+    private func removeIdlePacks() {
+        let catalog = packCatalog()
+        let named = Set(catalog.live.flatMap { catalog.listed[$0]?.looseChunks ?? [] })
+        let idle = catalog.live.filter { name in
+            guard let pack = catalog.listed[name] else { return false }
+            return pack.records.isEmpty && !pack.chunks.keys.contains(where: named.contains)
+        }
+        guard !idle.isEmpty else { return }
+        for name in idle { _ = Syscall.unlinkat(AT_FDCWD, packURL(name).path) }
+        packs.withLock { current in
+            let previous = current.listed
+            for name in idle { current.listed[name] = nil }
+            current.settle(previous: previous)
+        }
     }
 }
 
@@ -351,13 +440,16 @@ struct RecordSummary: Sendable {
     var captured: Date
     var isConflict: Bool
     var manifest: Manifest
+    /// The pack that holds the record; nil for a file of its own.
+    var pack: String?
 
-    init(_ record: VersionRecord) {
+    init(_ record: VersionRecord, pack: String? = nil) {
         id = record.id
         itemID = record.itemID
         captured = record.captured
         isConflict = record.isConflict
         manifest = record.manifest
+        self.pack = pack
     }
 }
 

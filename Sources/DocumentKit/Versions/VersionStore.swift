@@ -76,10 +76,20 @@ public final class VersionStore: Sendable {
     let rememberedContents = Mutex(RememberedContents())
     /// Chunks whose bytes this store object compared with their names, with the status each
     /// file had then: a chunk whose file has not been touched since is not read again. See
-    /// `storeChunk(_:_:comparingThrough:batch:)`.
+    /// `storesChunk(_:_:comparingThrough:batch:homes:)`.
     let verifiedChunks = Mutex<[String: FileStatus]>([:])
     /// Versions captured by saves, waiting for the queue; see `storePendingCommits()`.
     let pendingCommits = Mutex<[PendingCommit]>([])
+    /// Merge bases waiting for the queue; see ``keepBases(_:)``.
+    let pendingBaseRequests = Mutex<[BaseRequest]>([])
+    /// The store's packs as last listed; see `packCatalog()`.
+    let packs = Mutex(PackCatalog())
+    /// Damage found in packs and reported, so that each is reported once.
+    let packDamageReported = Mutex<Set<String>>([])
+    /// Whether this process holds the store's lock, on the store's queue: no other writer
+    /// can change the store meanwhile.
+    let storeLockHeld = Mutex(false)
+    var holdsStoreLock: Bool { storeLockHeld.withLock { $0 } }
     /// Whether this store object has swept what killed processes left; see `sweepOnce()`.
     let swept = Mutex(false)
     /// How much of rebuilt versions' contents `contents/` keeps.
@@ -99,6 +109,20 @@ public final class VersionStore: Sendable {
     /// same item, not make a new one. Forgotten once the index has the item, so that a new
     /// file where the item was before it moved is a new item.
     let identitiesGiven = Mutex<[String: String]>([:])
+
+    /// Called at each step of a write (see ``StoreStep``), for tests that crash a process
+    /// between two steps.
+    private let stepHook = Mutex<(@Sendable (StoreStep) -> Void)?>(nil)
+
+    /// Has `hook` called at each step of the store's writes, from the thread making them: a
+    /// test's child process ends itself there to crash between two steps.
+    package func onEachStep(_ hook: (@Sendable (StoreStep) -> Void)?) {
+        stepHook.withLock { $0 = hook }
+    }
+
+    func reachedStep(_ step: StoreStep) {
+        stepHook.withLock { $0 }?(step)
+    }
 
     struct Reports {
         var lastError: DocumentKitError?
@@ -206,6 +230,9 @@ public final class VersionStore: Sendable {
     var incomingURL: URL { root.appendingPathComponent("incoming", isDirectory: true) }
     var contentsURL: URL { root.appendingPathComponent("contents", isDirectory: true) }
     var damagedURL: URL { root.appendingPathComponent("damaged", isDirectory: true) }
+    var packsURL: URL { root.appendingPathComponent("packs", isDirectory: true) }
+
+    func packURL(_ name: String) -> URL { packsURL.appendingPathComponent(name) }
 
     func itemFolder(_ itemID: String) -> URL { itemsURL.appendingPathComponent(itemID, isDirectory: true) }
 
@@ -281,6 +308,11 @@ public final class VersionStore: Sendable {
         // Closing the descriptor releases the lock: it must live until the body is done.
         return try withExtendedLifetime(lock) {
             _ = try Syscall.flock(lock.rawValue, LOCK_EX).get("lock the version store", lockURL)
+            let outer = storeLockHeld.withLock { held in
+                defer { held = true }
+                return held
+            }
+            defer { if !outer { storeLockHeld.withLock { $0 = false } } }
             return try body()
         }
     }
@@ -307,4 +339,21 @@ public final class VersionStore: Sendable {
         reports.withLock { $0.lastRecoveryError = error }
         DocumentLog.write("version store repaired: \(error)")
     }
+}
+
+/// The steps of the store's writes, in the order they happen; a crash between two of them
+/// must leave every version already reported kept readable and nothing half-written read.
+package enum StoreStep: Sendable, Equatable, CaseIterable {
+    /// New loose chunks are in `chunks/`, their folders flushed; no pack or record names them yet.
+    case chunksPlaced
+    /// A batch's packs and records are in place and flushed: its versions are kept. The
+    /// identity index is not written yet.
+    case versionsPlaced
+    /// The identity index is written; history is not thinned yet.
+    case indexWritten
+    /// A pack holding the versions another one kept, less those removed, is in place; the
+    /// one it replaces is not removed yet.
+    case packReplaced
+    /// Versions are removed (records and packs); unused chunks are not collected yet.
+    case versionsRemoved
 }

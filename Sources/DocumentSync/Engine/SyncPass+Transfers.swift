@@ -828,27 +828,26 @@ extension SyncPass {
         return try? store.addOfItem(at: url, withContentsOf: url).persistentIdentifier
     }
 
-    /// Keeps the bytes of the files this pass uploaded as their merge bases, many sharing
-    /// each flush of the version store, and records them in one transaction: where a file
-    /// changed since its upload (its size, modification time or inode), it gets none, and a
-    /// later merge of it finds its base among its versions or makes a conflict. A crash
-    /// before this costs the bases, never bytes.
+    /// Keeps the bytes of the files this pass uploaded as their merge bases, in one batch
+    /// of the version store (one pack for all their records and small contents), and
+    /// records them in one transaction. The store keeps a base only where the file still
+    /// holds the uploaded bytes (their hash) in the same file (inode, size, modification
+    /// time); elsewhere it keeps none, and a later merge finds its base among the item's
+    /// versions or makes a conflict. A crash before this costs the bases, never bytes.
     func keepPendingBases() throws {
         let pending = pendingBases
         pendingBases = []
         guard !pending.isEmpty else { return }
-        let kept = store.keepVersions(ofItemsAt: pending.map { localURL($0.path) })
+        let kept = store.keepBases(
+            pending.map { BaseToKeep(url: localURL($0.path), hash: $0.hash, status: $0.status) })
         try journal.transaction { journal in
-            for (base, id) in zip(pending, kept) {
-                guard let id, let now = FileStatus(path: localURL(base.path).path),
-                    now.inode == base.status.inode, now.size == base.status.size,
-                    now.modification == base.status.modification,
-                    var item = try journal.item(at: base.path), item.syncedHash == base.hash
+            for (base, kept) in zip(pending, kept) {
+                guard let kept, var item = try journal.item(at: base.path), item.syncedHash == base.hash
                 else { continue }
-                item.baseVersion = id
+                item.baseVersion = kept.versionID
                 // The store stamped the file's identity, which changes its status-change time
                 // only: the bytes are the ones uploaded.
-                item.local = JournalItem.LocalStatus(now)
+                item.local = JournalItem.LocalStatus(kept.status)
                 try journal.upsert(item)
             }
         }

@@ -1,3 +1,4 @@
+import CDocumentSystem
 import DocumentKit
 import Foundation
 import Testing
@@ -45,11 +46,15 @@ import Testing
         store.waitUntilIdle()
         versions = store.otherVersionsOfItem(at: file)
         #expect(versions.map(contents) == ["7"], "nothing older than a month")
-        // Chunks of dropped versions are gone: one version left, one chunk.
+        // What dropped versions held is gone: one version left, in one pack with its bytes
+        // inline, and no loose chunk.
         let chunks =
             FileManager.default.enumerator(atPath: store.root.appendingPathComponent("chunks").path)?
             .allObjects.compactMap { $0 as? String }.filter { $0.contains("/") } ?? []
-        #expect(chunks.count == 1, "\(chunks)")
+        #expect(chunks.isEmpty, "\(chunks)")
+        let packs = try FileManager.default.contentsOfDirectory(
+            atPath: store.root.appendingPathComponent("packs").path)
+        #expect(packs.count == 1, "\(packs)")
         _ = await document.close()
     }
 
@@ -264,10 +269,12 @@ import Testing
 
         let index = store.root.appendingPathComponent("index.json")
         try Data("{\"items\": garbage \u{0}\u{1}".utf8).write(to: index)
-        let itemFolder = try #require(
-            FileManager.default.contentsOfDirectory(
-                at: store.root.appendingPathComponent("items"), includingPropertiesForKeys: nil
-            ).first)
+        // A damaged record file of the item's, beside its versions in a pack.
+        var identity = [UInt8](repeating: 0, count: 64)
+        let length = cds_lgetxattr(file.path, "user.documentkit.id", &identity, identity.count)
+        let itemID = try #require(length > 0 ? String(decoding: identity.prefix(length), as: UTF8.self) : nil)
+        let itemFolder = store.root.appendingPathComponent("items/\(itemID)")
+        try FileManager.default.createDirectory(at: itemFolder, withIntermediateDirectories: true)
         try Data("not json".utf8).write(to: itemFolder.appendingPathComponent("\(UUID().uuidString).json"))
 
         let reopened = versionedDocument(file, store: store)

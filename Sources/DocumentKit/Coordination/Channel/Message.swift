@@ -123,18 +123,10 @@ package struct Message: Codable, Sendable, Equatable {
     public var destinationURL: URL? { destinationPath.map(Self.url(fromFileSystemRepresentation:)) }
 
     /// The bytes the system calls see for a file URL's path.
-    public static func fileSystemRepresentation(of url: URL) -> [UInt8] {
-        url.withUnsafeFileSystemRepresentation { pointer in
-            guard let pointer else { return [] }
-            return Array(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)))
-        }
-    }
+    public static func fileSystemRepresentation(of url: URL) -> [UInt8] { url.fileSystemBytes }
 
     /// A file URL for the bytes of a path.
-    public static func url(fromFileSystemRepresentation bytes: [UInt8]) -> URL {
-        let terminated = bytes.map { CChar(bitPattern: $0) } + [0]
-        return URL(fileURLWithFileSystemRepresentation: terminated, isDirectory: false, relativeTo: nil)
-    }
+    public static func url(fromFileSystemRepresentation bytes: [UInt8]) -> URL { URL(fileSystemBytes: bytes) }
 
     private enum CodingKeys: String, CodingKey {
         case kind, path, destinationPath, options, presenterIDs, itemExisted, itemExists, versionChange
