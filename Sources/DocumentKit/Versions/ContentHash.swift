@@ -65,6 +65,7 @@ package struct ContentHash: Hashable, Sendable, CustomStringConvertible {
         private let context: OpaquePointer
 
         package init() {
+            LibCrypto.prepare()
             // Allocation is the only way these fail; there is no digest without memory.
             guard let context = EVP_MD_CTX_new() else { fatalError("libcrypto: out of memory for a digest") }
             guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
@@ -110,5 +111,20 @@ package struct ContentHash: Hashable, Sendable, CustomStringConvertible {
             }
             return ContentHash(hex: hex)
         }
+    }
+}
+
+/// libcrypto, set up once for the process without its exit-time cleanup.
+///
+/// By default libcrypto frees its tables in an `atexit` handler, while the version store may
+/// still be hashing a version on its queue as an app quits (the termination hook's save): that
+/// thread then crashed in `EVP_MD_fetch` on freed tables. The system frees everything at exit
+/// anyway. Every use of libcrypto in the package calls ``prepare()`` first.
+package enum LibCrypto {
+    private static let prepared = OPENSSL_init_crypto(UInt64(OPENSSL_INIT_NO_ATEXIT), nil) == 1
+
+    /// Sets libcrypto up (once) without its exit-time cleanup.
+    package static func prepare() {
+        guard prepared else { fatalError("libcrypto: OPENSSL_init_crypto failed") }
     }
 }

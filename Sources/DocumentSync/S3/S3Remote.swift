@@ -396,6 +396,7 @@ public final class S3Remote: Remote {
     }
 
     static func md5Hex(_ data: Data) -> String {
+        LibCrypto.prepare()
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         data.withUnsafeBytes { bytes in

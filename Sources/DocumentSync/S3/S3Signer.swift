@@ -150,6 +150,7 @@ struct S3Signer: Sendable {
     static func sha256Hex(_ data: Data) -> String { ContentHash(of: data).hex }
 
     static func hmac(key: Data, _ message: Data) -> Data {
+        LibCrypto.prepare()
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         key.withUnsafeBytes { key in
