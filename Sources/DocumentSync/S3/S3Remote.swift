@@ -1,4 +1,5 @@
 import CCrypto
+import DocumentKit
 import Foundation
 import Synchronization
 
