@@ -355,11 +355,16 @@ extension VersionStore {
     func sweepReplacedPacks() {
         let catalog = packCatalog()
         let obsolete = Set(catalog.listed.keys).subtracting(catalog.live)
-        guard !obsolete.isEmpty else { return }
-        for name in obsolete { _ = Syscall.unlinkat(AT_FDCWD, packURL(name).path) }
+        removePacks(obsolete)
+    }
+
+    /// Removes the pack files `names` and drops them from the catalog. Runs under the store lock.
+    func removePacks(_ names: some Collection<String>) {
+        guard !names.isEmpty else { return }
+        for name in names { _ = Syscall.unlinkat(AT_FDCWD, packURL(name).path) }
         packs.withLock { current in
             let previous = current.listed
-            for name in obsolete { current.listed[name] = nil }
+            for name in names { current.listed[name] = nil }
             current.settle(previous: previous)
         }
     }

@@ -423,13 +423,7 @@ extension VersionStore {
             guard let pack = catalog.listed[name] else { return false }
             return pack.records.isEmpty && !pack.chunks.keys.contains(where: named.contains)
         }
-        guard !idle.isEmpty else { return }
-        for name in idle { _ = Syscall.unlinkat(AT_FDCWD, packURL(name).path) }
-        packs.withLock { current in
-            let previous = current.listed
-            for name in idle { current.listed[name] = nil }
-            current.settle(previous: previous)
-        }
+        removePacks(idle)
     }
 }
 
