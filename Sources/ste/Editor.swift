@@ -174,8 +174,15 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
     /// (the next key clears it too); an error stays until Esc acknowledges it.
     static let messageDuration: Duration = .seconds(4)
 
-    init(terminal: Terminal, container: TextContainer?, versions: any VersionSource) {
+    /// How long after the last change the shown document saves by itself.
+    let autosaveDelay: Duration
+
+    init(
+        terminal: Terminal, container: TextContainer?, versions: any VersionSource,
+        autosaveDelay: Duration = AutosaveConfiguration().quietDelay
+    ) {
         self.terminal = terminal
+        self.autosaveDelay = autosaveDelay
         self.container = container
         self.versions = versions
         focus = container == nil ? .editor : .list
@@ -386,6 +393,8 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         closeCurrentDocument()
         openGeneration += 1
         let shown = SimpleTextDocument(fileURL: url)
+        shown.autosaveConfiguration.quietDelay = autosaveDelay
+        shown.autosaveConfiguration.maximumDelay = max(shown.autosaveConfiguration.maximumDelay, autosaveDelay)
         shown.delegate = self
         document = shown
         buffer = TextBuffer(text: "")

@@ -7,7 +7,7 @@ import TextContainer
 #endif
 
 let usage = """
-    Usage: ste [--container PATH] [--no-mouse] [FILE]
+    Usage: ste [--container PATH] [--autosave-delay SECONDS] [--no-mouse] [FILE]
 
     The Simple Text Editor: the documents of a folder beside an editor of the selected one.
     Documents are saved by themselves two seconds after the last change, and on quit.
@@ -15,6 +15,9 @@ let usage = """
       FILE              edit this one file, without the list
       --container PATH  the folder of documents (default: $STE_CONTAINER, or
                         "Simple Text Editor" in your Documents folder)
+      --autosave-delay SECONDS
+                        save this long after the last change (default 2; under
+                        continuous typing at least every 10 seconds or the delay)
       --no-mouse        leave the mouse to the terminal (for terminals whose mouse
                         reports misbehave; the terminal's own selection works then)
       --help            show this help
@@ -48,6 +51,7 @@ func fail(_ text: String, status: Int32) -> Never {
 var containerPath: String?
 var file: String?
 var usesMouse = true
+var autosaveDelay: Duration = AutosaveConfiguration().quietDelay
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -59,6 +63,13 @@ while let argument = arguments.popFirst() {
         exit(0)
     case "--no-mouse":
         usesMouse = false
+    case "--autosave-delay":
+        guard let text = arguments.popFirst(), let seconds = Double(text), seconds.isFinite, seconds > 0,
+            seconds <= 86_400
+        else {
+            fail("--autosave-delay needs a number of seconds between 0 and 86400\n\n\(usage)", status: 2)
+        }
+        autosaveDelay = .milliseconds(Int((seconds * 1000).rounded()))
     case "--container":
         guard let path = arguments.popFirst() else {
             fail("--container needs a folder\n\n\(usage)", status: 2)
@@ -124,7 +135,8 @@ try? DocumentLog.redirect(to: logFolder.appendingPathComponent("ste.log"))
 nonisolated(unsafe) var signalSources: [any DispatchSourceSignal] = []
 let terminal = Terminal()
 terminal.enableReports(mouse: usesMouse)
-let editor = Editor(terminal: terminal, container: container, versions: currentVersionSource())
+let editor = Editor(
+    terminal: terminal, container: container, versions: currentVersionSource(), autosaveDelay: autosaveDelay)
 for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
     signal(signalNumber, SIG_IGN)
     let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .main)

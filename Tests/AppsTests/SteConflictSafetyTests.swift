@@ -16,33 +16,20 @@ struct SteConflictSafetyTests {
     /// The issue's steps: a committed but unsaved burst in A.txt ("base TYPED"), then another
     /// program appends to the file. Returns with the conflict screen showing.
     private func conflictWithCommittedTyping() async throws -> SteSession {
-        var attempt = 0
-        var ste: SteSession
-        while true {
-            attempt += 1
-            ste = try SteSession { container in
-                try Data("base\n".utf8).write(to: container.appendingPathComponent("A.txt"))
-            }
-            ste.start(width: 120, height: 30)
-            #expect(await ste.waitForEditor(showing: "base"), "\(ste.screen)")
-            ste.keys("Tab", "End")
-            ste.type(" TYPED")
-            #expect(await ste.waitForScreen(containing: "base TYPED"))
-            // Past the burst's pause (one committed change), before the autosave two seconds
-            // later. On a machine so loaded that the autosave came first (before this look, or
-            // between it and the other program's write, which then appended to the typing),
-            // the steps did not happen as the issue has them: try again, a few times.
-            try await Task.sleep(for: .milliseconds(1300))
-            guard ste.text(of: "A.txt") == "base\n" else {
-                if attempt == 3 { break }
-                continue
-            }
-            #expect(ste.shell("echo THEIRS >> A.txt") == 0)
-            if ste.text(of: "A.txt") == "base\nTHEIRS\n" || attempt == 3 { break }
+        let ste = try SteSession { container in
+            try Data("base\n".utf8).write(to: container.appendingPathComponent("A.txt"))
         }
-        #expect(
-            ste.text(of: "A.txt") == "base\nTHEIRS\n",
-            "autosaved before the other program wrote, \(attempt) times")
+        // Autosave far off: the typing stays unsaved however slow the machine is.
+        ste.start(arguments: ["--autosave-delay", "600"], width: 120, height: 30)
+        #expect(await ste.waitForEditor(showing: "base"), "\(ste.screen)")
+        ste.keys("Tab", "End")
+        ste.type(" TYPED")
+        #expect(await ste.waitForScreen(containing: "base TYPED"))
+        // Past the burst's pause: one committed change, still unsaved.
+        try await Task.sleep(for: .milliseconds(1300))
+        #expect(ste.text(of: "A.txt") == "base\n")
+        #expect(ste.shell("echo THEIRS >> A.txt") == 0)
+        #expect(ste.text(of: "A.txt") == "base\nTHEIRS\n")
         // The other program's file stays; the typing is the user's own side.
         #expect(await ste.waitForScreen(containing: "Mine: your unsaved text"), "\(ste.screen)")
         #expect(ste.screen.contains("Theirs: the file now"), "\(ste.screen)")
@@ -83,7 +70,8 @@ struct SteConflictSafetyTests {
         let ste = try SteSession { container in
             try Data("movable\n".utf8).write(to: container.appendingPathComponent("M.txt"))
         }
-        ste.start(width: 120, height: 30)
+        // The typing must still be unsaved when the file goes, however slow the machine.
+        ste.start(arguments: ["--autosave-delay", "600"], width: 120, height: 30)
         #expect(await ste.waitForEditor(showing: "movable"), "\(ste.screen)")
         ste.keys("Tab", "End")
         ste.type(" more")
@@ -144,12 +132,12 @@ struct SteConflictSafetyTests {
         let ste = try SteSession { container in
             try Data("x1\n".utf8).write(to: container.appendingPathComponent("E.txt"))
         }
-        ste.start(width: 120, height: 30)
+        ste.start(arguments: ["--autosave-delay", "600"], width: 120, height: 30)
         #expect(await ste.waitForEditor(showing: "x1"), "\(ste.screen)")
         ste.keys("Tab", "End")
         ste.type(" typed")
         #expect(await ste.waitForScreen(containing: "x1 typed"))
-        // Committed, and unsaved for another two seconds.
+        // Committed, and unsaved until docs asks.
         try await Task.sleep(for: .milliseconds(1200))
 
         let edit = try ste.docs(["edit", "E"], environment: ["EDITOR": "sed -i s/x/y/"])

@@ -350,6 +350,11 @@ struct SteEndToEndTests {
         let unknown = try runSte(["--frobnicate"])
         #expect(unknown.status == 2)
         #expect(unknown.error.contains("unknown option --frobnicate"))
+        for bad in ["0", "-1", "soon", "nan"] {
+            let delay = try runSte(["--autosave-delay", bad])
+            #expect(delay.status == 2, "\(bad)")
+            #expect(delay.error.contains("--autosave-delay needs a number of seconds"), "\(delay.error)")
+        }
     }
 
     @Test(arguments: [("a/b", "contains a slash"), (".hidden", "starts with a dot")])
