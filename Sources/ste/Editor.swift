@@ -394,7 +394,8 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         openGeneration += 1
         let shown = SimpleTextDocument(fileURL: url)
         shown.autosaveConfiguration.quietDelay = autosaveDelay
-        shown.autosaveConfiguration.maximumDelay = max(shown.autosaveConfiguration.maximumDelay, autosaveDelay)
+        shown.autosaveConfiguration.maximumDelay = max(
+            shown.autosaveConfiguration.maximumDelay, autosaveDelay)
         shown.delegate = self
         document = shown
         buffer = TextBuffer(text: "")
