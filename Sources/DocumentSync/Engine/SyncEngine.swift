@@ -1,6 +1,5 @@
 import DocumentKit
 import Foundation
-import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -95,9 +94,9 @@ public final class SyncEngine: @unchecked Sendable {
     /// throws ends the pass at once.
     package var checkpoint: (SyncStep) throws -> Void = { _ in }
     /// Told, during a pass, how many of its actions are done and how many it has, and how
-    /// many bytes of its uploads and downloads have gone: for a progress bar. Called on the
-    /// pass's thread, but for the bytes of a large upload, which the remote may read on its
-    /// own.
+    /// many bytes of its uploads and downloads have gone: for a progress bar. Called one call
+    /// at a time, on the threads that run the pass's actions (several at once) or the
+    /// remote's own.
     public var progress: ((SyncProgress) -> Void)?
     /// Names the conflict versions this engine shares through the remote. Random by default;
     /// the simulation counts instead, because the names order the remote calls that share
@@ -106,6 +105,12 @@ public final class SyncEngine: @unchecked Sendable {
     /// Orders the actions of each batch before they run: as planned by default; the simulation
     /// shuffles them with its seed, since a batch must come out the same in any order.
     var arrangeBatch: (inout [SyncAction]) -> Void = { _ in }
+    /// How the actions of a batch run: at once on threads by default; the simulation has
+    /// them take turns in an order its seed draws, so that a run replays.
+    package var executionOrder = ExecutionOrder.concurrent
+    /// How many requests the passes keep in flight, adapted to the remote's answers across
+    /// passes (see ``RequestWindow``).
+    let requestWindow = SharedRequestWindow()
     /// What this engine remembers of conflicts from one pass to the next.
     let conflicts = ConflictSharing.Memory()
     /// Publishes the container's status (see ``SyncConfiguration/publishesStatus``).

@@ -21,7 +21,7 @@ import Synchronization
 ///
 /// What the pass did is its ``summary``. Everything it changes in the container goes through
 /// the container opened once for the pass (``containerFolder()``).
-final class SyncPass {
+final class SyncPass: @unchecked Sendable {
     let engine: SyncEngine
     var journal: SyncJournal { engine.journal }
     var remote: any Remote { engine.remote }
@@ -30,23 +30,96 @@ final class SyncPass {
     var configuration: SyncConfiguration { engine.configuration }
     var clock: any SyncClock { engine.configuration.clock }
 
+    /// What the actions of a batch share while they run on threads of their own (see
+    /// ``BatchExecution``): every access goes through `sharedLock`. (The pass is
+    /// `@unchecked Sendable` for this: its other stored properties are constants, or set
+    /// only on the pass's own thread while no batch runs.)
+    private struct Shared {
+        var summary = SyncSummary()
+        var remoteFolders: Set<RemotePath> = []
+        var arrived: Set<RemotePath> = []
+        var pendingBases: [(path: RemotePath, hash: String, status: FileStatus)] = []
+        var placeholders: Set<RemotePath> = []
+        var openedContainer: ContainedFolder?
+    }
+    private let sharedLock = NSRecursiveLock()
+    private var shared = Shared()
+
     /// What the pass did.
-    var summary = SyncSummary()
+    var summary: SyncSummary {
+        _read {
+            sharedLock.lock()
+            defer { sharedLock.unlock() }
+            yield shared.summary
+        }
+        _modify {
+            sharedLock.lock()
+            defer { sharedLock.unlock() }
+            yield &shared.summary
+        }
+    }
     /// Folders known to exist on the remote during this pass.
-    var remoteFolders: Set<RemotePath> = []
+    var remoteFolders: Set<RemotePath> {
+        _read {
+            sharedLock.lock()
+            defer { sharedLock.unlock() }
+            yield shared.remoteFolders
+        }
+        _modify {
+            sharedLock.lock()
+            defer { sharedLock.unlock() }
+            yield &shared.remoteFolders
+        }
+    }
     /// Files this pass downloaded or moved into place here: where a conflicted document that
     /// moved elsewhere may now be.
-    var arrived: Set<RemotePath> = []
+    var arrived: Set<RemotePath> {
+        _read {
+            sharedLock.lock()
+            defer { sharedLock.unlock() }
+            yield shared.arrived
+        }
+        _modify {
+            sharedLock.lock()
+            defer { sharedLock.unlock() }
+            yield &shared.arrived
+        }
+    }
     /// Files this pass uploaded whose merge base is kept at the end of the pass, together
     /// (see `keepPendingBases()`), with the hash and status they were uploaded at.
-    var pendingBases: [(path: RemotePath, hash: String, status: FileStatus)] = []
+    var pendingBases: [(path: RemotePath, hash: String, status: FileStatus)] {
+        _read {
+            sharedLock.lock()
+            defer { sharedLock.unlock() }
+            yield shared.pendingBases
+        }
+        _modify {
+            sharedLock.lock()
+            defer { sharedLock.unlock() }
+            yield &shared.pendingBases
+        }
+    }
     /// The documents kept on the server only that this pass found placeholders of.
-    var placeholders: Set<RemotePath> = []
+    var placeholders: Set<RemotePath> {
+        _read {
+            sharedLock.lock()
+            defer { sharedLock.unlock() }
+            yield shared.placeholders
+        }
+        _modify {
+            sharedLock.lock()
+            defer { sharedLock.unlock() }
+            yield &shared.placeholders
+        }
+    }
     /// Where the pass's progress stands; guarded, since a remote may read an upload's bytes on
     /// a thread of its own.
     let progressState = Mutex(SyncProgress())
-    /// The container, opened once for the pass (see ``containerFolder()``).
-    private var openedContainer: ContainedFolder?
+    /// Delivers progress to ``SyncEngine/progress`` one call at a time.
+    private let progressDelivery = NSLock()
+    /// The batch running now, whose actions' checkpoints it hears; set on the pass's thread
+    /// before the batch's threads start.
+    private var running: BatchExecution?
 
     /// A pass of `engine`, whose summary starts with `notes`.
     init(engine: SyncEngine, notes: [String] = []) {
@@ -142,23 +215,28 @@ final class SyncPass {
         }
         progressState.withLock { $0 = SyncProgress(total: plan.actions.count, byteTotal: byteTotal) }
         engine.status.plan(plan)
-        var done = 0
+        if !plan.actions.isEmpty { reportProgress { _ in } }
+        // Opened before the threads start, which then share it.
+        if !plan.actions.isEmpty { _ = try? containerFolder() }
         for var batch in plan.batches {
             engine.arrangeBatch(&batch)
-            for action in batch {
-                reportProgress { $0.done = done }
-                done += 1
-                try run(action, local: local, known: known, remoteTree: remoteTree)
+            let execution = BatchExecution(batch, order: engine.executionOrder) { action in
+                let outcome = self.run(action, local: local, known: known, remoteTree: remoteTree)
+                if outcome != .interrupted { self.reportProgress { $0.done += 1 } }
+                return outcome
             }
+            running = execution
+            defer { running = nil }
+            try execution.run(window: engine.requestWindow)
         }
-        if done > 0 { reportProgress { $0.done = done } }
     }
 
-    /// Runs one action, telling the status, and counts what it left.
+    /// Runs one action, telling the status, and counts what it left; says whether the remote
+    /// asked for fewer requests, or a crash stopped it.
     private func run(
         _ action: SyncAction, local: [RemotePath: LocalEntry], known: [RemotePath: JournalItem],
         remoteTree: [RemotePath: RemoteEntry]
-    ) throws {
+    ) -> BatchExecution.Outcome {
         switch action {
         case .upload(let path, _, _): engine.status.start(of: action, size: local[path]?.status.size ?? 0)
         case .download(_, let entry, _), .reconcile(_, let entry):
@@ -168,8 +246,8 @@ final class SyncPass {
         do {
             try perform(action, local: local, known: known, remoteTree: remoteTree)
             engine.status.end(of: action, error: nil)
-        } catch let interruption as SyncInterruption {
-            throw interruption
+        } catch is SyncInterruption {
+            return .interrupted
         } catch let skipped as SkippedItem where skipped.isSettling {
             summary.settling += 1
             engine.status.end(of: action, error: nil)
@@ -180,7 +258,9 @@ final class SyncPass {
         } catch {
             summary.failures.append("\(action.path): \(error)")
             engine.status.end(of: action, error: error)
+            if let error = error as? RemoteError, error.asksForFewerRequests { return .congested }
         }
+        return .done
     }
 
     // MARK: - Recording
@@ -227,9 +307,11 @@ final class SyncPass {
     /// name from a remote or the journal, and no symbolic link in the container, can make sync
     /// write outside the container (see ``ContainedFolder``).
     func containerFolder() throws -> ContainedFolder {
-        if let openedContainer { return openedContainer }
+        sharedLock.lock()
+        defer { sharedLock.unlock() }
+        if let opened = shared.openedContainer { return opened }
         let folder = try ContainedFolder(at: container, operation: "open the container")
-        openedContainer = folder
+        shared.openedContainer = folder
         return folder
     }
 
@@ -239,13 +321,20 @@ final class SyncPass {
         (try? containerFolder().status(of: path.components, operation: "look at")) ?? nil
     }
 
-    /// Calls the engine's ``SyncEngine/checkpoint`` for `step`.
-    func checkpoint(_ step: SyncStep) throws { try engine.checkpoint(step) }
+    /// A point between two steps of a change: the running batch's other actions may take
+    /// their turn here (``BatchExecution/checkpoint()``), a crash of one of them stops this
+    /// one here, and the engine's ``SyncEngine/checkpoint`` is called for `step`.
+    func checkpoint(_ step: SyncStep) throws {
+        try running?.checkpoint()
+        try engine.checkpoint(step)
+    }
 
     // MARK: - Progress
 
-    /// Changes the progress and tells ``SyncEngine/progress``.
+    /// Changes the progress and tells ``SyncEngine/progress``, one call at a time.
     func reportProgress(_ change: (inout SyncProgress) -> Void) {
+        progressDelivery.lock()
+        defer { progressDelivery.unlock() }
         let now = progressState.withLock { state in
             change(&state)
             return state

@@ -50,7 +50,8 @@ final class SyncDevice: @unchecked Sendable {
     /// share a ``ManualSyncClock`` it moves.
     var clock: (any SyncClock)?
     /// When set, the seed each engine of the device shuffles the actions of every batch with
-    /// (``SyncEngine/arrangeBatch``): the simulation's, so that a run replays.
+    /// (``SyncEngine/arrangeBatch``) and draws how they interleave from
+    /// (``SyncEngine/executionOrder``): the simulation's, so that a run replays.
     var batchShuffleSeed: UInt64?
 
     /// The device's ubiquitous key-value store file.
@@ -80,6 +81,13 @@ final class SyncDevice: @unchecked Sendable {
         if let seed = batchShuffleSeed {
             var generator = SeededGenerator(seed: seed)
             engine.arrangeBatch = { batch in batch.shuffle(using: &generator) }
+            // One to eight actions at once, taking turns at every checkpoint in an order the
+            // seed draws: completions in any order, and crashes between any two of them.
+            let workers = 1 + Int(generator.next() % 8)
+            engine.executionOrder = .interleaved(seed: generator.next(), workers: workers)
+        } else {
+            // One at a time, in the plan's order: the steps a test names happen as it names them.
+            engine.executionOrder = .interleaved(seed: 0, workers: 1)
         }
         self.engine = engine
         return engine
