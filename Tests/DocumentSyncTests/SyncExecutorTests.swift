@@ -42,6 +42,29 @@ import Testing
         #expect(window.width == RequestWindow.least)
     }
 
+    @Test func aRemotesCeilingBoundsTheWindowAndItsStart() {
+        var window = RequestWindow(ceiling: 4)
+        #expect(window.width == 4)
+        for _ in 0..<100 { window.succeeded() }
+        #expect(window.width == 4)
+        #expect(RequestWindow(ceiling: 1000).ceiling == RequestWindow.most)
+        #expect(RequestWindow(ceiling: 0).width == RequestWindow.least)
+    }
+
+    @Test func aConcurrentBatchKeepsNoMoreInFlightThanTheRemotesCeiling() throws {
+        let state = Mutex((running: 0, most: 0))
+        try BatchExecution(uploads(100), order: .concurrent) { _ in
+            state.withLock {
+                $0.running += 1
+                $0.most = max($0.most, $0.running)
+            }
+            usleep(1_000)
+            state.withLock { $0.running -= 1 }
+            return .done
+        }.run(window: SharedRequestWindow(ceiling: 3))
+        #expect(state.withLock { $0.most } == 3)
+    }
+
     // MARK: - Concurrent batches
 
     @Test func aConcurrentBatchRunsEveryActionOnceWithManyInFlightButNoMoreThanTheWindow() throws {

@@ -110,7 +110,7 @@ public final class SyncEngine: @unchecked Sendable {
     package var executionOrder = ExecutionOrder.concurrent
     /// How many requests the passes keep in flight, adapted to the remote's answers across
     /// passes (see ``RequestWindow``).
-    let requestWindow = SharedRequestWindow()
+    let requestWindow: SharedRequestWindow
     /// What this engine remembers of conflicts from one pass to the next.
     let conflicts = ConflictSharing.Memory()
     /// Publishes the container's status (see ``SyncConfiguration/publishesStatus``).
@@ -138,6 +138,7 @@ public final class SyncEngine: @unchecked Sendable {
         self.container = container
         self.remote = remote
         self.configuration = configuration
+        requestWindow = SharedRequestWindow(ceiling: remote.mostRequestsAtOnce)
         self.status = StatusPublisher(container: container, remote: remote, configuration: configuration)
         store = configuration.versionStore
         let url = SyncJournal.url(forContainer: container, stateHome: configuration.stateHome)

@@ -4,7 +4,7 @@ import Synchronization
 /// How many requests a pass keeps in flight: additive increase, multiplicative decrease, as
 /// TCP does.
 ///
-/// It starts at ``start`` and stays between ``least`` and ``most``. Every ``width``
+/// It starts at ``start`` and stays between ``least`` and its ``ceiling`` (``most`` at most). Every ``width``
 /// answers that came back well widen it by one; a request the remote answered with "fewer,
 /// please" (a timeout, 429 or 503, a broken connection: ``RemoteError/asksForFewerRequests``)
 /// halves it, once for all the requests that were in flight together: a burst of timeouts
@@ -22,8 +22,11 @@ struct RequestWindow: Sendable, Equatable {
     static let start = 8
     static let most = 64
 
+    /// The ceiling: ``most``, or less where the remote serves no more at once well
+    /// (``Remote/mostRequestsAtOnce``).
+    let ceiling: Int
     /// How many requests may be in flight now.
-    private(set) var width = start
+    private(set) var width: Int
     /// Answers that came back well since the width last changed.
     private var successes = 0
     /// How many requests have started, each one's ticket.
@@ -31,6 +34,12 @@ struct RequestWindow: Sendable, Equatable {
     /// The first ticket of the requests started after the last decrease: congestion reported
     /// by a request started before it was already answered by that decrease.
     private var decreasedAt = 0
+
+    /// A window that starts at ``start`` and grows to `ceiling` at most (1 to ``most``).
+    init(ceiling: Int = most) {
+        self.ceiling = min(max(ceiling, Self.least), Self.most)
+        width = min(Self.start, self.ceiling)
+    }
 
     /// Counts a request as started; returns its ticket for ``congested(_:)``.
     mutating func started() -> Int {
@@ -43,7 +52,7 @@ struct RequestWindow: Sendable, Equatable {
         successes += 1
         guard successes >= width else { return }
         successes = 0
-        width = min(Self.most, width + 1)
+        width = min(ceiling, width + 1)
     }
 
     /// The request with `ticket` was told to back off.
@@ -58,9 +67,15 @@ struct RequestWindow: Sendable, Equatable {
 /// A ``RequestWindow`` shared by the threads of a batch, and kept by the engine from one
 /// pass to the next.
 final class SharedRequestWindow: Sendable {
-    private let window = Mutex(RequestWindow())
+    private let window: Mutex<RequestWindow>
+
+    init(ceiling: Int = RequestWindow.most) {
+        window = Mutex(RequestWindow(ceiling: ceiling))
+    }
 
     var width: Int { window.withLock { $0.width } }
+
+    var ceiling: Int { window.withLock { $0.ceiling } }
 
     func started() -> Int { window.withLock { $0.started() } }
 
@@ -135,7 +150,7 @@ final class BatchExecution: @unchecked Sendable {
     /// - Throws: ``SyncInterruption`` when an action crashed.
     func run(window: SharedRequestWindow) throws {
         guard !actions.isEmpty else { return }
-        let workers = turns?.workers ?? min(RequestWindow.most, actions.count)
+        let workers = turns?.workers ?? min(window.ceiling, actions.count)
         if workers == 1 && turns == nil {
             // One action, or nothing to gain from a thread.
             for action in actions where body(action) == .interrupted { throw SyncInterruption() }

@@ -246,6 +246,11 @@ public protocol Remote: AnyObject, Sendable {
     /// Whether entries carry a ``RemoteEntry/fileID``; true by default.
     var hasFileIDs: Bool { get }
 
+    /// The most requests worth having in flight at once: the ceiling of the engine's request
+    /// window. 64 by default; less where more only wait in line (the remote serialises them)
+    /// or cost more than they bring.
+    var mostRequestsAtOnce: Int { get }
+
     /// Whether a move is one step that happens whole or not at all; true by default. Where it
     /// is a copy and a delete (S3), a crash between them leaves the item at both paths, and
     /// the engine finishes the move when it finds the moved bytes at the destination.
@@ -280,6 +285,8 @@ extension Remote {
     }
 
     public var hasFileIDs: Bool { true }
+
+    public var mostRequestsAtOnce: Int { 64 }
 
     public var address: RemoteAddress? { nil }
 

@@ -201,6 +201,8 @@ public final class S3Remote: Remote {
     /// S3 keeps no identity across a copy: a move is a copy and a delete.
     public var hasFileIDs: Bool { false }
 
+    public var mostRequestsAtOnce: Int { min(configuration.connections, HTTPTransport.mostRequestsInFlight) }
+
     public var address: RemoteAddress? { configuration.address }
 
     public var movesAreAtomic: Bool { false }

@@ -197,6 +197,8 @@ public final class WebDAVRemote: Remote {
 
     public var hasFileIDs: Bool { configuration.hasFileIDs }
 
+    public var mostRequestsAtOnce: Int { min(configuration.connections, HTTPTransport.mostRequestsInFlight) }
+
     public var address: RemoteAddress? { configuration.address }
 
     /// The URL as messages show it: no user, no password, no query.
