@@ -1,0 +1,76 @@
+import DocumentKit
+import Foundation
+import Testing
+
+@testable import DocumentSync
+
+/// Passes whose batches run on threads, many actions at once (``ExecutionOrder/concurrent``),
+/// as every real sync does: the simulation takes turns instead, so that its seeds replay;
+/// here the threads really race, on the local-folder remote and the simulated one.
+@Suite struct SyncConcurrencyTests {
+    enum Kind: String, CaseIterable, Sendable { case localFolder, simulated }
+
+    /// Two devices on one remote of `kind`, each engine running its batches on threads.
+    private func devices(_ kind: Kind, in folder: TemporaryFolder) throws -> (SyncDevice, SyncDevice) {
+        let remote: any Remote =
+            switch kind {
+            case .localFolder: LocalFolderRemote(root: try folder.folder("remote"))
+            case .simulated: SimulatedRemote(displayName: "simulated remote")
+            }
+        let a = try SyncDevice("a", remote: remote, in: folder)
+        let b = try SyncDevice("b", remote: remote, in: folder)
+        for device in [a, b] { try device.opened().executionOrder = .concurrent }
+        return (a, b)
+    }
+
+    @Test(arguments: Kind.allCases)
+    func manyDocumentsGoUpAtOnceAndArriveWholeOnAnotherDevice(_ kind: Kind) throws {
+        let folder = try TemporaryFolder()
+        let (a, b) = try devices(kind, in: folder)
+        var expected: [String: String] = [:]
+        for index in 0..<240 {
+            let path = "F\(index % 6)/doc\(index).txt"
+            expected[path] = "document \(index)\n" + String(repeating: "line \(index)\n", count: index % 50)
+            try a.write(path, expected[path]!)
+        }
+        let up = try a.sync()
+        #expect(up.uploaded == 240 && up.failures.isEmpty, "\(up.failures.prefix(3))")
+        let down = try b.sync()
+        #expect(down.downloaded == 240 && down.failures.isEmpty, "\(down.failures.prefix(3))")
+        #expect(try b.tree() == expected)
+        #expect(try !a.sync().didWork)
+        #expect(try !b.sync().didWork)
+    }
+
+    @Test(arguments: Kind.allCases)
+    func editsAndDeletionsOnBothDevicesConvergeWithNothingLost(_ kind: Kind) throws {
+        let folder = try TemporaryFolder()
+        let (a, b) = try devices(kind, in: folder)
+        for index in 0..<120 { try a.write("F\(index % 4)/doc\(index).txt", "base \(index)\n") }
+        try a.sync()
+        try b.sync()
+        // a edits the even documents, b edits every third one (both edit every sixth: merged
+        // or a conflict, never lost), b deletes some a did not touch.
+        for index in stride(from: 0, to: 120, by: 2) {
+            try a.write("F\(index % 4)/doc\(index).txt", "base \(index)\nedit from a\n")
+        }
+        for index in stride(from: 0, to: 120, by: 3) {
+            try b.write("F\(index % 4)/doc\(index).txt", "edit from b\nbase \(index)\n")
+        }
+        for index in [1, 7, 13, 19] { try b.delete("F\(index % 4)/doc\(index).txt") }
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        try b.sync()
+        let (treeA, treeB) = (try a.tree(), try b.tree())
+        #expect(treeA == treeB)
+        for index in 0..<120 where ![1, 7, 13, 19].contains(index) {
+            let path = "F\(index % 4)/doc\(index).txt"
+            // Every edit is in the document or in a conflict version of it.
+            let texts = [treeA[path] ?? ""] + a.conflicts(path)
+            if index % 2 == 0 { #expect(texts.contains { $0.contains("edit from a") }, "\(path): \(texts)") }
+            if index % 3 == 0 { #expect(texts.contains { $0.contains("edit from b") }, "\(path): \(texts)") }
+        }
+        for index in [1, 7, 13, 19] { #expect(treeA["F\(index % 4)/doc\(index).txt"] == nil) }
+    }
+}
