@@ -54,6 +54,11 @@ public final class LocalFolderRemote: Remote {
     /// The folder.
     public let root: URL
     public let displayName: String
+
+    /// Two: every write takes the remote's one lock in turn (``withExclusiveLock``), so more
+    /// threads only wait for it. Measured (1,000 x 4 KiB first sync, 2 cores): 1.0 s one at a
+    /// time, 0.83-0.96 s two at once, 1.0-1.1 s four or eight, with twice the CPU.
+    public var mostRequestsAtOnce: Int { 2 }
     private let rootPath: String
 
     /// The prefix of the temporary files writes stream into, beside their targets.
