@@ -25,7 +25,9 @@ let package = Package(
         // libsqlite3), the remotes a local folder, WebDAV, S3 (signed with libcrypto's HMAC) and an
         // in-memory one for the simulation.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
-        .target(name: "DocumentSync", dependencies: ["DocumentKit", "CSQLite", "CCrypto"]),
+        // HTTP for WebDAV and S3: libcurl's easy interface, one blocking transfer a thread.
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .target(name: "DocumentSync", dependencies: ["DocumentKit", "CSQLite", "CCrypto", "CCurl"]),
         .testTarget(name: "DocumentSyncTests", dependencies: ["DocumentSync", "DocumentKit"]),
 
         .executableTarget(

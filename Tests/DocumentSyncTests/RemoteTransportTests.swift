@@ -55,36 +55,6 @@ extension BlockingSyncTests {
             #expect(pieces > 1)
         }
 
-        /// The session's delegate queue makes the thread that adds its work (libcurl's, with a
-        /// piece of a body each time) wait once ``PacedQueue/mostPending`` operations wait to
-        /// run, so a slow consumer holds the network back instead of piling pieces up in memory.
-        @Test func theDelegateQueueHoldsTheNetworkBack() {
-            let queue = PacedQueue()
-            queue.maxConcurrentOperationCount = 1
-            let gate = DispatchSemaphore(value: 0)
-            queue.addOperation { gate.wait() }
-            let total = PacedQueue.mostPending * 3
-            let added = Mutex(0)
-            let adder = Thread {
-                for _ in 0..<total {
-                    queue.addOperation {}
-                    added.withLock { $0 += 1 }
-                }
-            }
-            adder.start()
-            let deadline = Date().addingTimeInterval(10)
-            while added.withLock({ $0 }) < PacedQueue.mostPending - 1, Date() < deadline { usleep(1_000) }
-            // The adder stopped there: a moment more brings it no further.
-            usleep(100_000)
-            #expect(added.withLock { $0 } == PacedQueue.mostPending - 1)
-            gate.signal()
-            while added.withLock({ $0 }) < total, Date() < deadline { usleep(1_000) }
-            #expect(added.withLock { $0 } == total)
-            queue.waitUntilAllOperationsAreFinished()
-        }
-
-        /// 64 requests at once through one remote all reach the server together: none waits
-        /// for a connection another holds (libcurl's default would let 6 through).
         @Test(arguments: HostileStores.names)
         func sixtyFourRequestsAreInFlightAtOnce(_ name: String) throws {
             let store = try HostileStores.make(name)

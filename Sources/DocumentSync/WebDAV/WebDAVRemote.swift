@@ -197,7 +197,9 @@ public final class WebDAVRemote: Remote {
 
     public var hasFileIDs: Bool { configuration.hasFileIDs }
 
-    public var mostRequestsAtOnce: Int { min(configuration.connections, HTTPTransport.mostRequestsInFlight) }
+    public var mostRequestsAtOnce: Int {
+        min(configuration.connections, HTTPTransport.webDAVRequestsInFlight)
+    }
 
     public var address: RemoteAddress? { configuration.address }
 

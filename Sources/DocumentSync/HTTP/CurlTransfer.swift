@@ -1,0 +1,300 @@
+import CCurl
+import DocumentKit
+import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// One request over a libcurl easy handle, performed on the calling thread: the request's
+/// headers and body go out, the answer's status line, headers and body come back, and every
+/// byte on the way is counted against the request's deadline.
+///
+/// libcurl calls back (headers, body, upload bytes, progress) on the same thread, inside
+/// `curl_easy_perform`: the transfer is used by one thread, and needs no lock.
+final class CurlTransfer {
+    /// Where the answer's body goes.
+    private let destination: HTTPTransport.Destination
+    private let deadline: RequestDeadline
+    private let started = ContinuousClock.now
+    private let description: String
+
+    /// The body to send, and how much of it has gone.
+    private let body: HTTPBody
+    private var sent = 0
+    /// Whether the stream body has been read from: it cannot be sent again after that.
+    private var streamRead = false
+
+    /// The status of the last status line (a `100 Continue` is followed by another).
+    private var status: Int?
+    private var headers: [String: String] = [:]
+    private var kept = Data()
+    private var streamed: Int64 = 0
+    /// Why the transfer was stopped from a callback, which libcurl's own error hides.
+    private var failure: HTTPTransportFailure?
+
+    init(
+        _ request: URLRequest, body: HTTPBody, into destination: HTTPTransport.Destination,
+        deadline: RequestDeadline
+    ) {
+        self.destination = destination
+        self.deadline = deadline
+        self.body = body
+        description = "\(request.httpMethod ?? "GET") \(HTTPTransport.shown(request.url))"
+    }
+
+    /// Performs `request` on `handle` (reset first; its connections kept) and returns the
+    /// answer.
+    ///
+    /// - Throws: ``HTTPTransportFailure`` when no complete answer came.
+    func perform(_ request: URLRequest, on handle: UnsafeMutableRawPointer, timeout: TimeInterval)
+        throws(HTTPTransportFailure)
+        -> HTTPAnswer
+    {
+        curl_easy_reset(handle)
+        var errorBuffer = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        defer { curl_slist_free_all(headerList) }
+        let method = request.httpMethod ?? "GET"
+        let code = errorBuffer.withUnsafeMutableBufferPointer { errors -> CURLcode in
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            _ = dk_curl_setopt_string(handle, CURLOPT_URL, request.url?.absoluteString ?? "")
+            _ = dk_curl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https")
+            _ = dk_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
+            _ = dk_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+            _ = dk_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errors.baseAddress)
+            // No byte for `timeout` seconds (connecting, or in either direction) fails it.
+            let seconds = max(1, Int(timeout.rounded(.up)))
+            _ = dk_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT, seconds)
+            _ = dk_curl_setopt_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1)
+            _ = dk_curl_setopt_long(handle, CURLOPT_LOW_SPEED_TIME, seconds)
+            _ = dk_curl_setopt_data_callback(handle, CURLOPT_HEADERFUNCTION, curlHeader)
+            _ = dk_curl_setopt_pointer(handle, CURLOPT_HEADERDATA, context)
+            _ = dk_curl_setopt_data_callback(handle, CURLOPT_WRITEFUNCTION, curlWrite)
+            _ = dk_curl_setopt_pointer(handle, CURLOPT_WRITEDATA, context)
+            _ = dk_curl_setopt_long(handle, CURLOPT_NOPROGRESS, 0)
+            _ = dk_curl_setopt_progress_callback(handle, curlProgress)
+            _ = dk_curl_setopt_pointer(handle, CURLOPT_XFERINFODATA, context)
+
+            var fields = request.allHTTPHeaderFields ?? [:]
+            switch body {
+            case .none:
+                switch method {
+                case "GET": _ = dk_curl_setopt_long(handle, CURLOPT_HTTPGET, 1)
+                case "HEAD": _ = dk_curl_setopt_long(handle, CURLOPT_NOBODY, 1)
+                default: _ = dk_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method)
+                }
+            case .data(let data):
+                sendBody(handle, size: Int64(data.count), method: method, context: context)
+            case .stream(let stream, let size):
+                stream.open()
+                sendBody(handle, size: size, method: method, context: context)
+            }
+            if case .none = body {
+            } else {
+                // Sent at once, without waiting for a 100 Continue; and no form type libcurl
+                // would otherwise name for a body of a request that names none.
+                fields["Expect"] = ""
+                if !fields.keys.contains(where: { $0.lowercased() == "content-type" }) {
+                    fields["Content-Type"] = ""
+                }
+            }
+            for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
+                // "Name:" with nothing after it removes a header libcurl would add.
+                headerList = curl_slist_append(headerList, value.isEmpty ? "\(name):" : "\(name): \(value)")
+            }
+            _ = dk_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList)
+            return curl_easy_perform(handle)
+        }
+        if case .stream(let stream, _) = body { stream.close() }
+        if let failure { throw failure }
+        guard code == CURLE_OK else {
+            let written = String(
+                decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let message = written.isEmpty ? String(cString: curl_easy_strerror(code)) : written
+            throw Self.failure(code, message: "\(description): \(message)")
+        }
+        guard let status else { throw .connectionLost("\(description): the server gave no HTTP answer") }
+        return HTTPAnswer(method: method, status: status, headers: headers, body: kept, streamed: streamed)
+    }
+
+    /// Sets the request's body, `size` bytes read by `curlRead`, with `method`.
+    private func sendBody(
+        _ handle: UnsafeMutableRawPointer, size: Int64, method: String, context: UnsafeMutableRawPointer
+    ) {
+        if method == "PUT" {
+            _ = dk_curl_setopt_long(handle, CURLOPT_UPLOAD, 1)
+            _ = dk_curl_setopt_off(handle, CURLOPT_INFILESIZE_LARGE, curl_off_t(size))
+        } else {
+            _ = dk_curl_setopt_long(handle, CURLOPT_POST, 1)
+            _ = dk_curl_setopt_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(size))
+            if method != "POST" { _ = dk_curl_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method) }
+        }
+        _ = dk_curl_setopt_data_callback(handle, CURLOPT_READFUNCTION, curlRead)
+        _ = dk_curl_setopt_pointer(handle, CURLOPT_READDATA, context)
+        _ = dk_curl_setopt_seek_callback(handle, curlSeek)
+        _ = dk_curl_setopt_pointer(handle, CURLOPT_SEEKDATA, context)
+    }
+
+    /// The transport's form of a libcurl failure.
+    static func failure(_ code: CURLcode, message: String) -> HTTPTransportFailure {
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT: return .timedOut
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return .unreachable(message)
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM,
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+            CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE, CURLE_USE_SSL_FAILED:
+            return .insecure(message)
+        default: return .connectionLost(message)
+        }
+    }
+
+    // MARK: - What libcurl calls
+
+    /// A line of the answer's head.
+    fileprivate func header(_ bytes: UnsafeBufferPointer<UInt8>) {
+        let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        if line.hasPrefix("HTTP/") {
+            // A new head: an interim answer's (100 Continue) headers are not the answer's.
+            let parts = line.split(separator: " ", maxSplits: 2)
+            status = parts.count > 1 ? Int(parts[1]) : nil
+            headers = [:]
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        headers[name] = headers[name].map { "\($0), \(value)" } ?? value
+    }
+
+    /// A piece of the answer's body; false stops the transfer (``failure`` says why).
+    fileprivate func receive(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard failure == nil else { return false }
+        switch destination {
+        case .memory(let limit):
+            guard kept.count + bytes.count <= limit else {
+                failure = .bodyTooLarge(limit: limit)
+                return false
+            }
+            kept.append(contentsOf: bytes)
+        case .sink(let sink, let limit):
+            guard status == 200 else {
+                // An error answer's first words are enough to say what it is.
+                kept.append(contentsOf: bytes.prefix(max(limit - kept.count, 0)))
+                return true
+            }
+            kept.append(contentsOf: bytes)
+            // Kept while the body may still be a small one, then given on in pieces of a chunk:
+            // the consumer's work a call is paid once a MiB, not once every 16 KiB.
+            if streamed == 0, kept.count <= limit { return true }
+            while kept.count >= RemoteChunk.size {
+                guard sink.give(kept.prefix(RemoteChunk.size)) else {
+                    failure = .localFile("the download's bytes were not taken")
+                    return false
+                }
+                streamed += Int64(RemoteChunk.size)
+                // The rest in storage of its own, room made for the next chunk at once.
+                var rest = Data(capacity: RemoteChunk.size + (64 << 10))
+                rest.append(kept.dropFirst(RemoteChunk.size))
+                kept = rest
+            }
+        }
+        return true
+    }
+
+    /// Fills `buffer` with the next bytes of the request's body: how many; 0 at its end; nil
+    /// to stop the transfer.
+    fileprivate func read(into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int? {
+        switch body {
+        case .none: return 0
+        case .data(let data):
+            let count = min(buffer.count, data.count - sent)
+            guard count > 0 else { return 0 }
+            data.withUnsafeBytes { bytes in
+                let start = bytes.baseAddress!.advanced(by: sent)
+                buffer.baseAddress!.update(from: start.assumingMemoryBound(to: UInt8.self), count: count)
+            }
+            sent += count
+            return count
+        case .stream(let stream, _):
+            streamRead = true
+            let count = stream.read(buffer.baseAddress!, maxLength: buffer.count)
+            guard count >= 0 else {
+                failure = .localFile("\(description): the upload's source could not be read")
+                return nil
+            }
+            sent += count
+            return count
+        }
+    }
+
+    /// Asked to go back to the start of the body, to send the request again: libcurl does so
+    /// by itself when a kept-alive connection it reused broke before any answer came. Refused
+    /// once any of the body went: the server may have taken the request (a write, a lock),
+    /// and sending it again blindly could do it twice. The request fails as a lost connection
+    /// instead, and the caller settles it by reading the remote back.
+    fileprivate func rewind() -> Bool {
+        guard sent > 0 || streamRead else { return true }
+        failure = .connectionLost(
+            "\(description): the connection broke after the request went; it is not sent again blindly")
+        return false
+    }
+
+    /// Whether the transfer is still within its deadline, `moved` bytes sent and received.
+    fileprivate func withinDeadline(moved: Int64) -> Bool {
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        guard seconds >= deadline.seconds(forMoving: moved) else { return true }
+        let rate = ByteCountFormatter.string(fromByteCount: Int64(deadline.leastRate), countStyle: .binary)
+        failure = .tooSlow(
+            "\(description) moved \(moved) bytes in \(Int(seconds.rounded())) s: "
+                + "slower than \(rate)/s after \(Int(deadline.allowance.rounded())) s allowed")
+        return false
+    }
+}
+
+// libcurl's callbacks: C functions, each finding its transfer in the context pointer.
+
+private func transfer(_ context: UnsafeMutableRawPointer?) -> CurlTransfer {
+    Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+}
+
+private let curlHeader: dk_curl_data_callback = { buffer, size, count, context in
+    let length = size * count
+    buffer.map { pointer in
+        pointer.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
+            transfer(context).header(UnsafeBufferPointer(start: bytes, count: length))
+        }
+    }
+    return length
+}
+
+private let curlWrite: dk_curl_data_callback = { buffer, size, count, context in
+    let length = size * count
+    guard let buffer else { return length }
+    let taken = buffer.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
+        transfer(context).receive(UnsafeBufferPointer(start: bytes, count: length))
+    }
+    return taken ? length : 0
+}
+
+private let curlRead: dk_curl_data_callback = { buffer, size, count, context in
+    guard let buffer else { return 0 }
+    let length = size * count
+    let read = buffer.withMemoryRebound(to: UInt8.self, capacity: length) { bytes in
+        transfer(context).read(into: UnsafeMutableBufferPointer(start: bytes, count: length))
+    }
+    return read ?? Int(CURL_READFUNC_ABORT)
+}
+
+private let curlSeek: dk_curl_seek_callback = { context, offset, origin in
+    guard offset == 0, origin == SEEK_SET, transfer(context).rewind() else {
+        return Int32(CURL_SEEKFUNC_CANTSEEK)
+    }
+    return Int32(CURL_SEEKFUNC_OK)
+}
+
+private let curlProgress: dk_curl_progress_callback = { context, _, downloaded, _, uploaded in
+    transfer(context).withinDeadline(moved: Int64(downloaded) + Int64(uploaded)) ? 0 : 1
+}
