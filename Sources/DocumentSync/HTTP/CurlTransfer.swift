@@ -154,17 +154,28 @@ final class CurlTransfer {
 
     /// A line of the answer's head.
     fileprivate func header(_ bytes: UnsafeBufferPointer<UInt8>) {
-        let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if line.hasPrefix("HTTP/") {
+        // Without the line's end and the blanks around: bytes, not a Character walk (a head's
+        // lines are ASCII, and this runs for every line of every answer).
+        func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A }
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, isBlank(bytes[start]) { start += 1 }
+        while end > start, isBlank(bytes[end - 1]) { end -= 1 }
+        let line = UnsafeBufferPointer(rebasing: bytes[start..<end])
+        if line.starts(with: "HTTP/".utf8) {
             // A new head: an interim answer's (100 Continue) headers are not the answer's.
-            let parts = line.split(separator: " ", maxSplits: 2)
-            status = parts.count > 1 ? Int(parts[1]) : nil
+            let parts = line.split(separator: 0x20, maxSplits: 2)
+            status = parts.count > 1 ? Int(String(decoding: parts[1], as: UTF8.self)) : nil
             headers = [:]
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        var nameEnd = colon
+        while nameEnd > line.startIndex, isBlank(line[nameEnd - 1]) { nameEnd -= 1 }
+        var valueStart = colon + 1
+        while valueStart < line.endIndex, isBlank(line[valueStart]) { valueStart += 1 }
+        let name = String(decoding: line[line.startIndex..<nameEnd], as: UTF8.self).lowercased()
+        let value = String(decoding: line[valueStart..<line.endIndex], as: UTF8.self)
         headers[name] = headers[name].map { "\($0), \(value)" } ?? value
     }
 

@@ -2,6 +2,10 @@ import CCrypto
 import DocumentKit
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// An access key, its secret and, for temporary credentials, the session token: what S3
 /// requests are signed with, and where they came from.
 ///
@@ -126,7 +130,9 @@ struct S3Signer: Sendable {
             case UInt8(ascii: "/") where keepingSlashes:
                 encoded.append("/")
             default:
-                encoded += String(format: "%%%02X", byte)
+                encoded.unicodeScalars.append("%")
+                encoded.unicodeScalars.append(Unicode.Scalar(Self.upperDigits[Int(byte >> 4)]))
+                encoded.unicodeScalars.append(Unicode.Scalar(Self.upperDigits[Int(byte & 0x0F)]))
             }
         }
         return encoded
@@ -134,12 +140,17 @@ struct S3Signer: Sendable {
 
     /// `date` as SigV4's `YYYYMMDD'T'HHMMSS'Z'`, in UTC.
     static func timestamp(_ date: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        return String(
-            format: "%04d%02d%02dT%02d%02d%02dZ", parts.year!, parts.month!, parts.day!, parts.hour!,
-            parts.minute!, parts.second!)
+        // gmtime_r, not a Calendar: every request is signed, and a Calendar's date components
+        // cost more than the rest of the signature.
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func digits(_ value: Int32, _ count: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, count - text.count)) + text
+        }
+        return digits(parts.tm_year + 1900, 4) + digits(parts.tm_mon + 1, 2) + digits(parts.tm_mday, 2) + "T"
+            + digits(parts.tm_hour, 2) + digits(parts.tm_min, 2) + digits(parts.tm_sec, 2) + "Z"
     }
 
     /// A header value as SigV4 signs it: no spaces around, runs of spaces as one.
@@ -165,6 +176,15 @@ struct S3Signer: Sendable {
     }
 
     static func hex(_ data: Data) -> String {
-        data.map { String(format: "%02x", $0) }.joined()
+        var text = ""
+        text.reserveCapacity(data.count * 2)
+        for byte in data {
+            text.unicodeScalars.append(Unicode.Scalar(lowerDigits[Int(byte >> 4)]))
+            text.unicodeScalars.append(Unicode.Scalar(lowerDigits[Int(byte & 0x0F)]))
+        }
+        return text
     }
+
+    private static let lowerDigits = Array("0123456789abcdef".utf8)
+    private static let upperDigits = Array("0123456789ABCDEF".utf8)
 }
