@@ -106,6 +106,11 @@ import Testing
             !published.item("notes.txt", status: FileStatus(path: device.url("notes.txt").path)).isUploaded)
         #expect(throws: SyncError.self) { try device.sync() }
         #expect(try status().offlineSince == since)
+        // A new agent (the last one stopped), offline too: the synced files it has not listed
+        // yet stay as the last one published them.
+        device.crash()
+        #expect(throws: SyncError.self) { try device.sync() }
+        #expect(try status().synced.count == 3)
 
         // Back: the edit goes up and the container is up to date.
         remote.offline.withLock { $0 = false }

@@ -33,7 +33,8 @@ public struct UbiquityStatus: Codable, Sendable, Equatable {
     /// When the remote was first found unreachable, while it still is.
     public var offlineSince: Date?
     /// Each synced file, by path in the container, with the inode, size and modification time
-    /// (nanoseconds since 1970) it had when it was synced.
+    /// (nanoseconds since 1970) it had when it was synced. Kept in a file of its own beside
+    /// the status (``syncedURL(of:)``), written only when it changes.
     public var synced: [String: [Int64]] = [:]
     /// Files this pass still has to upload (the first of them may be under way).
     public var uploading: [String] = []
@@ -63,22 +64,86 @@ public struct UbiquityStatus: Codable, Sendable, Equatable {
     }
 
     /// The status in the file at `url`, or nil when there is none or it cannot be read.
-    package static func read(_ url: URL) -> UbiquityStatus? {
+    ///
+    /// - Parameter withSynced: Whether to read the list of synced files too (``synced``); the
+    ///   agent, which makes the list again at the end of every pass, does not.
+    package static func read(_ url: URL, withSynced: Bool = true) -> UbiquityStatus? {
         guard let data = FileManager.default.contents(atPath: url.path) else { return nil }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
-        return try? decoder.decode(UbiquityStatus.self, from: data)
+        guard var status = try? decoder.decode(UbiquityStatus.self, from: data) else { return nil }
+        // The synced files are in a file of their own (an agent before it kept them here).
+        if withSynced, let list = FileManager.default.contents(atPath: syncedURL(of: url).path) {
+            status.synced = parseSynced(list)
+        }
+        return status
+    }
+
+    /// The file beside the status at `url` that lists the synced files: rewritten only when
+    /// the list changed, so that a pass that changed nothing does not rewrite (or re-encode) a
+    /// line for every file of the container.
+    package static func syncedURL(of url: URL) -> URL {
+        url.deletingPathExtension().appendingPathExtension("synced")
+    }
+
+    /// ``synced`` as its file holds it: a record a file, sorted by path, each
+    /// `inode size modification path` ended by a NUL (which no path holds).
+    package static func encodeSynced(_ synced: [String: [Int64]]) -> Data {
+        var data = Data()
+        data.reserveCapacity(synced.count * 64)
+        for path in synced.keys.sorted() {
+            let record = synced[path]!
+            guard record.count == 3 else { continue }
+            for field in record {
+                data.append(contentsOf: String(field).utf8)
+                data.append(0x20)
+            }
+            data.append(contentsOf: path.utf8)
+            data.append(0)
+        }
+        return data
+    }
+
+    /// The records of a synced-files list; a record that is not one is passed over.
+    package static func parseSynced(_ data: Data) -> [String: [Int64]] {
+        var synced: [String: [Int64]] = [:]
+        for record in data.split(separator: 0) {
+            var fields: [Int64] = []
+            var start = record.startIndex
+            while fields.count < 3, let space = record[start...].firstIndex(of: 0x20) {
+                guard let value = Int64(String(decoding: record[start..<space], as: UTF8.self)) else { break }
+                fields.append(value)
+                start = record.index(after: space)
+            }
+            guard fields.count == 3, start < record.endIndex else { continue }
+            synced[String(decoding: record[start...], as: UTF8.self)] = fields
+        }
+        return synced
     }
 
     /// Writes the status safely to `url` (readable by its owner only), making its folder
     /// (mode 0700) if it is missing.
-    package func write(to url: URL) throws {
+    ///
+    /// - Parameter withSynced: Whether to write the list of synced files too (when it
+    ///   changed); false leaves the list there as it is (an agent that did not read it).
+    package func write(to url: URL, withSynced: Bool = true) throws {
         try FileManager.default.createDirectory(
             at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])
+        // The synced files first, and only when they changed: a reader that sees the new status
+        // finds its list.
+        if withSynced {
+            let list = Self.encodeSynced(synced)
+            let listURL = Self.syncedURL(of: url)
+            if FileManager.default.contents(atPath: listURL.path) != list {
+                try SafeSave.write(list, to: listURL, permissions: 0o600)
+            }
+        }
+        var rest = self
+        rest.synced = [:]
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970
-        try SafeSave.write(try encoder.encode(self), to: url, permissions: 0o600)
+        try SafeSave.write(try encoder.encode(rest), to: url, permissions: 0o600)
     }
 
     /// What the record of a synced file holds: inode, size and modification time.

@@ -31,6 +31,9 @@ final class StatusPublisher: Sendable {
         var writeError: String?
         /// How the last listing of the remote failed, if it did: whether the remote is offline.
         var listingFailure: RemoteError?
+        /// Whether ``UbiquityStatus/synced`` is this engine's own list (made at the end of a
+        /// pass), which is written; until then the one on disk stands.
+        var hasSynced = false
     }
 
     private let publishes: Bool
@@ -47,7 +50,7 @@ final class StatusPublisher: Sendable {
         clock = configuration.clock
         publication = Mutex(
             Publication(
-                status: UbiquityStatus.read(url)
+                status: UbiquityStatus.read(url, withSynced: false)
                     ?? UbiquityStatus(state: .syncing, remote: remote.displayName),
                 lastWrite: configuration.clock.elapsed - .seconds(60)))
     }
@@ -66,7 +69,7 @@ final class StatusPublisher: Sendable {
             guard comparable != publication.written else { return }
             publication.status.updated = clock.now
             do {
-                try publication.status.write(to: url)
+                try publication.status.write(to: url, withSynced: publication.hasSynced)
                 publication.written = publication.status
                 publication.lastWrite = now
                 publication.interval = max(Self.interval, (clock.elapsed - now) * 4)
@@ -166,6 +169,7 @@ final class StatusPublisher: Sendable {
     func end(of summary: SyncSummary, synced: @autoclosure () -> [RemotePath: JournalItem]) -> String? {
         guard publishes else { return nil }
         let synced = synced()
+        publication.withLock { $0.hasSynced = true }
         publish(force: true) { status in
             status.synced = [:]
             for (path, item) in synced where item.kind == .file {
