@@ -13,9 +13,10 @@ import Synchronization
 ///    ends the pass with nothing changed, and a vanished side pauses sync.
 /// 3. Plan: ``SyncPlanner`` decides, three-way, what to do; the mass-delete guard pauses the
 ///    pass before anything is done.
-/// 4. Execute and record: the plan's batches one after another (``SyncPlan/batches``: the
-///    actions of a batch may run in any order), each action with its intent before its
-///    remote write and its record after; then the merge bases of what was uploaded, the conflicts shared
+/// 4. Execute and record: the plan's batches one after another (``SyncPlan/batches``), the
+///    actions of each at once on threads, as many as the engine's request window allows
+///    (``BatchExecution``); each action with its intent before its remote write and its record
+///    after. Then the merge bases of what was uploaded, the conflicts shared
 ///    (``ConflictSharing``), the key-value store (``KeyValueSync``) and the status
 ///    (``StatusPublisher``).
 ///
@@ -198,9 +199,11 @@ final class SyncPass: @unchecked Sendable {
     // MARK: - Executing
 
     /// Runs the plan's batches (``SyncPlan/batches``) one after another, the actions of each
-    /// in the order ``SyncEngine/arrangeBatch`` gives (the plan's, unless the simulation
-    /// shuffles them): an action that fails is named in the summary and the pass goes on, but
-    /// a crash (``SyncInterruption``) ends it at once.
+    /// taken in the order ``SyncEngine/arrangeBatch`` gives (the plan's, unless the simulation
+    /// shuffles them) and run as ``SyncEngine/executionOrder`` says (at once on threads, or
+    /// taking turns in the simulation): an action that fails is named in the summary and the
+    /// pass goes on, but a crash (``SyncInterruption``) stops the batch's other actions at
+    /// their next checkpoint and ends the pass.
     private func execute(
         _ plan: SyncPlan, local: [RemotePath: LocalEntry], known: [RemotePath: JournalItem],
         remoteTree: [RemotePath: RemoteEntry]
