@@ -52,7 +52,7 @@ let package = Package(
             name: "CNcursesw", path: "Sources/CNcursesw", providers: [.apt(["libncurses-dev"])]),
         .target(name: "TextContainer", dependencies: ["DocumentKit", "SimpleTextEditorDocument"]),
         .executableTarget(name: "ste", dependencies: ["TextContainer", "CNcursesw"]),
-        .executableTarget(name: "docs", dependencies: ["TextContainer", "DocumentSync"]),
+        .executableTarget(name: "docs", dependencies: ["TextContainer", "DocumentSync", "CDocumentSystem"]),
         .testTarget(
             name: "AppsTests", dependencies: ["TextContainer", "DocumentKit", "ste", "docs"],
             path: "Tests/AppsTests"),

@@ -9,6 +9,9 @@
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#if __has_include(<malloc.h>)
+#include <malloc.h>
+#endif
 #include <linux/fs.h>
 #if __has_include(<linux/openat2.h>)
 #include <linux/openat2.h>
@@ -161,4 +164,13 @@ int cds_install_signal_pipe(int signal_number, int pipe_fd) {
     sigemptyset(&action.sa_mask);
     action.sa_flags = SA_RESTART;
     return sigaction(signal_number, &action, NULL);
+}
+
+int cds_limit_malloc_arenas(int count) {
+#if defined(M_ARENA_MAX)
+    return mallopt(M_ARENA_MAX, count);
+#else
+    (void)count;
+    return 0;
+#endif
 }

@@ -80,4 +80,9 @@ int cds_install_signal_pipe(int signal_number, int pipe_fd);
 /// Not a durability guarantee by itself. Returns -1 with errno ENOSYS where unsupported.
 int cds_start_writeback(int fd);
 
+/// mallopt(M_ARENA_MAX, count): at most `count` malloc arenas for the process's threads
+/// (glibc gives each thread one of its own, up to eight a core, each keeping what it freed).
+/// Returns 1 on success, 0 where the C library does not have it.
+int cds_limit_malloc_arenas(int count);
+
 #endif
