@@ -186,27 +186,11 @@ final class BatchExecution: @unchecked Sendable {
 
     /// A thread of a concurrent batch: takes actions while the window has room.
     private func working(window: SharedRequestWindow) {
-        while true {
-            condition.lock()
-            while !stopped && next < actions.count && inFlight >= window.width {
-                condition.wait()
-            }
-            guard !stopped && next < actions.count else {
-                condition.unlock()
-                return
-            }
-            let action = actions[next]
-            next += 1
-            inFlight += 1
-            condition.unlock()
+        while let action = takeNext(within: window) {
             let ticket = window.started()
             let outcome = body(action)
             window.finished(ticket, outcome)
-            condition.lock()
-            inFlight -= 1
-            if outcome == .interrupted { stopped = true }
-            condition.broadcast()
-            condition.unlock()
+            done(outcome)
         }
     }
 
@@ -214,24 +198,36 @@ final class BatchExecution: @unchecked Sendable {
     private func taking(_ turns: TurnTaking, as worker: Int) {
         turns.begin(worker)
         defer { turns.finish() }
-        while true {
-            condition.lock()
-            guard !stopped && next < actions.count else {
-                condition.unlock()
-                return
-            }
-            let action = actions[next]
-            next += 1
-            condition.unlock()
-            if body(action) == .interrupted {
-                condition.lock()
-                stopped = true
-                condition.unlock()
-                return
-            }
+        while let action = takeNext(within: nil) {
+            let outcome = body(action)
+            done(outcome)
+            if outcome == .interrupted { return }
             // Between two actions too: another may complete first.
             guard (try? turns.pass(stopped: { self.isStopped })) != nil else { return }
         }
+    }
+
+    /// The next action to run, counted in flight; nil once every action is taken or a crash
+    /// stopped the batch. With a `window`, waits while as many as it allows are in flight.
+    private func takeNext(within window: SharedRequestWindow?) -> SyncAction? {
+        condition.lock()
+        defer { condition.unlock() }
+        while let window, !stopped && next < actions.count && inFlight >= window.width {
+            condition.wait()
+        }
+        guard !stopped && next < actions.count else { return nil }
+        next += 1
+        inFlight += 1
+        return actions[next - 1]
+    }
+
+    /// Counts a taken action done; a crash stops the batch.
+    private func done(_ outcome: Outcome) {
+        condition.lock()
+        defer { condition.unlock() }
+        inFlight -= 1
+        if outcome == .interrupted { stopped = true }
+        condition.broadcast()
     }
 }
 

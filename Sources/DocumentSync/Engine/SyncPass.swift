@@ -32,7 +32,7 @@ final class SyncPass: @unchecked Sendable {
     var clock: any SyncClock { engine.configuration.clock }
 
     /// What the actions of a batch share while they run on threads of their own (see
-    /// ``BatchExecution``): every access goes through `sharedLock`. (The pass is
+    /// ``BatchExecution``): every access goes through ``Guarded``'s lock. (The pass is
     /// `@unchecked Sendable` for this: its other stored properties are constants, or set
     /// only on the pass's own thread while no batch runs.)
     private struct Shared {
@@ -43,75 +43,56 @@ final class SyncPass: @unchecked Sendable {
         var placeholders: Set<RemotePath> = []
         var openedContainer: ContainedFolder?
     }
-    private let sharedLock = NSRecursiveLock()
-    private var shared = Shared()
+
+    /// A value read and changed only under its lock, one access at a time (recursive: an
+    /// access may read another part of the value).
+    private final class Guarded<Value>: @unchecked Sendable {
+        private let lock = NSRecursiveLock()
+        private var stored: Value
+
+        init(_ value: Value) { stored = value }
+
+        var value: Value {
+            _read {
+                lock.lock()
+                defer { lock.unlock() }
+                yield stored
+            }
+            _modify {
+                lock.lock()
+                defer { lock.unlock() }
+                yield &stored
+            }
+        }
+    }
+    private let shared = Guarded(Shared())
 
     /// What the pass did.
     var summary: SyncSummary {
-        _read {
-            sharedLock.lock()
-            defer { sharedLock.unlock() }
-            yield shared.summary
-        }
-        _modify {
-            sharedLock.lock()
-            defer { sharedLock.unlock() }
-            yield &shared.summary
-        }
+        _read { yield shared.value.summary }
+        _modify { yield &shared.value.summary }
     }
     /// Folders known to exist on the remote during this pass.
     var remoteFolders: Set<RemotePath> {
-        _read {
-            sharedLock.lock()
-            defer { sharedLock.unlock() }
-            yield shared.remoteFolders
-        }
-        _modify {
-            sharedLock.lock()
-            defer { sharedLock.unlock() }
-            yield &shared.remoteFolders
-        }
+        _read { yield shared.value.remoteFolders }
+        _modify { yield &shared.value.remoteFolders }
     }
     /// Files this pass downloaded or moved into place here: where a conflicted document that
     /// moved elsewhere may now be.
     var arrived: Set<RemotePath> {
-        _read {
-            sharedLock.lock()
-            defer { sharedLock.unlock() }
-            yield shared.arrived
-        }
-        _modify {
-            sharedLock.lock()
-            defer { sharedLock.unlock() }
-            yield &shared.arrived
-        }
+        _read { yield shared.value.arrived }
+        _modify { yield &shared.value.arrived }
     }
     /// Files this pass uploaded whose merge base is kept at the end of the pass, together
     /// (see `keepPendingBases()`), with the hash and status they were uploaded at.
     var pendingBases: [(path: RemotePath, hash: String, status: FileStatus)] {
-        _read {
-            sharedLock.lock()
-            defer { sharedLock.unlock() }
-            yield shared.pendingBases
-        }
-        _modify {
-            sharedLock.lock()
-            defer { sharedLock.unlock() }
-            yield &shared.pendingBases
-        }
+        _read { yield shared.value.pendingBases }
+        _modify { yield &shared.value.pendingBases }
     }
     /// The documents kept on the server only that this pass found placeholders of.
     var placeholders: Set<RemotePath> {
-        _read {
-            sharedLock.lock()
-            defer { sharedLock.unlock() }
-            yield shared.placeholders
-        }
-        _modify {
-            sharedLock.lock()
-            defer { sharedLock.unlock() }
-            yield &shared.placeholders
-        }
+        _read { yield shared.value.placeholders }
+        _modify { yield &shared.value.placeholders }
     }
     /// Where the pass's progress stands; guarded, since a remote may read an upload's bytes on
     /// a thread of its own.
@@ -218,9 +199,11 @@ final class SyncPass: @unchecked Sendable {
         }
         progressState.withLock { $0 = SyncProgress(total: plan.actions.count, byteTotal: byteTotal) }
         engine.status.plan(plan)
-        if !plan.actions.isEmpty { reportProgress { _ in } }
-        // Opened before the threads start, which then share it.
-        if !plan.actions.isEmpty { _ = try? containerFolder() }
+        if !plan.actions.isEmpty {
+            reportProgress { _ in }
+            // Opened before the threads start, which then share it.
+            _ = try? containerFolder()
+        }
         for var batch in plan.batches {
             engine.arrangeBatch(&batch)
             let execution = BatchExecution(batch, order: engine.executionOrder) { action in
@@ -310,12 +293,12 @@ final class SyncPass: @unchecked Sendable {
     /// name from a remote or the journal, and no symbolic link in the container, can make sync
     /// write outside the container (see ``ContainedFolder``).
     func containerFolder() throws -> ContainedFolder {
-        sharedLock.lock()
-        defer { sharedLock.unlock() }
-        if let opened = shared.openedContainer { return opened }
-        let folder = try ContainedFolder(at: container, operation: "open the container")
-        shared.openedContainer = folder
-        return folder
+        try {
+            if let opened = $0.openedContainer { return opened }
+            let folder = try ContainedFolder(at: container, operation: "open the container")
+            $0.openedContainer = folder
+            return folder
+        }(&shared.value)
     }
 
     /// What is at `path` in the container, itself (a link is a link), or nil: nothing there,
