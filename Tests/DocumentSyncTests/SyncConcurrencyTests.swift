@@ -42,6 +42,38 @@ import Testing
         #expect(try !b.sync().didWork)
     }
 
+    /// Uploads keep their merge bases a group at a time as they finish
+    /// (``SyncEngine/basesKeptTogether``), from the batch's threads, so that a pass does not
+    /// hold them all: every uploaded document has its base, and edits made on both devices
+    /// afterwards merge with it.
+    @Test(arguments: Kind.allCases)
+    func mergeBasesAreKeptAGroupAtATimeWhileUploadsRun(_ kind: Kind) throws {
+        let folder = try TemporaryFolder()
+        let (a, b) = try devices(kind, in: folder)
+        try a.opened().basesKeptTogether = 7
+        for index in 0..<100 { try a.write("doc\(index).txt", "first \(index)\nsecond\nthird\n") }
+        let up = try a.sync()
+        #expect(up.uploaded == 100 && up.failures.isEmpty, "\(up.failures.prefix(3))")
+        let items = try a.opened().journal.itemsByPath().values.filter { $0.kind == .file }
+        #expect(items.count == 100)
+        #expect(
+            items.filter { $0.baseVersion == nil }.isEmpty,
+            "\(items.filter { $0.baseVersion == nil }.count) without a base")
+        try b.sync()
+        for index in 0..<100 {
+            try a.write("doc\(index).txt", "first \(index) from a\nsecond\nthird\n")
+            try b.write("doc\(index).txt", "first \(index)\nsecond\nthird from b\n")
+        }
+        try a.sync()
+        try b.sync()
+        try a.sync()
+        let (treeA, treeB) = (try a.tree(), try b.tree())
+        #expect(treeA == treeB)
+        for index in 0..<100 {
+            #expect(treeA["doc\(index).txt"] == "first \(index) from a\nsecond\nthird from b\n")
+        }
+    }
+
     @Test(arguments: Kind.allCases)
     func editsAndDeletionsOnBothDevicesConvergeWithNothingLost(_ kind: Kind) throws {
         let folder = try TemporaryFolder()

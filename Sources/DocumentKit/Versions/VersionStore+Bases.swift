@@ -48,8 +48,10 @@ extension VersionStore {
     /// engine does once a batch of documents is synced, to have the base of a later merge.
     ///
     /// Cost: per file, an `open`, two `fstat`s, a read and a hash, and an extended attribute
-    /// written the first time the file is seen; per call, one pack file (``VersionPack``)
-    /// holding every record and every content of at most 32 KiB, flushed with its folder
+    /// written the first time the file is seen; per group of at most 1,024 bases or 4 MiB
+    /// read (``mostBasesTogether``, ``mostBaseBytesTogether``: what is held in memory at
+    /// once), one pack file (``VersionPack``) holding every record and every content of at
+    /// most 32 KiB, flushed with its folder
     /// (two `fsync`s), the identity index rewritten without a flush, and nothing else
     /// created: no folder, no file per document. Larger contents are cut into chunks, as
     /// saves store them: those not stored yet inline up to 256 KiB a file
@@ -91,25 +93,32 @@ extension VersionStore {
         defer { for url in staged { removeStaged(url) } }
         do {
             try withStoreLock {
+                // Read and stored a group at a time, so that the bytes held at once are one
+                // group's, whatever the number of bases.
                 var sources: [VersionSource] = []
                 var owners: [(request: Int, item: Int, status: FileStatus)] = []
+                var bytes = 0
+                func storeGroup() throws {
+                    guard !sources.isEmpty else { return }
+                    for (owner, id) in zip(owners, try store(sources)) {
+                        results[owner.request][owner.item] = id.map {
+                            KeptBase(versionID: $0, status: owner.status)
+                        }
+                    }
+                    (sources, owners, bytes) = ([], [], 0)
+                }
                 for (requestIndex, request) in requests.enumerated() {
                     for (itemIndex, item) in request.items.enumerated() {
                         guard let (source, status) = readBase(item, staging: &staged) else { continue }
                         sources.append(source)
                         owners.append((requestIndex, itemIndex, status))
-                    }
-                }
-                var start = 0
-                while start < sources.count {
-                    let end = min(start + Self.mostBasesTogether, sources.count)
-                    for (owner, id) in zip(owners[start..<end], try store(Array(sources[start..<end]))) {
-                        results[owner.request][owner.item] = id.map {
-                            KeptBase(versionID: $0, status: owner.status)
+                        if case .bytes(let data, _) = source.contents { bytes += data.count }
+                        if sources.count == Self.mostBasesTogether || bytes >= Self.mostBaseBytesTogether {
+                            try storeGroup()
                         }
                     }
-                    start = end
                 }
+                try storeGroup()
             }
         } catch {
             report(error, operation: "keep the merge bases of synced documents")
@@ -118,7 +127,10 @@ extension VersionStore {
     }
 
     /// At most this many bases are stored with one flush: a pack of small documents.
-    static let mostBasesTogether = 1024
+    package static let mostBasesTogether = 1024
+    /// And at most about this many bytes of them read whole (a base read whole is at most
+    /// ``ChunkedContents/mostBytes``): what keeping bases holds in memory at once.
+    package static let mostBaseBytesTogether = 4 << 20
 
     /// Reads the file of `item` for ``keepBases(_:)`` as one version's source, with the file's
     /// status after; nil (nothing kept) when it does not meet the item's conditions or cannot

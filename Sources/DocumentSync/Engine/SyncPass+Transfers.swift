@@ -120,6 +120,7 @@ extension SyncPass {
         try makeRemoteParents(of: path)
         let coordinator = FileCoordinator()
         let folder = try containerFolder()
+        var basesWaiting = 0
         try coordinator.coordinate(readingItemAt: url) { url in
             let file = try folder.open(
                 folder.components(of: url, operation: "read for upload"), O_RDONLY,
@@ -148,10 +149,18 @@ extension SyncPass {
             }
             try checkpoint(.afterJournal)
             if unchanged, before.size <= Int64(TextMerge.mostBytes) {
-                pendingBases.append((path, hash, before))
+                basesWaiting = {
+                    $0.append((path, hash, before))
+                    return $0.count
+                }(&pendingBases)
             }
         }
         summary.uploaded += 1
+        // Kept as they come, a group at a time (outside the coordinated read): what a pass
+        // holds does not grow with the number of documents it uploads.
+        if basesWaiting >= engine.basesKeptTogether {
+            do { try keepPendingBases() } catch { summary.failures.append("merge bases: \(error)") }
+        }
     }
 
     /// Writes the open file to the remote; an answer that leaves the outcome unknown (a
@@ -834,9 +843,13 @@ extension SyncPass {
     /// holds the uploaded bytes (their hash) in the same file (inode, size, modification
     /// time); elsewhere it keeps none, and a later merge finds its base among the item's
     /// versions or makes a conflict. A crash before this costs the bases, never bytes.
+    ///
+    /// Called at the end of the pass, and by the upload that makes
+    /// ``SyncEngine/basesKeptTogether`` wait.
     func keepPendingBases() throws {
-        let pending = pendingBases
-        pendingBases = []
+        // Taken and emptied in one access: uploads running beside this go on adding.
+        var pending: [(path: RemotePath, hash: String, status: FileStatus)] = []
+        swap(&pending, &pendingBases)
         guard !pending.isEmpty else { return }
         let kept = store.keepBases(
             pending.map { BaseToKeep(url: localURL($0.path), hash: $0.hash, status: $0.status) })

@@ -64,6 +64,28 @@ import Testing
         #expect(reader.lastRecoveryError == nil)
     }
 
+    /// Bases are read and stored a group at a time (at most `mostBasesTogether` of them, or
+    /// `mostBaseBytesTogether` bytes), so that keeping many holds one group's bytes in
+    /// memory, not all of them: more bytes than a group's fill a pack per group, each kept.
+    @Test func manyBasesAreKeptAGroupAtATime() throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let small = try Self.files(10, size: 64, in: tree)
+        // Four files of 1.5 MiB, each read whole: more than a group's bytes.
+        let large = try Self.files(4, size: 3 << 19, in: tree, folder: "large")
+        #expect(4 * (3 << 19) > VersionStore.mostBaseBytesTogether)
+
+        let kept = store.keepBases((small + large).map { BaseToKeep(url: $0) })
+
+        #expect(kept.allSatisfy { $0 != nil }, "\(store.lastError.map(String.init(describing:)) ?? "")")
+        // The small ones with three large ones (the group's bytes reached), then the last one.
+        #expect(Self.names(in: store.root.appendingPathComponent("packs")).count == 2)
+        let reader = makeStore(in: tree)
+        for (url, base) in zip(small + large, kept) {
+            #expect(Self.bytes(of: base?.versionID, at: url, in: reader) == (try Data(contentsOf: url)))
+        }
+    }
+
     /// A base is kept only if the file still holds the bytes the caller synced, in the file
     /// it synced: a writer that changed it since costs the base, never a wrong one.
     @Test func aBaseIsKeptOnlyWhereTheFileIsStillWhatTheCallerSynced() throws {
