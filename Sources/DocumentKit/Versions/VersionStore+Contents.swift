@@ -92,16 +92,20 @@ extension VersionStore {
         }
         return try ingestBytes(
             data, relative: relative, mode: UInt32(info.permissions), into: &ingested, batch: batch,
-            previous: &previous)
+            previous: &previous, mapped: !kept)
     }
 
     /// Stores the bytes of one file of a version. When the batch packs: inline with its
     /// record when they are few (``VersionPack/mostInlineBytes``), else their chunks not
     /// stored yet inline up to ``VersionPack/mostInlineNewBytes`` and loose past that.
     /// Otherwise as loose chunks.
+    ///
+    /// `mapped` bytes (a file's mapping) are cut, hashed and stored a chunk at a time, and
+    /// the pages behind are given back as it goes: what a large file costs in memory is a
+    /// chunk, not the file.
     func ingestBytes(
         _ data: Data, relative: String, mode: UInt32, into ingested: inout Ingested, batch: StoreWriteBatch,
-        previous: inout ChunkedContents?
+        previous: inout ChunkedContents?, mapped: Bool = false
     ) throws -> Manifest.Entry {
         let small = batch.keepsContentsInline && data.count <= VersionPack.mostInlineBytes
         var inlineBudget = batch.keepsContentsInline ? VersionPack.mostInlineNewBytes : 0
@@ -112,36 +116,47 @@ extension VersionStore {
             byteCount: small ? 0 : Chunker.maximumSize, alignment: 64)
         defer { stored.deallocate() }
         try data.withUnsafeBytes { bytes in
-            if let previous {
-                chunks = previous.bytes.withUnsafeBytes {
-                    Chunker.cut(bytes, like: $0, chunks: previous.chunks)
-                }
-            } else {
-                var offset = 0
-                for length in Chunker.chunkLengths(of: bytes) {
-                    chunks.append(Chunk(offset: offset, length: length, name: ""))
-                    offset += length
-                }
-            }
-            for index in chunks.indices {
+            func store(_ index: Int) throws {
                 let range = chunks[index].offset..<chunks[index].offset + chunks[index].length
                 let chunk = UnsafeRawBufferPointer(rebasing: bytes[range])
                 if chunks[index].name.isEmpty { chunks[index].name = ContentHash(of: chunk).hex }
                 let name = chunks[index].name
                 if small {
                     ingested.inline.append((name, data.subdata(in: range)))
-                    continue
+                    return
                 }
                 // Checked against the store even when reused: it may have been removed or damaged since.
-                if storesChunk(name, chunk, comparingThrough: stored, batch: batch, homes: homes) { continue }
+                if storesChunk(name, chunk, comparingThrough: stored, batch: batch, homes: homes) { return }
                 if batch.holdsInlineChunk(name) || ingested.inline.contains(where: { $0.name == name }) {
-                    continue
+                    return
                 }
                 if chunk.count <= inlineBudget {
                     inlineBudget -= chunk.count
                     ingested.inline.append((name, data.subdata(in: range)))
                 } else {
                     try batch.addChunk(name, chunk)
+                }
+            }
+            if let previous {
+                chunks = previous.bytes.withUnsafeBytes {
+                    Chunker.cut(bytes, like: $0, chunks: previous.chunks)
+                }
+                for index in chunks.indices { try store(index) }
+            } else {
+                // Cut as chunkLengths(of:) cuts, one chunk at a time.
+                var offset = 0
+                var released = 0
+                while offset < bytes.count {
+                    let length = Chunker.chunkLength(of: bytes, from: offset)
+                    chunks.append(Chunk(offset: offset, length: length, name: ""))
+                    try store(chunks.count - 1)
+                    offset += length
+                    if mapped, offset - released >= 1 << 20 {
+                        Syscall.releaseMappedPages(UnsafeRawBufferPointer(rebasing: bytes[released..<offset]))
+                        // Where the next release starts: the page (of the page-aligned
+                        // mapping) the last one could not take whole.
+                        released = offset - offset % 4096
+                    }
                 }
             }
         }

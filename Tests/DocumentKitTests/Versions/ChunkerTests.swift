@@ -20,6 +20,25 @@ import Testing
         }
     }
 
+    /// A file too large to be read whole (`ChunkedContents.mostBytes`) is mapped and cut,
+    /// hashed and stored a chunk at a time, its pages given back as the cut goes on: each
+    /// version reads back byte for byte.
+    @Test func aLargeFileIsStoredAChunkAtATimeAndReadsBackWhole() throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let bytes = Self.randomBytes(ChunkedContents.mostBytes + (3 << 20) + 123, seed: 11)
+        let file = tree.file("large.bin")
+        try bytes.write(to: file)
+        let first = try store.addOfItem(at: file, withContentsOf: file)
+        var edited = bytes
+        edited.replaceSubrange(5 << 20..<(5 << 20) + 10, with: Data("an edit in the middle".utf8))
+        try edited.write(to: file)
+        let second = try store.addOfItem(at: file, withContentsOf: file)
+
+        #expect(try Data(contentsOf: first.url) == bytes)
+        #expect(try Data(contentsOf: second.url) == edited)
+    }
+
     /// `data` cut like `previous`, the new chunks then hashed; and how many were reused.
     static func reusedCut(_ data: Data, like previous: Data) -> (chunks: [Chunk], reused: Int) {
         let earlier = freshChunks(previous)
