@@ -98,27 +98,37 @@ extension VersionStore {
                 var sources: [VersionSource] = []
                 var owners: [(request: Int, item: Int, status: FileStatus)] = []
                 var bytes = 0
+                // The identity index is written once, after the last group.
+                var noted: NotedLocations? = NotedLocations()
                 func storeGroup() throws {
                     guard !sources.isEmpty else { return }
-                    for (owner, id) in zip(owners, try store(sources)) {
+                    for (owner, id) in zip(owners, try store(sources, deferringLocations: &noted)) {
                         results[owner.request][owner.item] = id.map {
                             KeptBase(versionID: $0, status: owner.status)
                         }
                     }
                     (sources, owners, bytes) = ([], [], 0)
                 }
-                for (requestIndex, request) in requests.enumerated() {
-                    for (itemIndex, item) in request.items.enumerated() {
-                        guard let (source, status) = readBase(item, staging: &staged) else { continue }
-                        sources.append(source)
-                        owners.append((requestIndex, itemIndex, status))
-                        if case .bytes(let data, _) = source.contents { bytes += data.count }
-                        if sources.count == Self.mostBasesTogether || bytes >= Self.mostBaseBytesTogether {
-                            try storeGroup()
+                do {
+                    for (requestIndex, request) in requests.enumerated() {
+                        for (itemIndex, item) in request.items.enumerated() {
+                            guard let (source, status) = readBase(item, staging: &staged) else { continue }
+                            sources.append(source)
+                            owners.append((requestIndex, itemIndex, status))
+                            if case .bytes(let data, _) = source.contents { bytes += data.count }
+                            if sources.count == Self.mostBasesTogether || bytes >= Self.mostBaseBytesTogether
+                            {
+                                try storeGroup()
+                            }
                         }
                     }
+                    try storeGroup()
+                } catch {
+                    // The groups stored before are noted all the same.
+                    if let noted, !noted.locations.isEmpty { try noteLocations(noted) }
+                    throw error
                 }
-                try storeGroup()
+                if let noted, !noted.locations.isEmpty { try noteLocations(noted) }
             }
         } catch {
             report(error, operation: "keep the merge bases of synced documents")

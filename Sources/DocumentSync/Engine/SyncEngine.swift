@@ -108,8 +108,9 @@ public final class SyncEngine: @unchecked Sendable {
     /// How the actions of a batch run: at once on threads by default; the simulation has
     /// them take turns in an order its seed draws, so that a run replays.
     package var executionOrder = ExecutionOrder.concurrent
-    /// How many uploaded files' merge bases a pass lets wait before it keeps them, a group
-    /// at a time (``SyncPass/keepPendingBases()``): what a pass holds for them.
+    /// How many uploaded files' merge bases a pass lets wait, at least, before it keeps them,
+    /// a group at a time (``SyncPass/keepPendingBases()``): what a pass holds for them (an
+    /// eighth of its uploads when that is more, see ``SyncPass/basesKeptTogether``).
     package var basesKeptTogether = 1024
     /// How many requests the passes keep in flight, adapted to the remote's answers across
     /// passes (see ``RequestWindow``).

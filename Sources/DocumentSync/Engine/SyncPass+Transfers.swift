@@ -158,7 +158,7 @@ extension SyncPass {
         summary.uploaded += 1
         // Kept as they come, a group at a time (outside the coordinated read): what a pass
         // holds does not grow with the number of documents it uploads.
-        if basesWaiting >= engine.basesKeptTogether {
+        if basesWaiting >= basesKeptTogether {
             do { try keepPendingBases() } catch { summary.failures.append("merge bases: \(error)") }
         }
     }
@@ -845,7 +845,7 @@ extension SyncPass {
     /// versions or makes a conflict. A crash before this costs the bases, never bytes.
     ///
     /// Called at the end of the pass, and by the upload that makes
-    /// ``SyncEngine/basesKeptTogether`` wait.
+    /// ``basesKeptTogether`` wait.
     func keepPendingBases() throws {
         // Taken and emptied in one access: uploads running beside this go on adding.
         var pending: [(path: RemotePath, hash: String, status: FileStatus)] = []

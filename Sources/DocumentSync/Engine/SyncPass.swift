@@ -102,6 +102,12 @@ final class SyncPass: @unchecked Sendable {
     /// The batch running now, whose actions' checkpoints it hears; set on the pass's thread
     /// before the batch's threads start.
     private var running: BatchExecution?
+    /// How many uploaded files' merge bases wait before an upload keeps them: the engine's
+    /// ``SyncEngine/basesKeptTogether``, or an eighth of the pass's uploads when that is more,
+    /// so that a pass writes the version store's identity index (a file rewritten whole) a
+    /// few times, not once for every 1,024 documents. Set on the pass's thread before the
+    /// batches run.
+    private(set) var basesKeptTogether = 1024
 
     /// A pass of `engine`, whose summary starts with `notes`.
     init(engine: SyncEngine, notes: [String] = []) {
@@ -197,6 +203,9 @@ final class SyncPass: @unchecked Sendable {
             default: break
             }
         }
+        var uploads = 0
+        for case .upload in plan.actions { uploads += 1 }
+        basesKeptTogether = max(engine.basesKeptTogether, uploads / 8)
         progressState.withLock { $0 = SyncProgress(total: plan.actions.count, byteTotal: byteTotal) }
         engine.status.plan(plan)
         if !plan.actions.isEmpty {

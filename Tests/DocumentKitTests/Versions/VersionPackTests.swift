@@ -66,7 +66,8 @@ import Testing
 
     /// Bases are read and stored a group at a time (at most `mostBasesTogether` of them, or
     /// `mostBaseBytesTogether` bytes), so that keeping many holds one group's bytes in
-    /// memory, not all of them: more bytes than a group's fill a pack per group, each kept.
+    /// memory, not all of them: more bytes than a group's fill a pack per group, each kept,
+    /// and the identity index is written once for them all.
     @Test func manyBasesAreKeptAGroupAtATime() throws {
         let tree = try TemporaryTree()
         let store = makeStore(in: tree)
@@ -74,12 +75,19 @@ import Testing
         // Four files of 1.5 MiB, each read whole: more than a group's bytes.
         let large = try Self.files(4, size: 3 << 19, in: tree, folder: "large")
         #expect(4 * (3 << 19) > VersionStore.mostBaseBytesTogether)
+        let steps = Mutex<[StoreStep]>([])
+        store.onEachStep { step in steps.withLock { $0.append(step) } }
 
         let kept = store.keepBases((small + large).map { BaseToKeep(url: $0) })
+        store.onEachStep(nil)
 
         #expect(kept.allSatisfy { $0 != nil }, "\(store.lastError.map(String.init(describing:)) ?? "")")
         // The small ones with three large ones (the group's bytes reached), then the last one.
         #expect(Self.names(in: store.root.appendingPathComponent("packs")).count == 2)
+        // The identity index (a file rewritten whole) is written once, after the last group.
+        #expect(steps.withLock { $0.filter { $0 == .versionsPlaced }.count } == 2)
+        #expect(steps.withLock { $0.filter { $0 == .indexWritten }.count } == 1)
+        #expect(steps.withLock { $0.last } == .indexWritten)
         let reader = makeStore(in: tree)
         for (url, base) in zip(small + large, kept) {
             #expect(Self.bytes(of: base?.versionID, at: url, in: reader) == (try Data(contentsOf: url)))
