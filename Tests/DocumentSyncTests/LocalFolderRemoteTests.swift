@@ -26,6 +26,23 @@ import Testing
 
     /// Journals hold the tags of every synced file: the spelling must never change, or every
     /// item would read as edited on the remote after an update.
+    /// A file is read through a buffer of its size and a page, up to a chunk: many small
+    /// documents in flight hold kilobytes each. Files larger than their buffer (or grown
+    /// since their size was taken) are still read whole, a buffer at a time.
+    @Test func filesAreReadThroughBuffersOfTheirSizeAndStillWhole() throws {
+        #expect(RemoteChunk.bufferSize(forFileOf: 0) == 4096)
+        #expect(RemoteChunk.bufferSize(forFileOf: -5) == 4096)
+        #expect(RemoteChunk.bufferSize(forFileOf: 1024) == 5120)
+        #expect(RemoteChunk.bufferSize(forFileOf: 10 << 20) == RemoteChunk.size)
+        let folder = try TemporaryFolder()
+        let remote = LocalFolderRemote(root: try folder.folder("remote"))
+        let bytes = Data((0..<(RemoteChunk.size + 12345)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try remote.write(RemotePath("big.bin"), from: UploadSource(bytes), condition: .absent)
+        var read = Data()
+        _ = try remote.read(RemotePath("big.bin")) { read.append($0) }
+        #expect(read == bytes)
+    }
+
     @Test func tagsAndFileIDsAreSpelledAsJournalsHoldThem() {
         let cases: [(UInt64, Int64, Int64, UInt32, Int64, UInt32, String)] = [
             (

@@ -126,7 +126,7 @@ extension SyncPass {
                 folder.components(of: url, operation: "read for upload"), O_RDONLY,
                 operation: "read for upload")
             let before = try Syscall.fileStatus(of: file.rawValue).get("read for upload", url)
-            let hash = try Self.hash(file, url: url)
+            let hash = try Self.hash(file, url: url, size: before.size)
             let intent = try journal.beginIntent(
                 SyncIntent(
                     operation: .upload, path: path, hash: hash, condition: condition, created: clock.now))
@@ -170,7 +170,8 @@ extension SyncPass {
         condition: WriteCondition
     ) throws -> (tag: RemoteTag?, fileID: String?) {
         var offset: Int64 = 0
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RemoteChunk.size, alignment: 64)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: RemoteChunk.bufferSize(forFileOf: size), alignment: 64)
         defer { buffer.deallocate() }
         let source = UploadSource(size: size) {
             let count = try Syscall.pread(file.rawValue, buffer, off_t(offset)).get("read for upload", url)
@@ -803,10 +804,12 @@ extension SyncPass {
 
     // MARK: - Hashes and bases
 
-    /// The SHA-256 (hex) of an open file, read from its start.
-    static func hash(_ file: FileDescriptor, url: URL) throws -> String {
+    /// The SHA-256 (hex) of an open file, read from its start; `size`, what the file held
+    /// when last looked at, only sizes the buffer.
+    static func hash(_ file: FileDescriptor, url: URL, size: Int64) throws -> String {
         var hasher = ContentHash.Hasher()
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: RemoteChunk.size, alignment: 64)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: RemoteChunk.bufferSize(forFileOf: size), alignment: 64)
         defer { buffer.deallocate() }
         var offset: off_t = 0
         while true {

@@ -48,7 +48,7 @@ extension LocalFolderRemote {
         }
         do { try temporary.sync() } catch { throw failure(error, .write, path, missing: .parentMissing) }
 
-        return try withExclusiveLock(.write, path) { lock in
+        let tag = try withExclusiveLock(.write, path) { lock in
             let current = try itemStatus(path.name, in: folder, .write, path)
             try check(condition, current, .write, path)
             if let current, current.isRegularFile {
@@ -74,9 +74,12 @@ extension LocalFolderRemote {
                 throw failure(error, .write, path, missing: .parentMissing)
             }
             placed = true
-            do { try folder.sync() } catch { throw failure(error, .write, path, missing: .parentMissing) }
             return Self.tag(try status(of: temporary, .write, path))
         }
+        // The rename is flushed after the lock is given back: the other writers of the folder
+        // need not wait for this flush, and it is done before the write is reported done.
+        do { try folder.sync() } catch { throw failure(error, .write, path, missing: .parentMissing) }
+        return tag
     }
 
     public func delete(_ path: RemotePath, condition: WriteCondition) throws {

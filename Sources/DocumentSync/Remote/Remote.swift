@@ -147,6 +147,13 @@ public struct UploadSource {
 public enum RemoteChunk {
     /// 1 MiB.
     public static let size = 1 << 20
+
+    /// The buffer to read a file of `fileSize` bytes through: a chunk, or the file and a page
+    /// more when that is less (a file that grew is still read to its end, a buffer at a
+    /// time). Many small documents in flight then hold kilobytes each, not a chunk each.
+    public static func bufferSize(forFileOf fileSize: Int64) -> Int {
+        Int(min(Int64(size), max(fileSize, 0) + 4096))
+    }
 }
 
 /// Where a synced container's documents are kept: a folder on another disk, a WebDAV
