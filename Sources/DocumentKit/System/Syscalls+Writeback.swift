@@ -26,10 +26,15 @@ extension Syscall {
     /// The corresponding C function is `madvise(2)` with `MADV_DONTNEED`.
     static func releaseMappedPages(_ bytes: UnsafeRawBufferPointer) {
         guard let base = bytes.baseAddress else { return }
-        let page = UInt(sysconf(CInt(_SC_PAGESIZE)))
+        let page = UInt(pageSize)
         let start = (UInt(bitPattern: base) + page - 1) / page * page
         let end = (UInt(bitPattern: base) + UInt(bytes.count)) / page * page
         guard end > start, let address = UnsafeMutableRawPointer(bitPattern: start) else { return }
         _ = madvise(address, Int(end - start), MADV_DONTNEED)
     }
+
+    /// The size of a page of memory.
+    ///
+    /// The corresponding C function is `sysconf(3)` with `_SC_PAGESIZE`.
+    static let pageSize = Int(sysconf(CInt(_SC_PAGESIZE)))
 }

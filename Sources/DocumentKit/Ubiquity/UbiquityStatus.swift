@@ -91,8 +91,7 @@ public struct UbiquityStatus: Codable, Sendable, Equatable {
     package static func encodeSynced(_ synced: [String: [Int64]]) -> Data {
         var data = Data()
         data.reserveCapacity(synced.count * 64)
-        for path in synced.keys.sorted() {
-            let record = synced[path]!
+        for (path, record) in synced.sorted(by: { $0.key < $1.key }) {
             guard record.count == 3 else { continue }
             for field in record {
                 data.append(contentsOf: String(field).utf8)

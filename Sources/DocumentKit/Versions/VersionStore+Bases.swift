@@ -109,6 +109,8 @@ extension VersionStore {
                     }
                     (sources, owners, bytes) = ([], [], 0)
                 }
+                // The groups stored are noted also when a later one fails.
+                var failure: (any Error)?
                 do {
                     for (requestIndex, request) in requests.enumerated() {
                         for (itemIndex, item) in request.items.enumerated() {
@@ -124,11 +126,10 @@ extension VersionStore {
                     }
                     try storeGroup()
                 } catch {
-                    // The groups stored before are noted all the same.
-                    if let noted, !noted.locations.isEmpty { try noteLocations(noted) }
-                    throw error
+                    failure = error
                 }
                 if let noted, !noted.locations.isEmpty { try noteLocations(noted) }
+                if let failure { throw failure }
             }
         } catch {
             report(error, operation: "keep the merge bases of synced documents")

@@ -155,7 +155,7 @@ extension VersionStore {
                         Syscall.releaseMappedPages(UnsafeRawBufferPointer(rebasing: bytes[released..<offset]))
                         // Where the next release starts: the page (of the page-aligned
                         // mapping) the last one could not take whole.
-                        released = offset - offset % 4096
+                        released = offset - offset % Syscall.pageSize
                     }
                 }
             }
