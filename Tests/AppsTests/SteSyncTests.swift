@@ -104,14 +104,16 @@ struct SteSyncTests {
         #expect(await a.waitForScreen(containing: "Keep mine"))
         #expect(a.screen.contains("Theirs: from "), "\(a.screen)")
         a.keys("m")
+        // B's conflict screen closes: the conflict it showed is gone. The message stays four
+        // seconds, so it is watched for first, and the conflict versions' files after it.
+        #expect(
+            await b.waitForScreen(containing: "The conflict was resolved elsewhere", timeout: .seconds(30)),
+            "\(b.screen)")
+        #expect(!b.screen.contains("Keep theirs"), "\(b.screen)")
         #expect(
             await b.wait(timeout: .seconds(30)) {
                 !b.screen.contains("in conflict") && b.conflictTexts(of: "Plan.txt").isEmpty
             }, "\(b.screen)")
-        // B's conflict screen closes: the conflict it showed is gone.
-        #expect(
-            await b.waitForScreen(containing: "The conflict was resolved elsewhere", timeout: .seconds(10)))
-        #expect(!b.screen.contains("Keep theirs"), "\(b.screen)")
         #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(30)))
         #expect(b.text(of: "Plan.txt") == "A: hello from A")
 
