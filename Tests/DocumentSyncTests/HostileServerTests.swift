@@ -125,6 +125,61 @@ extension BlockingSyncTests {
                 "\(String(describing: error))")
         }
 
+        @Test func anS3FolderOutsideThePrefixFailsTheListingAndIsNeverListed() throws {
+            let s3 = try HostileS3()
+            s3.put("C/kept.txt", "kept\n")
+            s3.put("elsewhere/x.txt", "evil\n")
+            s3.listing { _, objects, prefixes in
+                .xml(200, HostileServer.listBucketResult(objects, prefixes: prefixes + ["elsewhere/"]))
+            }
+            let error = #expect(throws: RemoteError.self) { try s3.remote(prefix: "C").listTree() }
+            #expect(
+                error?.description.contains("not one name inside the prefix asked for: “elsewhere/”") == true,
+                "\(String(describing: error))")
+            #expect(!s3.server.requests.contains { $0.query["prefix"] == "elsewhere/" })
+        }
+
+        /// The tree is listed a top-level folder at a time, several at once (the top level first,
+        /// its folders as common prefixes): every folder's items are in it, and one folder whose
+        /// listing is cut short fails the whole, never a tree without that folder's items.
+        @Test func theTreeIsListedSeveralFoldersAtOnceAndOneFailingFailsTheWhole() throws {
+            let s3 = try HostileS3()
+            for folder in 0..<12 {
+                for file in 0..<3 { s3.put("C/f\(folder)/d\(file).txt", "\(folder).\(file)\n") }
+            }
+            s3.put("C/top.txt", "top\n")
+            let inFlight = Locked((now: 0, most: 0))
+            s3.listing { request, objects, prefixes in
+                if !request.delimiter {
+                    inFlight.value.withLock {
+                        $0.now += 1
+                        $0.most = max($0.most, $0.now)
+                    }
+                    Thread.sleep(forTimeInterval: 0.2)
+                    inFlight.value.withLock { $0.now -= 1 }
+                }
+                return .xml(200, HostileServer.listBucketResult(objects, prefixes: prefixes))
+            }
+            let tree = try #require(try s3.remote(prefix: "C").listTree())
+            #expect(tree.count == 12 + 12 * 3 + 1)
+            #expect(
+                tree[RemotePath("f7/d2.txt")]
+                    == RemoteEntry(
+                        name: "d2.txt", kind: .file, size: 4,
+                        tag: S3Remote.tag(S3Remote.md5Hex(Data("7.2\n".utf8)))))
+            #expect(tree[RemotePath("f11")]?.kind == .folder)
+            let most = inFlight.value.withLock { $0.most }
+            #expect(most > 1 && most <= S3Remote.listingsAtOnce, "\(most) listings at once")
+
+            s3.listing { request, objects, prefixes in
+                let whole = HostileServer.listBucketResult(objects, prefixes: prefixes)
+                return request.prefix == "C/f5/"
+                    ? .xml(200, whole, delivery: .cut(bytes: whole.utf8.count / 2)) : .xml(200, whole)
+            }
+            let error = #expect(throws: RemoteError.self) { try s3.remote(prefix: "C").listTree() }
+            #expect(error?.path.isRoot == true, "\(String(describing: error))")
+        }
+
         @Test(arguments: HostileStores.names)
         func twoSpellingsOfOneNameFailTheListing(_ name: String) throws {
             let store = try HostileStores.make(name)

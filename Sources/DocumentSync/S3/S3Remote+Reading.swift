@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
@@ -94,7 +95,9 @@ extension S3Remote {
         }
         let encoded = xml.root.value("EncodingType") == "url"
         func decoded(_ text: String) throws -> String {
-            guard encoded else { return text }
+            // Most keys have nothing encoded: kept as they are, without decoding them.
+            guard encoded, text.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") })
+            else { return text }
             guard let decoded = text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding else {
                 throw failure(
                     .badAnswer, operation, path,
@@ -205,66 +208,46 @@ extension S3Remote {
         return listing
     }
 
-    /// Every item of the container from one paginated listing of the prefix: files from their
-    /// keys, folders from the keys inside them and from their markers. Every key's names are
-    /// checked as ``list(_:)`` checks them (see ``Remote/checkedListing(_:_:folderTag:)``): a
-    /// name that cannot be an item's, two spellings of one name, or one key listed twice and
-    /// differently fail the listing.
+    /// Every item of the container, from a listing of the prefix's top level with its
+    /// folders as common prefixes and then a paginated listing of each of those folders,
+    /// several at once (``listingsAtOnce``): files from their keys, folders from the keys
+    /// inside them and from their markers. Every key's names are checked as ``list(_:)``
+    /// checks them (see ``Remote/checkedListing(_:_:folderTag:)``): a name that cannot be an
+    /// item's, two spellings of one name, or one key listed twice and differently fail the
+    /// listing. Any listing that fails fails the whole: a partial tree is never returned.
     public func listTree() throws -> [RemotePath: RemoteEntry]? {
         sweepStaleUploadsOnce()
-        var found: [RemotePath: RemoteEntry] = [:]
-        /// The key each file was found at: for two spellings of one path, and one key twice.
-        var fileKeys: [RemotePath: String] = [:]
-        var sawAnything = false
-        try listPages(prefix: keyPrefix, delimiter: false, .list, .root) { page in
-            for object in page.objects {
-                sawAnything = true
-                // The container's own marker.
-                guard object.key != keyPrefix, !isTombstone(object) else { continue }
-                let isMarker = object.key.hasSuffix("/")
-                guard
-                    let names = try names(
-                        ofKey: isMarker ? String(object.key.dropLast()) : object.key, .list, .root)
+        let shared = SharedTree()
+        var folders: [String] = []
+        try listPages(prefix: keyPrefix, delimiter: true, .list, .root) { page in
+            try shared.tree.withLock { tree in
+                for object in page.objects { try tree.add(object, of: self) }
+                tree.sawAnything = tree.sawAnything || !page.prefixes.isEmpty
+            }
+            for common in page.prefixes {
+                guard common.hasSuffix("/"), common.hasPrefix(keyPrefix), common.count > keyPrefix.count + 1,
+                    !common.dropFirst(keyPrefix.count).dropLast().contains("/")
                 else {
                     throw failure(
                         .badAnswer, .list, .root,
                         detail:
-                            "the store's listing gives a key outside the prefix asked for: \(RemotePath.shown(object.key))"
+                            "the store's listing gives a folder that is not one name inside the prefix asked for: \(RemotePath.shown(common))"
                     )
                 }
-                guard !names.contains(where: { $0.utf8.first == UInt8(ascii: ".") }) else { continue }
-                let path = path(ofNames: names)
-                if !isMarker, let seenAt = fileKeys.updateValue(object.key, forKey: path) {
-                    guard seenAt.utf8.elementsEqual(object.key.utf8) else {
-                        throw failure(
-                            .badAnswer, .list, .root,
-                            detail:
-                                "it lists two items, \(RemotePath.shown(seenAt)) and \(RemotePath.shown(object.key)), whose names differ only in how their letters are encoded (Unicode normalisation); rename one on the remote"
-                        )
-                    }
-                    let entry = RemoteEntry(
-                        name: path.name, kind: .file, size: object.size, tag: Self.tag(object.etag))
-                    guard found[path].map({ $0.kind == .folder || $0 == entry }) ?? true else {
-                        throw failure(
-                            .badAnswer, .list, .root,
-                            detail: "it lists \(RemotePath.shown(object.key)) twice, and differently")
-                    }
-                }
-                // A file and a folder of one name: the folder is kept, as in ``list(_:)``.
-                var folder = path.parent
-                while !folder.isRoot, found[folder]?.kind != .folder {
-                    found[folder] = RemoteEntry(
-                        name: folder.name, kind: .folder, size: 0, tag: Self.folderTag)
-                    folder = folder.parent
-                }
-                if isMarker {
-                    found[path] = RemoteEntry(name: path.name, kind: .folder, size: 0, tag: Self.folderTag)
-                } else if found[path]?.kind != .folder {
-                    found[path] = RemoteEntry(
-                        name: path.name, kind: .file, size: object.size, tag: Self.tag(object.etag))
+                folders.append(common)
+            }
+        }
+        try RequestsAtOnce.forEach(
+            Array(Set(folders)).sorted(), width: min(Self.listingsAtOnce, mostRequestsAtOnce),
+            name: "DocumentSync S3 listing"
+        ) { [self] folder in
+            try listPages(prefix: folder, delimiter: false, .list, .root) { page in
+                try shared.tree.withLock { tree in
+                    for object in page.objects { try tree.add(object, of: self) }
                 }
             }
         }
+        let (found, sawAnything) = shared.tree.withLock { ($0.found, $0.sawAnything) }
         if !sawAnything, !keyPrefix.isEmpty,
             let object = try head(String(keyPrefix.dropLast()), .list, .root),
             !isTombstone(object)
@@ -274,6 +257,74 @@ extension S3Remote {
                 detail: "the prefix “\(configuration.prefix)” is a file in the bucket")
         }
         return found
+    }
+
+    /// How many of the container's top-level folders ``listTree()`` lists at once: enough to
+    /// keep the store busy while the pages already in are read.
+    static let listingsAtOnce = 8
+
+    /// The listing threads' tree.
+    private final class SharedTree: Sendable {
+        let tree = Mutex(TreeListing())
+    }
+
+    /// The items a listing of the container found so far, whatever the order its pages come
+    /// in: a file and a folder of one name keep the folder, in any order.
+    struct TreeListing {
+        var found: [RemotePath: RemoteEntry] = [:]
+        /// The key each file was found at: for two spellings of one path, and one key twice.
+        var fileKeys: [RemotePath: String] = [:]
+        var sawAnything = false
+
+        /// Adds the item a listed object stands for, and the folders above it.
+        mutating func add(_ object: Object, of remote: S3Remote) throws {
+            sawAnything = true
+            let keyPrefix = remote.keyPrefix
+            // The container's own marker.
+            guard object.key != keyPrefix, !remote.isTombstone(object) else { return }
+            let isMarker = object.key.hasSuffix("/")
+            guard
+                let names = try remote.names(
+                    ofKey: isMarker ? String(object.key.dropLast()) : object.key, .list, .root)
+            else {
+                throw remote.failure(
+                    .badAnswer, .list, .root,
+                    detail:
+                        "the store's listing gives a key outside the prefix asked for: \(RemotePath.shown(object.key))"
+                )
+            }
+            guard !names.contains(where: { $0.utf8.first == UInt8(ascii: ".") }) else { return }
+            let path = remote.path(ofNames: names)
+            if !isMarker, let seenAt = fileKeys.updateValue(object.key, forKey: path) {
+                guard seenAt.utf8.elementsEqual(object.key.utf8) else {
+                    throw remote.failure(
+                        .badAnswer, .list, .root,
+                        detail:
+                            "it lists two items, \(RemotePath.shown(seenAt)) and \(RemotePath.shown(object.key)), whose names differ only in how their letters are encoded (Unicode normalisation); rename one on the remote"
+                    )
+                }
+                let entry = RemoteEntry(
+                    name: path.name, kind: .file, size: object.size, tag: S3Remote.tag(object.etag))
+                guard found[path].map({ $0.kind == .folder || $0 == entry }) ?? true else {
+                    throw remote.failure(
+                        .badAnswer, .list, .root,
+                        detail: "it lists \(RemotePath.shown(object.key)) twice, and differently")
+                }
+            }
+            // A file and a folder of one name: the folder is kept, as in ``list(_:)``.
+            var folder = path.parent
+            while !folder.isRoot, found[folder]?.kind != .folder {
+                found[folder] = RemoteEntry(
+                    name: folder.name, kind: .folder, size: 0, tag: S3Remote.folderTag)
+                folder = folder.parent
+            }
+            if isMarker {
+                found[path] = RemoteEntry(name: path.name, kind: .folder, size: 0, tag: S3Remote.folderTag)
+            } else if found[path]?.kind != .folder {
+                found[path] = RemoteEntry(
+                    name: path.name, kind: .file, size: object.size, tag: S3Remote.tag(object.etag))
+            }
+        }
     }
 
     /// `HeadObject` of `key`: the object, or nil when there is none.
