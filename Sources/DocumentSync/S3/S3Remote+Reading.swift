@@ -217,13 +217,10 @@ extension S3Remote {
     /// listing. Any listing that fails fails the whole: a partial tree is never returned.
     public func listTree() throws -> [RemotePath: RemoteEntry]? {
         sweepStaleUploadsOnce()
-        let shared = SharedTree()
+        let tree = SharedTree()
         var folders: [String] = []
         try listPages(prefix: keyPrefix, delimiter: true, .list, .root) { page in
-            try shared.tree.withLock { tree in
-                for object in page.objects { try tree.add(object, of: self) }
-                tree.sawAnything = tree.sawAnything || !page.prefixes.isEmpty
-            }
+            try tree.add(page, of: self)
             for common in page.prefixes {
                 guard common.hasSuffix("/"), common.hasPrefix(keyPrefix), common.count > keyPrefix.count + 1,
                     !common.dropFirst(keyPrefix.count).dropLast().contains("/")
@@ -242,12 +239,10 @@ extension S3Remote {
             name: "DocumentSync S3 listing"
         ) { [self] folder in
             try listPages(prefix: folder, delimiter: false, .list, .root) { page in
-                try shared.tree.withLock { tree in
-                    for object in page.objects { try tree.add(object, of: self) }
-                }
+                try tree.add(page, of: self)
             }
         }
-        let (found, sawAnything) = shared.tree.withLock { ($0.found, $0.sawAnything) }
+        let (found, sawAnything) = tree.state.withLock { ($0.found, $0.sawAnything) }
         if !sawAnything, !keyPrefix.isEmpty,
             let object = try head(String(keyPrefix.dropLast()), .list, .root),
             !isTombstone(object)
@@ -265,7 +260,17 @@ extension S3Remote {
 
     /// The listing threads' tree.
     private final class SharedTree: Sendable {
-        let tree = Mutex(TreeListing())
+        let state = Mutex(TreeListing())
+
+        /// Adds the items of `page`: each read from its key on the calling thread, then put in
+        /// the tree under its lock.
+        func add(_ page: Page, of remote: S3Remote) throws {
+            let items = try page.objects.compactMap { try TreeListing.item($0, of: remote) }
+            try state.withLock { tree in
+                tree.sawAnything = tree.sawAnything || !page.objects.isEmpty || !page.prefixes.isEmpty
+                for item in items { try tree.add(item, of: remote) }
+            }
+        }
     }
 
     /// The items a listing of the container found so far, whatever the order its pages come
@@ -276,12 +281,20 @@ extension S3Remote {
         var fileKeys: [RemotePath: String] = [:]
         var sawAnything = false
 
-        /// Adds the item a listed object stands for, and the folders above it.
-        mutating func add(_ object: Object, of remote: S3Remote) throws {
-            sawAnything = true
-            let keyPrefix = remote.keyPrefix
+        /// What a listed object stands for: read from its key on the listing's own thread,
+        /// before the tree is locked. Nil for the container's marker, a tombstone and sync's
+        /// own files.
+        struct Item {
+            var key: String
+            var path: RemotePath
+            var isMarker: Bool
+            var size: Int64
+            var etag: String
+        }
+
+        static func item(_ object: Object, of remote: S3Remote) throws -> Item? {
             // The container's own marker.
-            guard object.key != keyPrefix, !remote.isTombstone(object) else { return }
+            guard object.key != remote.keyPrefix, !remote.isTombstone(object) else { return nil }
             let isMarker = object.key.hasSuffix("/")
             guard
                 let names = try remote.names(
@@ -293,22 +306,29 @@ extension S3Remote {
                         "the store's listing gives a key outside the prefix asked for: \(RemotePath.shown(object.key))"
                 )
             }
-            guard !names.contains(where: { $0.utf8.first == UInt8(ascii: ".") }) else { return }
-            let path = remote.path(ofNames: names)
-            if !isMarker, let seenAt = fileKeys.updateValue(object.key, forKey: path) {
-                guard seenAt.utf8.elementsEqual(object.key.utf8) else {
+            guard !names.contains(where: { $0.utf8.first == UInt8(ascii: ".") }) else { return nil }
+            return Item(
+                key: object.key, path: remote.path(ofNames: names), isMarker: isMarker, size: object.size,
+                etag: object.etag)
+        }
+
+        /// Adds the item, and the folders above it.
+        mutating func add(_ item: Item, of remote: S3Remote) throws {
+            let (path, isMarker) = (item.path, item.isMarker)
+            if !isMarker, let seenAt = fileKeys.updateValue(item.key, forKey: path) {
+                guard seenAt.utf8.elementsEqual(item.key.utf8) else {
                     throw remote.failure(
                         .badAnswer, .list, .root,
                         detail:
-                            "it lists two items, \(RemotePath.shown(seenAt)) and \(RemotePath.shown(object.key)), whose names differ only in how their letters are encoded (Unicode normalisation); rename one on the remote"
+                            "it lists two items, \(RemotePath.shown(seenAt)) and \(RemotePath.shown(item.key)), whose names differ only in how their letters are encoded (Unicode normalisation); rename one on the remote"
                     )
                 }
                 let entry = RemoteEntry(
-                    name: path.name, kind: .file, size: object.size, tag: S3Remote.tag(object.etag))
+                    name: path.name, kind: .file, size: item.size, tag: S3Remote.tag(item.etag))
                 guard found[path].map({ $0.kind == .folder || $0 == entry }) ?? true else {
                     throw remote.failure(
                         .badAnswer, .list, .root,
-                        detail: "it lists \(RemotePath.shown(object.key)) twice, and differently")
+                        detail: "it lists \(RemotePath.shown(item.key)) twice, and differently")
                 }
             }
             // A file and a folder of one name: the folder is kept, as in ``list(_:)``.
@@ -322,7 +342,7 @@ extension S3Remote {
                 found[path] = RemoteEntry(name: path.name, kind: .folder, size: 0, tag: S3Remote.folderTag)
             } else if found[path]?.kind != .folder {
                 found[path] = RemoteEntry(
-                    name: path.name, kind: .file, size: object.size, tag: S3Remote.tag(object.etag))
+                    name: path.name, kind: .file, size: item.size, tag: S3Remote.tag(item.etag))
             }
         }
     }
