@@ -1,5 +1,6 @@
 import DocumentKit
 import Foundation
+import Synchronization
 import Testing
 
 @testable import DocumentSync
@@ -50,6 +51,35 @@ import Testing
         #expect(try journal.itemsByPath().keys.sorted() == [RemotePath("b.txt"), RemotePath("c.txt")])
         try other.remove(second.path)
         #expect(try journal.itemsByPath().keys.sorted() == [RemotePath("c.txt")])
+    }
+
+    /// The status's list of synced files: a file synced both ways, with the status it had
+    /// then; never a folder, a file not uploaded yet, one never seen here, or one kept on the
+    /// server only.
+    @Test func syncedFilesAreTheFilesSyncedBothWays() throws {
+        let folder = try TemporaryFolder()
+        let journal = try makeJournal(folder)
+        let synced = fullItem("a b/é.txt")
+        try journal.upsert(synced)
+        var evicted = fullItem("evicted.txt")
+        evicted.local = .evicted
+        try journal.upsert(evicted)
+        var unseen = fullItem("unseen.txt")
+        unseen.local = .unseen
+        try journal.upsert(unseen)
+        var notUploaded = fullItem("new.txt")
+        notUploaded.remoteTag = nil
+        try journal.upsert(notUploaded)
+        var neverHere = fullItem("there.txt")
+        neverHere.local = nil
+        try journal.upsert(neverHere)
+        try journal.upsert(JournalItem(path: RemotePath("a b"), kind: .folder, remoteTag: RemoteTag("f")))
+        let local = try #require(synced.local)
+        #expect(
+            try journal.syncedFiles() == [
+                "a b/é.txt": [Int64(bitPattern: local.inode), local.size, local.modification],
+                "unseen.txt": [0, -1, 0],
+            ])
     }
 
     @Test func upsertReadsBackEveryField() throws {
@@ -172,6 +202,59 @@ import Testing
         }
         #expect(try journal.item(at: RemotePath("x")) == nil)
         #expect(try journal.pendingIntents() == [intent])
+    }
+
+    /// Transactions handed in from many threads at once share commits: each is committed
+    /// when its call returns (another connection, a second process, sees it then), one that
+    /// throws takes back only its own changes and throws to its own caller, and the
+    /// transactions that waited for a commit to end are committed together by the next.
+    @Test func transactionsHandedInTogetherShareACommitAndKeepTheirOwnOutcome() throws {
+        let folder = try TemporaryFolder()
+        let journal = try makeJournal(folder)
+        let other = try SyncJournal(url: journal.url)
+        let waiting = 15
+        let handedIn = Locked(0)
+        let committing = Locked(false)
+        let outcomes = Locked([Int: Bool]())  // thread: committed and seen by `other` on return
+        let finished = DispatchGroup()
+        finished.enter()
+        Thread {
+            // The first commit is held until every other thread has handed its transaction in.
+            try? journal.transactionTogether { transaction in
+                committing.value.withLock { $0 = true }
+                try transaction.upsert(JournalItem(path: RemotePath("first"), kind: .file))
+                while handedIn.value.withLock({ $0 }) < waiting { Thread.sleep(forTimeInterval: 0.01) }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+            finished.leave()
+        }.start()
+        while !committing.value.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.01) }
+        for index in 0..<waiting {
+            finished.enter()
+            Thread {
+                let path = RemotePath("t\(index)")
+                handedIn.value.withLock { $0 += 1 }
+                do {
+                    try journal.transactionTogether { transaction in
+                        try transaction.upsert(JournalItem(path: path, kind: .file))
+                        if index % 5 == 0 { throw Refusal() }
+                    }
+                    let seen = (try? other.item(at: path)) != nil
+                    outcomes.value.withLock { $0[index] = seen }
+                } catch {
+                    outcomes.value.withLock { $0[index] = error is Refusal ? false : true }
+                }
+                finished.leave()
+            }.start()
+        }
+        finished.wait()
+        let results = outcomes.value.withLock { $0 }
+        // Committed and visible on return, or refused (and then not recorded).
+        #expect(results == Dictionary(uniqueKeysWithValues: (0..<waiting).map { ($0, $0 % 5 != 0) }))
+        let recorded = try journal.itemsByPath().keys.map(\.string).sorted()
+        #expect(recorded == (["first"] + (0..<waiting).filter { $0 % 5 != 0 }.map { "t\($0)" }).sorted())
+        let commits = journal.groupedCommits.load(ordering: .relaxed)
+        #expect(commits >= 2 && commits <= 4, "\(commits) commits for \(waiting + 1) transactions")
     }
 
     @Test func pendingIntentsSurviveReopening() throws {

@@ -162,20 +162,16 @@ final class StatusPublisher: Sendable {
         publish { $0.percent[path] = percent }
     }
 
-    /// At the end of a pass: every synced file as the journal has it (`synced`), and the
-    /// outcome.
+    /// At the end of a pass: every synced file as the journal has it (`synced`, as
+    /// ``SyncJournal/syncedFiles()`` reads it), and the outcome.
     ///
     /// - Returns: Why the status could not be written, for the pass's notes; nil when it was.
-    func end(of summary: SyncSummary, synced: @autoclosure () -> [RemotePath: JournalItem]) -> String? {
+    func end(of summary: SyncSummary, synced: @autoclosure () -> [String: [Int64]]) -> String? {
         guard publishes else { return nil }
         let synced = synced()
         publication.withLock { $0.hasSynced = true }
         publish(force: true) { status in
-            status.synced = [:]
-            for (path, item) in synced where item.kind == .file {
-                guard let local = item.local, local != .evicted, item.remoteTag != nil else { continue }
-                status.synced[path.string] = [Int64(bitPattern: local.inode), local.size, local.modification]
-            }
+            status.synced = synced
             status.uploading = []
             status.downloading = []
             status.percent = [:]

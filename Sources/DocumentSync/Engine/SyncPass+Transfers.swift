@@ -140,7 +140,7 @@ extension SyncPass {
             // uploads it again. Deleted or renamed meanwhile is no change to the bytes read.
             let unchanged = after.size == before.size && after.modification == before.modification
             let local = unchanged ? JournalItem.LocalStatus(before) : nil
-            try journal.transaction { journal in
+            try journal.transactionTogether { journal in
                 try journal.upsert(
                     JournalItem(
                         path: path, kind: .file, remoteTag: written.tag, remoteSize: before.size,
@@ -296,7 +296,7 @@ extension SyncPass {
         intent: SyncIntent
     ) throws {
         let status = localStatus(path)
-        try journal.transaction { journal in
+        try journal.transactionTogether { journal in
             try journal.upsert(
                 JournalItem(
                     path: path, kind: .file, remoteTag: tag, remoteSize: entry.size,
@@ -517,7 +517,7 @@ extension SyncPass {
             beforeReplacing: recordConflict)
         guard placed.conflict != nil else { return try journal.completeIntent(intent.id) }
         let status = localStatus(path)
-        try journal.transaction { journal in
+        try journal.transactionTogether { journal in
             // The remote's version is now the one both sides have: the base of the next merge.
             try journal.upsert(
                 JournalItem(
@@ -574,7 +574,7 @@ extension SyncPass {
         try checkpoint(.beforeRemoteWrite)
         let written = try write(path, from: UploadSource(merged), hash: hash, condition: .matches(tag))
         try checkpoint(.afterRemoteWrite)
-        try journal.transaction { journal in
+        try journal.transactionTogether { journal in
             try journal.upsert(
                 JournalItem(
                     path: path, kind: .file, remoteTag: written.tag, remoteSize: Int64(merged.count),
@@ -608,7 +608,7 @@ extension SyncPass {
             throw error
         }
         try checkpoint(.afterRemoteWrite)
-        try journal.transaction { journal in
+        try journal.transactionTogether { journal in
             try journal.remove(path)
             try journal.completeIntent(intent.id)
         }
@@ -705,7 +705,7 @@ extension SyncPass {
         try checkpoint(.afterRemoteWrite)
         let entry = try remote.entry(at: destination)
         let status = FileStatus(path: localURL(destination).path)
-        try journal.transaction { journal in
+        try journal.transactionTogether { journal in
             try journal.renameItem(from: source, to: destination)
             if var item = try journal.item(at: destination) {
                 item.remoteTag = newTag ?? entry?.tag
@@ -762,7 +762,7 @@ extension SyncPass {
         }
         try checkpoint(.afterLocalWrite)
         let status = localStatus(destination)
-        try journal.transaction { journal in
+        try journal.transactionTogether { journal in
             try journal.renameItem(from: source, to: destination)
             if var item = try journal.item(at: destination) {
                 // Found by its file identity, the remote file may also have been edited since

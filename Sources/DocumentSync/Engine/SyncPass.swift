@@ -122,10 +122,14 @@ final class SyncPass: @unchecked Sendable {
     func run() throws -> SyncSummary {
         summary.notes += try engine.checkPause()
         try resolvePendingIntents()
-        let (known, scanned, plan) = try scanAndPlan()
+        var (known, scanned, plan) = try scanAndPlan()
         try engine.guardAgainstMassDeletion(plan, known: known)
         summary.notes += scanned.notes + plan.notes
         try execute(plan, local: scanned.local, known: known, remoteTree: scanned.remote)
+        // What the journal knew before the pass: let go of before recording it, which reads
+        // what the journal knows now (a whole container's items, held twice, were a pass's
+        // peak of memory).
+        known = [:]
         try record(plan, local: scanned.local, remoteTree: scanned.remote)
         return summary
     }
@@ -283,7 +287,7 @@ final class SyncPass: @unchecked Sendable {
         }
         try attempt("key-value store") { try KeyValueSync(pass: self).sync() }
         settleDownloadRequests(remoteTree: remoteTree)
-        if let note = engine.status.end(of: summary, synced: (try? journal.itemsByPath()) ?? [:]) {
+        if let note = engine.status.end(of: summary, synced: (try? journal.syncedFiles()) ?? [:]) {
             summary.notes.append(note)
         }
     }

@@ -44,6 +44,32 @@ extension SyncJournal {
             try connection.queryFirst("PRAGMA data_version") { try $0.value(at: 0) as Int } ?? 0
         }
 
+        /// See ``SyncJournal/syncedFiles()``. A file kept on the server only has the local
+        /// status ``JournalItem/LocalStatus/evicted``.
+        package func syncedFiles() throws -> [String: [Int64]] {
+            var synced: [String: [Int64]] = [:]
+            let evicted = JournalItem.LocalStatus.evicted
+            try connection.query(
+                """
+                SELECT path, localInode, localSize, localModification FROM items
+                WHERE kind = 'file' AND remoteTag IS NOT NULL AND localInode IS NOT NULL
+                    AND localSize IS NOT NULL AND localModification IS NOT NULL
+                    AND localStatusChange IS NOT NULL
+                    AND NOT (localInode = ? AND localSize = ? AND localModification = ?
+                        AND localStatusChange = ?)
+                """,
+                [
+                    .integer(Int64(bitPattern: evicted.inode)), .integer(evicted.size),
+                    .integer(evicted.modification), .integer(evicted.statusChange),
+                ]
+            ) { row in
+                synced[try row.value(at: 0) as String] = [
+                    try row.value(at: 1), try row.value(at: 2), try row.value(at: 3),
+                ]
+            }
+            return synced
+        }
+
         /// The rows of `folder` and everything inside it, in path order.
         package func items(under folder: RemotePath) throws -> [JournalItem] {
             let (filter, bindings) = Self.subtree(folder)

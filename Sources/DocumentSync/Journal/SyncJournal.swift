@@ -57,6 +57,11 @@ package final class SyncJournal: Sendable {
     /// here instead of decoding every row again. Dropped by every transaction of this journal;
     /// a commit by another connection changes the data version.
     private let cachedItems = Mutex<(dataVersion: Int, items: [RemotePath: JournalItem])?>(nil)
+    /// The transactions of ``transactionTogether(_:)`` waiting for their commit.
+    let grouped = GroupCommit()
+    /// How many commits ``transactionTogether(_:)`` made, for the tests: fewer than the
+    /// transactions handed in when threads hand them in at once.
+    package let groupedCommits = Atomic<Int>(0)
 
     /// Opens the journal at `url`, creating it if it is missing.
     ///
@@ -211,8 +216,14 @@ package final class SyncJournal: Sendable {
         try read { try $0.items(under: folder) }
     }
 
+    /// The files synced both ways (with a remote tag, and here, not only on the server), by
+    /// path: each with the inode, size and modification time (nanoseconds) it had when it was
+    /// synced, as the status's list holds them (``UbiquityStatus/synced``). Read from those
+    /// columns alone, without making an item of each row.
+    package func syncedFiles() throws -> [String: [Int64]] { try read { try $0.syncedFiles() } }
+
     /// Records `item`, replacing the row at its path.
-    package func upsert(_ item: JournalItem) throws { try transaction { try $0.upsert(item) } }
+    package func upsert(_ item: JournalItem) throws { try transactionTogether { try $0.upsert(item) } }
 
     /// Removes the row at `path` and the rows inside it; returns how many.
     @discardableResult
@@ -226,11 +237,11 @@ package final class SyncJournal: Sendable {
 
     /// Records an intent before its remote write; returns it with its number.
     package func beginIntent(_ intent: SyncIntent) throws -> SyncIntent {
-        try transaction { try $0.beginIntent(intent) }
+        try transactionTogether { try $0.beginIntent(intent) }
     }
 
     /// Removes a pending intent (alone: to record its outcome with it, use ``transaction(_:)``).
-    package func completeIntent(_ id: Int64) throws { try transaction { try $0.completeIntent(id) } }
+    package func completeIntent(_ id: Int64) throws { try transactionTogether { try $0.completeIntent(id) } }
 
     /// Every conflict version shared through the remote, by its identifier there.
     package func conflicts() throws -> [SharedConflict] { try read { try $0.conflicts() } }
