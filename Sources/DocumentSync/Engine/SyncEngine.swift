@@ -197,8 +197,9 @@ public final class SyncEngine: @unchecked Sendable {
         )
     }
 
-    /// Passes until one finds nothing to do, at most ``SyncConfiguration/mostPasses``, on a
-    /// thread of their own: the calling task is suspended, never blocked.
+    /// Passes until one finds nothing to do or settles all it found, at most
+    /// ``SyncConfiguration/mostPasses``, on a thread of their own: the calling task is
+    /// suspended, never blocked.
     ///
     /// For example:
     ///
@@ -218,8 +219,8 @@ public final class SyncEngine: @unchecked Sendable {
         }
     }
 
-    /// Passes until one finds nothing to do, at most ``SyncConfiguration/mostPasses``, on the
-    /// calling thread, which it blocks.
+    /// Passes until one finds nothing to do or settles all it found, at most
+    /// ``SyncConfiguration/mostPasses``, on the calling thread, which it blocks.
     ///
     /// Items that changed under the last pass (a listing that leaves out files that are there,
     /// a document written while it was uploaded) are named in a note saying why sync stopped
@@ -253,6 +254,9 @@ public final class SyncEngine: @unchecked Sendable {
                 continue
             }
             if !summary.didWork && summary.changedDuringPass == 0 { break }
+            // Nothing left that the pass saw: another would only scan both sides again (what
+            // changed since is the next sync's, as it would be after that pass too).
+            if summary.settledWhatItSaw { break }
         }
         if total.settling > 0 {
             total.notes.append(

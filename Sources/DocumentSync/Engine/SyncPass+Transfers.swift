@@ -121,6 +121,7 @@ extension SyncPass {
         let coordinator = FileCoordinator()
         let folder = try containerFolder()
         var basesWaiting = 0
+        var goneMeanwhile = false
         try coordinator.coordinate(readingItemAt: url) { url in
             let file = try folder.open(
                 folder.components(of: url, operation: "read for upload"), O_RDONLY,
@@ -140,6 +141,9 @@ extension SyncPass {
             // uploads it again. Deleted or renamed meanwhile is no change to the bytes read.
             let unchanged = after.size == before.size && after.modification == before.modification
             let local = unchanged ? JournalItem.LocalStatus(before) : nil
+            // Deleted or renamed meanwhile: the bytes read went up, and a pass after this one
+            // takes the change (a deletion to propagate, a file to find elsewhere).
+            goneMeanwhile = FileStatus(path: url.path)?.inode != before.inode
             try journal.transactionTogether { journal in
                 try journal.upsert(
                     JournalItem(
@@ -156,6 +160,11 @@ extension SyncPass {
             }
         }
         summary.uploaded += 1
+        if goneMeanwhile {
+            summary.changedDuringPass += 1
+            summary.changed.append(
+                "\(RemotePath.escaped(path.description)): deleted or renamed while it was uploaded")
+        }
         // Kept as they come, a group at a time (outside the coordinated read): what a pass
         // holds does not grow with the number of documents it uploads.
         if basesWaiting >= basesKeptTogether {

@@ -121,7 +121,17 @@ final class SyncPass: @unchecked Sendable {
     ///   the container cannot be listed; nothing is changed then.
     func run() throws -> SyncSummary {
         summary.notes += try engine.checkPause()
-        try resolvePendingIntents()
+        do {
+            try resolvePendingIntents()
+        } catch let error as RemoteError {
+            // The remote could not be asked (offline, refusing): said as a listing that failed
+            // would say it, so that the status tells an offline remote from an error.
+            engine.status.listed(failure: error)
+            throw SyncError(
+                .failed,
+                "cannot settle what an earlier pass left on \(remote.displayName): \(error); the next sync tries again"
+            )
+        }
         var (known, scanned, plan) = try scanAndPlan()
         try engine.guardAgainstMassDeletion(plan, known: known)
         summary.notes += scanned.notes + plan.notes

@@ -56,6 +56,16 @@ public struct SyncSummary: Sendable, Equatable, CustomStringConvertible {
             + foldersDeleted + recorded + conflictsShared + keptOnServer > 0
     }
 
+    /// Whether a pass that did this left nothing it knows of for a next pass: it did work,
+    /// and only of the kinds that leave both sides and the journal as one (uploads, downloads,
+    /// deletions, folders made, equal bytes recorded), each done, none skipped, failed or
+    /// waiting. Merges, conflicts, moves, folder deletions and documents left on the server
+    /// are confirmed by a pass of their own.
+    var settledWhatItSaw: Bool {
+        didWork && failures.isEmpty && settling == 0 && changedDuringPass == 0 && changed.isEmpty
+            && merged + conflicts + conflictsShared + moved + foldersDeleted + keptOnServer == 0
+    }
+
     public var description: String {
         var parts: [String] = []
         for (count, label) in [
