@@ -9,11 +9,11 @@ import Synchronization
 #endif
 
 extension LocalFolderRemote {
-    /// Whether a thread of this process is taking or holds the lock of a folder remote. The
-    /// lock is the process's (`fcntl` record locks are), so its threads take turns here, and
-    /// only the one whose turn it is opens a lock file: closing any descriptor of the file
-    /// would release the process's lock on it.
-    private static let lockTurn = Mutex(false)
+    /// Which thread of this process may take the lock of a folder remote. The lock is the
+    /// process's (`fcntl` record locks are), so its threads take turns here, and only the one
+    /// whose turn it is opens a lock file: closing any descriptor of the file would release
+    /// the process's lock on it.
+    private static let lockTurn = LockTurn()
 
     /// How a try for the lock ended.
     private enum LockTry<T> {
@@ -44,17 +44,16 @@ extension LocalFolderRemote {
             throw failure(errno, operation, path, destination: destination, missing: .unavailable)
         }
         let stuck = lockIsStuck.withLock { $0 }
-        var wait = LockWait(timeout: stuck ? .zero : lockTimeout)
+        let timeout = stuck ? .zero : lockTimeout
+        let deadline = ContinuousClock.now + timeout
+        var wait = LockWait(timeout: timeout)
         while true {
             var holder = getpid()
-            let ourTurn = Self.lockTurn.withLock { taken in
-                guard !taken else { return false }
-                taken = true
-                return true
-            }
-            if ourTurn {
+            // Another thread's turn is waited for asleep, woken when it ends; another
+            // process's lock is tried again after growing pauses.
+            if Self.lockTurn.take(within: max(.zero, ContinuousClock.now.duration(to: deadline))) {
                 // Released once `tryLock` returned, and with it the descriptor it opened.
-                defer { Self.lockTurn.withLock { $0 = false } }
+                defer { Self.lockTurn.give() }
                 switch try tryLock(operation, path, destination: destination, body) {
                 case .done(let result):
                     if stuck { lockIsStuck.withLock { $0 = false } }
@@ -135,5 +134,35 @@ extension LocalFolderRemote {
             if status.permissions != wanted { _ = Syscall.fchmod(lock.rawValue, mode_t(wanted)) }
         }
         return lock
+    }
+}
+
+/// The turn of this process's threads at the folder remotes' lock: a thread that waits for it
+/// sleeps until the thread holding it gives it back (or its time is up), rather than trying
+/// again after pauses, which kept the lock idle between writes.
+final class LockTurn: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var isTaken = false
+
+    /// Takes the turn, waiting at most `timeout` for the thread that has it; false when that
+    /// thread kept it longer.
+    func take(within timeout: Duration) -> Bool {
+        let (seconds, attoseconds) = timeout.components
+        let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
+        condition.lock()
+        defer { condition.unlock() }
+        while isTaken {
+            if !condition.wait(until: deadline), isTaken { return false }
+        }
+        isTaken = true
+        return true
+    }
+
+    /// Gives the turn back, waking one thread waiting for it.
+    func give() {
+        condition.lock()
+        isTaken = false
+        condition.signal()
+        condition.unlock()
     }
 }
