@@ -12,6 +12,8 @@ final class LateWritingRemote: Remote {
     private let first = Mutex(true)
     private let landsDuringListing = Mutex(false)
     private let failedReads = Mutex(0)
+    private let failedLookups = Mutex(0)
+    private let lookupsFailingAfterLanding = Mutex(0)
 
     init(_ base: LocalFolderRemote) { self.base = base }
 
@@ -23,7 +25,13 @@ final class LateWritingRemote: Remote {
 
     /// Puts the write that got no answer in place as the next listing starts: after the
     /// engine looked for it, before it sees the remote.
-    func landDuringNextListing() { landsDuringListing.withLock { $0 = true } }
+    ///
+    /// - Parameter failingLookups: How many lookups of an item (`entry(at:)`) then fail as a
+    ///   broken connection would.
+    func landDuringNextListing(failingLookups: Int = 0) {
+        landsDuringListing.withLock { $0 = true }
+        lookupsFailingAfterLanding.withLock { $0 = failingLookups }
+    }
 
     /// Makes the next `count` reads of a file fail as a broken connection would.
     func failReads(_ count: Int) { failedReads.withLock { $0 = count } }
@@ -35,10 +43,20 @@ final class LateWritingRemote: Remote {
             defer { lands = false }
             return lands
         }
-        if lands { try land() }
+        if lands {
+            try land()
+            failedLookups.withLock { $0 = lookupsFailingAfterLanding.withLock { $0 } }
+        }
         return try base.list(folder)
     }
-    func entry(at path: RemotePath) throws -> RemoteEntry? { try base.entry(at: path) }
+    func entry(at path: RemotePath) throws -> RemoteEntry? {
+        let fails = failedLookups.withLock { count in
+            defer { count = max(0, count - 1) }
+            return count > 0
+        }
+        if fails { throw RemoteError(.connectionLost, operation: .entry, path: path, remote: displayName) }
+        return try base.entry(at: path)
+    }
     func read(_ path: RemotePath, into sink: (Data) throws -> Void) throws -> RemoteTag {
         let fails = failedReads.withLock { count in
             defer { count = max(0, count - 1) }
@@ -97,6 +115,26 @@ final class LateWritingRemote: Remote {
         // The store puts the write in place late.
         try remote.land()
         #expect(try remote.entry(at: RemotePath("draft.txt")) != nil)
+        _ = try a.sync()
+        #expect(try remote.entry(at: RemotePath("draft.txt")) == nil)
+        _ = try b.sync()
+        #expect(!FileManager.default.fileExists(atPath: b.url("draft.txt").path))
+        #expect(!FileManager.default.fileExists(atPath: a.url("draft.txt").path))
+    }
+
+    /// The write lands during the listing, and looking it up again then breaks: the pass fails
+    /// as one that could not reach the remote does (a `SyncError`, never a bare
+    /// `RemoteError`), nothing is planned on bytes not known yet, and the next pass settles them
+    /// as ours: the deletion made here holds on both devices.
+    @Test func aLookupThatBreaksWhileALandedUploadIsSettledFailsThePassAsUnreachable() throws {
+        let (folder, remote, a, b) = try Self.draftWhoseUploadGotNoAnswer()
+        defer { withExtendedLifetime(folder) {} }
+        try FileManager.default.removeItem(at: a.url("draft.txt"))
+        remote.landDuringNextListing(failingLookups: 1)
+        let error = #expect(throws: SyncError.self) { try a.sync() }
+        #expect(
+            error?.message.contains("cannot settle what an earlier pass left") == true,
+            "\(String(describing: error))")
         _ = try a.sync()
         #expect(try remote.entry(at: RemotePath("draft.txt")) == nil)
         _ = try b.sync()

@@ -121,17 +121,7 @@ final class SyncPass: @unchecked Sendable {
     ///   the container cannot be listed; nothing is changed then.
     func run() throws -> SyncSummary {
         summary.notes += try engine.checkPause()
-        do {
-            try resolvePendingIntents()
-        } catch let error as RemoteError {
-            // The remote could not be asked (offline, refusing): said as a listing that failed
-            // would say it, so that the status tells an offline remote from an error.
-            engine.status.listed(failure: error)
-            throw SyncError(
-                .failed,
-                "cannot settle what an earlier pass left on \(remote.displayName): \(error); the next sync tries again"
-            )
-        }
+        try settlingEarlierIntents { try resolvePendingIntents() }
         var (known, scanned, plan) = try scanAndPlan()
         try engine.guardAgainstMassDeletion(plan, known: known)
         summary.notes += scanned.notes + plan.notes
@@ -152,7 +142,7 @@ final class SyncPass: @unchecked Sendable {
         var (known, scanned) = try scanBothSides()
         // An upload that got no answer can land between its lookup above and the listing:
         // settled now, its bytes are known as ours, and the pass plans again with them.
-        if try resolveLandedUploads(in: scanned.remote) {
+        if try settlingEarlierIntents({ try resolveLandedUploads(in: scanned.remote) }) {
             (known, scanned) = try scanBothSides()
         }
         // One there that cannot be read now keeps its path out of this pass: what is there may
@@ -168,6 +158,23 @@ final class SyncPass: @unchecked Sendable {
         remoteFolders = [.root]
         for (path, entry) in scanned.remote where entry.kind == .folder { remoteFolders.insert(path) }
         return (known, scanned, plan)
+    }
+
+    /// Runs `body`, which settles intents an earlier pass left by asking the remote: a remote
+    /// that cannot be asked (offline, refusing) fails the pass as a listing that failed does,
+    /// so that the status tells an offline remote from an error.
+    ///
+    /// - Throws: ``SyncError`` for a ``RemoteError``; what `body` throws otherwise.
+    private func settlingEarlierIntents<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as RemoteError {
+            engine.status.listed(failure: error)
+            throw SyncError(
+                .failed,
+                "cannot settle what an earlier pass left on \(remote.displayName): \(error); the next sync tries again"
+            )
+        }
     }
 
     /// Reads the journal and scans the container and the remote, planning the pass.
