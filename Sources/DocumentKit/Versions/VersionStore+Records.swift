@@ -116,6 +116,12 @@ extension VersionStore {
     /// Records where items are now, in order, with one write of the index if any changed.
     func noteLocations(_ locations: [(itemID: String, entry: IdentityIndex.Entry)], durably: Bool) throws {
         var index = loadIndex()
+        if locations.contains(where: { index.items[$0.itemID] != $0.entry }) {
+            // Changed in place, not copied: the cache lets go of the index it shares storage
+            // with (a copy of every item, for each batch noted), and is set again when the
+            // index is saved.
+            indexCache.withLock { $0 = nil }
+        }
         var changed = false
         // Who was last seen at the paths and inodes the batch names, found in one look at the
         // index: a batch of locations costs one pass over it, not one per location.
