@@ -84,6 +84,36 @@ struct IdentityIndex: Codable, Sendable, Equatable {
 
     static func == (lhs: Self, rhs: Self) -> Bool { lhs.format == rhs.format && lhs.items == rhs.items }
 
+    /// The index as JSON, as `JSONEncoder` writes it with sorted keys (items by id), encoded a
+    /// slice of ``encodingSlice`` items at a time and joined: the encoder's own tree of values
+    /// holds one slice, never the whole index (at 20,000 items that tree was larger than the
+    /// file it made).
+    func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let ids = items.keys.sorted()
+        var data = Data()
+        data.reserveCapacity(64 + ids.count * 128)
+        data.append(contentsOf: "{\"format\":\(format),\"items\":{".utf8)
+        var start = ids.startIndex
+        while start < ids.endIndex {
+            let end = min(start + Self.encodingSlice, ids.endIndex)
+            var slice: [String: Entry] = [:]
+            slice.reserveCapacity(end - start)
+            for id in ids[start..<end] { slice[id] = items[id] }
+            // "{...}": its members, without the braces, follow the slice before.
+            let members = try encoder.encode(slice).dropFirst().dropLast()
+            if start > ids.startIndex { data.append(UInt8(ascii: ",")) }
+            data.append(members)
+            start = end
+        }
+        data.append(contentsOf: "}}".utf8)
+        return data
+    }
+
+    /// How many items ``encoded()`` hands the encoder at once.
+    static let encodingSlice = 1024
+
     /// The item last seen in the file `device`, `inode`; of two, the smaller id.
     func itemID(device: UInt64, inode: UInt64) -> String? {
         tables.made(from: items).byFile[Tables.File(device: device, inode: inode)]

@@ -90,9 +90,7 @@ extension VersionStore {
     ///   or on some file systems an empty one, which is rebuilt from the records. Only for
     ///   changes a flushed record also holds.
     func saveIndex(_ index: IdentityIndex, options: SafeSave.Options = [], durably: Bool = true) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let data = try encoder.encode(index)
+        let data = try index.encoded()
         if durably || !options.isEmpty {
             try SafeSave.write(data, to: indexURL, options: options, permissions: 0o600)
         } else {

@@ -49,4 +49,24 @@ import Testing
         #expect(decoded == index)
         #expect(decoded.itemID(path: "/a") == "7D1C6E62-8C59-4C4F-9E0B-0D3A4F2B9A11")
     }
+
+    /// Encoded a slice at a time, the index reads back whole, as `JSONEncoder`'s own encoding of
+    /// it does: every slice's items, names that JSON must escape, the empty index.
+    @Test(arguments: [0, 1, IdentityIndex.encodingSlice, IdentityIndex.encodingSlice * 2 + 3])
+    func encodedASliceAtATimeItReadsBackWhole(_ count: Int) throws {
+        var index = IdentityIndex()
+        for number in 0..<count {
+            let path = number % 3 == 0 ? "/d/\"quoted\" \\ back/\u{1}ctl/é \(number)" : "/d/f\(number).txt"
+            index.items[UUID().uuidString] = IdentityIndex.Entry(
+                path: path, device: UInt64(number), inode: UInt64.max - UInt64(number))
+        }
+        let data = try index.encoded()
+        #expect(try JSONDecoder().decode(IdentityIndex.self, from: data) == index)
+        let whole = try JSONEncoder().encode(index)
+        #expect(try JSONDecoder().decode(IdentityIndex.self, from: whole) == index)
+        // The same members, an item each, in the same spelling.
+        let members = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect((members["items"] as? [String: Any])?.count == count)
+        #expect(members["format"] as? Int == index.format)
+    }
 }
