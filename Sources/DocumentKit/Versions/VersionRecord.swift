@@ -84,10 +84,10 @@ struct IdentityIndex: Codable, Sendable, Equatable {
 
     static func == (lhs: Self, rhs: Self) -> Bool { lhs.format == rhs.format && lhs.items == rhs.items }
 
-    /// The index as JSON, as `JSONEncoder` writes it with sorted keys (items by id), encoded a
-    /// slice of ``encodingSlice`` items at a time and joined: the encoder's own tree of values
-    /// holds one slice, never the whole index (at 20,000 items that tree was larger than the
-    /// file it made).
+    /// The index as JSON that `JSONDecoder` reads back as this index: the items in order of
+    /// their ids, encoded by `JSONEncoder` (sorted keys) a slice of ``encodingSlice`` items at
+    /// a time and joined, so that the encoder's own tree of values holds one slice, never the
+    /// whole index (at 20,000 items that tree was larger than the file it made).
     func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

@@ -126,9 +126,9 @@ final class SyncPass: @unchecked Sendable {
         try engine.guardAgainstMassDeletion(plan, known: known)
         summary.notes += scanned.notes + plan.notes
         try execute(plan, local: scanned.local, known: known, remoteTree: scanned.remote)
-        // What the journal knew before the pass: let go of before recording it, which reads
-        // what the journal knows now (a whole container's items, held twice, were a pass's
-        // peak of memory).
+        // What the journal knew before the pass, let go of before recording it: after a pass
+        // that changed the journal nothing else holds these items (its cache was dropped), and
+        // they need not stay beside the list of synced files the status reads next.
         known = [:]
         try record(plan, local: scanned.local, remoteTree: scanned.remote)
         return summary
