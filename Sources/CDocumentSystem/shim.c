@@ -10,6 +10,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 #if __has_include(<malloc.h>)
+#include <limits.h>
 #include <malloc.h>
 #endif
 #include <linux/fs.h>
@@ -165,6 +166,18 @@ int cds_install_signal_pipe(int signal_number, int pipe_fd) {
     action.sa_flags = SA_RESTART;
     return sigaction(signal_number, &action, NULL);
 }
+
+int cds_return_large_blocks(size_t bytes) {
+#if defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
+    if (bytes > INT_MAX) return 0;
+    return mallopt(M_MMAP_THRESHOLD, (int)bytes) && mallopt(M_TRIM_THRESHOLD, (int)bytes);
+#else
+    (void)bytes;
+    return 0;
+#endif
+}
+
+size_t cds_malloc_mapped_bytes(void) { return mallinfo2().hblkhd; }
 
 int cds_limit_malloc_arenas(int count) {
 #if defined(M_ARENA_MAX)

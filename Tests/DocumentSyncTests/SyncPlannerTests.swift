@@ -78,6 +78,12 @@ import Testing
             ])
     }
 
+    /// A first sync plans one action per document: the cases that carry a remote entry or a
+    /// file's status box it, so an action stays at 64 bytes (it was 128).
+    @Test func anActionTakesSixtyFourBytes() {
+        #expect(MemoryLayout<SyncAction>.stride <= 64)
+    }
+
     @Test func theSamePathIsNeverTwiceInABatch() {
         let path = RemotePath("p")
         let batches = SyncPlan.batches(of: [

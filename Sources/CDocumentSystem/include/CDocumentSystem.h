@@ -85,4 +85,15 @@ int cds_start_writeback(int fd);
 /// Returns 1 on success, 0 where the C library does not have it.
 int cds_limit_malloc_arenas(int count);
 
+/// mallopt(M_MMAP_THRESHOLD, bytes) and mallopt(M_TRIM_THRESHOLD, bytes): every block of
+/// `bytes` or more is mapped on its own and given back to the system when freed, and free
+/// memory at the heap's top past `bytes` is too. glibc otherwise raises the threshold to the
+/// size of each mapped block freed (up to 32 MiB), after which a program's large tables (a
+/// pass's plan, its scan) come from the heap and stay in its resident memory once freed.
+/// Returns 1 on success, 0 where the C library does not have it.
+int cds_return_large_blocks(size_t bytes);
+
+/// mallinfo2().hblkhd: the bytes malloc has mapped on their own (the large blocks above).
+size_t cds_malloc_mapped_bytes(void);
+
 #endif

@@ -125,7 +125,7 @@ final class SyncPass: @unchecked Sendable {
         var (known, scanned, plan) = try scanAndPlan()
         try engine.guardAgainstMassDeletion(plan, known: known)
         summary.notes += scanned.notes + plan.notes
-        try execute(plan, local: scanned.local, known: known, remoteTree: scanned.remote)
+        try execute(&plan, local: scanned.local, known: known, remoteTree: scanned.remote)
         // What the journal knew before the pass, let go of before recording it: after a pass
         // that changed the journal nothing else holds these items (its cache was dropped), and
         // they need not stay beside the list of synced files the status reads next.
@@ -148,7 +148,10 @@ final class SyncPass: @unchecked Sendable {
         // One there that cannot be read now keeps its path out of this pass: what is there may
         // be our own bytes, and taking them for another device's would bring back a file
         // deleted here.
+        // The pass's one copy of the plan: the scan lets go of its own, so that the actions can
+        // be let go of as they are batched (see `execute`).
         var plan = scanned.plan
+        scanned.plan = SyncPlan()
         let awaiting = try uploadsAwaitingOutcome().filter { scanned.remote[$0] != nil }
         if !awaiting.isEmpty {
             plan.actions.removeAll { awaiting.contains($0.path) }
@@ -212,8 +215,11 @@ final class SyncPass: @unchecked Sendable {
     /// taking turns in the simulation): an action that fails is named in the summary and the
     /// pass goes on, but a crash (``SyncInterruption``) stops the batch's other actions at
     /// their next checkpoint and ends the pass.
+    ///
+    /// The plan's actions are taken out of `plan` once batched, and each batch is let go of
+    /// once it is done: a pass holds its actions once, never twice.
     private func execute(
-        _ plan: SyncPlan, local: [RemotePath: LocalEntry], known: [RemotePath: JournalItem],
+        _ plan: inout SyncPlan, local: [RemotePath: LocalEntry], known: [RemotePath: JournalItem],
         remoteTree: [RemotePath: RemoteEntry]
     ) throws {
         var byteTotal: Int64 = 0
@@ -234,7 +240,11 @@ final class SyncPass: @unchecked Sendable {
             // Opened before the threads start, which then share it.
             _ = try? containerFolder()
         }
-        for var batch in plan.batches {
+        var batches = plan.batches
+        plan.actions = []
+        for index in batches.indices {
+            var batch: [SyncAction] = []
+            swap(&batch, &batches[index])
             engine.arrangeBatch(&batch)
             let execution = BatchExecution(batch, order: engine.executionOrder) { action in
                 let outcome = self.run(action, local: local, known: known, remoteTree: remoteTree)

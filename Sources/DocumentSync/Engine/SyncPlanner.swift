@@ -3,16 +3,20 @@ import Foundation
 
 /// What a pass does for one item, decided three-way from the journal, the container and the
 /// remote. Executed in the order of ``phase``.
+///
+/// The cases that carry a remote entry or a file's status keep it in a box of its own
+/// (`indirect`), as a move does, so that an action takes 64 bytes, not 128: a first sync of 100,000 documents
+/// plans 100,000 uploads, and every byte of an action is a plan's 100 KB.
 enum SyncAction: Hashable, Sendable {
     /// The local file is new or changed and the remote's is not: written on `condition`.
     case upload(RemotePath, condition: WriteCondition, note: String?)
     /// The remote file is new or changed and the local one is not.
-    case download(RemotePath, RemoteEntry, note: String?)
+    indirect case download(RemotePath, RemoteEntry, note: String?)
     /// Both sides changed (or both made the item): equal bytes are recorded, text is merged,
     /// anything else is a conflict.
-    case reconcile(RemotePath, RemoteEntry)
+    indirect case reconcile(RemotePath, RemoteEntry)
     /// The local file's status changed but not its bytes: the journal notes the new status.
-    case recordLocalStatus(RemotePath, FileStatus)
+    indirect case recordLocalStatus(RemotePath, FileStatus)
     case deleteRemote(RemotePath, tag: RemoteTag?)
     case deleteLocal(RemotePath)
     /// Gone from both sides: the journal forgets it.
@@ -21,8 +25,8 @@ enum SyncAction: Hashable, Sendable {
     /// last seen confirms it, since a stale listing may leave out what is still there (which
     /// would otherwise be downloaded again, a deletion undone).
     case forgetIfGone(RemotePath, tag: RemoteTag?)
-    case moveRemote(from: RemotePath, to: RemotePath, tag: RemoteTag?)
-    case moveLocal(from: RemotePath, to: RemotePath, RemoteEntry)
+    indirect case moveRemote(from: RemotePath, to: RemotePath, tag: RemoteTag?)
+    indirect case moveLocal(from: RemotePath, to: RemotePath, RemoteEntry)
     case makeRemoteFolder(RemotePath)
     case makeLocalFolder(RemotePath)
     /// A folder both sides have that the journal does not know yet.
@@ -31,7 +35,7 @@ enum SyncAction: Hashable, Sendable {
     case deleteLocalFolder(RemotePath)
     /// The remote file is kept on the server only: a placeholder here stands for it (made, or
     /// written again with its new size), and the journal records it as evicted.
-    case placeholder(RemotePath, RemoteEntry)
+    indirect case placeholder(RemotePath, RemoteEntry)
     /// A placeholder that stands for nothing any more (its document arrived, or is gone from
     /// the remote): removed, and the journal forgets the item when `forget`.
     case removePlaceholder(RemotePath, forget: Bool)
@@ -109,7 +113,9 @@ struct SyncPlanner {
         case absent, created, unchanged, deleted
         /// Only a placeholder is here: the document is kept on the server.
         case evicted
-        case touched(FileStatus)
+        /// Boxed, as ``SyncAction``'s statuses are: a first sync notes a change for every
+        /// file, and the table of them is a pass's largest while it plans.
+        indirect case touched(FileStatus)
         case modified(String)
     }
 
