@@ -82,6 +82,41 @@ import Testing
             ])
     }
 
+    /// The items' stamp moves with every change to an item, made here or through another
+    /// connection, stays while nothing changes (intents and settings are not items), and a
+    /// journal made again never takes up an old one's stamps.
+    @Test func theItemsStampMovesWithEveryChangeToAnItemAndOnlyThen() throws {
+        let folder = try TemporaryFolder()
+        let journal = try makeJournal(folder)
+        var stamps: [String] = []
+        func stamp() throws -> String { try #require(try journal.itemsStamp()) }
+        stamps.append(try stamp())
+        var item = fullItem("a/b.txt")
+        try journal.upsert(item)
+        stamps.append(try stamp())
+        #expect(try stamp() == stamps.last)
+        let intent = try journal.beginIntent(
+            SyncIntent(operation: .upload, path: item.path, condition: .absent, created: Date()))
+        try journal.completeIntent(intent.id)
+        #expect(try stamp() == stamps.last)
+        item.remoteTag = RemoteTag("t2")
+        try journal.upsert(item)
+        stamps.append(try stamp())
+        try journal.upsert(fullItem("a/c.txt"))
+        try journal.renameItem(from: RemotePath("a/c.txt"), to: RemotePath("a/d.txt"))
+        stamps.append(try stamp())
+        let other = try SyncJournal(url: journal.url)
+        try other.remove(RemotePath("a/d.txt"))
+        stamps.append(try stamp())
+        #expect(Set(stamps).count == stamps.count)
+
+        try FileManager.default.removeItem(at: journal.url)
+        let again = try SyncJournal(url: journal.url)
+        try again.upsert(fullItem("a/b.txt"))
+        let fresh = try #require(try again.itemsStamp())
+        #expect(!stamps.contains(fresh))
+    }
+
     @Test func upsertReadsBackEveryField() throws {
         let folder = try TemporaryFolder()
         let journal = try makeJournal(folder)

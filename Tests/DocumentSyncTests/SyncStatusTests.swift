@@ -121,6 +121,55 @@ import Testing
             published.item("notes.txt", status: FileStatus(path: device.url("notes.txt").path)).isUploaded)
     }
 
+    /// The list of synced files is made again from the journal only when the journal's items
+    /// changed since the list on disk was made (its stamp), or the list is gone, or the status
+    /// on disk names another stamp (a crash between writing the list and the status): a pass
+    /// that changed nothing leaves it as it is, in this engine and in a new one.
+    @Test func theListOfSyncedFilesIsMadeAgainOnlyWhenTheJournalChanged() throws {
+        let folder = try TemporaryFolder()
+        let remote = LocalFolderRemote(root: try folder.folder("remote"))
+        let device = try SyncDevice("a", remote: remote, in: folder)
+        device.publishesStatus = true
+        for name in ["a.txt", "b.txt", "c.txt"] { try device.write(name, name) }
+        try device.sync()
+        let statusFile = SyncStateFiles.status(forContainer: device.container, stateHome: device.stateHome)
+        let listFile = UbiquityStatus.syncedURL(of: statusFile)
+        func listed() throws -> [String] {
+            try #require(UbiquityStatus.read(statusFile)).synced.keys.sorted()
+        }
+        #expect(try listed() == ["a.txt", "b.txt", "c.txt"])
+        // A list that is not the journal's: left alone while nothing changes, so a pass that
+        // remade it would put the journal's back.
+        let marker = UbiquityStatus.encodeSynced(["marker.txt": [1, 2, 3]])
+        try marker.write(to: listFile)
+        try device.sync()
+        #expect(try Data(contentsOf: listFile) == marker)
+        device.crash()
+        try device.sync()
+        #expect(try Data(contentsOf: listFile) == marker)
+        #expect(try #require(UbiquityStatus.read(statusFile)).state == .upToDate)
+
+        // Gone: made again.
+        try FileManager.default.removeItem(at: listFile)
+        try device.sync()
+        #expect(try listed() == ["a.txt", "b.txt", "c.txt"])
+
+        // The journal changed: made again.
+        try marker.write(to: listFile)
+        try device.write("d.txt", "d")
+        try device.sync()
+        #expect(try listed() == ["a.txt", "b.txt", "c.txt", "d.txt"])
+
+        // The status names another stamp than the journal's: made again, in a new engine.
+        try marker.write(to: listFile)
+        var status = try #require(UbiquityStatus.read(statusFile, withSynced: false))
+        status.syncedStamp = "another:1"
+        try status.write(to: statusFile, withSynced: false)
+        device.crash()
+        try device.sync()
+        #expect(try listed() == ["a.txt", "b.txt", "c.txt", "d.txt"])
+    }
+
     @Test func aPassPublishesWhatItHasLeftAsItGoes() throws {
         let folder = try TemporaryFolder()
         let remote = LocalFolderRemote(root: try folder.folder("remote"))

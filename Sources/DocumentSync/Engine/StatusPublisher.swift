@@ -34,6 +34,9 @@ final class StatusPublisher: Sendable {
         /// Whether ``UbiquityStatus/synced`` is this engine's own list (made at the end of a
         /// pass), which is written; until then the one on disk stands.
         var hasSynced = false
+        /// The journal's stamp (``UbiquityStatus/syncedStamp``) of the list of synced files on
+        /// disk: written again only for another stamp, or none.
+        var listStamp: String?
     }
 
     private let publishes: Bool
@@ -48,11 +51,19 @@ final class StatusPublisher: Sendable {
         url = SyncStateFiles.status(forContainer: container, stateHome: configuration.stateHome)
         remoteName = remote.displayName
         clock = configuration.clock
-        publication = Mutex(
-            Publication(
-                status: UbiquityStatus.read(url, withSynced: false)
-                    ?? UbiquityStatus(state: .syncing, remote: remote.displayName),
-                lastWrite: configuration.clock.elapsed - .seconds(60)))
+        let published = UbiquityStatus.read(url, withSynced: false)
+        var publication = Publication(
+            status: published ?? UbiquityStatus(state: .syncing, remote: remote.displayName),
+            lastWrite: configuration.clock.elapsed - .seconds(60))
+        // The list is written before the status that names its stamp: a status on disk names
+        // the stamp of the list beside it, or of an older one (a crash between the two).
+        publication.listStamp = published?.syncedStamp
+        self.publication = Mutex(publication)
+    }
+
+    /// Whether the list of synced files beside the status is there.
+    private var listIsThere: Bool {
+        FileManager.default.fileExists(atPath: UbiquityStatus.syncedURL(of: url).path)
     }
 
     /// Changes the published status and writes it: at once when `force`, else when the last
@@ -68,8 +79,12 @@ final class StatusPublisher: Sendable {
             comparable.updated = publication.written?.updated ?? comparable.updated
             guard comparable != publication.written else { return }
             publication.status.updated = clock.now
+            // The list only when it is this engine's own and not the one on disk already.
+            let stamp = publication.status.syncedStamp
+            let withList = publication.hasSynced && (stamp == nil || stamp != publication.listStamp)
             do {
-                try publication.status.write(to: url, withSynced: publication.hasSynced)
+                try publication.status.write(to: url, withSynced: withList)
+                if withList { publication.listStamp = stamp }
                 publication.written = publication.status
                 publication.lastWrite = now
                 publication.interval = max(Self.interval, (clock.elapsed - now) * 4)
@@ -165,13 +180,29 @@ final class StatusPublisher: Sendable {
     /// At the end of a pass: every synced file as the journal has it (`synced`, as
     /// ``SyncJournal/syncedFiles()`` reads it), and the outcome.
     ///
+    /// The list is read only when the journal's items changed since the list on disk was made
+    /// (`stamp`, ``SyncJournal/itemsStamp()``, against ``UbiquityStatus/syncedStamp``), or
+    /// when there is no stamp; a list that cannot be read (nil) leaves the one on disk, with
+    /// no stamp, so that the next pass makes it again.
+    ///
     /// - Returns: Why the status could not be written, for the pass's notes; nil when it was.
-    func end(of summary: SyncSummary, synced: @autoclosure () -> [String: [Int64]]) -> String? {
+    func end(
+        of summary: SyncSummary, stamp: String?, synced: @autoclosure () -> [String: [Int64]]?
+    ) -> String? {
         guard publishes else { return nil }
-        let synced = synced()
-        publication.withLock { $0.hasSynced = true }
+        let current = publication.withLock { $0.listStamp }
+        let unchanged = stamp != nil && stamp == current && listIsThere
+        let list = unchanged ? nil : synced()
+        if let list {
+            publication.withLock { publication in
+                publication.hasSynced = true
+                // Written whatever the stamp: the list on disk may be gone.
+                publication.listStamp = nil
+                publication.status.synced = list
+            }
+        }
         publish(force: true) { status in
-            status.synced = synced
+            status.syncedStamp = unchanged || list != nil ? stamp : nil
             status.uploading = []
             status.downloading = []
             status.percent = [:]

@@ -314,7 +314,9 @@ final class SyncPass: @unchecked Sendable {
         }
         try attempt("key-value store") { try KeyValueSync(pass: self).sync() }
         settleDownloadRequests(remoteTree: remoteTree)
-        if let note = engine.status.end(of: summary, synced: (try? journal.syncedFiles()) ?? [:]) {
+        if let note = engine.status.end(
+            of: summary, stamp: try? journal.itemsStamp(), synced: try? journal.syncedFiles())
+        {
             summary.notes.append(note)
         }
     }

@@ -87,6 +87,26 @@ extension SyncJournal {
                     ) WITHOUT ROWID;
                     """)
             },
+            // A stamp of the items: this journal's own random name and a count of the changes
+            // to its items, kept by triggers in the transaction of each change, whoever makes
+            // it. The status's list of synced files is made again only when the stamp moved.
+            { connection in
+                try connection.executeScript(
+                    """
+                    CREATE TABLE itemsChanged (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        journal TEXT NOT NULL,
+                        changes INTEGER NOT NULL
+                    );
+                    INSERT INTO itemsChanged VALUES (1, lower(hex(randomblob(16))), 0);
+                    CREATE TRIGGER itemInserted AFTER INSERT ON items
+                        BEGIN UPDATE itemsChanged SET changes = changes + 1; END;
+                    CREATE TRIGGER itemUpdated AFTER UPDATE ON items
+                        BEGIN UPDATE itemsChanged SET changes = changes + 1; END;
+                    CREATE TRIGGER itemDeleted AFTER DELETE ON items
+                        BEGIN UPDATE itemsChanged SET changes = changes + 1; END;
+                    """)
+            },
         ]
     }
 }

@@ -44,6 +44,13 @@ extension SyncJournal {
             try connection.queryFirst("PRAGMA data_version") { try $0.value(at: 0) as Int } ?? 0
         }
 
+        /// See ``SyncJournal/itemsStamp()``.
+        package func itemsStamp() throws -> String? {
+            try connection.queryFirst("SELECT journal, changes FROM itemsChanged WHERE id = 1") {
+                "\(try $0.value(at: 0) as String):\(try $0.value(at: 1) as Int64)"
+            }
+        }
+
         /// See ``SyncJournal/syncedFiles()``. A file kept on the server only has the local
         /// status ``JournalItem/LocalStatus/evicted``.
         package func syncedFiles() throws -> [String: [Int64]] {

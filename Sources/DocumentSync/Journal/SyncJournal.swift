@@ -222,6 +222,11 @@ package final class SyncJournal: Sendable {
     /// columns alone, without making an item of each row.
     package func syncedFiles() throws -> [String: [Int64]] { try read { try $0.syncedFiles() } }
 
+    /// A stamp of the items as they are: equal stamps mean no item was added, changed or
+    /// removed between the two reads, by this process or another (triggers count every change
+    /// in its own transaction), and a journal made again never repeats an old one's stamps.
+    package func itemsStamp() throws -> String? { try read { try $0.itemsStamp() } }
+
     /// Records `item`, replacing the row at its path.
     package func upsert(_ item: JournalItem) throws { try transactionTogether { try $0.upsert(item) } }
 
