@@ -12,6 +12,9 @@ struct ItemIdentity: Sendable, Equatable {
     var path: String
     var device: UInt64
     var inode: UInt64
+    /// Whether the identity was just made (a UUID never given before): the item has no
+    /// versions yet, and nothing need be looked up to know it.
+    var isNew = false
 }
 
 extension VersionStore {
@@ -52,7 +55,7 @@ extension VersionStore {
                 guard creating else { return nil }
                 let fresh = UUID().uuidString
                 give(fresh, to: fd, at: path)
-                return ItemIdentity(id: fresh, path: path, device: device, inode: inode)
+                return ItemIdentity(id: fresh, path: path, device: device, inode: inode, isNew: true)
             }
         case .failure(.notSupported), .failure(.notImplemented):
             attributesSupported = false
@@ -76,7 +79,7 @@ extension VersionStore {
         guard creating else { return nil }
         let id = UUID().uuidString
         give(id, to: fd, at: path)
-        return ItemIdentity(id: id, path: path, device: device, inode: inode)
+        return ItemIdentity(id: id, path: path, device: device, inode: inode, isNew: true)
     }
 
     /// Whether the index places item `id` in another file than the one at `path` (device,

@@ -100,10 +100,19 @@ extension VersionStore {
         return catalog
     }
 
+    /// How many packs' tables this store object holds in memory (its catalog's): none until
+    /// something reads versions from packs.
+    package var catalogedPacks: Int { packs.withLock { $0.listed.count } }
+
     /// Adds packs this store object just put in place, without listing the folder again.
+    ///
+    /// A catalog never listed is left so: the next look lists the folder, these packs with
+    /// the rest, and a store that only adds versions (a first sync's merge bases) never holds
+    /// every pack's table.
     func notePlacedPacks(_ placed: [(name: String, pack: VersionPack)]) {
         guard !placed.isEmpty else { return }
         packs.withLock { catalog in
+            guard catalog.stamp != nil || !catalog.listed.isEmpty else { return }
             let previous = catalog.listed
             for (name, pack) in placed { catalog.listed[name] = pack }
             catalog.settle(previous: previous)
@@ -353,9 +362,21 @@ extension VersionStore {
     /// Removes packs that a pack in place replaces: what a crash between placing a pack and
     /// removing the one it replaced left. Runs under the store lock.
     func sweepReplacedPacks() {
-        let catalog = packCatalog()
-        let obsolete = Set(catalog.listed.keys).subtracting(catalog.live)
-        removePacks(obsolete)
+        withTransientCatalog {
+            let catalog = packCatalog()
+            let obsolete = Set(catalog.listed.keys).subtracting(catalog.live)
+            removePacks(obsolete)
+        }
+    }
+
+    /// Runs `body`, which looks at every pack once (a sweep, an index rebuilt from the
+    /// records); a catalog this store object had not listed before is let go of after, so that
+    /// a store that then only adds versions (a first sync's merge bases) never holds every
+    /// pack's table. The catalog is a cache: the next look lists the folder again.
+    func withTransientCatalog<T>(_ body: () throws -> T) rethrows -> T {
+        let wasListed = packs.withLock { $0.stamp != nil || !$0.listed.isEmpty }
+        defer { if !wasListed { packs.withLock { $0 = PackCatalog() } } }
+        return try body()
     }
 
     /// Removes the pack files `names` and drops them from the catalog. Runs under the store lock.

@@ -94,6 +94,35 @@ import Testing
         }
     }
 
+    /// The bases of documents the store never saw (a first sync's) are kept without looking
+    /// up their history, so the store never reads every pack's table (tens of megabytes at
+    /// 100,000 documents); the packs placed meanwhile are all found by the next look.
+    @Test func basesOfNewDocumentsAreKeptWithoutReadingEveryPack() throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let urls = try Self.files(6, size: 64, in: tree)
+        let first = store.keepBases(urls.prefix(3).map { BaseToKeep(url: $0) })
+        let second = store.keepBases(urls.suffix(3).map { BaseToKeep(url: $0) })
+        #expect(
+            (first + second).allSatisfy { $0 != nil },
+            "\(store.lastError.map(String.init(describing:)) ?? "")")
+        #expect(Self.names(in: store.root.appendingPathComponent("packs")).count == 2)
+        #expect(store.catalogedPacks == 0)
+
+        // Known documents: their history is looked up, in every pack placed so far. Unchanged
+        // bytes are the version already there; changed ones are a second version.
+        let original = try Data(contentsOf: urls[4])
+        try Data("changed".utf8).write(to: urls[4])
+        let again = store.keepBases(urls.map { BaseToKeep(url: $0) })
+        #expect(store.catalogedPacks >= 2)
+        for index in urls.indices where index != 4 {
+            #expect(again[index]?.versionID == (first + second)[index]?.versionID)
+        }
+        #expect(again[4] != nil && again[4]?.versionID != second[1]?.versionID)
+        #expect(Self.bytes(of: second[1]?.versionID, at: urls[4], in: store) == original)
+        #expect(Self.bytes(of: again[4]?.versionID, at: urls[4], in: store) == Data("changed".utf8))
+    }
+
     /// A base is kept only if the file still holds the bytes the caller synced, in the file
     /// it synced: a writer that changed it since costs the base, never a wrong one.
     @Test func aBaseIsKeptOnlyWhereTheFileIsStillWhatTheCallerSynced() throws {
