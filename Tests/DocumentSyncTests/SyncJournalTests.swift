@@ -80,6 +80,12 @@ import Testing
                 "a b/é.txt": [Int64(bitPattern: local.inode), local.size, local.modification],
                 "unseen.txt": [0, -1, 0],
             ])
+        // As the status's list holds them, byte for byte, in the order its encoder sorts.
+        for path in ["Zed.txt", "ä/b.txt", "a.txt", "a b/z.txt", "日本.txt", "a-b.txt"] {
+            try journal.upsert(fullItem(path))
+        }
+        #expect(try journal.encodedSyncedFiles() == UbiquityStatus.encodeSynced(try journal.syncedFiles()))
+        #expect(UbiquityStatus.parseSynced(try journal.encodedSyncedFiles()).count == 8)
     }
 
     /// The items' stamp moves with every change to an item, made here or through another

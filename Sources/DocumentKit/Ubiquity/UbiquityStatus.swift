@@ -97,14 +97,34 @@ public struct UbiquityStatus: Codable, Sendable, Equatable {
         data.reserveCapacity(synced.count * 64)
         for (path, record) in synced.sorted(by: { $0.key < $1.key }) {
             guard record.count == 3 else { continue }
-            for field in record {
-                data.append(contentsOf: String(field).utf8)
-                data.append(0x20)
-            }
-            data.append(contentsOf: path.utf8)
-            data.append(0)
+            appendSynced(path: path, record, to: &data)
         }
         return data
+    }
+
+    /// Appends the record of one synced file (its ``record(of:)`` fields) to a list as
+    /// ``encodeSynced(_:)`` makes it: for a writer that makes the list from rows in path
+    /// order, without holding them all.
+    package static func appendSynced(path: String, _ record: [Int64], to data: inout Data) {
+        for field in record {
+            data.append(contentsOf: String(field).utf8)
+            data.append(0x20)
+        }
+        data.append(contentsOf: path.utf8)
+        data.append(0)
+    }
+
+    /// Writes `list` (``encodeSynced(_:)``'s format) as the list of synced files beside the
+    /// status at `url`, unless it holds those bytes already; makes the folder (0700) if it is
+    /// missing. The list is written before the status that names its stamp.
+    package static func writeSynced(_ list: Data, besideStatusAt url: URL) throws {
+        try FileManager.default.createDirectory(
+            at: url.deletingLastPathComponent(), withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700])
+        let listURL = syncedURL(of: url)
+        if FileManager.default.contents(atPath: listURL.path) != list {
+            try SafeSave.write(list, to: listURL, permissions: 0o600)
+        }
     }
 
     /// The records of a synced-files list; a record that is not one is passed over.
@@ -135,13 +155,7 @@ public struct UbiquityStatus: Codable, Sendable, Equatable {
             attributes: [.posixPermissions: 0o700])
         // The synced files first, and only when they changed: a reader that sees the new status
         // finds its list.
-        if withSynced {
-            let list = Self.encodeSynced(synced)
-            let listURL = Self.syncedURL(of: url)
-            if FileManager.default.contents(atPath: listURL.path) != list {
-                try SafeSave.write(list, to: listURL, permissions: 0o600)
-            }
-        }
+        if withSynced { try Self.writeSynced(Self.encodeSynced(synced), besideStatusAt: url) }
         var rest = self
         rest.synced = [:]
         let encoder = JSONEncoder()

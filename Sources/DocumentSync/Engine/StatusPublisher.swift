@@ -31,11 +31,9 @@ final class StatusPublisher: Sendable {
         var writeError: String?
         /// How the last listing of the remote failed, if it did: whether the remote is offline.
         var listingFailure: RemoteError?
-        /// Whether ``UbiquityStatus/synced`` is this engine's own list (made at the end of a
-        /// pass), which is written; until then the one on disk stands.
-        var hasSynced = false
         /// The journal's stamp (``UbiquityStatus/syncedStamp``) of the list of synced files on
-        /// disk: written again only for another stamp, or none.
+        /// disk: made again only for another stamp, or none. The list is written at the end of
+        /// a pass only; until then the one on disk stands.
         var listStamp: String?
     }
 
@@ -79,12 +77,8 @@ final class StatusPublisher: Sendable {
             comparable.updated = publication.written?.updated ?? comparable.updated
             guard comparable != publication.written else { return }
             publication.status.updated = clock.now
-            // The list only when it is this engine's own and not the one on disk already.
-            let stamp = publication.status.syncedStamp
-            let withList = publication.hasSynced && (stamp == nil || stamp != publication.listStamp)
             do {
-                try publication.status.write(to: url, withSynced: withList)
-                if withList { publication.listStamp = stamp }
+                try publication.status.write(to: url, withSynced: false)
                 publication.written = publication.status
                 publication.lastWrite = now
                 publication.interval = max(Self.interval, (clock.elapsed - now) * 4)
@@ -177,32 +171,33 @@ final class StatusPublisher: Sendable {
         publish { $0.percent[path] = percent }
     }
 
-    /// At the end of a pass: every synced file as the journal has it (`synced`, as
-    /// ``SyncJournal/syncedFiles()`` reads it), and the outcome.
+    /// At the end of a pass: every synced file as the journal has it (`list`, as
+    /// ``SyncJournal/encodedSyncedFiles()`` makes it), and the outcome.
     ///
-    /// The list is read only when the journal's items changed since the list on disk was made
-    /// (`stamp`, ``SyncJournal/itemsStamp()``, against ``UbiquityStatus/syncedStamp``), or
-    /// when there is no stamp; a list that cannot be read (nil) leaves the one on disk, with
-    /// no stamp, so that the next pass makes it again.
+    /// The list is made and written only when the journal's items changed since the list on
+    /// disk was made (`stamp`, ``SyncJournal/itemsStamp()``, against
+    /// ``UbiquityStatus/syncedStamp``), when it is gone, or when there is no stamp; it is
+    /// written before the status that names its stamp. A list that cannot be made (nil) or
+    /// written leaves the one on disk, and the status names no stamp, so that the next pass
+    /// makes it again.
     ///
     /// - Returns: Why the status could not be written, for the pass's notes; nil when it was.
-    func end(
-        of summary: SyncSummary, stamp: String?, synced: @autoclosure () -> [String: [Int64]]?
-    ) -> String? {
+    func end(of summary: SyncSummary, stamp: String?, list: @autoclosure () -> Data?) -> String? {
         guard publishes else { return nil }
         let current = publication.withLock { $0.listStamp }
-        let unchanged = stamp != nil && stamp == current && listIsThere
-        let list = unchanged ? nil : synced()
-        if let list {
-            publication.withLock { publication in
-                publication.hasSynced = true
-                // Written whatever the stamp: the list on disk may be gone.
-                publication.listStamp = nil
-                publication.status.synced = list
+        var listed = stamp != nil && stamp == current && listIsThere
+        var listError: String?
+        if !listed, let list = list() {
+            do {
+                try UbiquityStatus.writeSynced(list, besideStatusAt: url)
+                listed = true
+            } catch {
+                listError = "the list of synced files beside \(url.path) could not be written: \(error)"
             }
         }
+        publication.withLock { $0.listStamp = listed ? stamp : nil }
         publish(force: true) { status in
-            status.syncedStamp = unchanged || list != nil ? stamp : nil
+            status.syncedStamp = listed ? stamp : nil
             status.uploading = []
             status.downloading = []
             status.percent = [:]
@@ -213,7 +208,7 @@ final class StatusPublisher: Sendable {
             status.message =
                 failed == 0 ? nil : "\(failed) documents could not be synced; the next pass tries again"
         }
-        return publication.withLock { $0.writeError }
+        return listError ?? publication.withLock { $0.writeError }
     }
 
     /// A pass that failed as a whole: paused (with `pause`, the pause in force), offline when

@@ -315,7 +315,7 @@ final class SyncPass: @unchecked Sendable {
         try attempt("key-value store") { try KeyValueSync(pass: self).sync() }
         settleDownloadRequests(remoteTree: remoteTree)
         if let note = engine.status.end(
-            of: summary, stamp: try? journal.itemsStamp(), synced: try? journal.syncedFiles())
+            of: summary, stamp: try? journal.itemsStamp(), list: try? journal.encodedSyncedFiles())
         {
             summary.notes.append(note)
         }

@@ -1,3 +1,4 @@
+import DocumentKit
 import Foundation
 
 extension SyncJournal {
@@ -55,6 +56,21 @@ extension SyncJournal {
         /// status ``JournalItem/LocalStatus/evicted``.
         package func syncedFiles() throws -> [String: [Int64]] {
             var synced: [String: [Int64]] = [:]
+            try forEachSyncedFile(inPathOrder: false) { synced[$0] = $1 }
+            return synced
+        }
+
+        /// See ``SyncJournal/encodedSyncedFiles()``.
+        package func encodedSyncedFiles() throws -> Data {
+            var data = Data()
+            try forEachSyncedFile(inPathOrder: true) { UbiquityStatus.appendSynced(path: $0, $1, to: &data) }
+            return data
+        }
+
+        /// Calls `body` with each file synced both ways and its record (inode, size,
+        /// modification time), by path in byte order (an NFC path's order as a `String`)
+        /// when `inPathOrder`.
+        private func forEachSyncedFile(inPathOrder: Bool, _ body: (String, [Int64]) throws -> Void) throws {
             let evicted = JournalItem.LocalStatus.evicted
             try connection.query(
                 """
@@ -64,17 +80,16 @@ extension SyncJournal {
                     AND localStatusChange IS NOT NULL
                     AND NOT (localInode = ? AND localSize = ? AND localModification = ?
                         AND localStatusChange = ?)
+                \(inPathOrder ? "ORDER BY path" : "")
                 """,
                 [
                     .integer(Int64(bitPattern: evicted.inode)), .integer(evicted.size),
                     .integer(evicted.modification), .integer(evicted.statusChange),
                 ]
             ) { row in
-                synced[try row.value(at: 0) as String] = [
-                    try row.value(at: 1), try row.value(at: 2), try row.value(at: 3),
-                ]
+                try body(
+                    try row.value(at: 0), [try row.value(at: 1), try row.value(at: 2), try row.value(at: 3)])
             }
-            return synced
         }
 
         /// The rows of `folder` and everything inside it, in path order.

@@ -222,6 +222,10 @@ package final class SyncJournal: Sendable {
     /// columns alone, without making an item of each row.
     package func syncedFiles() throws -> [String: [Int64]] { try read { try $0.syncedFiles() } }
 
+    /// ``syncedFiles()`` as the status's list holds them (``UbiquityStatus/encodeSynced(_:)``,
+    /// byte for byte), made from the rows in path order without holding them.
+    package func encodedSyncedFiles() throws -> Data { try read { try $0.encodedSyncedFiles() } }
+
     /// A stamp of the items as they are: equal stamps mean no item was added, changed or
     /// removed between the two reads, by this process or another (triggers count every change
     /// in its own transaction), and a journal made again never repeats an old one's stamps.
