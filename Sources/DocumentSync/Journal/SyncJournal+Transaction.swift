@@ -52,26 +52,12 @@ extension SyncJournal {
             }
         }
 
-        /// See ``SyncJournal/syncedFiles()``. A file kept on the server only has the local
-        /// status ``JournalItem/LocalStatus/evicted``.
-        package func syncedFiles() throws -> [String: [Int64]] {
-            var synced: [String: [Int64]] = [:]
-            try forEachSyncedFile(inPathOrder: false) { synced[$0] = $1 }
-            return synced
-        }
-
-        /// See ``SyncJournal/encodedSyncedFiles()``.
+        /// See ``SyncJournal/encodedSyncedFiles()``. A file kept on the server only has the
+        /// local status ``JournalItem/LocalStatus/evicted``. By path in byte order: an NFC
+        /// path's order as a `String`, the order ``UbiquityStatus/encodeSynced(_:)`` sorts in.
         package func encodedSyncedFiles() throws -> Data {
-            var data = Data()
-            try forEachSyncedFile(inPathOrder: true) { UbiquityStatus.appendSynced(path: $0, $1, to: &data) }
-            return data
-        }
-
-        /// Calls `body` with each file synced both ways and its record (inode, size,
-        /// modification time), by path in byte order (an NFC path's order as a `String`)
-        /// when `inPathOrder`.
-        private func forEachSyncedFile(inPathOrder: Bool, _ body: (String, [Int64]) throws -> Void) throws {
             let evicted = JournalItem.LocalStatus.evicted
+            var data = Data()
             try connection.query(
                 """
                 SELECT path, localInode, localSize, localModification FROM items
@@ -80,16 +66,19 @@ extension SyncJournal {
                     AND localStatusChange IS NOT NULL
                     AND NOT (localInode = ? AND localSize = ? AND localModification = ?
                         AND localStatusChange = ?)
-                \(inPathOrder ? "ORDER BY path" : "")
+                ORDER BY path
                 """,
                 [
                     .integer(Int64(bitPattern: evicted.inode)), .integer(evicted.size),
                     .integer(evicted.modification), .integer(evicted.statusChange),
                 ]
             ) { row in
-                try body(
-                    try row.value(at: 0), [try row.value(at: 1), try row.value(at: 2), try row.value(at: 3)])
+                UbiquityStatus.appendSynced(
+                    path: try row.value(at: 0),
+                    [try row.value(at: 1), try row.value(at: 2), try row.value(at: 3)],
+                    to: &data)
             }
+            return data
         }
 
         /// The rows of `folder` and everything inside it, in path order.

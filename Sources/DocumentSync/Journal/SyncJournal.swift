@@ -216,14 +216,10 @@ package final class SyncJournal: Sendable {
         try read { try $0.items(under: folder) }
     }
 
-    /// The files synced both ways (with a remote tag, and here, not only on the server), by
-    /// path: each with the inode, size and modification time (nanoseconds) it had when it was
-    /// synced, as the status's list holds them (``UbiquityStatus/synced``). Read from those
-    /// columns alone, without making an item of each row.
-    package func syncedFiles() throws -> [String: [Int64]] { try read { try $0.syncedFiles() } }
-
-    /// ``syncedFiles()`` as the status's list holds them (``UbiquityStatus/encodeSynced(_:)``,
-    /// byte for byte), made from the rows in path order without holding them.
+    /// The files synced both ways (with a remote tag, and here, not only on the server), each
+    /// with the inode, size and modification time (nanoseconds) it had when it was synced, as
+    /// the status's list holds them (``UbiquityStatus/encodeSynced(_:)``, byte for byte): made
+    /// from those columns of the rows in path order, without holding them.
     package func encodedSyncedFiles() throws -> Data { try read { try $0.encodedSyncedFiles() } }
 
     /// A stamp of the items as they are: equal stamps mean no item was added, changed or
