@@ -78,6 +78,29 @@ import Testing
             ])
     }
 
+    /// A pass lets go of its scan once planned: the plan keeps the status the scan saw of each
+    /// item it replaces, merges with, moves or deletes here, and nothing of the others (an
+    /// upload looks at its file itself), with the bytes its transfers move.
+    @Test func thePlanKeepsWhatItsActionsNeedOfTheScanAndNoMore() throws {
+        var trees = Trees(base: ["A/", "A/a", "b", "c", "d", "m", "u"])
+        trees.editRemote("A/a")
+        trees.local.removeValue(forKey: "c")
+        trees.remote.removeValue(forKey: "d")
+        trees.move(\.remote, "m", to: "n")
+        trees.local["e"] = .file("new e")
+        trees.editLocal("b")
+        trees.editRemote("b")
+        let plan = try trees.plan()
+        #expect(
+            Set(Self.describe(plan.actions)) == [
+                "download A/a", "reconcile b", "deleteRemote c", "deleteLocal d", "moveLocal m n", "upload e",
+            ])
+        #expect(Set(plan.scannedHere.keys.map(\.string)) == ["A/a", "b", "d", "m"])
+        #expect(plan.scannedHere[RemotePath("d")]?.size == Int64("bytes of d".utf8.count))
+        let remoteSizes = ["remote edit 1 of A/a", "remote edit 3 of b"].map { Int64($0.utf8.count) }
+        #expect(plan.byteTotal == Int64("new e".utf8.count) + remoteSizes.reduce(0, +))
+    }
+
     /// A first sync plans one action per document: the cases that carry a remote entry or a
     /// file's status box it, so an action stays at 64 bytes (it was 128).
     @Test func anActionTakesSixtyFourBytes() {

@@ -120,10 +120,10 @@ final class StatusPublisher: Sendable {
         }
     }
 
-    /// Before an action: the transfer it starts, if any.
-    func start(of action: SyncAction, size: Int64) {
+    /// Before a transfer of `size` bytes to or from `path`.
+    func start(ofTransferAt path: RemotePath, size: Int64) {
         guard publishes else { return }
-        let path = action.path.string
+        let path = path.string
         publication.withLock { $0.transfer = (path, max(size, 1), 0) }
         publish { $0.percent = [path: 0] }
     }

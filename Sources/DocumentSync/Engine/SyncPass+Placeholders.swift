@@ -63,12 +63,12 @@ extension SyncPass {
 
     /// Clears the download requests the pass met: the document is here now, or the remote
     /// has it no more.
-    func settleDownloadRequests(remoteTree: [RemotePath: RemoteEntry]) {
+    func settleDownloadRequests() {
         let requests = UbiquityDownloadRequests(forContainer: container, stateHome: configuration.stateHome)
         do {
             try requests.remove { relative in
                 let path = RemotePath(relative)
-                return FileStatus(path: localURL(path).path) != nil || remoteTree[path] == nil
+                return FileStatus(path: localURL(path).path) != nil || requestsGoneFromRemote.contains(path)
             }
         } catch {
             summary.failures.append("download requests: \(error)")

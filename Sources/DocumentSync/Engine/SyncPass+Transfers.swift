@@ -6,10 +6,7 @@ import Foundation
 #endif
 
 extension SyncPass {
-    func perform(
-        _ action: SyncAction, local: [RemotePath: LocalEntry], known: [RemotePath: JournalItem],
-        remoteTree: [RemotePath: RemoteEntry]
-    ) throws {
+    func perform(_ action: SyncAction, scanned: ScannedItems, known: [RemotePath: JournalItem]) throws {
         switch action {
         case .upload(let path, let condition, let note):
             try upload(path, condition: condition, base: known[path])
@@ -17,13 +14,14 @@ extension SyncPass {
         case .download(let path, let entry, let note):
             // Deleted here: brought back only for a change the remote really has. A document
             // kept on the server only is not deleted: its placeholder is here.
-            let deletedHere = local[path] == nil && known[path]?.local != nil && !placeholders.contains(path)
+            let replacing = scanned.here[path]
+            let deletedHere = replacing == nil && known[path]?.local != nil && !placeholders.contains(path)
             let downloaded = try download(
-                path, entry, replacing: local[path]?.status, known: known[path],
+                path, entry, replacing: replacing, known: known[path],
                 unlessStillAt: deletedHere ? known[path].map { ($0.remoteTag, $0.syncedHash) } : nil)
             if downloaded { note.map { summary.notes.append($0) } }
         case .reconcile(let path, let entry):
-            guard let status = local[path]?.status else { return }
+            guard let status = scanned.here[path] else { return }
             // A file put where a document kept on the server only stood is a new document, not
             // an edit of one this device did not hold: never merged into the remote's (which
             // would drop the remote's lines it lacks), but equal bytes or a conflict.
@@ -36,7 +34,7 @@ extension SyncPass {
         case .deleteRemote(let path, let tag):
             try deleteRemote(path, tag: tag)
         case .deleteLocal(let path):
-            guard let status = local[path]?.status else { return }
+            guard let status = scanned.here[path] else { return }
             try deleteLocal(path, status: status)
         case .forget(let path):
             try journal.remove(path)
@@ -45,7 +43,7 @@ extension SyncPass {
         case .moveRemote(let from, let to, let tag):
             try moveRemote(from, to: to, tag: tag, known: known[from])
         case .moveLocal(let from, let to, let entry):
-            guard let status = local[from]?.status else { return }
+            guard let status = scanned.here[from] else { return }
             try moveLocal(from, to: to, entry, status: status)
         case .makeRemoteFolder(let path):
             try makeRemoteFolder(path)
@@ -56,7 +54,7 @@ extension SyncPass {
         case .recordFolder(let path):
             try journal.upsert(JournalItem(path: path, kind: .folder))
         case .deleteRemoteFolder(let path):
-            guard try deleteRemoteFolder(path, tag: remoteTree[path]?.tag) else { return }
+            guard try deleteRemoteFolder(path, tag: scanned.folderTags[path]) else { return }
             try journal.remove(path)
             summary.foldersDeleted += 1
         case .placeholder(let path, let entry):
@@ -112,6 +110,7 @@ extension SyncPass {
         guard let status = FileStatus(path: url.path), status.isRegularFile else {
             throw SkippedItem(reason: "gone before it was uploaded")
         }
+        engine.status.start(ofTransferAt: path, size: status.size)
         if configuration.settleTime > .zero,
             clock.now.timeIntervalSince(status.modification.date) < configuration.settleTime.seconds
         {

@@ -108,6 +108,10 @@ final class SyncPass: @unchecked Sendable {
     /// few times, not once for every 1,024 documents. Set on the pass's thread before the
     /// batches run.
     private(set) var basesKeptTogether = 1024
+    /// The download requests the scan found for documents the remote's listing did not have:
+    /// met at the end of the pass (see `settleDownloadRequests()`). Set on the pass's thread
+    /// before the batches run.
+    private(set) var requestsGoneFromRemote: Set<RemotePath> = []
 
     /// A pass of `engine`, whose summary starts with `notes`.
     init(engine: SyncEngine, notes: [String] = []) {
@@ -122,15 +126,15 @@ final class SyncPass: @unchecked Sendable {
     func run() throws -> SyncSummary {
         summary.notes += try engine.checkPause()
         try settlingEarlierIntents { try resolvePendingIntents() }
-        var (known, scanned, plan) = try scanAndPlan()
+        var (known, plan) = try scanAndPlan()
         try engine.guardAgainstMassDeletion(plan, known: known)
-        summary.notes += scanned.notes + plan.notes
-        try execute(&plan, local: scanned.local, known: known, remoteTree: scanned.remote)
+        summary.notes += plan.notes
+        try execute(&plan, known: known)
         // What the journal knew before the pass, let go of before recording it: after a pass
         // that changed the journal nothing else holds these items (its cache was dropped), and
         // they need not stay beside the list of synced files the status reads next.
         known = [:]
-        try record(plan, local: scanned.local, remoteTree: scanned.remote)
+        try record(plan)
         return summary
     }
 
@@ -138,7 +142,11 @@ final class SyncPass: @unchecked Sendable {
 
     /// Scans both sides and plans the pass, leaving out the paths of uploads whose outcome is
     /// not known yet.
-    private func scanAndPlan() throws -> (known: [RemotePath: JournalItem], scan: SyncScan, plan: SyncPlan) {
+    ///
+    /// The scan is let go of once planned: the plan keeps what its actions need of it
+    /// (``SyncPlan/scannedHere``), so that a pass holds the container's items while it plans,
+    /// not while its actions run. The scan's notes are the plan's first.
+    private func scanAndPlan() throws -> (known: [RemotePath: JournalItem], plan: SyncPlan) {
         var (known, scanned) = try scanBothSides()
         // An upload that got no answer can land between its lookup above and the listing:
         // settled now, its bytes are known as ours, and the pass plans again with them.
@@ -156,11 +164,21 @@ final class SyncPass: @unchecked Sendable {
         if !awaiting.isEmpty {
             plan.actions.removeAll { awaiting.contains($0.path) }
             plan.notes += awaiting.sorted().map { "\($0): waiting to learn whether an earlier upload landed" }
+            plan.byteTotal = 0
+            for action in plan.actions {
+                switch action {
+                case .upload(let path, _, _): plan.byteTotal += scanned.local[path]?.status.size ?? 0
+                case .download(_, let entry, _), .reconcile(_, let entry): plan.byteTotal += entry.size
+                default: break
+                }
+            }
         }
+        plan.notes = scanned.notes + plan.notes
         placeholders = scanned.placeholders
         remoteFolders = [.root]
         for (path, entry) in scanned.remote where entry.kind == .folder { remoteFolders.insert(path) }
-        return (known, scanned, plan)
+        requestsGoneFromRemote = scanned.requestsGoneFromRemote
+        return (known, plan)
     }
 
     /// Runs `body`, which settles intents an earlier pass left by asking the remote: a remote
@@ -218,22 +236,11 @@ final class SyncPass: @unchecked Sendable {
     ///
     /// The plan's actions are taken out of `plan` once batched, and each batch is let go of
     /// once it is done: a pass holds its actions once, never twice.
-    private func execute(
-        _ plan: inout SyncPlan, local: [RemotePath: LocalEntry], known: [RemotePath: JournalItem],
-        remoteTree: [RemotePath: RemoteEntry]
-    ) throws {
-        var byteTotal: Int64 = 0
-        for action in plan.actions {
-            switch action {
-            case .upload(let path, _, _): byteTotal += local[path]?.status.size ?? 0
-            case .download(_, let entry, _), .reconcile(_, let entry): byteTotal += entry.size
-            default: break
-            }
-        }
+    private func execute(_ plan: inout SyncPlan, known: [RemotePath: JournalItem]) throws {
         var uploads = 0
         for case .upload in plan.actions { uploads += 1 }
         basesKeptTogether = max(engine.basesKeptTogether, uploads / 8)
-        progressState.withLock { $0 = SyncProgress(total: plan.actions.count, byteTotal: byteTotal) }
+        progressState.withLock { $0 = SyncProgress(total: plan.actions.count, byteTotal: plan.byteTotal) }
         engine.status.plan(plan)
         if !plan.actions.isEmpty {
             reportProgress { _ in }
@@ -242,12 +249,13 @@ final class SyncPass: @unchecked Sendable {
         }
         var batches = plan.batches
         plan.actions = []
+        let scanned = ScannedItems(here: plan.scannedHere, folderTags: plan.scannedFolderTags)
         for index in batches.indices {
             var batch: [SyncAction] = []
             swap(&batch, &batches[index])
             engine.arrangeBatch(&batch)
             let execution = BatchExecution(batch, order: engine.executionOrder) { action in
-                let outcome = self.run(action, local: local, known: known, remoteTree: remoteTree)
+                let outcome = self.run(action, scanned: scanned, known: known)
                 if outcome != .interrupted { self.reportProgress { $0.done += 1 } }
                 return outcome
             }
@@ -260,17 +268,15 @@ final class SyncPass: @unchecked Sendable {
     /// Runs one action, telling the status, and counts what it left; says whether the remote
     /// asked for fewer requests, or a crash stopped it.
     private func run(
-        _ action: SyncAction, local: [RemotePath: LocalEntry], known: [RemotePath: JournalItem],
-        remoteTree: [RemotePath: RemoteEntry]
+        _ action: SyncAction, scanned: ScannedItems, known: [RemotePath: JournalItem]
     ) -> BatchExecution.Outcome {
         switch action {
-        case .upload(let path, _, _): engine.status.start(of: action, size: local[path]?.status.size ?? 0)
-        case .download(_, let entry, _), .reconcile(_, let entry):
-            engine.status.start(of: action, size: entry.size)
-        default: break
+        case .download(let path, let entry, _), .reconcile(let path, let entry):
+            engine.status.start(ofTransferAt: path, size: entry.size)
+        default: break  // an upload tells the status once it has looked at its file
         }
         do {
-            try perform(action, local: local, known: known, remoteTree: remoteTree)
+            try perform(action, scanned: scanned, known: known)
             engine.status.end(of: action, error: nil)
         } catch is SyncInterruption {
             return .interrupted
@@ -294,9 +300,7 @@ final class SyncPass: @unchecked Sendable {
     /// What a pass does once its actions are done: the merge bases of its uploads, the
     /// conflicts shared, the key-value store, the download requests met, the status. Each
     /// part that fails is named in the summary; a crash ends the pass at once.
-    private func record(
-        _ plan: SyncPlan, local: [RemotePath: LocalEntry], remoteTree: [RemotePath: RemoteEntry]
-    ) throws {
+    private func record(_ plan: SyncPlan) throws {
         func attempt(_ part: String, _ body: () throws -> Void) throws {
             do {
                 try body()
@@ -310,10 +314,14 @@ final class SyncPass: @unchecked Sendable {
         try attempt("conflict versions") {
             try ConflictSharing(pass: self).share(
                 newFiles: plan.newLocalFiles.sorted(),
-                allFiles: { local.filter { $0.value.kind == .file }.keys.sorted() })
+                allFiles: { [container] in
+                    // Wanted once an engine at most: the container is listed again rather
+                    // than its scan held through the pass.
+                    ((try? SyncTrees.local(container)) ?? [:]).filter { $0.value.kind == .file }.keys.sorted()
+                })
         }
         try attempt("key-value store") { try KeyValueSync(pass: self).sync() }
-        settleDownloadRequests(remoteTree: remoteTree)
+        settleDownloadRequests()
         if let note = engine.status.end(
             of: summary, stamp: try? journal.itemsStamp(), list: try? journal.encodedSyncedFiles())
         {
@@ -390,6 +398,8 @@ struct SyncScan {
     var notes: [String]
     /// The documents kept on the server only, which placeholders stand for here.
     var placeholders: Set<RemotePath>
+    /// The documents an app asked to download that the remote's listing does not have.
+    var requestsGoneFromRemote: Set<RemotePath>
 
     /// Lists the container and the remote and plans a pass.
     ///
@@ -427,7 +437,15 @@ struct SyncScan {
             }
         ).plan()
         (self.local, self.remote, self.notes, self.placeholders) = (local, remoteTree, notes, placeholders)
+        requestsGoneFromRemote = Set(requested.filter { remoteTree[$0] == nil })
     }
+}
+
+/// What a pass's actions read of the scan they were planned from (``SyncPlan/scannedHere``,
+/// ``SyncPlan/scannedFolderTags``), once the scan is let go of.
+struct ScannedItems: Sendable {
+    var here: [RemotePath: FileStatus]
+    var folderTags: [RemotePath: RemoteTag]
 }
 
 /// A point between two steps of a change, where the simulation may crash the engine.

@@ -68,6 +68,14 @@ struct SyncPlan: Sendable {
     /// The files here that are new, or another file than the journal knew at their path (by
     /// inode): where a conflicted document that moved unseen may be.
     var newLocalFiles: [RemotePath] = []
+    /// What the scan saw here of each item an action replaces, merges with, moves or deletes
+    /// here: a pass acts on what it planned from (a file changed since is left for the next
+    /// pass), and once planned it lets go of the scan, which holds every item of the container.
+    var scannedHere: [RemotePath: FileStatus] = [:]
+    /// The tag the listing gave each remote folder the plan deletes.
+    var scannedFolderTags: [RemotePath: RemoteTag] = [:]
+    /// The bytes the plan's uploads and downloads move, by the sizes the scan saw.
+    var byteTotal: Int64 = 0
 
     /// The files the pass would delete here (a document kept on the server only counts too:
     /// its placeholder going is the document leaving this device's list), and on the remote.
@@ -130,6 +138,11 @@ struct SyncPlanner {
         // How many local and remote items the visits saw: once all of a side's, no path of
         // it is left unvisited, and the lookups that would look for one are saved.
         var (localSeen, remoteSeen) = (0, 0)
+        // Whether a path visited now may take part in a move, whose changes are then held until
+        // every path is visited. A move starts from a path the journal knows that is gone from
+        // one side; once the journal's paths are visited with none gone, every later path's
+        // action is decided at once (a first sync holds no change for each of its files).
+        var movesPossible = true
         func visit(_ path: RemotePath, _ known: JournalItem?) throws {
             let here = local[path]
             let there = remote[path]
@@ -158,11 +171,18 @@ struct SyncPlanner {
             {
                 return
             }
-            localChanges[path] = try localChange(path)
-            remoteChanges[path] = remoteChange(path)
+            let (localChange, remoteChange) = (try localChange(path), remoteChange(path))
+            if movesPossible {
+                localChanges[path] = localChange
+                remoteChanges[path] = remoteChange
+            } else if let action = fileAction(path, localChange, remoteChange) {
+                plan.actions.append(action)
+            }
         }
         // Every path once: the journal's, then those only here, then those only there.
         for (path, known) in journal { try visit(path, known) }
+        movesPossible =
+            localChanges.values.contains(.deleted) || remoteChanges.values.contains(.deleted)
         if localSeen < local.count {
             for path in local.keys where journal.index(forKey: path) == nil { try visit(path, nil) }
         }
@@ -192,7 +212,26 @@ struct SyncPlanner {
         }
         plan.actions.sort { $0.phase < $1.phase }
         plan.notes.sort()
+        noteWhatTheScanSaw(in: &plan)
         return plan
+    }
+
+    /// Keeps in `plan` what its actions need of the scan (see ``SyncPlan/scannedHere``).
+    private func noteWhatTheScanSaw(in plan: inout SyncPlan) {
+        for action in plan.actions {
+            switch action {
+            case .upload(let path, _, _):
+                plan.byteTotal += local[path]?.status.size ?? 0
+            case .download(let path, let entry, _), .reconcile(let path, let entry):
+                plan.byteTotal += entry.size
+                plan.scannedHere[path] = local[path]?.status
+            case .deleteLocal(let path), .moveLocal(let path, _, _):
+                plan.scannedHere[path] = local[path]?.status
+            case .deleteRemoteFolder(let path):
+                plan.scannedFolderTags[path] = remote[path]?.tag
+            default: break
+            }
+        }
     }
 
     private func localChange(_ path: RemotePath) throws -> LocalChange {
