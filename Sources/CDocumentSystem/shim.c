@@ -179,6 +179,14 @@ int cds_return_large_blocks(size_t bytes) {
 
 size_t cds_malloc_mapped_bytes(void) { return mallinfo2().hblkhd; }
 
+int cds_return_free_pages(void) {
+#if defined(__GLIBC__)
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
+}
+
 int cds_limit_malloc_arenas(int count) {
 #if defined(M_ARENA_MAX)
     return mallopt(M_ARENA_MAX, count);

@@ -96,4 +96,10 @@ int cds_return_large_blocks(size_t bytes);
 /// mallinfo2().hblkhd: the bytes malloc has mapped on their own (the large blocks above).
 size_t cds_malloc_mapped_bytes(void);
 
+/// malloc_trim(0): gives the system back every whole free page of the heap, in its middle
+/// too (the trim threshold only frees the top), so that tables freed between others that
+/// stay do not stay resident. Returns 1 if memory was given back, 0 otherwise (or where the
+/// C library does not have it).
+int cds_return_free_pages(void);
+
 #endif

@@ -89,26 +89,37 @@ struct IdentityIndex: Codable, Sendable, Equatable {
     /// a time and joined, so that the encoder's own tree of values holds one slice, never the
     /// whole index (at 20,000 items that tree was larger than the file it made).
     func encoded() throws -> Data {
+        var data = Data()
+        data.reserveCapacity(64 + items.count * 128)
+        try encode { data.append($0) }
+        return data
+    }
+
+    /// ``encoded()`` a piece at a time, each handed to `write` in order: an index written to
+    /// a file is never whole in memory beside the index itself (13.7 MB at 100,000 items).
+    func encode(_ write: (Data) throws -> Void) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let ids = items.keys.sorted()
-        var data = Data()
-        data.reserveCapacity(64 + ids.count * 128)
-        data.append(contentsOf: "{\"format\":\(format),\"items\":{".utf8)
+        try write(Data("{\"format\":\(format),\"items\":{".utf8))
         var start = ids.startIndex
         while start < ids.endIndex {
             let end = min(start + Self.encodingSlice, ids.endIndex)
             var slice: [String: Entry] = [:]
             slice.reserveCapacity(end - start)
             for id in ids[start..<end] { slice[id] = items[id] }
-            // "{...}": its members, without the braces, follow the slice before.
-            let members = try encoder.encode(slice).dropFirst().dropLast()
-            if start > ids.startIndex { data.append(UInt8(ascii: ",")) }
-            data.append(members)
+            // "{...}": its members follow the slice before, a comma in place of the brace.
+            var members = try encoder.encode(slice)
+            members.removeLast()
+            if start == ids.startIndex {
+                members.removeFirst()
+            } else {
+                members[members.startIndex] = UInt8(ascii: ",")
+            }
+            try write(members)
             start = end
         }
-        data.append(contentsOf: "}}".utf8)
-        return data
+        try write(Data("}}".utf8))
     }
 
     /// How many items ``encoded()`` hands the encoder at once.

@@ -107,14 +107,26 @@ extension VersionStore {
     ///   or on some file systems an empty one, which is rebuilt from the records. Only for
     ///   changes a flushed record also holds.
     func saveIndex(_ index: IdentityIndex, options: SafeSave.Options = [], durably: Bool = true) throws {
-        let data = try index.encoded()
+        // Encoded into the file a piece at a time, and hashed as it goes for the cache.
+        var hasher = ContentHash.Hasher()
         if durably || !options.isEmpty {
-            try SafeSave.write(data, to: indexURL, options: options, permissions: 0o600)
+            try SafeSave.write(to: indexURL, options: options, permissions: 0o600) { file in
+                try index.encode { piece in
+                    hasher.update(piece)
+                    try file.write(piece)
+                }
+            }
         } else {
-            try replaceWithoutFlushing(indexURL, with: data)
+            try replaceWithoutFlushing(indexURL) { write in
+                try index.encode { piece in
+                    hasher.update(piece)
+                    try write(piece)
+                }
+            }
         }
+        let digest = hasher.finalize()
         if let stamp = FileStatus(path: indexURL.path) {
-            indexCache.withLock { $0 = IndexCache(stamp: stamp, data: data, index: index) }
+            indexCache.withLock { $0 = IndexCache(stamp: stamp, digest: digest, index: index) }
         }
     }
 
@@ -182,10 +194,11 @@ extension VersionStore {
         identitiesGiven.withLock { given in given = given.filter { !noted.contains($0.value) } }
     }
 
-    /// Puts `data` at `url` by writing a temporary file beside it and renaming it over,
+    /// Puts at `url` the bytes `body` writes (handing each piece to the function it is given),
+    /// by writing a temporary file beside it and renaming it over,
     /// without `fsync`: readers see the old file or the new one, a crash may leave either or
     /// (on file systems that do not order the rename after the data) a short one.
-    private func replaceWithoutFlushing(_ url: URL, with data: Data) throws {
+    private func replaceWithoutFlushing(_ url: URL, writing body: ((Data) throws -> Void) throws -> Void) throws {
         let folder = try FileDescriptor.openDirectory(
             url.deletingLastPathComponent(), operation: "open the folder of")
         let temporaryName = SafeSave.temporaryName(for: url.lastPathComponent, kind: "tmp")
@@ -194,7 +207,7 @@ extension VersionStore {
         ).get("create a temporary file for", url)
         let temporary = FileDescriptor(rawValue: fd, url: url)
         do {
-            try data.withUnsafeBytes { try temporary.writeAll($0) }
+            try body { data in try data.withUnsafeBytes { try temporary.writeAll($0) } }
             _ = try Syscall.renameat(folder.rawValue, temporaryName, folder.rawValue, url.lastPathComponent)
                 .get("rename into place", url)
         } catch {

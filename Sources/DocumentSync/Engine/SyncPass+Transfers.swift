@@ -168,6 +168,7 @@ extension SyncPass {
         // holds does not grow with the number of documents it uploads.
         if basesWaiting >= basesKeptTogether {
             do { try keepPendingBases() } catch { summary.failures.append("merge bases: \(error)") }
+            ProcessMemory.returnFreePages()
         }
     }
 

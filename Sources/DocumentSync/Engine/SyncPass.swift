@@ -127,6 +127,8 @@ final class SyncPass: @unchecked Sendable {
         summary.notes += try engine.checkPause()
         try settlingEarlierIntents { try resolvePendingIntents() }
         var (known, plan) = try scanAndPlan()
+        // The scan is let go of: what it held between the plan's blocks is given back.
+        ProcessMemory.returnFreePages()
         try engine.guardAgainstMassDeletion(plan, known: known)
         summary.notes += plan.notes
         try execute(&plan, known: known)
