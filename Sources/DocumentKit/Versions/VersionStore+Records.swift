@@ -198,7 +198,9 @@ extension VersionStore {
     /// by writing a temporary file beside it and renaming it over,
     /// without `fsync`: readers see the old file or the new one, a crash may leave either or
     /// (on file systems that do not order the rename after the data) a short one.
-    private func replaceWithoutFlushing(_ url: URL, writing body: ((Data) throws -> Void) throws -> Void) throws {
+    private func replaceWithoutFlushing(_ url: URL, writing body: ((Data) throws -> Void) throws -> Void)
+        throws
+    {
         let folder = try FileDescriptor.openDirectory(
             url.deletingLastPathComponent(), operation: "open the folder of")
         let temporaryName = SafeSave.temporaryName(for: url.lastPathComponent, kind: "tmp")
