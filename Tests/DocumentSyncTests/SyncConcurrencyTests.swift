@@ -42,6 +42,29 @@ import Testing
         #expect(try !b.sync().didWork)
     }
 
+    /// A batch larger than a pass runs at once (``SyncEngine/actionsHeldAtOnce``) runs a part
+    /// after another: every action runs, once, uploads and downloads alike.
+    @Test(arguments: Kind.allCases)
+    func aBatchLargerThanAPassRunsAtOnceRunsAPartAfterAnother(_ kind: Kind) throws {
+        let folder = try TemporaryFolder()
+        let (a, b) = try devices(kind, in: folder)
+        try a.opened().actionsHeldAtOnce = 7
+        try b.opened().actionsHeldAtOnce = 5
+        var expected: [String: String] = [:]
+        for index in 0..<60 {
+            let path = "F\(index % 3)/doc\(index).txt"
+            expected[path] = "document \(index)\n"
+            try a.write(path, expected[path]!)
+        }
+        let up = try a.sync()
+        #expect(up.uploaded == 60 && up.foldersMade == 3 && up.failures.isEmpty, "\(up.failures.prefix(3))")
+        let down = try b.sync()
+        #expect(down.downloaded == 60 && down.failures.isEmpty, "\(down.failures.prefix(3))")
+        #expect(try b.tree() == expected)
+        #expect(try !a.sync().didWork)
+        #expect(try !b.sync().didWork)
+    }
+
     /// Uploads keep their merge bases a group at a time as they finish
     /// (``SyncEngine/basesKeptTogether``), from the batch's threads, so that a pass does not
     /// hold them all: every uploaded document has its base, and edits made on both devices

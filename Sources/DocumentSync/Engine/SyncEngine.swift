@@ -112,6 +112,11 @@ public final class SyncEngine: @unchecked Sendable {
     /// a group at a time (``SyncPass/keepPendingBases()``): what a pass holds for them (an
     /// eighth of its uploads when that is more, see ``SyncPass/basesKeptTogether``).
     package var basesKeptTogether = 1024
+    /// The most actions of one batch a pass runs together: a larger batch (a first sync's
+    /// uploads) runs a part after another, each let go of once done, so that what a pass holds
+    /// of its plan shrinks as it goes. A part waits for the one before it to end, which costs
+    /// the last few requests' overlap once per part.
+    package var actionsHeldAtOnce = 4096
     /// How many requests the passes keep in flight, adapted to the remote's answers across
     /// passes (see ``RequestWindow``).
     let requestWindow: SharedRequestWindow

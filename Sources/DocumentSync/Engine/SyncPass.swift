@@ -249,7 +249,11 @@ final class SyncPass: @unchecked Sendable {
             // Opened before the threads start, which then share it.
             _ = try? containerFolder()
         }
-        var batches = plan.batches
+        // A batch of many actions runs a part at a time (``SyncEngine/actionsHeldAtOnce``).
+        let part = max(1, engine.actionsHeldAtOnce)
+        var batches = plan.batches.flatMap { batch in
+            stride(from: 0, to: batch.count, by: part).map { Array(batch[$0..<min($0 + part, batch.count)]) }
+        }
         plan.actions = []
         let scanned = ScannedItems(here: plan.scannedHere, folderTags: plan.scannedFolderTags)
         for index in batches.indices {
