@@ -127,34 +127,51 @@ struct IdentityIndex: Codable, Sendable, Equatable {
 
     /// The item last seen in the file `device`, `inode`; of two, the smaller id.
     func itemID(device: UInt64, inode: UInt64) -> String? {
-        tables.made(from: items).byFile[Tables.File(device: device, inode: inode)]
+        tables.byFile(from: items)[Tables.File(device: device, inode: inode)]
     }
 
     /// The item last seen at `path`; of two, the smaller id.
-    func itemID(path: String) -> String? { tables.made(from: items).byPath[path] }
+    func itemID(path: String) -> String? { tables.byPath(from: items)[path] }
 
+    /// Which lookup tables this index has made, for tests.
+    var tablesMade: (byPath: Bool, byFile: Bool) { tables.made }
+
+    /// Each table is made when first asked for: where extended attributes work, items are
+    /// looked up by path only, and the table by file (8 MB at 100,000 items) is never made.
     private final class Tables: Sendable {
         struct File: Hashable, Sendable {
             var device: UInt64
             var inode: UInt64
         }
-        struct Made: Sendable {
-            var byPath: [String: String] = [:]
-            var byFile: [File: String] = [:]
-        }
-        private let cache = Mutex<Made?>(nil)
+        private let pathTable = Mutex<[String: String]?>(nil)
+        private let fileTable = Mutex<[File: String]?>(nil)
 
-        func made(from items: [String: Entry]) -> Made {
-            cache.withLock { made in
+        /// Which tables are made now, for tests.
+        var made: (byPath: Bool, byFile: Bool) {
+            (pathTable.withLock { $0 != nil }, fileTable.withLock { $0 != nil })
+        }
+
+        func byPath(from items: [String: Entry]) -> [String: String] {
+            Self.made(pathTable, from: items, key: \.path)
+        }
+
+        func byFile(from items: [String: Entry]) -> [File: String] {
+            Self.made(fileTable, from: items) { File(device: $0.device, inode: $0.inode) }
+        }
+
+        private static func made<Key: Hashable & Sendable>(
+            _ table: borrowing Mutex<[Key: String]?>, from items: [String: Entry], key: (Entry) -> Key
+        ) -> [Key: String] {
+            table.withLock { made in
                 if let made { return made }
-                var tables = Made()
+                var table: [Key: String] = [:]
+                table.reserveCapacity(items.count)
                 for (id, entry) in items {
-                    let file = File(device: entry.device, inode: entry.inode)
-                    tables.byPath[entry.path] = min(id, tables.byPath[entry.path] ?? id)
-                    tables.byFile[file] = min(id, tables.byFile[file] ?? id)
+                    let key = key(entry)
+                    table[key] = min(id, table[key] ?? id)
                 }
-                made = tables
-                return tables
+                made = table
+                return table
             }
         }
     }
