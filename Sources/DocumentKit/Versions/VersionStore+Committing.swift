@@ -37,6 +37,9 @@ struct VersionSource {
     /// is not looked up, which spares a first sync of many documents the catalog of every
     /// pack (``PackCatalog``), tens of megabytes at 100,000 documents.
     var isNewItem = false
+    /// The persistent identifier the version gets: one a hold named beforehand, or nil for a
+    /// new one.
+    var versionID: String?
 }
 
 extension VersionStore {
@@ -135,7 +138,7 @@ extension VersionStore {
                     continue
                 }
                 let record = VersionRecord(
-                    id: UUID().uuidString, itemID: itemID, name: source.name,
+                    id: source.versionID ?? UUID().uuidString, itemID: itemID, name: source.name,
                     itemPath: source.location.path, device: source.location.device,
                     inode: source.location.inode, savingComputer: device.name,
                     savingDevice: device.identifier, modified: source.modified, captured: source.captured,

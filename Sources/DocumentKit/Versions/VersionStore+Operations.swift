@@ -169,55 +169,89 @@ extension VersionStore {
     // MARK: - Listing
 
     /// Every stored version of the item at `url`, oldest first; empty if it has none or is
-    /// unknown.
+    /// unknown. Versions held (a file sync replaced, not stored yet) are stored first.
     public func otherVersionsOfItem(at url: URL) -> [FileVersion] {
-        queue.sync {
-            guard let identity = try? identity(ofItemAt: url, creating: false) else { return [] }
-            return records(ofItem: identity.id).map { FileVersion(record: $0, store: self) }
-        }
+        versions(ofItemAt: url, storingHeld: true)
     }
 
-    /// The conflict versions of the item at `url` not yet resolved.
+    /// The conflict versions of the item at `url` not yet resolved. Held versions are history,
+    /// never conflicts: they are left for the next full listing.
     public func unresolvedConflictVersionsOfItem(at url: URL) -> [FileVersion] {
-        otherVersionsOfItem(at: url).filter { $0.isConflict && !$0.isResolved }
+        versions(ofItemAt: url, storingHeld: false).filter { $0.isConflict && !$0.isResolved }
     }
 
-    /// The version of the item at `url` with `persistentIdentifier`, or nil.
+    private func versions(ofItemAt url: URL, storingHeld: Bool) -> [FileVersion] {
+        let (versions, stored) = queue.sync { () -> ([FileVersion], [(FileVersion, URL)]) in
+            // Before the identity: a held item's only record of where it is may be its hold.
+            let stored: [(FileVersion, URL)] = storingHeld ? storeHeldReporting { _ in true } : []
+            guard let identity = try? identity(ofItemAt: url, creating: false) else { return ([], stored) }
+            return (records(ofItem: identity.id).map { FileVersion(record: $0, store: self) }, stored)
+        }
+        notifyStored(stored)
+        return versions
+    }
+
+    /// The version of the item at `url` with `persistentIdentifier`, or nil; a held version
+    /// with that identifier is stored first.
     public func version(itemAt url: URL, forPersistentIdentifier persistentIdentifier: String) -> FileVersion?
     {
-        queue.sync {
+        let (version, stored) = queue.sync { () -> (FileVersion?, [(FileVersion, URL)]) in
+            let stored = storeHeldReporting { $0.hasSuffix(".\(persistentIdentifier)") }
             guard let identity = try? identity(ofItemAt: url, creating: false),
                 let record = record(ofItem: identity.id, id: persistentIdentifier)
-            else { return nil }
-            return FileVersion(record: record, store: self)
+            else { return (nil, stored) }
+            return (FileVersion(record: record, store: self), stored)
+        }
+        notifyStored(stored)
+        return version
+    }
+
+    /// ``storeHeld(_:)``, on the store's queue, reporting a failure (the holds stay for the
+    /// next try) rather than failing a listing.
+    private func storeHeldReporting(_ wanted: (String) -> Bool) -> [(FileVersion, URL)] {
+        do {
+            return try storeHeld(wanted)
+        } catch {
+            report(error, operation: "store a held version")
+            return []
         }
     }
 
     /// The version with `persistentIdentifier`, of whichever item holds it: one deleted, or
     /// moved where no path finds it. Searches every item, so it is for the rare case.
     package func version(forPersistentIdentifier persistentIdentifier: String) -> FileVersion? {
-        queue.sync {
-            // The packs' tables are in memory: the item of a packed version is found without a read.
-            let catalog = packCatalog()
-            let packedItem = UUID(uuidString: persistentIdentifier).flatMap { id in
-                catalog.live.lazy.compactMap { catalog.listed[$0]?.records.first { $0.versionID == id } }
-                    .first
-            }
-            let items = packedItem.map { [$0.itemID.uuidString] } ?? itemIDs()
-            for item in items {
-                if let record = record(ofItem: item, id: persistentIdentifier) {
-                    return FileVersion(record: record, store: self)
-                }
-            }
-            return nil
+        let (version, stored) = queue.sync { () -> (FileVersion?, [(FileVersion, URL)]) in
+            let stored = storeHeldReporting { $0.hasSuffix(".\(persistentIdentifier)") }
+            return (versionInAnyItem(persistentIdentifier), stored)
         }
+        notifyStored(stored)
+        return version
+    }
+
+    private func versionInAnyItem(_ persistentIdentifier: String) -> FileVersion? {
+        // The packs' tables are in memory: the item of a packed version is found without a read.
+        let catalog = packCatalog()
+        let packedItem = UUID(uuidString: persistentIdentifier).flatMap { id in
+            catalog.live.lazy.compactMap { catalog.listed[$0]?.records.first { $0.versionID == id } }
+                .first
+        }
+        let items = packedItem.map { [$0.itemID.uuidString] } ?? itemIDs()
+        for item in items {
+            if let record = record(ofItem: item, id: persistentIdentifier) {
+                return FileVersion(record: record, store: self)
+            }
+        }
+        return nil
     }
 
     /// Removes every stored version of the item at `url`, conflicts included.
     ///
     /// - Throws: ``DocumentKitError`` if the store cannot be changed.
     public func removeOtherVersionsOfItem(at url: URL) throws {
+        var stored: [(FileVersion, URL)] = []
         let removed: [FileVersion] = try queue.sync {
+            // Held ones too: stored after this, they would come back.
+            stored = try storeHeld { _ in true }
             guard let identity = try identity(ofItemAt: url, creating: false) else { return [] }
             return try withStoreLock {
                 let records = storedRecords(ofItem: identity.id)
@@ -226,6 +260,7 @@ extension VersionStore {
                 return records.map { FileVersion(record: $0.record, store: self) }
             }
         }
+        notifyStored(stored)
         for version in removed { notify(.lost, version, itemURL: url) }
     }
 

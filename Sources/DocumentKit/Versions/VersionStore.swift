@@ -17,7 +17,11 @@ import Synchronization
 ///   chunk or two;
 /// - `items/ITEM/VERSION.json`: one record per version listing its chunks;
 /// - `index.json`: where each item was last seen, the identity fallback for file systems
-///   without extended attributes.
+///   without extended attributes;
+/// - `held/ITEM.VERSION/`: a replaced file's old contents, hard-linked with their record
+///   until they are stored (``hold(itemAt:in:named:)``). A listing of an item's versions
+///   stores what is held first, so a held version is never missing from a list, also when
+///   a crash left it.
 ///
 /// Every file is written with ``SafeSave``. A damaged record or index is reported once
 /// (``lastRecoveryError`` and standard error) and rebuilt from what is on disk. Nothing the
@@ -228,6 +232,8 @@ public final class VersionStore: Sendable {
     var itemsURL: URL { root.appendingPathComponent("items", isDirectory: true) }
     var indexURL: URL { root.appendingPathComponent("index.json") }
     var incomingURL: URL { root.appendingPathComponent("incoming", isDirectory: true) }
+    /// Replaced files' contents waiting to be stored: see `hold(itemAt:in:named:)`.
+    var heldURL: URL { root.appendingPathComponent("held", isDirectory: true) }
     var contentsURL: URL { root.appendingPathComponent("contents", isDirectory: true) }
     var damagedURL: URL { root.appendingPathComponent("damaged", isDirectory: true) }
     var packsURL: URL { root.appendingPathComponent("packs", isDirectory: true) }
@@ -356,4 +362,9 @@ package enum StoreStep: Sendable, Equatable, CaseIterable {
     case packReplaced
     /// Versions are removed (records and packs); unused chunks are not collected yet.
     case versionsRemoved
+    /// A replaced file's contents are held in `held/` (linked, with their record), flushed;
+    /// not stored yet.
+    case held
+    /// Held versions are stored and their holds let go.
+    case heldStored
 }

@@ -433,10 +433,11 @@ extension SyncPass {
             else {
                 throw SkippedItem(reason: "changed here while the remote's version was fetched")
             }
+            var held: HeldVersion?
             if let current {
                 switch replaced {
                 case .history:
-                    _ = try store.addOfItem(at: url, withContentsOf: url)
+                    held = try holdReplaced(name, in: folder, at: url, status: current)
                 case .conflict:
                     version = try store.addConflictOfItem(
                         at: url, withContentsOf: url,
@@ -445,18 +446,43 @@ extension SyncPass {
                         modificationDate: current.modification.date)
                 }
             }
-            try beforeReplacing(version)
-            try SafeSave.carryOver(
-                from: original, name: name, in: folder.descriptor, to: temporary.file, target: url,
-                permissions: original == nil ? container.newFilePermissions : nil,
-                options: .discardingExtendedAttributes)
-            try temporary.folder.moveItem(
-                temporary.name, to: folder, as: name, replacing: true, operation: operation)
+            do {
+                try beforeReplacing(version)
+                try SafeSave.carryOver(
+                    from: original, name: name, in: folder.descriptor, to: temporary.file, target: url,
+                    permissions: original == nil ? container.newFilePermissions : nil,
+                    options: .discardingExtendedAttributes)
+                try temporary.folder.moveItem(
+                    temporary.name, to: folder, as: name, replacing: true, operation: operation)
+            } catch {
+                // Nothing replaced: what is held is still the file's.
+                if let held { store.release(held) }
+                throw error
+            }
             try folder.sync(operation: "flush (fsync) the folder of")
             base = try keepBase(of: url, size: localStatus(path)?.size ?? 0)
         }
         try checkpoint(.afterLocalWrite)
         return (version, base)
+    }
+
+    /// Keeps the file `name` in `folder` (the item at `url`, whose status was `status`)
+    /// before sync replaces or deletes it: held in the version store by a hard link, a cheap
+    /// step whatever its size, and stored as a version by the end of the pass
+    /// (``VersionStore/storeHeldVersions()``), or by the next pass or listing of versions
+    /// after a crash; where it cannot be linked (another volume), stored now.
+    func holdReplaced(_ name: String, in folder: ContainedFolder.Directory, at url: URL, status: FileStatus)
+        throws -> HeldVersion?
+    {
+        guard let held = try store.hold(itemAt: url, in: folder.descriptor, named: name) else {
+            _ = try store.addOfItem(at: url, withContentsOf: url)
+            return nil
+        }
+        guard held.device == status.device, held.inode == status.inode else {
+            store.release(held)
+            throw SkippedItem(reason: "replaced here while sync was about to keep its old contents")
+        }
+        return held
     }
 
     /// Refuses an access whose URL the coordinator changed: the item moved while the access
@@ -654,11 +680,16 @@ extension SyncPass {
             else {
                 throw SkippedItem(reason: "changed here while its deletion on the remote was applied")
             }
-            _ = try store.addOfItem(at: url, withContentsOf: url)
-            if let deleted = configuration.deletedItemsFolder {
-                try setAside(name, in: folder, into: deleted)
-            } else {
-                try folder.removeItem(name, operation: "delete")
+            let held = try holdReplaced(name, in: folder, at: url, status: status)
+            do {
+                if let deleted = configuration.deletedItemsFolder {
+                    try setAside(name, in: folder, into: deleted)
+                } else {
+                    try folder.removeItem(name, operation: "delete")
+                }
+            } catch {
+                if let held { store.release(held) }
+                throw error
             }
         }
         try checkpoint(.afterLocalWrite)

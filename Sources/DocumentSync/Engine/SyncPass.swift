@@ -124,6 +124,9 @@ final class SyncPass: @unchecked Sendable {
     /// - Throws: ``SyncError`` when sync is paused (or this pass pauses it), or the remote or
     ///   the container cannot be listed; nothing is changed then.
     func run() throws -> SyncSummary {
+        // What a crash left held (a file replaced here, not yet stored as a version): stored
+        // first. A failure is named by the end of the pass, which tries again.
+        try? store.storeHeldVersions()
         summary.notes += try engine.checkPause()
         try settlingEarlierIntents { try resolvePendingIntents() }
         var (known, plan) = try scanAndPlan()
@@ -316,6 +319,8 @@ final class SyncPass: @unchecked Sendable {
                 summary.failures.append("\(part): \(error)")
             }
         }
+        // The files downloads replaced, held while the downloads were put in place.
+        try attempt("versions of replaced files") { try store.storeHeldVersions() }
         try attempt("merge bases") { try keepPendingBases() }
         try attempt("conflict versions") {
             try ConflictSharing(pass: self).share(
