@@ -367,6 +367,7 @@ extension SyncPass {
     {
         let temporary = try makeTemporary(besides: local, kind: "download", operation: "download into")
         var hasher = ContentHash.Hasher()
+        var pacer = WritebackPacer()
         do {
             let tag = try remote.read(path, expectedSize: expectedSize) { data in
                 moved(data.count)
@@ -374,6 +375,7 @@ extension SyncPass {
                     hasher.update(bytes)
                     try temporary.file.writeAll(bytes, operation: "write the download into")
                 }
+                pacer.wrote(data.count, to: temporary.file)
             }
             try temporary.file.sync(operation: "flush (fsync) the download")
             return FetchedFile(temporary: temporary, hash: hasher.finalize().hex, tag: tag)

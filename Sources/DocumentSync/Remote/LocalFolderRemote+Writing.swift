@@ -32,6 +32,7 @@ extension LocalFolderRemote {
             if !placed { _ = Syscall.unlinkat(folder.rawValue, temporaryName) }
         }
         var written: Int64 = 0
+        var pacer = WritebackPacer()
         while let chunk = try source.nextChunk() {
             written += Int64(chunk.count)
             guard written <= source.size else { break }
@@ -40,6 +41,7 @@ extension LocalFolderRemote {
             } catch {
                 throw failure(error, .write, path, missing: .parentMissing)
             }
+            pacer.wrote(chunk.count, to: temporary)
         }
         guard written == source.size else {
             throw failure(
