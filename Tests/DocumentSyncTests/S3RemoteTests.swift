@@ -1,3 +1,4 @@
+import DocumentKit
 import Foundation
 import Synchronization
 import Testing
@@ -261,6 +262,44 @@ extension BlockingSyncTests {
             #expect(read == second)
             // Every upload was completed or aborted.
             #expect(try pendingUploads(remote).isEmpty)
+        }
+
+        /// A source whose SHA-256 the caller gives (sync hashed the file) goes up whole in one
+        /// `PutObject` signed with it, on its condition, over a tombstone too. (SeaweedFS does
+        /// not check the signed hash against the bytes, as AWS does: nothing here can show a
+        /// refusal of bytes that changed since they were hashed.)
+        @Test func aLargeSourceWithItsHashGoesUpInOneRequest() throws {
+            let remote = try S3Servers.remote(configure: small)
+            func hashed(_ data: Data) -> UploadSource {
+                var source = UploadSource(data, chunkSize: 300_000)
+                source.sha256 = ContentHash(of: data).hex
+                return source
+            }
+            let first = bytes(7 << 20 + 5, seed: 7)
+            let tag = try #require(
+                try remote.write(RemotePath("one.bin"), from: hashed(first), condition: .absent))
+            var read = Data()
+            #expect(try remote.read(RemotePath("one.bin")) { read.append($0) } == tag)
+            #expect(read == first)
+            // One request, so no multipart upload was begun.
+            #expect(try pendingUploads(remote).isEmpty)
+            #expect(throws: RemoteError.self) {
+                try remote.write(RemotePath("one.bin"), from: hashed(first), condition: .absent)
+            }
+            let second = bytes(7 << 20, seed: 8)
+            #expect(throws: RemoteError.self) {
+                try remote.write(
+                    RemotePath("one.bin"), from: hashed(second), condition: .matches(RemoteTag("\"stale\"")))
+            }
+            let replaced = try #require(
+                try remote.write(RemotePath("one.bin"), from: hashed(second), condition: .matches(tag)))
+            #expect(replaced != tag)
+            read = Data()
+            _ = try remote.read(RemotePath("one.bin")) { read.append($0) }
+            #expect(read == second)
+            // A new file where a deleted one left a tombstone (a store without conditional deletes).
+            try remote.delete(RemotePath("one.bin"), condition: .matches(replaced))
+            _ = try #require(try remote.write(RemotePath("one.bin"), from: hashed(first), condition: .absent))
         }
 
         @Test func aRefusedOrLyingMultipartUploadIsAbortedAndAppliesNothing() throws {

@@ -182,13 +182,15 @@ extension SyncPass {
         let buffer = UnsafeMutableRawBufferPointer.allocate(
             byteCount: RemoteChunk.bufferSize(forFileOf: size), alignment: 64)
         defer { buffer.deallocate() }
-        let source = UploadSource(size: size) {
+        var source = UploadSource(size: size) {
             let count = try Syscall.pread(file.rawValue, buffer, off_t(offset)).get("read for upload", url)
             guard count > 0 else { return nil }
             offset += Int64(count)
             self.moved(count)
             return Data(buffer[..<count])
         }
+        // The journal's hash is the payload's: S3 signs a large file with it, once.
+        source.sha256 = hash
         return try write(path, from: source, hash: hash, condition: condition)
     }
 

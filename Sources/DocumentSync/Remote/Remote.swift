@@ -122,6 +122,11 @@ public struct UploadSource {
     public let size: Int64
     /// The next chunk, or nil after the last.
     public let nextChunk: () throws -> Data?
+    /// The SHA-256 (64 lowercase hexadecimal digits) of all the source's bytes, when the
+    /// caller knows it (sync hashes a file before it uploads it): a remote that signs its
+    /// payload (S3) then sends a large source whole, in one request signed with it, rather
+    /// than in parts each held in memory and hashed again.
+    public var sha256: String?
 
     /// A source of `size` bytes produced by `nextChunk`.
     public init(size: Int64, nextChunk: @escaping () throws -> Data?) {

@@ -73,6 +73,11 @@ extension S3Remote {
             throw failure(.notAFile, .write, path, detail: "a folder has that tag")
         }
         if condition == .absent, !placeListed { try checkPlaceForNewFile(path) }
+        if source.size > configuration.multipartThreshold, let hash = source.sha256,
+            source.size <= Self.mostBytesInOnePut
+        {
+            return try putStreamed(path, from: source, hash: hash, condition: condition)
+        }
         let reader = PartReader(source)
         if source.size > configuration.multipartThreshold {
             return try writeInParts(path, from: reader, size: source.size, condition: condition)
@@ -150,6 +155,79 @@ extension S3Remote {
         return failure
     }
 
+    /// The most bytes one `PutObject` takes (S3's limit: 5 GiB).
+    static let mostBytesInOnePut: Int64 = 5 << 30
+
+    /// `PutObject` of a large source whose SHA-256 the caller knows, streamed whole: one
+    /// request signed with that hash, where a multipart upload holds a part in memory at a
+    /// time, hashes each again, waits for each, and has the store join them. A store that
+    /// checks the bytes against the signed hash (AWS does, SeaweedFS does not) refuses bytes
+    /// that changed since they were hashed: the write fails as
+    /// ``RemoteError/Kind/sourceChanged`` and nothing is written. Elsewhere the pass's own
+    /// check (the file's size and time before and after it was read) finds such a file.
+    ///
+    /// A body read once cannot be sent again: a new file over a tombstone is looked for
+    /// first (one `HEAD`, nothing beside the bytes), not retried as ``put(_:_:condition:)``
+    /// does.
+    private func putStreamed(
+        _ path: RemotePath, from source: UploadSource, hash: String, condition: WriteCondition
+    )
+        throws -> RemoteTag
+    {
+        let objectKey = key(path)
+        let condition = try conditionOverTombstone(objectKey, condition, path)
+        var headers = Self.headers(condition)
+        headers["Content-Type"] = "application/octet-stream"
+        let stream = UploadStream(source)
+        let answer: HTTPAnswer
+        do {
+            answer = try send(
+                request("PUT", key: objectKey, headers: headers, payloadHash: hash),
+                body: .stream(stream, size: source.size), .write, path)
+        } catch {
+            throw sourceFailure(stream, path) ?? error
+        }
+        if let failure = sourceFailure(stream, path) { throw failure }
+        guard (200...299).contains(answer.status) else {
+            if answer.status == 400, String(decoding: answer.body, as: UTF8.self).contains("SHA256Mismatch") {
+                throw failure(
+                    .sourceChanged, .write, path, detail: "the bytes sent are not the ones hashed before")
+            }
+            throw error(written: answer, path, condition)
+        }
+        guard let etag = answer.header("ETag") else {
+            throw failure(.badAnswer, .write, path, detail: "the store gives no ETag for the object written")
+        }
+        return Self.tag(etag)
+    }
+
+    /// What ended a streamed body early: the source's error, or the source giving another
+    /// size than it said.
+    private func sourceFailure(_ stream: UploadStream, _ path: RemotePath) -> (any Error)? {
+        if let thrown = stream.failure { return thrown }
+        if stream.sizeChanged {
+            return failure(
+                .sourceChanged, .write, path,
+                detail: "the source gave \(stream.givenBytes) bytes or more, not the size it said")
+        }
+        if stream.reopened {
+            return failure(.connectionLost, .write, path, detail: "the upload's body could not be sent again")
+        }
+        return nil
+    }
+
+    /// The condition a write of a new object (`condition` `.absent`) takes where a tombstone
+    /// holds its key: written over it; an object there already refuses it.
+    private func conditionOverTombstone(_ objectKey: String, _ condition: WriteCondition, _ path: RemotePath)
+        throws -> WriteCondition
+    {
+        guard condition == .absent, let object = try head(objectKey, .write, path) else { return condition }
+        guard isTombstone(object) else {
+            throw failure(.preconditionFailed, .write, path, detail: "an object is there")
+        }
+        return .matches(Self.tombstoneTag)
+    }
+
     // MARK: Multipart uploads
 
     /// A multipart upload: the parts are sent one by one from the source, each signed with its
@@ -159,14 +237,8 @@ extension S3Remote {
     private func writeInParts(
         _ path: RemotePath, from reader: PartReader, size: Int64, condition: WriteCondition
     ) throws -> RemoteTag {
-        var condition = condition
         let objectKey = key(path)
-        if condition == .absent, let object = try head(objectKey, .write, path) {
-            guard isTombstone(object) else {
-                throw failure(.preconditionFailed, .write, path, detail: "an object is there")
-            }
-            condition = .matches(Self.tombstoneTag)
-        }
+        let condition = try conditionOverTombstone(objectKey, condition, path)
         let created = try send(
             request(
                 "POST", key: objectKey, query: [("uploads", "")],
