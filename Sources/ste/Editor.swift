@@ -133,7 +133,7 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
 
     var burstStarted = false
     var lastEdit: ContinuousClock.Instant?
-    var message: (text: String, isError: Bool, shown: ContinuousClock.Instant)?
+    var message: (text: String, isError: Bool, shown: ContinuousClock.Instant, untilKey: Bool)?
     private var isQuitting = false
     private var quitWithoutSavingArmed = false
     /// The conflict versions the conflict screen has been opened for: a new one opens it again.
@@ -240,7 +240,7 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
             commitBurst()
             render()
         }
-        if let message, !message.isError,
+        if let message, !message.isError, !message.untilKey,
             clock.now - message.shown >= Self.messageDuration
         {
             self.message = nil
@@ -296,7 +296,8 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         guard remaining.count != screen.records.count else { return }
         if remaining.isEmpty {
             mode = .normal
-            show("The conflict was resolved elsewhere")
+            // The screen the user looked at closed under them: why stays until a key.
+            show("The conflict was resolved elsewhere", untilKey: true)
         } else {
             var screen = screen
             let shownID = screen.records[screen.index].id
@@ -493,8 +494,10 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
 
     // MARK: - Messages
 
-    func show(_ text: String, isError: Bool = false) {
-        message = (text, isError, clock.now)
+    /// Shows `text` on the status line: for ``messageDuration`` or until the next key, or,
+    /// `untilKey`, until the next key only (news the user must not miss by looking away).
+    func show(_ text: String, isError: Bool = false, untilKey: Bool = false) {
+        message = (text, isError, clock.now, untilKey)
     }
 
     func show(_ error: any Error) {
