@@ -84,19 +84,11 @@ struct IdentityIndex: Codable, Sendable, Equatable {
 
     static func == (lhs: Self, rhs: Self) -> Bool { lhs.format == rhs.format && lhs.items == rhs.items }
 
-    /// The index as JSON that `JSONDecoder` reads back as this index: the items in order of
-    /// their ids, encoded by `JSONEncoder` (sorted keys) a slice of ``encodingSlice`` items at
-    /// a time and joined, so that the encoder's own tree of values holds one slice, never the
-    /// whole index (at 20,000 items that tree was larger than the file it made).
-    func encoded() throws -> Data {
-        var data = Data()
-        data.reserveCapacity(64 + items.count * 128)
-        try encode { data.append($0) }
-        return data
-    }
-
-    /// ``encoded()`` a piece at a time, each handed to `write` in order: an index written to
-    /// a file is never whole in memory beside the index itself (13.7 MB at 100,000 items).
+    /// The index as JSON that `JSONDecoder` reads back as this index, handed to `write` a
+    /// piece at a time, in order: the items in order of their ids, encoded by `JSONEncoder`
+    /// (sorted keys) a slice of ``encodingSlice`` items at a time, so that neither the
+    /// encoder's own tree of values (at 20,000 items larger than the file it made) nor the
+    /// file written (13.7 MB at 100,000 items) is ever whole in memory beside the index.
     func encode(_ write: (Data) throws -> Void) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
@@ -122,7 +114,7 @@ struct IdentityIndex: Codable, Sendable, Equatable {
         try write(Data("}}".utf8))
     }
 
-    /// How many items ``encoded()`` hands the encoder at once.
+    /// How many items ``encode(_:)`` hands the encoder at once.
     static let encodingSlice = 1024
 
     /// The item last seen in the file `device`, `inode`; of two, the smaller id.

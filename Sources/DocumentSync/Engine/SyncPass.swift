@@ -169,14 +169,7 @@ final class SyncPass: @unchecked Sendable {
         if !awaiting.isEmpty {
             plan.actions.removeAll { awaiting.contains($0.path) }
             plan.notes += awaiting.sorted().map { "\($0): waiting to learn whether an earlier upload landed" }
-            plan.byteTotal = 0
-            for action in plan.actions {
-                switch action {
-                case .upload(let path, _, _): plan.byteTotal += scanned.local[path]?.status.size ?? 0
-                case .download(_, let entry, _), .reconcile(_, let entry): plan.byteTotal += entry.size
-                default: break
-                }
-            }
+            plan.countBytes { scanned.local[$0]?.status.size }
         }
         plan.notes = scanned.notes + plan.notes
         placeholders = scanned.placeholders

@@ -74,8 +74,22 @@ struct SyncPlan: Sendable {
     var scannedHere: [RemotePath: FileStatus] = [:]
     /// The tag the listing gave each remote folder the plan deletes.
     var scannedFolderTags: [RemotePath: RemoteTag] = [:]
-    /// The bytes the plan's uploads and downloads move, by the sizes the scan saw.
+    /// The bytes the plan's uploads and downloads move, by the sizes the scan saw
+    /// (``countBytes(uploadSize:)``).
     var byteTotal: Int64 = 0
+
+    /// Counts ``byteTotal`` again from the actions: a download's size is its entry's, an
+    /// upload's is `uploadSize` of its path (the scan's).
+    mutating func countBytes(uploadSize: (RemotePath) -> Int64?) {
+        byteTotal = 0
+        for action in actions {
+            switch action {
+            case .upload(let path, _, _): byteTotal += uploadSize(path) ?? 0
+            case .download(_, let entry, _), .reconcile(_, let entry): byteTotal += entry.size
+            default: break
+            }
+        }
+    }
 
     /// The files the pass would delete here (a document kept on the server only counts too:
     /// its placeholder going is the document leaving this device's list), and on the remote.
@@ -218,14 +232,11 @@ struct SyncPlanner {
 
     /// Keeps in `plan` what its actions need of the scan (see ``SyncPlan/scannedHere``).
     private func noteWhatTheScanSaw(in plan: inout SyncPlan) {
+        plan.countBytes { local[$0]?.status.size }
         for action in plan.actions {
             switch action {
-            case .upload(let path, _, _):
-                plan.byteTotal += local[path]?.status.size ?? 0
-            case .download(let path, let entry, _), .reconcile(let path, let entry):
-                plan.byteTotal += entry.size
-                plan.scannedHere[path] = local[path]?.status
-            case .deleteLocal(let path), .moveLocal(let path, _, _):
+            case .download(let path, _, _), .reconcile(let path, _), .deleteLocal(let path),
+                .moveLocal(let path, _, _):
                 plan.scannedHere[path] = local[path]?.status
             case .deleteRemoteFolder(let path):
                 plan.scannedFolderTags[path] = remote[path]?.tag

@@ -75,7 +75,8 @@ import Testing
             index.items[UUID().uuidString] = IdentityIndex.Entry(
                 path: path, device: UInt64(number), inode: UInt64.max - UInt64(number))
         }
-        let data = try index.encoded()
+        var data = Data()
+        try index.encode { data.append($0) }
         #expect(try JSONDecoder().decode(IdentityIndex.self, from: data) == index)
         let whole = try JSONEncoder().encode(index)
         #expect(try JSONDecoder().decode(IdentityIndex.self, from: whole) == index)
