@@ -119,14 +119,28 @@ private final class DocbenchRun {
     /// Waits for the run to end; one still going after `limit` is killed (`SIGKILL`).
     func wait(upTo limit: Duration) throws -> Result {
         let deadline = ContinuousClock.now + limit
-        while process.isRunning && ContinuousClock.now < deadline { usleep(10_000) }
-        let timedOut = process.isRunning
+        while !hasExited && ContinuousClock.now < deadline { usleep(10_000) }
+        let timedOut = !hasExited
         kill()
         let signaled = process.terminationReason == .uncaughtSignal
         return Result(
             status: process.terminationStatus, signal: signaled ? process.terminationStatus : nil,
             timedOut: timedOut, output: String(decoding: try Data(contentsOf: outputURL), as: UTF8.self),
             error: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
+    }
+
+    /// Whether the run has ended: its process is gone, or a zombie that Foundation has not
+    /// reaped yet. On a loaded machine Foundation notices an exit tens of seconds late (a CI
+    /// run saw `--help`, 20 ms alone, still "running" after 60 s), so the limit is held to the
+    /// process, not to that bookkeeping.
+    private var hasExited: Bool {
+        guard process.isRunning,
+            let stat = try? String(
+                contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+            let name = stat.lastIndex(of: ")")
+        else { return true }
+        // "PID (NAME) STATE ...": the state follows the name's closing parenthesis and a space.
+        return stat[stat.index(after: name)...].dropFirst().first == "Z"
     }
 
     /// Ends the run now if it still runs.
