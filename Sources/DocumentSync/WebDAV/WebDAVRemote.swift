@@ -138,6 +138,9 @@ public final class WebDAVRemote: Remote {
     /// The collection's path segments, decoded: an href must start with them.
     let baseSegments: [String]
     let transport: HTTPTransport
+    /// Held by each request that writes the server's lock database (see
+    /// ``methodsWritingLocks``), so that this remote sends one at a time.
+    let lockDatabaseTurn = Mutex(())
     private let authorization: String?
     /// The server's own spelling of names it gives in another normalisation than NFC (macOS
     /// servers give NFD), by the NFC path, so that requests name what the server holds.
@@ -248,6 +251,15 @@ public final class WebDAVRemote: Remote {
         return request
     }
 
+    /// The requests that write a server's lock database, sent one at a time on a server whose
+    /// locks sync uses (``WriteProtocol/locking``): Debian's Apache keeps its `DavLockDB` in a
+    /// Berkeley DB file that its threads open without a shared environment, and two of them
+    /// writing it at once corrupt it. Measured on loopback: 1,000 `LOCK`s of existing files, 8
+    /// at once, gave HTTP 500 and "BDB0060 PANIC: fatal region error detected; run recovery" in
+    /// its error log, after which every `LOCK` of that server can fail until its lock database
+    /// is recovered; the same `LOCK`s one at a time beside 8 `PUT`s at once gave none.
+    static let methodsWritingLocks: Set<String> = ["LOCK", "UNLOCK", "DELETE", "MOVE"]
+
     /// Sends a request and returns the answer, whatever its status; a failure to get one is
     /// a ``RemoteError`` for `operation` on `path`. A request that is `repeatable` (it changes
     /// nothing, or changes nothing again) is sent again after a failure that may pass.
@@ -256,6 +268,24 @@ public final class WebDAVRemote: Remote {
         into destination: HTTPTransport.Destination = .memory(limit: 1 << 20),
         _ operation: RemoteError.Operation, _ path: RemotePath, destination target: RemotePath? = nil,
         repeatable: Bool = false
+    ) throws -> HTTPAnswer {
+        if configuration.writeProtocol == .locking, let method = request.httpMethod,
+            Self.methodsWritingLocks.contains(method)
+        {
+            return try lockDatabaseTurn.withLock { _ in
+                try sendNow(
+                    request, body: body, into: destination, operation, path, destination: target,
+                    repeatable: repeatable)
+            }
+        }
+        return try sendNow(
+            request, body: body, into: destination, operation, path, destination: target, repeatable: repeatable)
+    }
+
+    private func sendNow(
+        _ request: URLRequest, body: HTTPBody, into destination: HTTPTransport.Destination,
+        _ operation: RemoteError.Operation, _ path: RemotePath, destination target: RemotePath?,
+        repeatable: Bool
     ) throws -> HTTPAnswer {
         do {
             return try transport.send(
