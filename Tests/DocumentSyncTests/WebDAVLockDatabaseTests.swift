@@ -47,7 +47,8 @@ extension BlockingSyncTests {
                 default: return .init(status: 204)
                 }
             }
-            var configuration = WebDAVRemote.Configuration(url: server.url("/dav/C/"), writeProtocol: .locking)
+            var configuration = WebDAVRemote.Configuration(
+                url: server.url("/dav/C/"), writeProtocol: .locking)
             configuration.timeout = 10
             configuration.hasFileIDs = false
             let remote = try WebDAVRemote(configuration)
@@ -86,7 +87,8 @@ extension BlockingSyncTests {
             let log = URL(fileURLWithPath: try WebDAVServers.value("DOCUMENTSYNC_WEBDAV_DATA"))
                 .appendingPathComponent("default/logs/error.log")
             func databaseErrors() throws -> Int {
-                try String(decoding: Data(contentsOf: log), as: UTF8.self).components(separatedBy: "BDB").count - 1
+                try String(decoding: Data(contentsOf: log), as: UTF8.self).components(separatedBy: "BDB")
+                    .count - 1
             }
             let count = 200
             let tags = Mutex([RemoteTag?](repeating: nil, count: count))

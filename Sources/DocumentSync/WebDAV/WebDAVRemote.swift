@@ -279,7 +279,8 @@ public final class WebDAVRemote: Remote {
             }
         }
         return try sendNow(
-            request, body: body, into: destination, operation, path, destination: target, repeatable: repeatable)
+            request, body: body, into: destination, operation, path, destination: target,
+            repeatable: repeatable)
     }
 
     private func sendNow(
