@@ -18,11 +18,12 @@ extension BlockingSyncTests {
             var mostPuts = 0
         }
 
-        @Test func locksUnlocksDeletesAndMovesGoOneAtATimeWhileWritesOverlap() throws {
+        @Test func locksUnlocksAndDeletesUnderALockGoOneAtATimeWhileWritesOverlap() throws {
             let overlap = Mutex(Overlap())
             let tokens = Atomic(0)
             let server = try HostileServer { request in
-                let writesLocks = WebDAVRemote.methodsWritingLocks.contains(request.method)
+                let writesLocks = WebDAVRemote.writesLockDatabase(
+                    method: request.method, if: request.headers["if"])
                 overlap.withLock {
                     if writesLocks {
                         $0.lockWriters += 1
@@ -43,7 +44,8 @@ extension BlockingSyncTests {
                     let token = tokens.add(1, ordering: .relaxed).newValue
                     return .init(status: 200, headers: ["Lock-Token": "<opaquelocktoken:\(token)>"])
                 case "PUT": return .init(status: 204, headers: ["ETag": "\"new-\(request.path)\""])
-                case "MOVE": return .init(status: 201)
+                case "PROPFIND":
+                    return .xml(207, HostileServer.multistatus([.init(request.path, etag: "old")]))
                 default: return .init(status: 204)
                 }
             }
@@ -56,9 +58,8 @@ extension BlockingSyncTests {
             DispatchQueue.concurrentPerform(iterations: 24) { index in
                 do {
                     if index % 3 == 2 {
-                        try remote.move(
-                            RemotePath("m\(index).txt"), to: RemotePath("moved\(index).txt"),
-                            condition: .matches(RemoteTag("\"old\"")))
+                        try remote.delete(
+                            RemotePath("d\(index).txt"), condition: .matches(RemoteTag("\"old\"")))
                     } else {
                         try remote.write(
                             RemotePath("f\(index).txt"), from: UploadSource(Data("new \(index)\n".utf8)),
@@ -74,9 +75,9 @@ extension BlockingSyncTests {
             // The writes themselves were sent many at once: the one-at-a-time above is the turn's.
             #expect(seen.mostPuts > 1)
             let methods = server.requests.map(\.method)
-            #expect(methods.filter { $0 == "LOCK" }.count == 16)
-            #expect(methods.filter { $0 == "UNLOCK" }.count == 16)
-            #expect(methods.filter { $0 == "MOVE" }.count == 8)
+            #expect(methods.filter { $0 == "LOCK" }.count == 24)
+            #expect(methods.filter { $0 == "UNLOCK" }.count == 24)
+            #expect(methods.filter { $0 == "DELETE" }.count == 8)
         }
 
         /// Apache as Debian ships it: 200 files replaced 16 at once, each under its own lock,

@@ -139,7 +139,7 @@ public final class WebDAVRemote: Remote {
     let baseSegments: [String]
     let transport: HTTPTransport
     /// Held by each request that writes the server's lock database (see
-    /// ``methodsWritingLocks``), so that this remote sends one at a time.
+    /// ``writesLockDatabase(method:if:)``), so that this remote sends one at a time.
     let lockDatabaseTurn = Mutex(())
     private let authorization: String?
     /// The server's own spelling of names it gives in another normalisation than NFC (macOS
@@ -251,14 +251,24 @@ public final class WebDAVRemote: Remote {
         return request
     }
 
-    /// The requests that write a server's lock database, sent one at a time on a server whose
-    /// locks sync uses (``WriteProtocol/locking``): Debian's Apache keeps its `DavLockDB` in a
-    /// Berkeley DB file that its threads open without a shared environment, and two of them
-    /// writing it at once corrupt it. Measured on loopback: 1,000 `LOCK`s of existing files, 8
-    /// at once, gave HTTP 500 and "BDB0060 PANIC: fatal region error detected; run recovery" in
-    /// its error log, after which every `LOCK` of that server can fail until its lock database
-    /// is recovered; the same `LOCK`s one at a time beside 8 `PUT`s at once gave none.
-    static let methodsWritingLocks: Set<String> = ["LOCK", "UNLOCK", "DELETE", "MOVE"]
+    /// Whether a request writes the server's lock database: a `LOCK`, an `UNLOCK`, or a
+    /// `DELETE` or `MOVE` of an item locked with the token it carries (which ends that lock).
+    ///
+    /// On a server whose locks sync uses (``WriteProtocol/locking``) these go one at a time:
+    /// Debian's Apache keeps its `DavLockDB` in a Berkeley DB file that its threads open
+    /// without a shared environment, and two of them writing it at once corrupt it. Measured on
+    /// loopback: 1,000 `LOCK`s of existing files, 8 at once (a pass replacing many files keeps
+    /// that many requests in flight), gave HTTP 500 and "BDB0060 PANIC: fatal region error
+    /// detected; run recovery" in its error log, after which `LOCK`s of that server can fail
+    /// until its lock database is recovered by hand; the same `LOCK`s one at a time beside 8
+    /// `PUT`s at once, and 1,000 `MOVE`s of unlocked files 8 at once, gave none.
+    static func writesLockDatabase(method: String, if condition: String?) -> Bool {
+        switch method {
+        case "LOCK", "UNLOCK": true
+        case "DELETE", "MOVE": condition?.contains("(<") == true
+        default: false
+        }
+    }
 
     /// Sends a request and returns the answer, whatever its status; a failure to get one is
     /// a ``RemoteError`` for `operation` on `path`. A request that is `repeatable` (it changes
@@ -270,7 +280,7 @@ public final class WebDAVRemote: Remote {
         repeatable: Bool = false
     ) throws -> HTTPAnswer {
         if configuration.writeProtocol == .locking, let method = request.httpMethod,
-            Self.methodsWritingLocks.contains(method)
+            Self.writesLockDatabase(method: method, if: request.value(forHTTPHeaderField: "If"))
         {
             return try lockDatabaseTurn.withLock { _ in
                 try sendNow(
