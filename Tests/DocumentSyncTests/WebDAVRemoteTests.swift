@@ -33,12 +33,14 @@ extension BlockingSyncTests {
                 #expect(probe.refusal?.contains("on a file that is not there") == true)
                 #expect(probe.locksAreReal && !probe.lockConditionsHold)
                 #expect(probe.writeProtocol == nil)
+                #expect(probe.etagRecipe == nil)
                 #expect(probe.server?.hasPrefix("WsgiDAV") == true)
             case .sabre, .sabreLocks:
                 // ETags made of the bytes (an MD5), strong; Nextcloud's fake locks, or real ones.
                 #expect(probe.honoursIfMatch)
                 #expect(probe.etagsAreDigests && !probe.etagsWeakAfterWrite)
                 #expect(probe.locksAreReal == (server == .sabreLocks))
+                #expect(probe.etagRecipe == .md5Hex)
                 #expect(probe.writeProtocol == (server == .sabreLocks ? .locking : .conditional))
             default:
                 #expect(probe.honoursIfMatch)
@@ -47,6 +49,7 @@ extension BlockingSyncTests {
                 #expect(probe.server?.hasPrefix("Apache") == true)
                 // Digest: made of the bytes and never weak; the others weak for a second after a write.
                 #expect(probe.etagsAreDigests == (server == .digest))
+                #expect(probe.etagRecipe == (server == .digest ? .sha1Base64 : nil))
                 #expect(probe.etagsWeakAfterWrite == (server != .digest))
             }
             // The scratch folder is gone.

@@ -38,6 +38,10 @@ public struct WebDAVProbe: Sendable, Codable, Equatable {
     public var etagsWeakAfterWrite = false
     /// Whether an ETag is made of the bytes (the same bytes written twice give the same one).
     public var etagsAreDigests = false
+    /// How the ETags are made of the bytes, when they are and one of ``WebDAVTagRecipe``'s
+    /// makes every tag the probe saw; nil otherwise, and in settings kept from before this was
+    /// probed.
+    public var etagRecipe: WebDAVTagRecipe?
     /// Whether `If-Match` with a wrong ETag is refused with 412, the file left as it was, and
     /// on a file that is not there too (nothing made).
     public var honoursIfMatch = false
@@ -212,6 +216,11 @@ public struct WebDAVProbe: Sendable, Codable, Equatable {
             probe.etagsChangeWithinASecond =
                 tags.allSatisfy { $0 != nil } && zip(tags, tags.dropFirst()).allSatisfy { $0 != $1 }
             probe.etagsAreDigests = probe.etagsChangeWithinASecond && tags[2] == tags[0]
+            if probe.etagsAreDigests {
+                let bytes = ["aaaa", "bbbb", "aaaa", "cccc"].map { Data($0.utf8) }
+                probe.etagRecipe = WebDAVTagRecipe.found(
+                    in: zip(bytes, tags).compactMap { bytes, tag in tag.map { (bytes, $0) } })
+            }
             _ = try send("PUT", file, body: Data("bbbb".utf8))
 
             let wrongMatch = try send(

@@ -12,7 +12,12 @@ extension WebDAVRemote {
     {
         try validate(path, .write)
         switch (configuration.writeProtocol, condition) {
-        case (.locking, .absent): return try writeNew(path, from: source)
+        case (.locking, .absent):
+            // A large file goes under a hidden name: its bytes are sent streamed, never held.
+            if let recipe = configuration.tagRecipe, source.size <= Self.mostBytesSentFromMemory {
+                return try writeNewInPlace(path, from: source, recipe: recipe)
+            }
+            return try writeNew(path, from: source)
         case (.locking, .matches(let tag)): return try writeLocked(path, from: source, over: tag)
         case (.conditional, _): return try writeConditionally(path, from: source, condition: condition)
         }
@@ -42,6 +47,21 @@ extension WebDAVRemote {
         case 412: throw failure(.preconditionFailed, .write, path, detail: "an item is already there")
         default: throw error(status: moved, .write, path)
         }
+    }
+
+    /// A new file where tags are made of the bytes by a known recipe: `PUT` in place with
+    /// `If-None-Match: *`, its tag the recipe's of the bytes sent. That tag names these bytes
+    /// even if another client writes the file right after (the file's tag is then another), so
+    /// no hidden name, no read of the tag and no `MOVE` are needed.
+    private func writeNewInPlace(_ path: RemotePath, from source: UploadSource, recipe: WebDAVTagRecipe)
+        throws -> RemoteTag
+    {
+        let stream = UploadStream(source)
+        guard let bytes = stream.readAll() else {
+            throw sourceFailure(stream, path) ?? failure(.sourceChanged, .write, path)
+        }
+        _ = try put(path, from: UploadSource(bytes), headers: ["If-None-Match": "*"], reportedAs: path)
+        return Self.tag("\"\(recipe.etag(of: bytes))\"")
     }
 
     /// A file that exists: locked on the condition that it still has `tag`, written with the
@@ -74,13 +94,13 @@ extension WebDAVRemote {
         let stream = UploadStream(source, hashing: configuration.verifiesWrites)
         let answer = try put(path, from: stream, size: source.size, headers: header, reportedAs: path)
         let tag = try tagAfterWrite(answer, path, size: source.size, reportedAs: path)
-        return configuration.verifiesWrites ? try verify(path, sent: stream.digest(), tag: tag) : tag
+        return configuration.verifiesWrites ? try verify(path, sent: stream.digest()) : tag
     }
 
     /// Reads back what a write on a server that cannot be trusted left, and fails it as a
     /// refused condition when it is not the bytes sent: the engine then reconciles with what
     /// is there.
-    private func verify(_ path: RemotePath, sent digest: ContentHash?, tag: RemoteTag) throws -> RemoteTag {
+    private func verify(_ path: RemotePath, sent digest: ContentHash?) throws -> RemoteTag {
         var hasher = ContentHash.Hasher()
         let read = try self.read(path) { hasher.update($0) }
         guard hasher.finalize() == digest else {

@@ -27,7 +27,9 @@ import Synchronization
 ///   holds in the second after a write when Apache's ETag is weak), written with the lock's
 ///   token, and its new tag read while the lock is still held, so the tag returned is the one of
 ///   the bytes written and no one else's. A new file is written under a hidden temporary name
-///   beside it, its tag read, and moved into place with `Overwrite: F`.
+///   beside it, its tag read, and moved into place with `Overwrite: F`; where tags are made of
+///   the bytes by a known recipe (``Configuration/tagRecipe``), in place with
+///   `If-None-Match: *`, its tag made of the bytes sent.
 /// - ``WriteProtocol/conditional`` (servers whose `If-Match` and `If-None-Match` hold and
 ///   whose tags are strong, with no real locks): `PUT` with `If-None-Match: *` or `If-Match`.
 ///
@@ -92,6 +94,12 @@ public final class WebDAVRemote: Remote {
         /// Whether the server gives file identities (Nextcloud's `oc:fileid`), as the probe
         /// found; unknown counts as yes.
         public var hasFileIDs = true
+        /// How the server makes its ETags of a file's bytes, where they are made of them
+        /// (Apache's `FileETag Digest`, SabreDAV's), as the probe found
+        /// (``WebDAVProbe/etagRecipe``): then a new file's tag is known from the bytes sent and
+        /// names them whoever writes after, and a new file is written in place in one request
+        /// (see ``WriteProtocol/locking``).
+        public var tagRecipe: WebDAVTagRecipe?
         /// The most bytes a folder's PROPFIND answer may have; nil for 128 MiB.
         public var mostListingBytes: Int?
         /// Whether every write is read back and compared with what was sent: for a server whose

@@ -48,6 +48,15 @@ enum WebDAVServers {
             isApache || self == .sabreLocks ? .locking : .conditional
         }
 
+        /// How the ETags are made of the bytes, as the probe finds it, where they are.
+        var tagRecipe: WebDAVTagRecipe? {
+            switch self {
+            case .digest: .sha1Base64
+            case .sabre, .sabreLocks: .md5Hex
+            default: nil
+            }
+        }
+
         /// Whether sync reads back every write: on wsgidav, which the probe refuses (it makes a
         /// file that is not there for a write on If-Match, and its stock ETags stay the same
         /// across two writes of the same size within one second), so only `--unsafe-server`
@@ -128,6 +137,7 @@ enum WebDAVServers {
         configuration.hasFileIDs = false
         configuration.writeProtocol = server.writeProtocol
         configuration.verifiesWrites = server.verifiesWrites
+        configuration.tagRecipe = server.tagRecipe
         configure(&configuration)
         return (
             try WebDAVRemote(configuration), configuration.url,

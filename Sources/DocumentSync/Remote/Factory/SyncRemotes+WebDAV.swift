@@ -72,6 +72,7 @@ extension SyncRemotes {
             }
         }
         configuration.hasFileIDs = probe.hasFileIDs
+        configuration.tagRecipe = probe.etagRecipe
         configuration.address = address
         if let writes = probe.writeProtocol {
             configuration.writeProtocol = writes
