@@ -16,8 +16,8 @@ import Synchronization
 ///   SHA-256, so unchanged bytes cost nothing and a one-line edit of a big file costs a
 ///   chunk or two;
 /// - `items/ITEM/VERSION.json`: one record per version listing its chunks;
-/// - `index.json`: where each item was last seen, the identity fallback for file systems
-///   without extended attributes;
+/// - `index.N.sqlite`: where each item was last seen, the identity fallback for file systems
+///   without extended attributes (``IdentityIndex``);
 /// - `held/ITEM.VERSION/`: a replaced file's old contents, hard-linked with their record
 ///   until they are stored (``hold(itemAt:in:named:)``). A listing of an item's versions
 ///   stores what is held first, so a held version is never missing from a list, also when
@@ -70,8 +70,8 @@ public final class VersionStore: Sendable {
     let queue = DispatchQueue(label: "DocumentKit.VersionStore")
     /// Which items have unresolved conflicts, as last read; see `hasUnresolvedConflicts(itemAt:)`.
     let conflictCache = Mutex<ConflictSummary?>(nil)
-    /// The identity index as last read, with the stamp of the file it was read from.
-    let indexCache = Mutex<IndexCache?>(nil)
+    /// The identity index this store object has open; see `usingIndex(creating:_:)`.
+    let openedIndex = Mutex<IdentityIndex?>(nil)
     /// The unchanging part of each item's records, by item and record file name, as last
     /// read; see `recordSummaries(ofItem:)`.
     let recordSummaryCache = Mutex<[String: [String: RecordSummary]]>([:])
@@ -230,7 +230,10 @@ public final class VersionStore: Sendable {
 
     var chunksURL: URL { root.appendingPathComponent("chunks", isDirectory: true) }
     var itemsURL: URL { root.appendingPathComponent("items", isDirectory: true) }
-    var indexURL: URL { root.appendingPathComponent("index.json") }
+    /// Generation `generation` of the identity index; see ``IdentityIndex``.
+    func indexURL(generation: Int) -> URL { root.appendingPathComponent("index.\(generation).sqlite") }
+    /// The identity index of stores before ``IdentityIndex``: imported, then removed.
+    var legacyIndexURL: URL { root.appendingPathComponent("index.json") }
     var incomingURL: URL { root.appendingPathComponent("incoming", isDirectory: true) }
     /// Replaced files' contents waiting to be stored: see `hold(itemAt:in:named:)`.
     var heldURL: URL { root.appendingPathComponent("held", isDirectory: true) }
