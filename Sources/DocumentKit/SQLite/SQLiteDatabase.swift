@@ -196,6 +196,15 @@ package final class SQLiteDatabase: @unchecked Sendable {
         return results == ["ok"] ? [] : results
     }
 
+    /// Runs one statement outside any transaction, for what cannot run inside one (a change of
+    /// `journal_mode`, a `wal_checkpoint`): its first row made into a value by `transform`, or
+    /// nil when it gives none.
+    ///
+    /// - Throws: ``SQLiteError`` naming the statement.
+    package func executeAlone<T>(_ sql: String, _ transform: (SQLiteRow) throws -> T) throws -> T? {
+        try withConnection { try $0.queryFirst(sql, [], transform) }
+    }
+
     /// The journal mode in force: "wal" where the file system allows it.
     package func journalMode() throws -> String {
         try withConnection {

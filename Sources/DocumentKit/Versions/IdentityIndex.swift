@@ -69,6 +69,10 @@ final class IdentityIndex: Sendable {
         file = (status?.device ?? 0, status?.inode ?? 0)
         try database.read { connection in
             try connection.execute("PRAGMA cell_size_check = ON")
+            // The log is folded into the file every 64 pages written and then cut back: a
+            // small store's index stays a few pages on disk, not the 4 MB log SQLite allows.
+            try connection.execute("PRAGMA wal_autocheckpoint = 64")
+            try connection.execute("PRAGMA journal_size_limit = 262144")
             let version = try connection.userVersion()
             let found = try connection.queryAll("SELECT type, name, sql FROM sqlite_schema ORDER BY name") {
                 row in
@@ -121,8 +125,26 @@ final class IdentityIndex: Sendable {
                         ])
                 }
             }
+            // Switched to WAL here, by its only connection, so that opening it never writes
+            // (two processes' first openings once raced to switch it); the log is folded in.
+            let mode = try database.executeAlone("PRAGMA journal_mode = WAL") {
+                try $0.value(at: 0) as String
+            }
+            if mode?.lowercased() == "wal",
+                try database.executeAlone("PRAGMA wal_checkpoint(TRUNCATE)", { try $0.value(at: 0) as Int })
+                    != 0
+            {
+                throw SQLiteError(
+                    url: building, operation: "fold in the log of the index built", code: SQLITE_BUSY,
+                    message: "the checkpoint was kept from finishing")
+            }
         }
-        // Closed: its rollback journal is gone, nothing under its name is left to apply.
+        // Closed: its log folded in and removed, nothing under its name is left to apply.
+        guard FileStatus(path: building.path + "-wal").map({ $0.size == 0 }) ?? true else {
+            throw SQLiteError(
+                url: building, operation: "close the index built", code: SQLITE_BUSY,
+                message: "its write-ahead log was left behind")
+        }
         let directory = try FileDescriptor.openDirectory(folder, operation: "flush the folder of")
         _ = try Syscall.renameat(AT_FDCWD, building.path, AT_FDCWD, url.path).get("put in place", url)
         try directory.sync(operation: "flush the folder of")

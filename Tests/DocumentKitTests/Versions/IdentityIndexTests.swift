@@ -233,6 +233,35 @@ import Testing
         #expect(!reader.hasDamagedRecords, "a damaged index is no damaged record: chunks are collected")
     }
 
+    /// Processes share the rows (ste, docs and the agent use one store): another process finds
+    /// an item by the rows this one wrote, and this one, its index open since before, by the
+    /// rows the other wrote. Items are found by path alone (their attributes dropped).
+    @MainActor
+    @Test func anotherProcessReadsTheRowsAndItsRowsAreRead() async throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let file = tree.file("notes.txt")
+        let document = await documentSaved(["one", "two"], at: file, store: store)
+        _ = await document.close()
+        store.waitUntilIdle()
+        #expect(dropIdentityAttribute(file))
+        let theirs = try tree.write("theirs", to: "incoming/theirs.txt")
+        let added = try TestChild.run(["add-conflict", store.root.path, file.path, theirs.path])
+        #expect(added.status == 0, "\(added.standardError)")
+        // The child found the item this process noted: its conflict is the item's.
+        #expect(dropIdentityAttribute(file))
+        #expect(store.unresolvedConflictVersionsOfItem(at: file).count == 1)
+        #expect(store.otherVersionsOfItem(at: file).compactMap(contents).contains("one"))
+
+        // A new item the child made and noted, read through this process's open index.
+        let other = try tree.write("other", to: "other.txt")
+        let theirsAgain = try tree.write("theirs again", to: "incoming/again.txt")
+        let again = try TestChild.run(["add-conflict", store.root.path, other.path, theirsAgain.path])
+        #expect(again.status == 0, "\(again.standardError)")
+        #expect(dropIdentityAttribute(other))
+        #expect(store.unresolvedConflictVersionsOfItem(at: other).map(contents) == ["theirs again"])
+    }
+
     /// A crash after a batch's records are flushed and before its index rows are written
     /// leaves an index that is whole (the rows of before), and the item found by its
     /// attribute; a crash after the rows finds it by path alone.
