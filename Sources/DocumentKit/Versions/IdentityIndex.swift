@@ -255,9 +255,6 @@ final class IdentityIndex: Sendable {
         return changed
     }
 
-    /// Closes the database; every later call throws.
-    func close() { database.close() }
-
     // MARK: - Reading rows
 
     private func firstItem(_ sql: String, _ bindings: [SQLiteValue]) throws -> String? {

@@ -75,12 +75,10 @@ extension VersionStore {
         return try rebuildIndex(replacing: nil)
     }
 
+    /// Keeps `index` open for this store object's next uses. The one it replaces is closed
+    /// when no thread uses it any more (a save's lookup may, off the queue).
     private func keepOpen(_ index: IdentityIndex) {
-        let previous = openedIndex.withLock { opened in
-            defer { opened = index }
-            return opened
-        }
-        if let previous, previous !== index { previous.close() }
+        openedIndex.withLock { $0 = index }
     }
 
     /// Makes the index anew, under the store's lock, in the generation after the newest on
@@ -102,10 +100,6 @@ extension VersionStore {
             {
                 keepOpen(index)
                 return index
-            }
-            openedIndex.withLock { opened in
-                opened?.close()
-                opened = nil
             }
             // An old store's index.json is what a store that never had rows knows; beside
             // rows, it is one a crash left before removing it, older than they are.

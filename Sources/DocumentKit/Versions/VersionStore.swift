@@ -90,10 +90,15 @@ public final class VersionStore: Sendable {
     let packs = Mutex(PackCatalog())
     /// Damage found in packs and reported, so that each is reported once.
     let packDamageReported = Mutex<Set<String>>([])
-    /// Whether this process holds the store's lock, on the store's queue: no other writer
-    /// can change the store meanwhile.
-    let storeLockHeld = Mutex(false)
-    var holdsStoreLock: Bool { storeLockHeld.withLock { $0 } }
+    /// The thread of this process that holds the store's lock, if one does: no other writer
+    /// can change the store meanwhile. A thread, not the store object: saves look items up
+    /// off the queue while the queue holds the lock, and a lookup that must rebuild the index
+    /// takes the lock for itself.
+    let storeLockOwner = Mutex<pthread_t?>(nil)
+    /// Whether the calling thread holds the store's lock.
+    var holdsStoreLock: Bool {
+        storeLockOwner.withLock { owner in owner.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
     /// Whether this store object has swept what killed processes left; see `sweepOnce()`.
     let swept = Mutex(false)
     /// How much of rebuilt versions' contents `contents/` keeps.
@@ -317,11 +322,12 @@ public final class VersionStore: Sendable {
         // Closing the descriptor releases the lock: it must live until the body is done.
         return try withExtendedLifetime(lock) {
             _ = try Syscall.flock(lock.rawValue, LOCK_EX).get("lock the version store", lockURL)
-            let outer = storeLockHeld.withLock { held in
-                defer { held = true }
-                return held
+            let outer = storeLockOwner.withLock { owner in
+                if let owner, pthread_equal(owner, pthread_self()) != 0 { return true }
+                owner = pthread_self()
+                return false
             }
-            defer { if !outer { storeLockHeld.withLock { $0 = false } } }
+            defer { if !outer { storeLockOwner.withLock { $0 = nil } } }
             return try body()
         }
     }

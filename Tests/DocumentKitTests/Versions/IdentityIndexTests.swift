@@ -262,6 +262,29 @@ import Testing
         #expect(store.unresolvedConflictVersionsOfItem(at: other).map(contents) == ["theirs again"])
     }
 
+    /// Lookups from many threads at once (a save looks its item up off the store's queue)
+    /// on a store whose index is missing: one of them rebuilds it under the store's lock, the
+    /// others wait and use that one; none fails, and one generation is made.
+    @Test func lookupsFromManyThreadsRebuildAMissingIndexOnce() throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let urls = try (0..<5).map { try tree.write("text \($0)", to: "docs/\($0).txt") }
+        #expect(store.keepBases(urls.map { BaseToKeep(url: $0) }).allSatisfy { $0 != nil })
+        try Self.removeIndexFiles(of: store)
+        let reader = VersionStore(root: store.root)
+        let counts = Mutex<[Int?]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            let count = reader.withIndex { try $0.count() }
+            counts.withLock { $0.append(count) }
+        }
+        #expect(counts.withLock { $0 } == Array(repeating: 5, count: 8))
+        let files = try FileManager.default.contentsOfDirectory(atPath: store.root.path).filter {
+            $0.hasPrefix("index.")
+        }
+        #expect(files.allSatisfy { $0.hasPrefix("index.1.sqlite") }, "\(files)")
+        #expect(reader.lastError == nil, "\(String(describing: reader.lastError))")
+    }
+
     /// A crash after a batch's records are flushed and before its index rows are written
     /// leaves an index that is whole (the rows of before), and the item found by its
     /// attribute; a crash after the rows finds it by path alone.
