@@ -16,15 +16,16 @@ let package = Package(
         .target(name: "CDocumentSystem"),
         // OpenSSL's libcrypto: SHA-256 for the version store's chunk names.
         .systemLibrary(name: "CCrypto", path: "Sources/CCrypto", providers: [.apt(["libssl-dev"])]),
+        // Debian's libsqlite3: the version store's identity index, and the sync journal above.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "DocumentKit",
-            dependencies: ["CDocumentSystem", "CCrypto"]
+            dependencies: ["CDocumentSystem", "CCrypto", "CSQLite"]
         ),
 
-        // Sync of a container with a remote, above DocumentKit: the journal is SQLite (Debian's
-        // libsqlite3), the remotes a local folder, WebDAV, S3 (signed with libcrypto's HMAC) and an
-        // in-memory one for the simulation.
-        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // Sync of a container with a remote, above DocumentKit: the journal is SQLite (through
+        // DocumentKit's SQLite/), the remotes a local folder, WebDAV, S3 (signed with libcrypto's
+        // HMAC) and an in-memory one for the simulation.
         // HTTP for WebDAV and S3: libcurl's easy interface, one blocking transfer a thread.
         .systemLibrary(name: "CCurl", path: "Sources/CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .target(name: "DocumentSync", dependencies: ["DocumentKit", "CSQLite", "CCrypto", "CCurl"]),

@@ -98,38 +98,29 @@ extension VersionStore {
                 var sources: [VersionSource] = []
                 var owners: [(request: Int, item: Int, status: FileStatus)] = []
                 var bytes = 0
-                // The identity index is written once, after the last group.
-                var noted: NotedLocations? = NotedLocations()
+                // Each group's rows of the identity index are written with it, in one
+                // transaction: what is held at once is one group's.
                 func storeGroup() throws {
                     guard !sources.isEmpty else { return }
-                    for (owner, id) in zip(owners, try store(sources, deferringLocations: &noted)) {
+                    for (owner, id) in zip(owners, try store(sources)) {
                         results[owner.request][owner.item] = id.map {
                             KeptBase(versionID: $0, status: owner.status)
                         }
                     }
                     (sources, owners, bytes) = ([], [], 0)
                 }
-                // The groups stored are noted also when a later one fails.
-                var failure: (any Error)?
-                do {
-                    for (requestIndex, request) in requests.enumerated() {
-                        for (itemIndex, item) in request.items.enumerated() {
-                            guard let (source, status) = readBase(item, staging: &staged) else { continue }
-                            sources.append(source)
-                            owners.append((requestIndex, itemIndex, status))
-                            if case .bytes(let data, _) = source.contents { bytes += data.count }
-                            if sources.count == Self.mostBasesTogether || bytes >= Self.mostBaseBytesTogether
-                            {
-                                try storeGroup()
-                            }
+                for (requestIndex, request) in requests.enumerated() {
+                    for (itemIndex, item) in request.items.enumerated() {
+                        guard let (source, status) = readBase(item, staging: &staged) else { continue }
+                        sources.append(source)
+                        owners.append((requestIndex, itemIndex, status))
+                        if case .bytes(let data, _) = source.contents { bytes += data.count }
+                        if sources.count == Self.mostBasesTogether || bytes >= Self.mostBaseBytesTogether {
+                            try storeGroup()
                         }
                     }
-                    try storeGroup()
-                } catch {
-                    failure = error
                 }
-                if let noted, !noted.locations.isEmpty { try noteLocations(noted) }
-                if let failure { throw failure }
+                try storeGroup()
             }
         } catch {
             report(error, operation: "keep the merge bases of synced documents")

@@ -80,24 +80,6 @@ extension VersionStore {
     /// - Returns: For each source, the persistent identifier of the version that holds its
     ///   bytes (new, or the newest already there with the same bytes); nil where it failed.
     func store(_ sources: [VersionSource]) throws -> [String?] {
-        var noted: NotedLocations?
-        return try store(sources, deferringLocations: &noted)
-    }
-
-    /// Where stored versions' items are, for the identity index.
-    struct NotedLocations {
-        var locations: [(itemID: String, entry: IdentityIndex.Entry)] = []
-        /// Whether the index must be flushed: some item's last location is in no record.
-        var durably = false
-    }
-
-    /// ``store(_:)``, but when `deferred` is not nil the locations of the versions are added
-    /// to it instead of being written into the identity index: a caller storing many groups
-    /// in a row writes the index once, after the last (``noteLocations(_:)``), not once a
-    /// group, which made keeping N bases write the whole index N/1,024 times.
-    func store(_ sources: [VersionSource], deferringLocations deferred: inout NotedLocations?) throws
-        -> [String?]
-    {
         var kept: [String?] = []
         let writes = StoreWriteBatch(store: self, packing: true)
         // Each item's records as they will be once the batch is flushed, oldest first.
@@ -161,14 +143,11 @@ extension VersionStore {
         }
         for record in added { noteRecordStored(record, pack: packOf[record.id]) }
         reachedStep(.versionsPlaced)
-        // The records just flushed hold their items' locations: the index is rebuilt from
-        // them if a crash leaves it torn (see `saveIndex(_:options:durably:)`).
-        if deferred != nil {
-            deferred?.locations += locations
-            if !notedOnly.isEmpty { deferred?.durably = true }
-        } else {
-            try noteLocations(NotedLocations(locations: locations, durably: !notedOnly.isEmpty))
-        }
+        // The records just flushed hold their items' locations: the index's commit need not be
+        // flushed for them (see `IdentityIndex.note(_:durably:)`), unless some item's last
+        // location is in no record. One transaction for the batch.
+        try noteLocations(locations, durably: !notedOnly.isEmpty)
+        reachedStep(.indexWritten)
         for itemID in Set(added.map(\.itemID)) {
             thin(
                 histories[itemID]?.map { summary in
@@ -178,12 +157,6 @@ extension VersionStore {
                 } ?? [])
         }
         return kept
-    }
-
-    /// Writes `noted` into the identity index (see ``store(_:deferringLocations:)``).
-    func noteLocations(_ noted: NotedLocations) throws {
-        try noteLocations(noted.locations, durably: noted.durably)
-        reachedStep(.indexWritten)
     }
 
     /// Keeps an item's contents for cutting its next version, or forgets them.

@@ -18,13 +18,12 @@ extension VersionStore {
         /// The marker folder and the identity index as they were when the summary was read:
         /// while both are unchanged, so is the summary.
         var markers: FileStatus?
-        var index: FileStatus?
+        var index: IdentityIndex.Stamp?
         /// When the summary was last read or confirmed.
         var checked = ContinuousClock.now
 
-        func isCurrent(markers: FileStatus?, index: FileStatus?) -> Bool {
+        func isCurrent(markers: FileStatus?, index: IdentityIndex.Stamp?) -> Bool {
             markers == self.markers && index == self.index && !(markers?.isRecent ?? false)
-                && !(index?.isRecent ?? false)
         }
     }
 
@@ -96,7 +95,9 @@ extension VersionStore {
         let cached = conflictCache.withLock { $0 }
         if let cached, cached.checked.duration(to: .now) < Self.conflictSummaryLifetime { return cached }
         let markers = FileStatus(path: conflictMarkersURL.path)
-        let indexStamp = FileStatus(path: indexURL.path)
+        // The index this object has open, if any (opening one is the queue's work): its
+        // count of commits, its own and other processes'.
+        let indexStamp = openedIndex.withLock { $0 }.flatMap { try? $0.stamp() }
         if var confirmed = cached, confirmed.isCurrent(markers: markers, index: indexStamp) {
             confirmed.checked = .now
             conflictCache.withLock { $0 = confirmed }
@@ -106,7 +107,6 @@ extension VersionStore {
         let marked = ((try? FileManager.default.contentsOfDirectory(atPath: conflictMarkersURL.path)) ?? [])
             .filter { UUID(uuidString: $0) != nil }
         if !marked.isEmpty {
-            let index = queue.sync { loadIndex() }
             for itemID in marked {
                 let unresolved = queue.sync { records(ofItem: itemID) }.filter {
                     $0.isConflict && !$0.isResolved
@@ -117,7 +117,9 @@ extension VersionStore {
                     summary.paths.insert(record.itemPath)
                     summary.inodes.insert(record.inode)
                 }
-                if let current = index.items[itemID], !current.path.isEmpty {
+                if let current = queue.sync(execute: { withIndex { try $0.entry(of: itemID) } }),
+                    !current.path.isEmpty
+                {
                     summary.paths.insert(URL(fileURLWithPath: current.path).standardizedFileURL.path)
                     summary.inodes.insert(current.inode)
                 }

@@ -62,14 +62,13 @@ extension VersionStore {
         case .failure:
             break
         }
-        let index = loadIndex()
         // Inode numbers are reused once a file is deleted: where attributes work, an item
         // without one is matched by its path only (a writer that dropped the attribute).
-        let known =
-            (attributesSupported
-                ? index.itemID(path: path)
-                : index.itemID(device: device, inode: inode) ?? index.itemID(path: path))
-            ?? identitiesGiven.withLock { $0[path] }
+        let indexed = withIndex { index in
+            try (attributesSupported ? nil : index.itemID(device: device, inode: inode))
+                ?? index.itemID(path: path)
+        }
+        let known = indexed ?? identitiesGiven.withLock { $0[path] }
         if let id = known {
             // Put the attribute back where it was lost, but only when about to save: a lookup
             // must not touch the file (its status-change time tells presenters of changes).
@@ -87,7 +86,7 @@ extension VersionStore {
     /// the index knows keeps it. Costs nothing more than the cached index where the index
     /// agrees, as it does unless the item moved or was copied.
     private func isSecondHolder(of id: String, path: String, device: UInt64, inode: UInt64) -> Bool {
-        guard let entry = loadIndex().items[id], !entry.path.isEmpty, entry.path != path,
+        guard let entry = withIndex({ try $0.entry(of: id) }), !entry.path.isEmpty, entry.path != path,
             entry.device != device || entry.inode != inode,
             case .success(let other) = Syscall.fstatat(AT_FDCWD, entry.path, followLinks: false),
             UInt64(other.st_dev) == entry.device, UInt64(other.st_ino) == entry.inode,
@@ -129,8 +128,8 @@ extension VersionStore {
     /// identity attribute (a program that saves without keeping extended attributes) and the
     /// store finds it by path.
     ///
-    /// Coordination calls it for every coordinated move; costs a lookup in the cached index
-    /// when the store does not know the item.
+    /// Coordination calls it for every coordinated move; costs a lookup in the index when the
+    /// store does not know the item.
     static func itemDidMoveInEveryStore(from oldURL: URL, to newURL: URL) {
         let shared = VersionStore.shared
         var stores = liveStores.filter { $0 !== shared }
@@ -158,11 +157,12 @@ extension VersionStore {
                     given[newPath + path.dropFirst(oldPath.count)] = id
                 }
             }
-            let index = loadIndex()
             var moved: [(itemID: String, entry: IdentityIndex.Entry)] = []
-            let known = (try? identity(ofItemAt: newURL, creating: false))?.id ?? index.itemID(path: oldPath)
+            let known =
+                (try? identity(ofItemAt: newURL, creating: false))?.id
+                ?? withIndex({ try $0.itemID(path: oldPath) })
             // An item the store has no versions of has nothing to follow it.
-            if let itemID = known, let entry = index.items[itemID],
+            if let itemID = known, let entry = withIndex({ try $0.entry(of: itemID) }),
                 entry.path != newPath || entry.inode != UInt64(info.st_ino)
             {
                 moved.append(
@@ -171,8 +171,8 @@ extension VersionStore {
             // A folder moved with the documents in it: each follows to the same place inside
             // it, if the file there is still the one the store last saw.
             if info.st_mode & S_IFMT == S_IFDIR {
-                for (itemID, entry) in index.items.sorted(by: { $0.key < $1.key })
-                where entry.path.hasPrefix(oldPath + "/") {
+                let inside = withIndex { try $0.entries(inside: oldPath) } ?? []
+                for (itemID, entry) in inside {
                     let path = newPath + entry.path.dropFirst(oldPath.count)
                     guard case .success(let inside) = Syscall.fstatat(AT_FDCWD, path, followLinks: false),
                         UInt64(inside.st_ino) == entry.inode

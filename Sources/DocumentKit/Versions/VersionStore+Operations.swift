@@ -111,14 +111,15 @@ extension VersionStore {
                 known = try identity(ofItemAt: itemURL, creating: true)
             } else {
                 let path = itemURL.standardizedFileURL.path
-                let index = loadIndex()
                 let id =
-                    index.itemID(path: path) ?? identitiesGiven.withLock { $0[path] }
-                    ?? formerInode.flatMap { index.itemID(device: $0.device, inode: $0.inode) }
+                    withIndex({ try $0.itemID(path: path) }) ?? identitiesGiven.withLock { $0[path] }
+                    ?? formerInode.flatMap { former in
+                        withIndex { try $0.itemID(device: former.device, inode: former.inode) }
+                    }
                     ?? (creatingMissingItem ? UUID().uuidString : nil)
                 if let id { identitiesGiven.withLock { $0[path] = id } }
                 known = id.map { id in
-                    let entry = index.items[id]
+                    let entry = withIndex { try $0.entry(of: id) }
                     return ItemIdentity(
                         id: id, path: path, device: entry?.device ?? 0, inode: entry?.inode ?? 0)
                 }
@@ -154,7 +155,7 @@ extension VersionStore {
                 try stageRecord(record, in: writes)
                 try writes.flush()
                 noteRecordStored(record)
-                // The record just flushed holds the location: see `saveIndex(_:options:durably:)`.
+                // The record just flushed holds the location: see `IdentityIndex.note(_:durably:)`.
                 try noteLocation(
                     of: identity.id, path: identity.path, device: identity.device, inode: identity.inode,
                     durably: false)
@@ -435,7 +436,7 @@ extension VersionStore {
     }
 
     func currentURL(ofItem itemID: String) -> URL? {
-        let path = queue.sync { loadIndex().items[itemID]?.path }
+        let path = queue.sync { withIndex { try $0.entry(of: itemID)?.path } }
         return path.flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
     }
 }

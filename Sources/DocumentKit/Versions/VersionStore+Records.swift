@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 
 #if canImport(Glibc)
@@ -9,130 +10,207 @@ import Foundation
 extension VersionStore {
     // MARK: - The identity index
 
-    /// The index as this store object last read or wrote it: trusted by its file's status
-    /// when that status is old enough to be unique, and otherwise by its bytes' hash (the bytes
-    /// themselves are as large as the index: 13 MB at 100,000 items).
-    struct IndexCache: Sendable {
-        var stamp: FileStatus
-        var digest: ContentHash
-        var index: IdentityIndex
-
-        init(stamp: FileStatus, data: Data, index: IdentityIndex) {
-            self.init(stamp: stamp, digest: ContentHash(of: data), index: index)
-        }
-
-        init(stamp: FileStatus, digest: ContentHash, index: IdentityIndex) {
-            self.stamp = stamp
-            self.digest = digest
-            self.index = index
+    /// Runs `body` on the identity index (see ``IdentityIndex``); nil when the store has no
+    /// index and no versions to make one from, or when the index cannot be read or made
+    /// (reported). On the store's queue.
+    func withIndex<T>(_ body: (IdentityIndex) throws -> T?) -> T? {
+        do {
+            return try usingIndex(creating: false, body) ?? nil
+        } catch {
+            report(error, operation: "read the version store index")
+            return nil
         }
     }
 
-    /// Reads `index.json`; a missing one is rebuilt and written back, a damaged one is
-    /// reported and rebuilt from the records.
+    /// Runs `body` on the identity index, opened once and kept while its file is in place, or
+    /// made from an old store's `index.json` or from the records when there is none; nil
+    /// when there is none and nothing to make one from, unless `creating`. A damaged index is
+    /// reported, rebuilt from the records (see ``rebuildIndex(damaged:)``), and `body` run
+    /// again. On the store's queue.
     ///
-    /// The decoded index is kept while the file is unchanged (same inode, size and times), so
-    /// identifying items and listing conflicts cost a `stat`, not a read, per call.
-    func loadIndex() -> IdentityIndex {
-        let stamp = FileStatus(path: indexURL.path)
-        let cached = indexCache.withLock { $0 }
-        if let stamp, let cached, cached.stamp == stamp, !stamp.isRecent {
-            return cached.index
-        }
-        let data: Data
+    /// - Throws: What `body` throws, or what keeps the index from being opened or made.
+    func usingIndex<T>(creating: Bool, _ body: (IdentityIndex) throws -> T) throws -> T? {
+        guard let index = try openIndex(creating: creating) else { return nil }
         do {
-            data = try Data(contentsOf: indexURL)
-        } catch {
-            // Missing (a new store, or a crash before the first write): rebuild it once and
-            // keep it, rather than reading every record on every lookup. Without replacing:
-            // this runs outside the store's lock, and an index another process wrote
-            // meanwhile, under the lock, knows more.
-            let rebuilt = rebuildIndex()
-            if !rebuilt.items.isEmpty { try? saveIndex(rebuilt, options: .withoutOverwriting) }
-            return rebuilt
+            return try body(index)
+        } catch let error as SQLiteError where Self.isDamage(error) {
+            return try body(try rebuildIndex(replacing: (index.url, error)))
         }
-        // The bytes this object last read or wrote: the same index, without decoding it again
-        // (a file just written can share its status with the next one, its bytes cannot).
-        if let cached, cached.digest == ContentHash(of: data) {
-            if let stamp {
-                indexCache.withLock {
-                    $0 = IndexCache(stamp: stamp, digest: cached.digest, index: cached.index)
+    }
+
+    /// Whether an error of the index's database says the file is damaged or not an index:
+    /// the index is rebuilt. Every other error (busy, out of space) is only reported.
+    static func isDamage(_ error: SQLiteError) -> Bool {
+        error.isCorrupt
+            || [SQLITE_ERROR, SQLITE_MISMATCH, SQLITE_FORMAT, SQLITE_SCHEMA].contains(error.primaryCode)
+    }
+
+    /// The index this store object has open, if its file is still in place; else the newest
+    /// generation on disk, opened; else one made (see ``rebuildIndex(damaged:)``) when there
+    /// is anything to make it from or `creating`.
+    private func openIndex(creating: Bool) throws -> IdentityIndex? {
+        if let open = openedIndex.withLock({ $0 }), let status = FileStatus(path: open.url.path),
+            status.device == open.file.device, status.inode == open.file.inode
+        {
+            return open
+        }
+        // Not opened yet, or another process put a rebuilt generation in its place.
+        if let newest = indexGenerations().max(), FileStatus(path: indexURL(generation: newest).path) != nil {
+            let url = indexURL(generation: newest)
+            let index: IdentityIndex
+            do {
+                index = try IdentityIndex(opening: url)
+            } catch let error as SQLiteError where Self.isDamage(error) {
+                return try rebuildIndex(replacing: (url, error))
+            }
+            keepOpen(index)
+            // An index.json left by a crash before it was removed: the rows hold all it held.
+            if FileStatus(path: legacyIndexURL.path) != nil {
+                _ = Syscall.unlinkat(AT_FDCWD, legacyIndexURL.path)
+            }
+            return index
+        }
+        let hasVersions = [itemsURL, packsURL, legacyIndexURL].contains { FileStatus(path: $0.path) != nil }
+        guard creating || hasVersions else { return nil }
+        return try rebuildIndex(replacing: nil)
+    }
+
+    /// Keeps `index` open for this store object's next uses. The one it replaces is closed
+    /// when no thread uses it any more (a save's lookup may, off the queue).
+    private func keepOpen(_ index: IdentityIndex) {
+        openedIndex.withLock { $0 = index }
+    }
+
+    /// Makes the index anew, under the store's lock, in the generation after the newest on
+    /// disk: from `index.json` where an old store has one (removed once the rows are
+    /// flushed), else from the records, each item where its newest version saw it. Older
+    /// generations are removed, a damaged one set aside in `damaged/` and reported.
+    ///
+    /// Another process may have rebuilt it meanwhile: a newer generation than the damaged
+    /// one (or any, for a missing index) is used as it is.
+    ///
+    /// - Parameter damaged: The damaged index's file and what SQLite said of it; nil for
+    ///   a missing index.
+    func rebuildIndex(replacing damaged: (url: URL, error: SQLiteError)?) throws -> IdentityIndex {
+        try withStoreLockIfNeeded {
+            let newest = indexGenerations().max() ?? 0
+            let current = indexURL(generation: newest)
+            if newest > 0, current.path != damaged?.url.path, FileStatus(path: current.path) != nil,
+                let index = try? IdentityIndex(opening: current)
+            {
+                keepOpen(index)
+                return index
+            }
+            // An old store's index.json is what a store that never had rows knows; beside
+            // rows, it is one a crash left before removing it, older than they are.
+            let legacy = newest == 0 ? legacyIndex() : nil
+            let index = try withTransientCatalog {
+                try IdentityIndex.build(at: indexURL(generation: newest + 1)) { insert in
+                    if let legacy {
+                        for (itemID, entry) in legacy.items.sorted(by: { $0.key < $1.key }) {
+                            try insert(itemID, entry)
+                        }
+                        return
+                    }
+                    for itemID in itemIDs() {
+                        guard let newest = records(ofItem: itemID).max(by: { $0.captured < $1.captured })
+                        else {
+                            continue
+                        }
+                        try insert(
+                            itemID,
+                            IdentityIndex.Entry(
+                                path: newest.itemPath, device: newest.device, inode: newest.inode))
+                    }
                 }
             }
-            return cached.index
+            keepOpen(index)
+            _ = Syscall.unlinkat(AT_FDCWD, legacyIndexURL.path)
+            removeOldIndexFiles(before: newest + 1, damaged: damaged?.url)
+            if let damaged {
+                reportRecovery(
+                    DocumentKitError(
+                        .corruptFile, operation: "read the version store index", url: damaged.url,
+                        detail:
+                            "the index is damaged (\(damaged.error.message)); it was rebuilt from the version records"
+                    ))
+            }
+            return index
         }
-        let decoder = JSONDecoder()
-        if let index = try? decoder.decode(IdentityIndex.self, from: data), index.format == 1,
-            index.items.keys.allSatisfy({ UUID(uuidString: $0) != nil })
+    }
+
+    /// `index.json`, an old store's index, to import; nil when there is none, or when it is
+    /// damaged (then reported and set aside: the records rebuild it).
+    private func legacyIndex() -> LegacyIndex? {
+        guard let data = try? Data(contentsOf: legacyIndexURL) else { return nil }
+        if let index = try? JSONDecoder().decode(LegacyIndex.self, from: data), index.format == 1,
+            index.items.keys.allSatisfy(IdentityIndex.isItemID)
         {
-            if let stamp { indexCache.withLock { $0 = IndexCache(stamp: stamp, data: data, index: index) } }
             return index
         }
         reportRecovery(
             DocumentKitError(
-                .corruptFile, operation: "read the version store index", url: indexURL,
+                .corruptFile, operation: "read the version store index", url: legacyIndexURL,
                 detail: "the index is damaged (\(data.count) bytes); it was rebuilt from the version records")
         )
-        let rebuilt = rebuildIndex()
-        // Keep the damaged file for a post-mortem, then put the rebuilt one in its place.
         try? makeFolder(damagedURL)
-        try? SafeSave.write(
-            data, to: damagedURL.appendingPathComponent("index-\(UUID().uuidString).json"), permissions: 0o600
-        )
-        try? saveIndex(rebuilt)
-        return rebuilt
+        _ = Syscall.renameat(
+            AT_FDCWD, legacyIndexURL.path, AT_FDCWD,
+            damagedURL.appendingPathComponent("index-\(UUID().uuidString).json").path)
+        return nil
     }
 
-    /// The index as the records say: each item where its newest version saw it.
-    func rebuildIndex() -> IdentityIndex {
-        withTransientCatalog { rebuildIndexFromRecords() }
+    /// An old store's `index.json`, as it was written.
+    private struct LegacyIndex: Decodable {
+        var format: Int
+        var items: [String: IdentityIndex.Entry]
     }
 
-    private func rebuildIndexFromRecords() -> IdentityIndex {
-        var index = IdentityIndex()
-        for itemID in itemIDs() {
-            guard let newest = records(ofItem: itemID).max(by: { $0.captured < $1.captured }) else {
-                continue
-            }
-            index.items[itemID] = IdentityIndex.Entry(
-                path: newest.itemPath, device: newest.device, inode: newest.inode)
-        }
-        return index
+    /// The generations of index files in the store's folder (`index.N.sqlite` and its
+    /// `-wal`, `-shm` and `-journal`), whether or not the database itself is there.
+    func indexGenerations() -> [Int] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        return names.compactMap(Self.indexGeneration(ofFileNamed:))
     }
 
-    /// Writes `index.json`.
-    ///
-    /// - Parameter durably: Whether to flush it (a safe save). Without, it is written to a
-    ///   temporary file and renamed into place: a crash can then leave the previous index,
-    ///   or on some file systems an empty one, which is rebuilt from the records. Only for
-    ///   changes a flushed record also holds.
-    func saveIndex(_ index: IdentityIndex, options: SafeSave.Options = [], durably: Bool = true) throws {
-        // Encoded into the file a piece at a time, and hashed as it goes for the cache.
-        var hasher = ContentHash.Hasher()
-        if durably || !options.isEmpty {
-            try SafeSave.write(to: indexURL, options: options, permissions: 0o600) { file in
-                try index.encode { piece in
-                    hasher.update(piece)
-                    try file.write(piece)
-                }
+    /// The generation `N` of a file named `index.N.sqlite` or `index.N.sqlite-SUFFIX`.
+    static func indexGeneration(ofFileNamed name: String) -> Int? {
+        guard name.hasPrefix("index."), let end = name.range(of: ".sqlite")?.lowerBound,
+            let generation = Int(name[name.index(name.startIndex, offsetBy: 6)..<end]), generation > 0
+        else { return nil }
+        return generation
+    }
+
+    /// Removes the index files of generations before `generation`, and files left by builds
+    /// that died; the database `damaged` is set aside in `damaged/` for a post-mortem. Under
+    /// the store's lock. A process that still has an old file open reads on from it until its
+    /// next lookup finds the file gone; as it closes it, SQLite removes only that
+    /// generation's files.
+    private func removeOldIndexFiles(before generation: Int, damaged: URL?) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        for name in names {
+            let old =
+                name.hasPrefix(IdentityIndex.buildingPrefix)
+                || Self.indexGeneration(ofFileNamed: name).map { $0 < generation } ?? false
+            guard old else { continue }
+            let path = root.appendingPathComponent(name).path
+            if let damaged, path == damaged.path {
+                try? makeFolder(damagedURL)
+                let aside = damagedURL.appendingPathComponent("index-\(UUID().uuidString).sqlite")
+                if case .success = Syscall.renameat(AT_FDCWD, path, AT_FDCWD, aside.path) { continue }
             }
-        } else {
-            try replaceWithoutFlushing(indexURL) { write in
-                try index.encode { piece in
-                    hasher.update(piece)
-                    try write(piece)
-                }
-            }
+            _ = Syscall.unlinkat(AT_FDCWD, path)
         }
-        let digest = hasher.finalize()
-        if let stamp = FileStatus(path: indexURL.path) {
-            indexCache.withLock { $0 = IndexCache(stamp: stamp, digest: digest, index: index) }
-        }
+    }
+
+    /// Runs `body` under the store's lock, taking it unless this store object holds it.
+    func withStoreLockIfNeeded<T>(_ body: () throws -> T) throws -> T {
+        holdsStoreLock ? try body() : try withStoreLock(body)
     }
 
     /// Records where an item is now, if that changed.
     ///
-    /// - Parameter durably: Whether the index is flushed; see `saveIndex(_:options:durably:)`.
+    /// - Parameter durably: Whether the index's commit is flushed; see ``IdentityIndex/note(_:durably:)``.
     func noteLocation(
         of itemID: String, path: String, device: UInt64, inode: UInt64, durably: Bool = true
     ) throws {
@@ -140,82 +218,14 @@ extension VersionStore {
             [(itemID, IdentityIndex.Entry(path: path, device: device, inode: inode))], durably: durably)
     }
 
-    /// Records where items are now, in order, with one write of the index if any changed.
+    /// Records where items are now, in order, in one transaction of the index.
     func noteLocations(_ locations: [(itemID: String, entry: IdentityIndex.Entry)], durably: Bool) throws {
-        var index = loadIndex()
-        if locations.contains(where: { index.items[$0.itemID] != $0.entry }) {
-            // Changed in place, not copied: the cache lets go of the index it shares storage
-            // with (a copy of every item, for each batch noted), and is set again when the
-            // index is saved.
-            indexCache.withLock { $0 = nil }
-        }
-        var changed = false
-        // Who was last seen at the paths and inodes the batch names, found in one look at the
-        // index: a batch of locations costs one pass over it, not one per location.
-        struct Place: Hashable {
-            var device: UInt64
-            var inode: UInt64
-        }
-        let paths = Set(locations.map(\.entry.path))
-        let places = Set(locations.map { Place(device: $0.entry.device, inode: $0.entry.inode) })
-        var byPath: [String: Set<String>] = [:]
-        var byInode: [Place: Set<String>] = [:]
-        for (itemID, known) in index.items {
-            let place = Place(device: known.device, inode: known.inode)
-            if paths.contains(known.path) { byPath[known.path, default: []].insert(itemID) }
-            if places.contains(place) { byInode[place, default: []].insert(itemID) }
-        }
-        for (itemID, entry) in locations where index.items[itemID] != entry {
-            // Another item last seen at this path or inode is somewhere else now.
-            let place = Place(device: entry.device, inode: entry.inode)
-            for other in byPath[entry.path, default: []].union(byInode[place, default: []])
-            where other != itemID {
-                guard let known = index.items[other] else { continue }
-                byPath[known.path]?.remove(other)
-                byInode[Place(device: known.device, inode: known.inode)]?.remove(other)
-                index.items[other]?.path = ""
-                index.items[other]?.inode = 0
-                byPath["", default: []].insert(other)
-                byInode[Place(device: known.device, inode: 0), default: []].insert(other)
-            }
-            if let old = index.items[itemID] {
-                byPath[old.path]?.remove(itemID)
-                byInode[Place(device: old.device, inode: old.inode)]?.remove(itemID)
-            }
-            index.items[itemID] = entry
-            byPath[entry.path, default: []].insert(itemID)
-            byInode[place, default: []].insert(itemID)
-            changed = true
-        }
-        if changed { try saveIndex(index, durably: durably) }
+        guard !locations.isEmpty else { return }
+        _ = try usingIndex(creating: true) { try $0.note(locations, durably: durably) }
         // The index holds these now: a path this process stood in for them stands for
         // nothing more, and a new file there later is a new item.
         let noted = Set(locations.map(\.itemID))
         identitiesGiven.withLock { given in given = given.filter { !noted.contains($0.value) } }
-    }
-
-    /// Puts at `url` the bytes `body` writes (handing each piece to the function it is given),
-    /// by writing a temporary file beside it and renaming it over,
-    /// without `fsync`: readers see the old file or the new one, a crash may leave either or
-    /// (on file systems that do not order the rename after the data) a short one.
-    private func replaceWithoutFlushing(_ url: URL, writing body: ((Data) throws -> Void) throws -> Void)
-        throws
-    {
-        let folder = try FileDescriptor.openDirectory(
-            url.deletingLastPathComponent(), operation: "open the folder of")
-        let temporaryName = SafeSave.temporaryName(for: url.lastPathComponent, kind: "tmp")
-        let fd = try Syscall.openat(
-            folder.rawValue, temporaryName, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600
-        ).get("create a temporary file for", url)
-        let temporary = FileDescriptor(rawValue: fd, url: url)
-        do {
-            try body { data in try data.withUnsafeBytes { try temporary.writeAll($0) } }
-            _ = try Syscall.renameat(folder.rawValue, temporaryName, folder.rawValue, url.lastPathComponent)
-                .get("rename into place", url)
-        } catch {
-            _ = Syscall.unlinkat(folder.rawValue, temporaryName)
-            throw error
-        }
     }
 
     // MARK: - Records

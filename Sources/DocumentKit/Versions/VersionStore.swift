@@ -16,8 +16,8 @@ import Synchronization
 ///   SHA-256, so unchanged bytes cost nothing and a one-line edit of a big file costs a
 ///   chunk or two;
 /// - `items/ITEM/VERSION.json`: one record per version listing its chunks;
-/// - `index.json`: where each item was last seen, the identity fallback for file systems
-///   without extended attributes;
+/// - `index.N.sqlite`: where each item was last seen, the identity fallback for file systems
+///   without extended attributes (``IdentityIndex``);
 /// - `held/ITEM.VERSION/`: a replaced file's old contents, hard-linked with their record
 ///   until they are stored (``hold(itemAt:in:named:)``). A listing of an item's versions
 ///   stores what is held first, so a held version is never missing from a list, also when
@@ -70,8 +70,8 @@ public final class VersionStore: Sendable {
     let queue = DispatchQueue(label: "DocumentKit.VersionStore")
     /// Which items have unresolved conflicts, as last read; see `hasUnresolvedConflicts(itemAt:)`.
     let conflictCache = Mutex<ConflictSummary?>(nil)
-    /// The identity index as last read, with the stamp of the file it was read from.
-    let indexCache = Mutex<IndexCache?>(nil)
+    /// The identity index this store object has open; see `usingIndex(creating:_:)`.
+    let openedIndex = Mutex<IdentityIndex?>(nil)
     /// The unchanging part of each item's records, by item and record file name, as last
     /// read; see `recordSummaries(ofItem:)`.
     let recordSummaryCache = Mutex<[String: [String: RecordSummary]]>([:])
@@ -90,10 +90,15 @@ public final class VersionStore: Sendable {
     let packs = Mutex(PackCatalog())
     /// Damage found in packs and reported, so that each is reported once.
     let packDamageReported = Mutex<Set<String>>([])
-    /// Whether this process holds the store's lock, on the store's queue: no other writer
-    /// can change the store meanwhile.
-    let storeLockHeld = Mutex(false)
-    var holdsStoreLock: Bool { storeLockHeld.withLock { $0 } }
+    /// The thread of this process that holds the store's lock, if one does: no other writer
+    /// can change the store meanwhile. A thread, not the store object: saves look items up
+    /// off the queue while the queue holds the lock, and a lookup that must rebuild the index
+    /// takes the lock for itself.
+    let storeLockOwner = Mutex<pthread_t?>(nil)
+    /// Whether the calling thread holds the store's lock.
+    var holdsStoreLock: Bool {
+        storeLockOwner.withLock { owner in owner.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
     /// Whether this store object has swept what killed processes left; see `sweepOnce()`.
     let swept = Mutex(false)
     /// How much of rebuilt versions' contents `contents/` keeps.
@@ -230,7 +235,10 @@ public final class VersionStore: Sendable {
 
     var chunksURL: URL { root.appendingPathComponent("chunks", isDirectory: true) }
     var itemsURL: URL { root.appendingPathComponent("items", isDirectory: true) }
-    var indexURL: URL { root.appendingPathComponent("index.json") }
+    /// Generation `generation` of the identity index; see ``IdentityIndex``.
+    func indexURL(generation: Int) -> URL { root.appendingPathComponent("index.\(generation).sqlite") }
+    /// The identity index of stores before ``IdentityIndex``: imported, then removed.
+    var legacyIndexURL: URL { root.appendingPathComponent("index.json") }
     var incomingURL: URL { root.appendingPathComponent("incoming", isDirectory: true) }
     /// Replaced files' contents waiting to be stored: see `hold(itemAt:in:named:)`.
     var heldURL: URL { root.appendingPathComponent("held", isDirectory: true) }
@@ -314,11 +322,12 @@ public final class VersionStore: Sendable {
         // Closing the descriptor releases the lock: it must live until the body is done.
         return try withExtendedLifetime(lock) {
             _ = try Syscall.flock(lock.rawValue, LOCK_EX).get("lock the version store", lockURL)
-            let outer = storeLockHeld.withLock { held in
-                defer { held = true }
-                return held
+            let outer = storeLockOwner.withLock { owner in
+                if let owner, pthread_equal(owner, pthread_self()) != 0 { return true }
+                owner = pthread_self()
+                return false
             }
-            defer { if !outer { storeLockHeld.withLock { $0 = false } } }
+            defer { if !outer { storeLockOwner.withLock { $0 = nil } } }
             return try body()
         }
     }

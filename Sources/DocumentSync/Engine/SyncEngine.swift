@@ -109,8 +109,7 @@ public final class SyncEngine: @unchecked Sendable {
     /// them take turns in an order its seed draws, so that a run replays.
     package var executionOrder = ExecutionOrder.concurrent
     /// How many uploaded files' merge bases a pass lets wait, at least, before it keeps them,
-    /// a group at a time (``SyncPass/keepPendingBases()``): what a pass holds for them (an
-    /// eighth of its uploads when that is more, see ``SyncPass/basesKeptTogether``).
+    /// a group at a time (``SyncPass/keepPendingBases()``): what a pass holds for them.
     package var basesKeptTogether = 1024
     /// The most actions of one batch a pass runs together: a larger batch (a first sync's
     /// uploads) runs a part after another, each let go of once done, so that what a pass holds

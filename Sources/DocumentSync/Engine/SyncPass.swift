@@ -103,9 +103,9 @@ final class SyncPass: @unchecked Sendable {
     /// before the batch's threads start.
     private var running: BatchExecution?
     /// How many uploaded files' merge bases wait before an upload keeps them: the engine's
-    /// ``SyncEngine/basesKeptTogether``, or an eighth of the pass's uploads when that is more,
-    /// so that a pass writes the version store's identity index (a file rewritten whole) a
-    /// few times, not once for every 1,024 documents. Set on the pass's thread before the
+    /// ``SyncEngine/basesKeptTogether``, whatever the number of uploads (the version store
+    /// writes a group's identity rows in one transaction, not the whole index), so that what
+    /// waits is bounded by the group, not by the pass. Set on the pass's thread before the
     /// batches run.
     private(set) var basesKeptTogether = 1024
     /// The download requests the scan found for documents the remote's listing did not have:
@@ -235,9 +235,7 @@ final class SyncPass: @unchecked Sendable {
     /// The plan's actions are taken out of `plan` once batched, and each batch is let go of
     /// once it is done: a pass holds its actions once, never twice.
     private func execute(_ plan: inout SyncPlan, known: [RemotePath: JournalItem]) throws {
-        var uploads = 0
-        for case .upload in plan.actions { uploads += 1 }
-        basesKeptTogether = max(engine.basesKeptTogether, uploads / 8)
+        basesKeptTogether = engine.basesKeptTogether
         progressState.withLock { $0 = SyncProgress(total: plan.actions.count, byteTotal: plan.byteTotal) }
         engine.status.plan(plan)
         if !plan.actions.isEmpty {

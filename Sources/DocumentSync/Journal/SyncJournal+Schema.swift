@@ -1,3 +1,5 @@
+import DocumentKit
+
 extension SyncJournal {
     /// The schema, one migration per version (`PRAGMA user_version`); append, never edit.
     static var migrations: [(SQLiteConnection) throws -> Void] {

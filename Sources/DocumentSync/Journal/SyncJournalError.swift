@@ -1,3 +1,4 @@
+import DocumentKit
 import Foundation
 
 /// A failure of the sync journal, naming its file.

@@ -1,13 +1,12 @@
-import DocumentKit
 import Foundation
 import Testing
 
-@testable import DocumentSync
+@testable import DocumentKit
 
 @Suite struct SQLiteDatabaseTests {
     private struct Refusal: Error {}
 
-    private func makeDatabase(_ folder: TemporaryFolder, _ name: String = "test.sqlite3") throws
+    private func makeDatabase(_ folder: TemporaryTree, _ name: String = "test.sqlite3") throws
         -> SQLiteDatabase
     {
         let database = try SQLiteDatabase(url: folder.file(name))
@@ -18,7 +17,7 @@ import Testing
     }
 
     @Test func bindsAndReadsEachType() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryTree()
         let database = try makeDatabase(folder)
         let text = "caf\u{e9} \u{0} after a NUL"
         let blob = Data([0, 1, 2, 0xFF, 0])
@@ -50,7 +49,7 @@ import Testing
     }
 
     @Test func readingTheWrongTypeNamesTheColumn() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryTree()
         let database = try makeDatabase(folder)
         try database.transaction { try $0.execute("INSERT INTO t VALUES (1, 'text', NULL, NULL)") }
         let error = try #require(throws: SQLiteError.self) {
@@ -67,7 +66,7 @@ import Testing
     }
 
     @Test func transactionRollsBackWhenItsBodyThrows() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryTree()
         let database = try makeDatabase(folder)
         #expect(throws: Refusal.self) {
             try database.transaction { connection in
@@ -81,9 +80,8 @@ import Testing
     }
 
     @Test func aFileThatIsNotADatabaseIsAnErrorNamingIt() throws {
-        let folder = try TemporaryFolder()
-        let url = try folder.write(
-            Data(String(repeating: "not a database. ", count: 200).utf8), to: "bad.sqlite3")
+        let folder = try TemporaryTree()
+        let url = try folder.write(String(repeating: "not a database. ", count: 200), to: "bad.sqlite3")
         let error = try #require(throws: SQLiteError.self) { try SQLiteDatabase(url: url) }
         #expect(error.isCorrupt)
         #expect(error.description.contains(url.path))
@@ -93,7 +91,7 @@ import Testing
     }
 
     @Test func commitsAreFlushedOneByOneUnlessAskedNotToInWriteAheadLogging() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryTree()
         var configuration = SQLiteDatabase.Configuration()
         configuration.flushesEveryCommit = false
         let database = try SQLiteDatabase(url: folder.file("journal.sqlite3"), configuration: configuration)
@@ -105,7 +103,7 @@ import Testing
     }
 
     @Test func opensInWriteAheadLoggingWithPrivateModes() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryTree()
         let url = folder.file("state/deeper/journal.sqlite3")
         let database = try SQLiteDatabase(url: url)
         try database.migrate([{ try $0.executeScript("CREATE TABLE t (i INTEGER)") }])
@@ -126,7 +124,7 @@ import Testing
     }
 
     @Test func migrationsRunOnceEachAndSetTheVersion() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryTree()
         let url = folder.file("m.sqlite3")
         let migrations: [(SQLiteConnection) throws -> Void] = [
             { try $0.executeScript("CREATE TABLE a (x INTEGER)") },
@@ -144,7 +142,7 @@ import Testing
     }
 
     @Test func aFailedMigrationLeavesTheLastGoodVersion() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryTree()
         let database = try SQLiteDatabase(url: folder.file("m.sqlite3"))
         #expect(throws: Refusal.self) {
             try database.migrate([
@@ -165,14 +163,14 @@ import Testing
     }
 
     @Test func aClosedDatabaseThrows() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryTree()
         let database = try makeDatabase(folder)
         database.close()
         #expect(throws: SQLiteError.self) { try database.userVersion() }
     }
 
     @Test func threadsShareOneDatabase() async throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemporaryTree()
         let database = try makeDatabase(folder)
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<4 {

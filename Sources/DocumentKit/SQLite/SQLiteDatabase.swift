@@ -1,5 +1,4 @@
 import CSQLite
-import DocumentKit
 import Foundation
 import Synchronization
 
@@ -46,6 +45,13 @@ package final class SQLiteDatabase: @unchecked Sendable {
         /// once and a power loss once the log is next flushed (at a checkpoint); the database
         /// is never torn either way. Without WAL, commits are always flushed.
         package var flushesEveryCommit = true
+        /// Whether a missing file is made. Without, opening a missing file fails with
+        /// `SQLITE_CANTOPEN`: for a file that must have been made whole beforehand.
+        package var createsFile = true
+        /// Whether to keep write-ahead logging (where the file system allows it). Without, the
+        /// rollback journal, removed at each commit: a file built and then renamed into place
+        /// leaves no log behind under its old name.
+        package var writesAheadLog = true
 
         package init() {}
     }
@@ -55,15 +61,22 @@ package final class SQLiteDatabase: @unchecked Sendable {
     // Every access to `connection` is under `lock`: that is what makes the class Sendable.
     private let lock = Mutex(())
     private var connection: SQLiteConnection?
+    /// `PRAGMA synchronous` as the configuration asks ("FULL" without WAL whatever it asks),
+    /// and as last set on the connection (under `lock`).
+    private let configuredSynchronous: String
+    /// Whether the database is in WAL mode, as opening it found.
+    private let writesAheadLog: Bool
+    private var currentSynchronous: String
 
     /// Opens (or creates) the database at `url`.
     ///
     /// - Throws: ``SQLiteError`` naming the file: `isCorrupt` when it is not a database.
     package init(url: URL, configuration: Configuration = Configuration()) throws {
         self.url = url
-        try Self.prepareFile(url, configuration)
+        if configuration.createsFile { try Self.prepareFile(url, configuration) }
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags =
+            SQLITE_OPEN_READWRITE | (configuration.createsFile ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         let opened = sqlite3_open_v2(url.path, &handle, flags, nil)
         guard let handle else {
             throw SQLiteError(url: url, operation: "open", code: opened, message: "out of memory")
@@ -78,10 +91,20 @@ package final class SQLiteDatabase: @unchecked Sendable {
         // The first statement reads the header: a file that is not a database fails here.
         // WAL is kept where the file system allows it; where it does not (no shared memory),
         // the rollback journal with synchronous=FULL is as durable, only slower.
-        let mode = try connection.queryFirst("PRAGMA journal_mode = WAL") { try $0.value(at: 0) as String }
-        let flushing = configuration.flushesEveryCommit || mode?.lowercased() != "wal"
-        try connection.execute("PRAGMA synchronous = \(flushing ? "FULL" : "NORMAL")")
+        let wanted = configuration.writesAheadLog ? "WAL" : "DELETE"
+        let mode = try connection.queryFirst("PRAGMA journal_mode = \(wanted)") {
+            try $0.value(at: 0) as String
+        }
+        let isWriteAheadLogging = mode?.lowercased() == "wal"
+        let flushing = configuration.flushesEveryCommit || !isWriteAheadLogging
+        configuredSynchronous = flushing ? "FULL" : "NORMAL"
+        currentSynchronous = configuredSynchronous
+        writesAheadLog = isWriteAheadLogging
+        try connection.execute("PRAGMA synchronous = \(configuredSynchronous)")
         try connection.execute("PRAGMA foreign_keys = ON")
+        // A file's schema is as hostile as its rows: nothing it declares runs a function
+        // with side effects.
+        try connection.execute("PRAGMA trusted_schema = OFF")
         self.connection = connection
     }
 
@@ -97,6 +120,14 @@ package final class SQLiteDatabase: @unchecked Sendable {
         try within("BEGIN IMMEDIATE", body)
     }
 
+    /// ``transaction(_:)``, its commit flushed or not whatever ``Configuration/flushesEveryCommit``
+    /// says: in WAL mode, `flushing` a commit makes it survive a power cut before it returns;
+    /// without, it survives the process being killed, and a power cut once the log is next
+    /// flushed. Without WAL every commit is flushed.
+    package func transaction<T>(flushing: Bool, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        try within("BEGIN IMMEDIATE", synchronous: flushing || !writesAheadLog ? "FULL" : "NORMAL", body)
+    }
+
     /// Runs `body` on one consistent state of the database (a deferred transaction, ended when
     /// it returns). Writes in `body` are allowed but rolled back if it throws.
     package func read<T>(_ body: (SQLiteConnection) throws -> T) throws -> T {
@@ -104,8 +135,16 @@ package final class SQLiteDatabase: @unchecked Sendable {
     }
 
     /// Runs `body` between `begin` and a commit, rolled back when it throws.
-    private func within<T>(_ begin: String, _ body: (SQLiteConnection) throws -> T) throws -> T {
+    private func within<T>(
+        _ begin: String, synchronous: String? = nil, _ body: (SQLiteConnection) throws -> T
+    ) throws -> T {
         try withConnection { connection in
+            // A commit flushed as this transaction asks, or as the configuration says.
+            let wanted = synchronous ?? configuredSynchronous
+            if wanted != currentSynchronous {
+                try connection.execute("PRAGMA synchronous = \(wanted)")
+                currentSynchronous = wanted
+            }
             try connection.execute(begin)
             do {
                 let result = try body(connection)
@@ -155,6 +194,15 @@ package final class SQLiteDatabase: @unchecked Sendable {
             try connection.queryAll("PRAGMA quick_check") { try $0.value(at: 0) as String }
         }
         return results == ["ok"] ? [] : results
+    }
+
+    /// Runs one statement outside any transaction, for what cannot run inside one (a change of
+    /// `journal_mode`, a `wal_checkpoint`): its first row made into a value by `transform`, or
+    /// nil when it gives none.
+    ///
+    /// - Throws: ``SQLiteError`` naming the statement.
+    package func executeAlone<T>(_ sql: String, _ transform: (SQLiteRow) throws -> T) throws -> T? {
+        try withConnection { try $0.queryFirst(sql, [], transform) }
     }
 
     /// The journal mode in force: "wal" where the file system allows it.
