@@ -421,7 +421,10 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
                 self.selectedURL = creating.fileURL
                 self.focus = .editor
                 self.updateListing(removing: nil, adding: creating.fileURL)
-                self.show("Created “\(creating.localizedName)”")
+                // Until the next key, like the news of a conflict resolved elsewhere: four
+                // seconds can pass unseen by a user who looks away (and by a test on a loaded
+                // machine, which missed it in CI).
+                self.show("Created “\(creating.localizedName)”", untilKey: true)
             } else {
                 self.document = nil
                 self.show(self.describe(creating.lastError, opening: url), isError: true)

@@ -19,8 +19,7 @@ struct SteEndToEndTests {
         #expect(await ste.waitForScreen(containing: "New document name:"))
         ste.type("Journal")
         ste.keys("Enter")
-        // The message first: it shows for four seconds, and a loaded machine can take that
-        // long to see the file.
+        // The message first: it stays until the next key.
         #expect(await ste.waitForScreen(containing: "Created “Journal”"))
         #expect(await ste.wait { FileManager.default.fileExists(atPath: ste.file("Journal.txt").path) })
 
