@@ -17,7 +17,7 @@ import Foundation
 public enum WebDAVTagRecipe: String, Sendable, Codable, CaseIterable {
     /// Apache's `FileETag Digest`: the SHA-1 of the bytes in base64.
     case sha1Base64
-    /// SabreDAV's (Nextcloud's folders on some backends): the MD5 of the bytes in hex.
+    /// SabreDAV's: the MD5 of the bytes in hex.
     case md5Hex
     /// The MD5 of the bytes in base64.
     case md5Base64
