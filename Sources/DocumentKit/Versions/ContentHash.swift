@@ -127,4 +127,27 @@ package enum LibCrypto {
     package static func prepare() {
         guard prepared else { fatalError("libcrypto: OPENSSL_init_crypto failed") }
     }
+
+    /// The digest of `bytes` by `algorithm` (`EVP_md5()`, `EVP_sha1()`, ...), in one call.
+    package static func digest(of bytes: Data, by algorithm: OpaquePointer?) -> [UInt8] {
+        prepare()
+        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        var length: UInt32 = 0
+        bytes.withUnsafeBytes { buffer in
+            _ = EVP_Digest(buffer.baseAddress, buffer.count, &digest, &length, algorithm, nil)
+        }
+        return Array(digest.prefix(Int(length)))
+    }
+
+    /// `bytes` as lowercase hexadecimal digits.
+    package static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+            for (index, byte) in bytes.enumerated() {
+                text[2 * index] = digits[Int(byte >> 4)]
+                text[2 * index + 1] = digits[Int(byte & 0xF)]
+            }
+            return bytes.count * 2
+        }
+    }
 }

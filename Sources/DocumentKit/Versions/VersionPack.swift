@@ -200,11 +200,13 @@ extension VersionPack {
                     digest: try reader.bytes(32)))
         }
         for _ in 0..<(try reader.count(of: 44)) {
-            let name = hex(try reader.bytes(32))
+            let name = LibCrypto.hex(try reader.bytes(32))
             let (offset, length) = try span(try reader.integer(UInt64.self), try reader.integer(UInt32.self))
             pack.chunks[name] = Span(offset: offset, length: length)
         }
-        for _ in 0..<(try reader.count(of: 32)) { pack.looseChunks.append(hex(try reader.bytes(32))) }
+        for _ in 0..<(try reader.count(of: 32)) {
+            pack.looseChunks.append(LibCrypto.hex(try reader.bytes(32)))
+        }
         for _ in 0..<(try reader.count(of: 2)) {
             let name = String(decoding: try reader.bytes(Int(try reader.integer(UInt16.self))), as: UTF8.self)
             guard isPackName(name) else { throw Damage(description: "it replaces a pack with a bad name") }
@@ -271,17 +273,6 @@ extension VersionPack {
             }
         }
         return result
-    }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(unsafeUninitializedCapacity: bytes.count * 2) { text in
-            for (index, byte) in bytes.enumerated() {
-                text[2 * index] = digits[Int(byte >> 4)]
-                text[2 * index + 1] = digits[Int(byte & 0xF)]
-            }
-            return bytes.count * 2
-        }
     }
 }
 

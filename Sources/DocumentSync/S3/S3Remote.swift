@@ -398,13 +398,5 @@ public final class S3Remote: Remote {
         return RemoteTag(trimmed.hasPrefix("\"") ? trimmed : "\"\(trimmed)\"")
     }
 
-    static func md5Hex(_ data: Data) -> String {
-        LibCrypto.prepare()
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        data.withUnsafeBytes { bytes in
-            _ = EVP_Digest(bytes.baseAddress, bytes.count, &digest, &length, EVP_md5(), nil)
-        }
-        return S3Signer.hex(Data(digest.prefix(Int(length))))
-    }
+    static func md5Hex(_ data: Data) -> String { LibCrypto.hex(LibCrypto.digest(of: data, by: EVP_md5())) }
 }

@@ -26,22 +26,16 @@ public enum WebDAVTagRecipe: String, Sendable, Codable, CaseIterable {
 
     /// The ETag the recipe makes of `bytes`, without quotes.
     public func etag(of bytes: Data) -> String {
-        LibCrypto.prepare()
         let algorithm: OpaquePointer? =
             switch self {
             case .sha1Base64: EVP_sha1()
             case .md5Hex, .md5Base64: EVP_md5()
             case .sha256Hex: EVP_sha256()
             }
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        bytes.withUnsafeBytes { buffer in
-            _ = EVP_Digest(buffer.baseAddress, buffer.count, &digest, &length, algorithm, nil)
-        }
-        let made = Data(digest.prefix(Int(length)))
+        let made = LibCrypto.digest(of: bytes, by: algorithm)
         switch self {
-        case .sha1Base64, .md5Base64: return made.base64EncodedString()
-        case .md5Hex, .sha256Hex: return made.map { String(format: "%02x", $0) }.joined()
+        case .sha1Base64, .md5Base64: return Data(made).base64EncodedString()
+        case .md5Hex, .sha256Hex: return LibCrypto.hex(made)
         }
     }
 
