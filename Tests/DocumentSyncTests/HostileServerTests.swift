@@ -198,6 +198,23 @@ extension BlockingSyncTests {
             }
         }
 
+        /// A pass leaves out of S3's listing the files as the journal last saw them on both
+        /// sides (``Remote/listTree(keeping:)``). A folder listed at the path of such a file
+        /// still takes its place, as it does in a whole listing: the pass reads the file's row
+        /// again and leaves both alone, with a note, never deleting or downloading anything.
+        @Test func aFolderListedWhereAFileLeftOutOfTheListingWasTakesItsPlace() throws {
+            let s3 = try HostileS3()
+            s3.put("x", "a file\n")
+            s3.put("kept.txt", "kept\n")
+            let setup = try Setup(try s3.remote())
+            #expect(try setup.device.sync().downloaded == 2)
+            s3.put("x/y.txt", "inside\n")
+            let summary = try setup.device.sync()
+            #expect(summary.notes.contains("x: a file on one side and a folder on the other; left as it is"))
+            #expect(summary.downloaded == 0 && summary.deletedLocally == 0 && summary.deletedRemotely == 0)
+            #expect(try setup.device.tree() == ["x": "a file\n", "kept.txt": "kept\n"])
+        }
+
         /// A server that spells a name in NFD (a macOS server): the name is synced in NFC, and
         /// asked for as the server spells it.
         @Test func aNameInAnotherNormalisationIsAskedForAsTheServerSpellsIt() throws {

@@ -170,7 +170,11 @@ final class HalfMovingRemote: Remote {
     var hasFileIDs: Bool { base.hasFileIDs }
     var movesAreAtomic: Bool { base.movesAreAtomic }
     func list(_ folder: RemotePath) throws -> RemoteListing { try base.list(folder) }
-    func listTree() throws -> [RemotePath: RemoteEntry]? { try base.listTree() }
+    func listTree(keeping: @escaping @Sendable (RemotePath, RemoteEntry) -> Bool) throws -> [RemotePath:
+        RemoteEntry]?
+    {
+        try base.listTree(keeping: keeping)
+    }
     func entry(at path: RemotePath) throws -> RemoteEntry? { try base.entry(at: path) }
     func read(_ path: RemotePath, into sink: (Data) throws -> Void) throws -> RemoteTag {
         try base.read(path, into: sink)

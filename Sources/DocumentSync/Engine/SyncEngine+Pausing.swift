@@ -194,9 +194,10 @@ extension SyncEngine {
     /// wish: sync pauses, naming them. After "delete them", a pass goes on only if each of its
     /// deletions was among those named; the approval ends with the first pass that needs it
     /// no more.
-    func guardAgainstMassDeletion(_ plan: SyncPlan, known: [RemotePath: JournalItem]) throws {
+    ///
+    /// - Parameter knownFiles: How many files the journal knows.
+    func guardAgainstMassDeletion(_ plan: SyncPlan, knownFiles files: Int) throws {
         let deletions = plan.deletions
-        let files = known.values.count { $0.kind == .file }
         func tooMany(_ paths: Set<RemotePath>) -> Bool { paths.count > 10 && paths.count * 2 > files }
         let reason: SyncPause.Reason? =
             tooMany(deletions.here) ? .deletingHere : tooMany(deletions.remote) ? .deletingOnRemote : nil

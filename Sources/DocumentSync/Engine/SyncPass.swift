@@ -129,10 +129,10 @@ final class SyncPass: @unchecked Sendable {
         try? store.storeHeldVersions()
         summary.notes += try engine.checkPause()
         try settlingEarlierIntents { try resolvePendingIntents() }
-        var (known, plan) = try scanAndPlan()
+        var (known, knownFiles, plan) = try scanAndPlan()
         // The scan is let go of: what it held between the plan's blocks is given back.
         ProcessMemory.returnFreePages()
-        try engine.guardAgainstMassDeletion(plan, known: known)
+        try engine.guardAgainstMassDeletion(plan, knownFiles: knownFiles)
         summary.notes += plan.notes
         try execute(&plan, known: known)
         // What the journal knew before the pass, let go of before recording it: after a pass
@@ -151,7 +151,7 @@ final class SyncPass: @unchecked Sendable {
     /// The scan is let go of once planned: the plan keeps what its actions need of it
     /// (``SyncPlan/scannedHere``), so that a pass holds the container's items while it plans,
     /// not while its actions run. The scan's notes are the plan's first.
-    private func scanAndPlan() throws -> (known: [RemotePath: JournalItem], plan: SyncPlan) {
+    private func scanAndPlan() throws -> (known: [RemotePath: JournalItem], knownFiles: Int, plan: SyncPlan) {
         var (known, scanned) = try scanBothSides()
         // An upload that got no answer can land between its lookup above and the listing:
         // settled now, its bytes are known as ours, and the pass plans again with them.
@@ -176,7 +176,7 @@ final class SyncPass: @unchecked Sendable {
         remoteFolders = [.root]
         for (path, entry) in scanned.remote where entry.kind == .folder { remoteFolders.insert(path) }
         requestsGoneFromRemote = scanned.requestsGoneFromRemote
-        return (known, plan)
+        return (known, scanned.knownFiles, plan)
     }
 
     /// Runs `body`, which settles intents an earlier pass left by asking the remote: a remote
@@ -198,14 +198,14 @@ final class SyncPass: @unchecked Sendable {
 
     /// Reads the journal and scans the container and the remote, planning the pass.
     private func scanBothSides() throws -> (known: [RemotePath: JournalItem], scan: SyncScan) {
-        let known = try journal.itemsByPath()
         guard FileStatus(path: container.path)?.isDirectory == true else {
-            throw try engine.pauseForVanishedRoot(.containerGone, known: known)
+            throw try engine.pauseForVanishedRoot(.containerGone, known: journal.itemsByPath())
         }
         do {
             // What a crash left of downloads and merges: the intents that named them are settled.
-            let scanned = try SyncScan(container, known: known, remote: remote, configuration: configuration)
-            { leftover in
+            let scanned = try SyncScan(
+                changesIn: container, journal: journal, remote: remote, configuration: configuration
+            ) { leftover in
                 let operation = "remove what a crash left"
                 guard let folder = try? self.containerFolder(),
                     let components = try? folder.components(of: leftover, operation: operation)
@@ -213,11 +213,13 @@ final class SyncPass: @unchecked Sendable {
                 try? folder.removeItem(components, operation: operation)
             }
             engine.status.listed(failure: nil)
-            return (known, scanned)
-        } catch let error as RemoteError where error.kind == .notFound && error.path.isRoot && !known.isEmpty
-        {
-            throw try engine.pauseForVanishedRoot(.remoteGone, known: known)
+            return (scanned.known, scanned)
         } catch let error as RemoteError {
+            if error.kind == .notFound, error.path.isRoot, case let known = try journal.itemsByPath(),
+                !known.isEmpty
+            {
+                throw try engine.pauseForVanishedRoot(.remoteGone, known: known)
+            }
             engine.status.listed(failure: error)
             throw SyncError(.failed, "cannot list \(remote.displayName): \(error); nothing was changed")
         }
@@ -386,60 +388,6 @@ final class SyncPass: @unchecked Sendable {
         engine.status.bytes(count)
         guard engine.progress != nil else { return }
         reportProgress { $0.bytes += Int64(count) }
-    }
-}
-
-/// Both sides of a container as they are, and what a pass would do about them: the one scan
-/// that a pass acts on and that ``SyncEngine/status(ofContainer:remote:configuration:)``
-/// reports.
-struct SyncScan {
-    var local: [RemotePath: LocalEntry]
-    var remote: [RemotePath: RemoteEntry]
-    var plan: SyncPlan
-    /// The items here sync leaves alone, and why.
-    var notes: [String]
-    /// The documents kept on the server only, which placeholders stand for here.
-    var placeholders: Set<RemotePath>
-    /// The documents an app asked to download that the remote's listing does not have.
-    var requestsGoneFromRemote: Set<RemotePath>
-
-    /// Lists the container and the remote and plans a pass.
-    ///
-    /// - Parameter leftovers: Called with each temporary file a crash left in the container.
-    /// - Throws: `RemoteError` when the remote cannot be listed.
-    init(
-        _ container: URL, known: [RemotePath: JournalItem], remote: any Remote,
-        configuration: SyncConfiguration, leftovers: ((URL) -> Void)? = nil
-    ) throws {
-        var notes: [String] = []
-        var placeholders: Set<RemotePath> = []
-        let local = try SyncTrees.local(
-            container, expected: known.count, leftovers: leftovers, placeholders: { placeholders.insert($0) },
-            unsyncable: { url, reason in
-                notes.append("\(RemotePath.escaped(url.path)): not synced: \(reason)")
-            })
-        let requested = UbiquityDownloadRequests(forContainer: container, stateHome: configuration.stateHome)
-            .load().map(RemotePath.init)
-        let remoteTree = try SyncTrees.remote(remote, expected: known.count)
-        var hashes: [RemotePath: String] = [:]
-        plan = try SyncPlanner(
-            journal: known, local: local, remote: remoteTree,
-            hash: { path in
-                if let hash = hashes[path] { return hash }
-                let hash = try ContentHash(contentsOf: container.appendingPathComponent(path.string)).hex
-                hashes[path] = hash
-                return hash
-            }, placeholders: placeholders, requested: Set(requested),
-            downloadsOnDemand: configuration.downloadsOnDemand,
-            placeholderOrigin: { path in
-                UbiquityPlaceholder(
-                    contentsOf: UbiquityPlaceholder.placeholderURL(
-                        for: container.appendingPathComponent(path.string))
-                )?.path
-            }
-        ).plan()
-        (self.local, self.remote, self.notes, self.placeholders) = (local, remoteTree, notes, placeholders)
-        requestsGoneFromRemote = Set(requested.filter { remoteTree[$0] == nil })
     }
 }
 

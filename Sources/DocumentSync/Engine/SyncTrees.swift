@@ -27,11 +27,15 @@ enum SyncTrees {
     /// - Parameter expected: About how many items there are (the journal's count), so that
     ///   the table is made once at its size.
     /// - Parameter placeholders: Called with the path of each document kept on the server
-    ///   only: the document a placeholder (`.NAME.icloud`) stands for.
+    ///   only: the document a placeholder (`.NAME.icloud`) stands for. A folder's placeholders
+    ///   are all reported before any of its files is given to `keeping`.
+    /// - Parameter keeping: Asked of each file (never a folder) found: one it refuses is left
+    ///   out of the tree returned (the caller knows it already). All are kept by default.
     static func local(
         _ root: URL, expected: Int = 0, leftovers: ((URL) -> Void)? = nil,
         placeholders: ((RemotePath) -> Void)? = nil,
-        unsyncable: ((URL, String) -> Void)? = nil
+        unsyncable: ((URL, String) -> Void)? = nil,
+        keeping: ((RemotePath, LocalEntry) -> Bool)? = nil
     ) throws -> [RemotePath: LocalEntry] {
         var found: [RemotePath: LocalEntry] = [:]
         found.reserveCapacity(expected)
@@ -80,7 +84,8 @@ enum SyncTrees {
                     found[child] = LocalEntry(kind: .folder, status: status)
                     folders.append((url.appendingPathComponent(entry.name, isDirectory: true), child))
                 } else if status.isRegularFile {
-                    found[child] = LocalEntry(kind: .file, status: status)
+                    let entry = LocalEntry(kind: .file, status: status)
+                    if keeping?(child, entry) ?? true { found[child] = entry }
                 }
             }
         }
@@ -90,9 +95,14 @@ enum SyncTrees {
     /// Every item of the remote, by path, without its metadata folder, from one complete
     /// listing of the tree where the remote has one (S3), else of each folder.
     ///
+    /// - Parameter keeping: Asked of each file (never a folder) listed: one it refuses is left
+    ///   out of the tree returned (the caller knows it already). All are kept by default.
     /// - Throws: ``RemoteError`` when any listing fails: a partial tree is never returned.
-    static func remote(_ remote: any Remote, expected: Int = 0) throws -> [RemotePath: RemoteEntry] {
-        if let tree = try remote.listTree() { return tree }
+    static func remote(
+        _ remote: any Remote, expected: Int = 0,
+        keeping: @escaping @Sendable (RemotePath, RemoteEntry) -> Bool = { _, _ in true }
+    ) throws -> [RemotePath: RemoteEntry] {
+        if let tree = try remote.listTree(keeping: keeping) { return tree }
         var found: [RemotePath: RemoteEntry] = [:]
         found.reserveCapacity(expected)
         var folders: [RemotePath] = [.root]
@@ -100,8 +110,12 @@ enum SyncTrees {
             let listing = try remote.list(folder)
             for entry in listing.entries where entry.name.utf8.first != UInt8(ascii: ".") {
                 let child = folder.appending(entry.name)
-                found[child] = entry
-                if entry.kind == .folder { folders.append(child) }
+                if entry.kind == .folder {
+                    found[child] = entry
+                    folders.append(child)
+                } else if keeping(child, entry) {
+                    found[child] = entry
+                }
             }
         }
         return found

@@ -87,6 +87,21 @@ package struct JournalItem: Hashable, Sendable {
     }
 }
 
+/// What a pass compares its scan with, of one journal row (``JournalItem`` without what only a
+/// change needs): a file whose local status and remote tag are both as recorded here is as the
+/// journal last saw it on both sides, and the pass has nothing to do for it.
+package struct JournalReference: Hashable, Sendable {
+    package var kind: RemoteEntry.Kind
+    package var local: JournalItem.LocalStatus?
+    package var remoteTag: RemoteTag?
+
+    package init(kind: RemoteEntry.Kind, local: JournalItem.LocalStatus?, remoteTag: RemoteTag?) {
+        self.kind = kind
+        self.local = local
+        self.remoteTag = remoteTag
+    }
+}
+
 /// A remote write the engine is about to make, recorded before it is made.
 ///
 /// The row is removed in the same transaction that records the write's outcome; a row left

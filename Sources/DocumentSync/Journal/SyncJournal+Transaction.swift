@@ -39,6 +39,43 @@ extension SyncJournal {
             return items
         }
 
+        /// See ``SyncJournal/forEachReference(_:)``.
+        package func forEachReference(_ body: (RemotePath, JournalReference) throws -> Void) throws {
+            try connection.query(
+                """
+                SELECT path, kind, remoteTag, localInode, localSize, localModification, localStatusChange
+                FROM items
+                """
+            ) { row in
+                let path = RemotePath(try row.value(at: 0) as String)
+                try body(
+                    path,
+                    JournalReference(
+                        kind: try kind(try row.value(at: 1), of: path),
+                        local: try localStatus(row, from: 3),
+                        remoteTag: (try row.value(at: 2) as String?).map { RemoteTag($0) }))
+            }
+        }
+
+        /// See ``SyncJournal/items(at:)``.
+        package func items(at paths: Set<RemotePath>) throws -> [RemotePath: JournalItem] {
+            var items: [RemotePath: JournalItem] = [:]
+            items.reserveCapacity(paths.count)
+            // A few rows are looked up by path; many are read in one walk of the table.
+            guard paths.count > Self.rowsLookedUpOneByOne else {
+                for path in paths { items[path] = try item(at: path) }
+                return items
+            }
+            try connection.query("SELECT \(Self.columns) FROM items") { row in
+                let item = try item(from: row)
+                if paths.contains(item.path) { items[item.path] = item }
+            }
+            return items
+        }
+
+        /// Up to how many rows ``items(at:)`` looks up one at a time.
+        private static let rowsLookedUpOneByOne = 4096
+
         /// `PRAGMA data_version`: changes when another connection commits, not for commits
         /// made through this one.
         package func dataVersion() throws -> Int {
@@ -271,22 +308,32 @@ extension SyncJournal {
 
         private func item(from row: SQLiteRow) throws -> JournalItem {
             let path = RemotePath(try row.value(at: 0) as String)
-            let kindName: String = try row.value(at: 1)
-            guard let kind = RemoteEntry.Kind(rawValue: kindName) else {
-                throw SyncJournalError.invalidRow(url, path: path.string, detail: "kind \(kindName)")
-            }
-            var local: JournalItem.LocalStatus?
-            if let inode = try row.value(at: 6) as Int64?, let size = try row.value(at: 7) as Int64?,
-                let modification = try row.value(at: 8) as Int64?, let change = try row.value(at: 9) as Int64?
-            {
-                local = JournalItem.LocalStatus(
-                    inode: UInt64(bitPattern: inode), size: size, modification: modification,
-                    statusChange: change)
-            }
             return JournalItem(
-                path: path, kind: kind, remoteTag: (try row.value(at: 2) as String?).map { RemoteTag($0) },
+                path: path, kind: try kind(try row.value(at: 1), of: path),
+                remoteTag: (try row.value(at: 2) as String?).map { RemoteTag($0) },
                 remoteSize: try row.value(at: 3), remoteFileID: try row.value(at: 4),
-                syncedHash: try row.value(at: 5), local: local, baseVersion: try row.value(at: 10))
+                syncedHash: try row.value(at: 5), local: try localStatus(row, from: 6),
+                baseVersion: try row.value(at: 10))
+        }
+
+        private func kind(_ name: String, of path: RemotePath) throws -> RemoteEntry.Kind {
+            guard let kind = RemoteEntry.Kind(rawValue: name) else {
+                throw SyncJournalError.invalidRow(url, path: path.string, detail: "kind \(name)")
+            }
+            return kind
+        }
+
+        /// The local status in the four columns from `column` (inode, size, modification,
+        /// status change); nil unless all four are there.
+        private func localStatus(_ row: SQLiteRow, from column: Int32) throws -> JournalItem.LocalStatus? {
+            guard let inode = try row.value(at: column) as Int64?,
+                let size = try row.value(at: column + 1) as Int64?,
+                let modification = try row.value(at: column + 2) as Int64?,
+                let change = try row.value(at: column + 3) as Int64?
+            else { return nil }
+            return JournalItem.LocalStatus(
+                inode: UInt64(bitPattern: inode), size: size, modification: modification, statusChange: change
+            )
         }
 
         /// The filter for `path` and everything inside it: with BINARY collation, the paths

@@ -211,6 +211,17 @@ package final class SyncJournal: Sendable {
         }
     }
 
+    /// Each row's path, kind, local status and remote tag, handed to `body` a row at a time in
+    /// no order: what a pass compares its scan with, without holding every row whole.
+    package func forEachReference(_ body: (RemotePath, JournalReference) throws -> Void) throws {
+        try read { try $0.forEachReference(body) }
+    }
+
+    /// The rows at `paths`, by path; a path the journal has no row for is left out.
+    package func items(at paths: Set<RemotePath>) throws -> [RemotePath: JournalItem] {
+        try read { try $0.items(at: paths) }
+    }
+
     /// The rows of `folder` and everything inside it, in path order.
     package func items(under folder: RemotePath) throws -> [JournalItem] {
         try read { try $0.items(under: folder) }

@@ -277,8 +277,14 @@ public protocol Remote: AnyObject, Sendable {
     /// folders, from one complete listing of the whole tree; nil where the remote can only
     /// list a folder at a time (the default), and the engine lists each folder.
     ///
+    /// - Parameter keeping: Asked of files (never of a folder) as the listing finds them, on
+    ///   any of its threads: one it refuses is left out of the tree returned, since the caller
+    ///   knows it already. It is asked only of a file listed at its path's own spelling (a key
+    ///   that is another spelling of the path is always kept), and is asked again of a file
+    ///   listed twice; the folders above a file left out are in the tree.
     /// - Throws: ``RemoteError``; never a partial tree.
-    func listTree() throws -> [RemotePath: RemoteEntry]?
+    func listTree(keeping: @escaping @Sendable (RemotePath, RemoteEntry) -> Bool) throws -> [RemotePath:
+        RemoteEntry]?
 
     /// ``read(_:into:)``, told the size a listing gave (nil when unknown), so that the remote
     /// can choose how to receive the bytes; by default the same as ``read(_:into:)``.
@@ -304,7 +310,12 @@ extension Remote {
 
     public var movesAreAtomic: Bool { true }
 
-    public func listTree() throws -> [RemotePath: RemoteEntry]? { nil }
+    public func listTree(keeping: @escaping @Sendable (RemotePath, RemoteEntry) -> Bool) throws
+        -> [RemotePath: RemoteEntry]?
+    { nil }
+
+    /// ``listTree(keeping:)`` keeping every file.
+    public func listTree() throws -> [RemotePath: RemoteEntry]? { try listTree(keeping: { _, _ in true }) }
 
     @discardableResult
     public func write(

@@ -215,9 +215,11 @@ extension S3Remote {
     /// checks them (see ``Remote/checkedListing(_:_:folderTag:)``): a name that cannot be an
     /// item's, two spellings of one name, or one key listed twice and differently fail the
     /// listing. Any listing that fails fails the whole: a partial tree is never returned.
-    public func listTree() throws -> [RemotePath: RemoteEntry]? {
+    public func listTree(keeping: @escaping @Sendable (RemotePath, RemoteEntry) -> Bool) throws
+        -> [RemotePath: RemoteEntry]?
+    {
         sweepStaleUploadsOnce()
-        let tree = SharedTree()
+        let tree = SharedTree(keeping: keeping)
         var folders: [String] = []
         try listPages(prefix: keyPrefix, delimiter: true, .list, .root) { page in
             try tree.add(page, of: self)
@@ -260,7 +262,11 @@ extension S3Remote {
 
     /// The listing threads' tree.
     private final class SharedTree: Sendable {
-        let state = Mutex(TreeListing())
+        let state: Mutex<TreeListing>
+
+        init(keeping: @escaping @Sendable (RemotePath, RemoteEntry) -> Bool) {
+            state = Mutex(TreeListing(keeping: keeping))
+        }
 
         /// Adds the items of `page`: each read from its key on the calling thread, then put in
         /// the tree under its lock.
@@ -280,6 +286,9 @@ extension S3Remote {
         /// The key each file was found at: for two spellings of one path, and one key twice.
         var fileKeys: [RemotePath: String] = [:]
         var sawAnything = false
+        /// Asked of each file listed at its path's own spelling, whose path no other key gave
+        /// yet: one it refuses is left out (see ``Remote/listTree(keeping:)``).
+        var keeping: @Sendable (RemotePath, RemoteEntry) -> Bool = { _, _ in true }
 
         /// What a listed object stands for: read from its key on the listing's own thread,
         /// before the tree is locked. Nil for the container's marker, a tombstone and sync's
@@ -315,6 +324,18 @@ extension S3Remote {
         /// Adds the item, and the folders above it.
         mutating func add(_ item: Item, of remote: S3Remote) throws {
             let (path, isMarker) = (item.path, item.isMarker)
+            if !isMarker, fileKeys[path] == nil,
+                item.key.utf8.dropFirst(remote.keyPrefix.utf8.count).elementsEqual(path.string.utf8),
+                !keeping(
+                    path,
+                    RemoteEntry(name: path.name, kind: .file, size: item.size, tag: S3Remote.tag(item.etag)))
+            {
+                // Left out, the caller knowing it: its key is kept by no table, so that a listing
+                // holds what changed, not the container. Another key giving its path is then kept,
+                // and the caller finds the two (see ``Remote/listTree(keeping:)``).
+                addFolders(above: path)
+                return
+            }
             if !isMarker, let seenAt = fileKeys.updateValue(item.key, forKey: path) {
                 guard seenAt.utf8.elementsEqual(item.key.utf8) else {
                     throw remote.failure(
@@ -331,18 +352,23 @@ extension S3Remote {
                         detail: "it lists \(RemotePath.shown(item.key)) twice, and differently")
                 }
             }
-            // A file and a folder of one name: the folder is kept, as in ``list(_:)``.
-            var folder = path.parent
-            while !folder.isRoot, found[folder]?.kind != .folder {
-                found[folder] = RemoteEntry(
-                    name: folder.name, kind: .folder, size: 0, tag: S3Remote.folderTag)
-                folder = folder.parent
-            }
+            addFolders(above: path)
             if isMarker {
                 found[path] = RemoteEntry(name: path.name, kind: .folder, size: 0, tag: S3Remote.folderTag)
             } else if found[path]?.kind != .folder {
                 found[path] = RemoteEntry(
                     name: path.name, kind: .file, size: item.size, tag: S3Remote.tag(item.etag))
+            }
+        }
+
+        /// The folders above `path`, down from the root. A file and a folder of one name: the
+        /// folder is kept, as in ``list(_:)``.
+        private mutating func addFolders(above path: RemotePath) {
+            var folder = path.parent
+            while !folder.isRoot, found[folder]?.kind != .folder {
+                found[folder] = RemoteEntry(
+                    name: folder.name, kind: .folder, size: 0, tag: S3Remote.folderTag)
+                folder = folder.parent
             }
         }
     }
