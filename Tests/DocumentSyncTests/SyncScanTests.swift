@@ -120,6 +120,33 @@ import Testing
         #expect(seen.size == Int64("here's edit, during the listing\n".utf8.count))
     }
 
+    /// The second look goes beneath the container, as the scan does: a folder made a link
+    /// to a folder outside between the scan and that look is followed to nothing, and the
+    /// file outside is not taken for the container's.
+    @Test func theSecondLookFollowsNoLinkOutOfTheContainer() throws {
+        let folder = try TemporaryFolder(#function)
+        let remote = LocalFolderRemote(root: try folder.folder("remote"))
+        let here = try SyncDevice("here", remote: remote, in: folder)
+        let there = try SyncDevice("there", remote: remote, in: folder)
+        try here.write("A/a.txt", "first\n")
+        try here.sync()
+        try there.sync()
+        try there.write("A/a.txt", "there's edit\n")
+        try there.sync()
+        let outside = try folder.folder("outside")
+        try Data("outside\n".utf8).write(to: outside.appendingPathComponent("a.txt"))
+        let listing = ListingHook(remote) {
+            try? FileManager.default.moveItem(at: here.url("A"), to: folder.file("A moved away"))
+            try? FileManager.default.createSymbolicLink(at: here.url("A"), withDestinationURL: outside)
+        }
+        let engine = try here.opened()
+        let pass = try SyncScan(
+            changesIn: here.container, journal: engine.journal, remote: listing,
+            configuration: here.configuration)
+        #expect(pass.local[RemotePath("A/a.txt")] == nil)
+        #expect(!pass.plan.actions.contains { $0.path == RemotePath("A/a.txt") && $0.isUpload })
+    }
+
     /// A remote whose whole listing keeps a file the pass said it knows (what two keys that
     /// spell one path, or one key listed twice with two tags, come to): the pass's scan fails,
     /// naming the path, rather than plan from a listing that says two things of one file.
@@ -219,4 +246,11 @@ private final class ListingHook: Remote, @unchecked Sendable {
         try base.move(source, to: destination, condition: condition)
     }
     func makeFolder(_ path: RemotePath) throws { try base.makeFolder(path) }
+}
+
+extension SyncAction {
+    fileprivate var isUpload: Bool {
+        if case .upload = self { return true }
+        return false
+    }
 }

@@ -103,9 +103,13 @@ struct SyncScan {
                 references.keep(path)
             }
             let (changed, knownFiles, lookAgain) = references.changed()
+            let operation = "look again at a file whose remote side changed"
+            let folder = lookAgain.isEmpty ? nil : try ContainedFolder(at: container, operation: operation)
             for path in lookAgain {
-                let url = container.appendingPathComponent(path.string)
-                guard let status = FileStatus(path: url.path, followingLinks: false) else { continue }
+                // Beneath the container, as the scan went: a link on the way leads to none of it.
+                guard let status = try? folder?.status(of: path.components, operation: operation) else {
+                    continue
+                }
                 if status.isRegularFile {
                     local[path] = LocalEntry(kind: .file, status: status)
                 } else if status.isDirectory {
