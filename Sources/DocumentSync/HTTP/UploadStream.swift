@@ -93,7 +93,7 @@ final class UploadStream: InputStream {
             }
             given += Int64(chunk.count)
             guard given <= source.size else { return fail(sizeChanged: true) }
-            pending = Data(chunk)
+            pending = chunk
             hasher?.update(pending)
         } catch {
             failure = error

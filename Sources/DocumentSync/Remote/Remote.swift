@@ -110,7 +110,8 @@ public enum WriteCondition: Hashable, Sendable {
 ///
 /// Reading may throw (the local file vanished); the remote then stops, applies nothing, and
 /// rethrows that error as it is. A source that gives more or fewer than ``size`` bytes makes
-/// the write fail with ``RemoteError/Kind/sourceChanged`` and apply nothing.
+/// the write fail with ``RemoteError/Kind/sourceChanged`` and apply nothing. A remote applies
+/// nothing before it has read the last chunk: sync records its intent as that chunk is read.
 ///
 /// For example:
 ///
@@ -123,9 +124,10 @@ public struct UploadSource {
     /// The next chunk, or nil after the last.
     public let nextChunk: () throws -> Data?
     /// The SHA-256 (64 lowercase hexadecimal digits) of all the source's bytes, when the
-    /// caller knows it (sync hashes a file before it uploads it): a remote that signs its
-    /// payload (S3) then sends a large source whole, in one request signed with it, rather
-    /// than in parts each held in memory and hashed again.
+    /// caller knows it (sync hashes a file before it sends it where
+    /// ``Remote/wantsHashBeforeUpload(ofSize:)`` says so, and as it sends it otherwise): a
+    /// remote that signs its payload (S3) then sends a large source whole, in one request
+    /// signed with it, rather than in parts each held in memory and hashed again.
     public var sha256: String?
 
     /// A source of `size` bytes produced by `nextChunk`.
@@ -268,6 +270,11 @@ public protocol Remote: AnyObject, Sendable {
     /// the engine finishes the move when it finds the moved bytes at the destination.
     var movesAreAtomic: Bool { get }
 
+    /// Whether an upload of `size` bytes is better given its source's ``UploadSource/sha256``
+    /// (S3 sends a large source signed with it in one request); false by default, where the
+    /// engine hashes the bytes as they are sent rather than read the file twice.
+    func wantsHashBeforeUpload(ofSize size: Int64) -> Bool
+
     /// Completes a move from `source` to `destination` that a crash interrupted, on a remote
     /// whose moves are not atomic (``movesAreAtomic``): what was copied is deleted at the
     /// source, unless it was written again since. Does nothing by default.
@@ -309,6 +316,8 @@ extension Remote {
     public var address: RemoteAddress? { nil }
 
     public var movesAreAtomic: Bool { true }
+
+    public func wantsHashBeforeUpload(ofSize size: Int64) -> Bool { false }
 
     public func listTree(keeping: @escaping @Sendable (RemotePath, RemoteEntry) -> Bool) throws
         -> [RemotePath: RemoteEntry]?

@@ -207,6 +207,12 @@ public final class S3Remote: Remote {
 
     public var movesAreAtomic: Bool { false }
 
+    /// A source past the multipart threshold is sent whole only when its hash is known: a
+    /// `PutObject` is signed with it (`write(_:from:condition:placeListed:)`).
+    public func wantsHashBeforeUpload(ofSize size: Int64) -> Bool {
+        size > configuration.multipartThreshold && size <= Self.mostBytesInOnePut
+    }
+
     /// `s3://bucket/prefix`, and the endpoint when it is not AWS's.
     static func displayName(_ configuration: Configuration, endpoint: URL) -> String {
         var shown = "s3://\(configuration.bucket)"
