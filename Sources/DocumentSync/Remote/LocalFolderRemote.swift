@@ -72,6 +72,11 @@ public final class LocalFolderRemote: Remote {
     /// a change tries once and fails at once, rather than every change of a pass waiting in
     /// turn for a holder that does not let go.
     let lockIsStuck = Mutex(false)
+    /// Set by ``deferDurability()``: new files are flushed by ``makeWritesDurable()``, not
+    /// each as it is written.
+    let durabilityIsDeferred = Atomic(false)
+    /// New files written since ``makeWritesDurable()`` last flushed.
+    let writesAwaitingFlush = Atomic(0)
 
     /// The lock file, inside the metadata folder.
     static let lockPath = RemotePath.metadataFolder.appending("write.lock")
