@@ -24,7 +24,8 @@ extension LocalFolderRemote {
         let temporary: FileDescriptor
         switch Syscall.openat(folder.rawValue, temporaryName, O_WRONLY | O_CREAT | O_EXCL, 0o666) {
         case .success(let fd):
-            temporary = FileDescriptor(rawValue: fd, url: folder.url.appendingPathComponent(temporaryName))
+            temporary = FileDescriptor(
+                rawValue: fd, url: folder.url.appendingPathComponent(temporaryName, isDirectory: false))
         case .failure(let errno): throw failure(errno, .write, path, missing: .parentMissing)
         }
         var placed = false
@@ -70,11 +71,11 @@ extension LocalFolderRemote {
                 case .absent:
                     try SafeSave.renameWithoutReplacing(
                         temporaryName, to: path.name, in: folder,
-                        url: URL(fileURLWithPath: absolutePath(path)),
+                        url: URL(fileURLWithPath: absolutePath(path), isDirectory: false),
                         operation: "write")
                 case .matches:
                     _ = try Syscall.renameat(folder.rawValue, temporaryName, folder.rawValue, path.name).get(
-                        "write", URL(fileURLWithPath: absolutePath(path)))
+                        "write", URL(fileURLWithPath: absolutePath(path), isDirectory: false))
                 }
             } catch let error as DocumentKitError where error.code == .fileExists {
                 throw failure(.preconditionFailed, .write, path)
