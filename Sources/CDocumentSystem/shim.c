@@ -48,6 +48,8 @@ int cds_openat2_beneath(int dirfd, const char *path, int flags, unsigned int mod
 #endif
 }
 
+int cds_syncfs(int fd) { return syncfs(fd); }
+
 int cds_renameat2(int olddirfd, const char *oldpath, int newdirfd,
                   const char *newpath, unsigned int flags) {
 #ifdef SYS_renameat2

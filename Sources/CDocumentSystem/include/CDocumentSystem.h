@@ -37,6 +37,9 @@ int cds_openat2_beneath(int dirfd, const char *path, int flags, unsigned int mod
 int cds_renameat2(int olddirfd, const char *oldpath, int newdirfd,
                   const char *newpath, unsigned int flags);
 
+/// syncfs(2) (Glibc hides it behind _GNU_SOURCE).
+int cds_syncfs(int fd);
+
 ssize_t cds_flistxattr(int fd, char *list, size_t size);
 ssize_t cds_fgetxattr(int fd, const char *name, void *value, size_t size);
 int cds_fsetxattr(int fd, const char *name, const void *value, size_t size,

@@ -42,6 +42,12 @@ package final class FileDescriptor {
         _ = try Syscall.fsync(rawValue).get(operation, url)
     }
 
+    /// Flushes every change of the file system holding this file to the disk: one call for the
+    /// changes of many files, where each `fsync` would flush the disk again.
+    package func syncFileSystem(operation: String = "syncfs") throws {
+        _ = try Syscall.syncfs(rawValue).get(operation, url)
+    }
+
     package func writeAll(_ bytes: UnsafeRawBufferPointer, operation: String = "write") throws {
         _ = try Syscall.writeAll(rawValue, bytes).get(operation, url)
     }

@@ -98,6 +98,14 @@ package enum Syscall {
         retrying { Glibc.fsync(fd) }
     }
 
+    /// Flushes every change of the file system holding `fd` (data, names, metadata) to the
+    /// disk; errors of earlier write-backs of that file system are reported here.
+    ///
+    /// The corresponding C function is `syncfs(2)`.
+    static func syncfs(_ fd: CInt) -> Result<CInt, Errno> {
+        retrying { cds_syncfs(fd) }
+    }
+
     /// The corresponding C function is `fstat(2)`.
     static func fstat(_ fd: CInt) -> Result<stat, Errno> {
         var info = stat()

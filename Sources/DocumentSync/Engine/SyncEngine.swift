@@ -116,6 +116,10 @@ public final class SyncEngine: @unchecked Sendable {
     /// of its plan shrinks as it goes. A part waits for the one before it to end, which costs
     /// the last few requests' overlap once per part.
     package var actionsHeldAtOnce = 4096
+    /// Whether a pass records its uploads at the end of each batch, together, after one flush
+    /// of the remote's writes (``Remote/deferDurability()``), rather than each as it is done.
+    /// Set when the engine is made; the tests may set it.
+    package var recordsUploadsTogether = false
     /// How many requests the passes keep in flight, adapted to the remote's answers across
     /// passes (see ``RequestWindow``).
     let requestWindow: SharedRequestWindow
@@ -181,6 +185,13 @@ public final class SyncEngine: @unchecked Sendable {
         }
         try journal.setSetting(.remoteURL, remote.displayName)
         if let address = remote.address { try journal.setSetting(.remoteAddress, address.encoded) }
+        // A remote that can flush many writes at once does, before the journal records any:
+        // the uploads of a batch are recorded together at its end (see
+        // `SyncPass.recordCompletion(_:)`), after one flush.
+        if remote.deferDurability() {
+            journal.flushBeforeRecording { [remote] in try remote.makeWritesDurable() }
+            recordsUploadsTogether = true
+        }
     }
 
     /// Refuses a container and a remote folder that are one folder or hold one another,

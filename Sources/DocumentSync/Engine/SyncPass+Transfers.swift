@@ -138,7 +138,7 @@ extension SyncPass {
             // Deleted or renamed meanwhile: the bytes read went up, and a pass after this one
             // takes the change (a deletion to propagate, a file to find elsewhere).
             goneMeanwhile = FileStatus(path: url.path)?.inode != before.inode
-            try journal.transactionTogether { journal in
+            try recordUpload(at: path) { journal in
                 try journal.upsert(
                     JournalItem(
                         path: path, kind: .file, remoteTag: written.tag, remoteSize: before.size,
@@ -934,6 +934,8 @@ extension SyncPass {
         // Taken and emptied in one access: uploads running beside this go on adding.
         var pending: [(path: RemotePath, hash: String, status: FileStatus)] = []
         swap(&pending, &pendingBases)
+        // The uploads whose bases these are, recorded first (each was handed in before its base).
+        recordUploadsWaiting()
         guard !pending.isEmpty else { return }
         let kept = store.keepBases(
             pending.map { BaseToKeep(url: localURL($0.path), hash: $0.hash, status: $0.status) })

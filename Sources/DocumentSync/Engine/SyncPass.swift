@@ -40,6 +40,7 @@ final class SyncPass: @unchecked Sendable {
         var remoteFolders: Set<RemotePath> = []
         var arrived: Set<RemotePath> = []
         var pendingBases: [(path: RemotePath, hash: String, status: FileStatus)] = []
+        var uploadsToRecord: [(path: RemotePath, record: (SyncJournal.Transaction) throws -> Void)] = []
         var placeholders: Set<RemotePath> = []
         var openedContainer: ContainedFolder?
     }
@@ -66,6 +67,8 @@ final class SyncPass: @unchecked Sendable {
         }
     }
     private let shared = Guarded(Shared())
+    /// Held while the uploads waiting are recorded (`recordUploadsWaiting()`).
+    private let recordingUploads = NSLock()
 
     /// What the pass did.
     var summary: SyncSummary {
@@ -264,6 +267,44 @@ final class SyncPass: @unchecked Sendable {
             running = execution
             defer { running = nil }
             try execution.run(window: engine.requestWindow)
+            recordUploadsWaiting()
+        }
+    }
+
+    /// Records an upload's outcome (`record`, given the journal): at once, or where the engine
+    /// records uploads together (``SyncEngine/recordsUploadsTogether``), with the others of its
+    /// batch once the batch is done (`recordUploadsWaiting()`), after one flush of the
+    /// remote's writes. A crash before then leaves the upload's intent, which the next pass
+    /// settles by reading the remote, as after any crash between a write and its record.
+    func recordUpload(at path: RemotePath, _ record: @escaping (SyncJournal.Transaction) throws -> Void)
+        throws
+    {
+        if engine.recordsUploadsTogether {
+            shared.value.uploadsToRecord.append((path, record))
+        } else {
+            try journal.transactionTogether(record)
+        }
+    }
+
+    /// Records the uploads waiting (`recordUpload(at:_:)`) in one transaction, which the
+    /// journal begins by making the remote's writes durable
+    /// (``SyncJournal/flushBeforeRecording(_:)``). One that cannot be recorded is named in the
+    /// summary, its intent left for the next pass.
+    func recordUploadsWaiting() {
+        // One at a time: a caller that returns knows every upload handed in before it called
+        // is recorded (or failed), not still being recorded by another thread.
+        recordingUploads.lock()
+        defer { recordingUploads.unlock() }
+        var waiting: [(path: RemotePath, record: (SyncJournal.Transaction) throws -> Void)] = []
+        swap(&waiting, &shared.value.uploadsToRecord)
+        guard !waiting.isEmpty else { return }
+        do {
+            let failures = try journal.transaction(each: waiting.map(\.record))
+            for (upload, failure) in zip(waiting, failures) {
+                if let failure { summary.failures.append("\(upload.path): \(failure)") }
+            }
+        } catch {
+            for upload in waiting { summary.failures.append("\(upload.path): \(error)") }
         }
     }
 

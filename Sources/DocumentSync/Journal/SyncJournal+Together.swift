@@ -13,11 +13,15 @@ extension SyncJournal {
     /// thread (the one committing), never at the same time as another body: it must only use
     /// the transaction it is given, and take no lock the caller may hold.
     ///
+    /// - Parameter recordsOutcome: False for a body that only begins intents: a group of such
+    ///   bodies commits without the flush of ``flushBeforeRecording(_:)``.
     /// - Throws: ``SyncJournalError``, or what `body` throws.
-    package func transactionTogether<T>(_ body: (Transaction) throws -> T) throws -> T {
+    package func transactionTogether<T>(recordsOutcome: Bool = true, _ body: (Transaction) throws -> T) throws
+        -> T
+    {
         try withoutActuallyEscaping(body) { body in
             var outcome: Result<T, any Error>?
-            let work = GroupedWork { transaction in
+            let work = GroupedWork(recordsOutcome: recordsOutcome) { transaction in
                 outcome = Result { try body(transaction) }
                 if case .failure = outcome { return false }
                 return true
@@ -33,11 +37,34 @@ extension SyncJournal {
         }
     }
 
+    /// Runs every one of `bodies` in one transaction, each in a savepoint of its own: one that
+    /// throws takes back only its own changes, and its error is its entry of the result (nil
+    /// for the ones that went well).
+    ///
+    /// - Throws: ``SyncJournalError`` when the transaction cannot be committed (then none is),
+    ///   or what the flush of ``flushBeforeRecording(_:)`` throws (then none runs).
+    package func transaction(each bodies: [(Transaction) throws -> Void]) throws -> [(any Error)?] {
+        try transaction { transaction in
+            try bodies.map { body in
+                try transaction.connection.execute("SAVEPOINT each")
+                do {
+                    try body(transaction)
+                    try transaction.connection.execute("RELEASE each")
+                    return nil
+                } catch {
+                    try transaction.connection.execute("ROLLBACK TO each")
+                    try transaction.connection.execute("RELEASE each")
+                    return error
+                }
+            }
+        }
+    }
+
     /// Commits the bodies of `group` in one transaction, each in a savepoint; a commit that
     /// fails is every body's failure.
     private func commit(_ group: [GroupedWork]) {
         do {
-            try transaction { transaction in
+            try transaction(recordsOutcomes: group.contains { $0.recordsOutcome }) { transaction in
                 for work in group {
                     try transaction.connection.execute("SAVEPOINT together")
                     if work.run(transaction) {
@@ -60,12 +87,17 @@ extension SyncJournal {
 final class GroupedWork: @unchecked Sendable {
     /// Runs the body; false when it threw (its outcome is kept by the closure).
     let run: (SyncJournal.Transaction) -> Bool
+    /// Whether the body may record an outcome (not only begin intents).
+    let recordsOutcome: Bool
     /// Set once the group's commit is done (under ``GroupCommit``'s lock).
     var isDone = false
     /// The commit's failure, when the group could not be committed.
     var failure: (any Error)?
 
-    init(_ run: @escaping (SyncJournal.Transaction) -> Bool) { self.run = run }
+    init(recordsOutcome: Bool = true, _ run: @escaping (SyncJournal.Transaction) -> Bool) {
+        self.recordsOutcome = recordsOutcome
+        self.run = run
+    }
 }
 
 /// Group commit: the first thread to hand in work while no commit runs commits everything

@@ -62,6 +62,10 @@ package final class SyncJournal: Sendable {
     /// How many commits ``transactionTogether(_:)`` made, for the tests: fewer than the
     /// transactions handed in when threads hand them in at once.
     package let groupedCommits = Atomic<Int>(0)
+    /// Run before every commit that may record an outcome: what makes the remote's writes
+    /// durable (``Remote/makeWritesDurable()``), so that the journal never records a write a
+    /// power loss could still take back.
+    private let beforeRecording = Mutex<(@Sendable () throws -> Void)?>(nil)
 
     /// Opens the journal at `url`, creating it if it is missing.
     ///
@@ -171,10 +175,20 @@ package final class SyncJournal: Sendable {
 
     // MARK: Access
 
+    /// Has `flush` run before every commit that may record an outcome (every transaction but
+    /// the ones that only begin intents), and before the commit begins: the remote's writes
+    /// that the commit records are durable before the journal says they happened.
+    package func flushBeforeRecording(_ flush: @escaping @Sendable () throws -> Void) {
+        beforeRecording.withLock { $0 = flush }
+    }
+
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
     ///
-    /// - Throws: ``SyncJournalError``, or what `body` throws.
-    package func transaction<T>(_ body: (Transaction) throws -> T) throws -> T {
+    /// - Parameter recordsOutcomes: False for a transaction that only begins intents, which
+    ///   need no write to be durable: it skips ``flushBeforeRecording(_:)``'s flush.
+    /// - Throws: ``SyncJournalError``, what the flush or `body` throws.
+    package func transaction<T>(recordsOutcomes: Bool = true, _ body: (Transaction) throws -> T) throws -> T {
+        if recordsOutcomes, let flush = beforeRecording.withLock({ $0 }) { try flush() }
         cachedItems.withLock { $0 = nil }
         defer { cachedItems.withLock { $0 = nil } }
         do {
@@ -253,7 +267,7 @@ package final class SyncJournal: Sendable {
 
     /// Records an intent before its remote write; returns it with its number.
     package func beginIntent(_ intent: SyncIntent) throws -> SyncIntent {
-        try transactionTogether { try $0.beginIntent(intent) }
+        try transactionTogether(recordsOutcome: false) { try $0.beginIntent(intent) }
     }
 
     /// Removes a pending intent (alone: to record its outcome with it, use ``transaction(_:)``).

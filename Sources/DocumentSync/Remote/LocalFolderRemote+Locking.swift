@@ -13,7 +13,7 @@ extension LocalFolderRemote {
     /// process's (`fcntl` record locks are), so its threads take turns here, and only the one
     /// whose turn it is opens a lock file: closing any descriptor of the file would release
     /// the process's lock on it.
-    private static let lockTurn = LockTurn()
+    static let lockTurn = LockTurn()
 
     /// How a try for the lock ended.
     private enum LockTry<T> {
@@ -38,11 +38,6 @@ extension LocalFolderRemote {
         _ operation: RemoteError.Operation, _ path: RemotePath, destination: RemotePath? = nil,
         _ body: (FileDescriptor) throws -> T
     ) throws -> T {
-        switch Syscall.mkdirat(AT_FDCWD, absolutePath(.metadataFolder), 0o777) {
-        case .success, .failure(.fileExists): break
-        case .failure(let errno):
-            throw failure(errno, operation, path, destination: destination, missing: .unavailable)
-        }
         let stuck = lockIsStuck.withLock { $0 }
         let timeout = stuck ? .zero : lockTimeout
         let deadline = ContinuousClock.now + timeout
@@ -76,34 +71,60 @@ extension LocalFolderRemote {
         }
     }
 
-    /// Opens the lock file, tries once for its lock, and runs `body` if it got it. The
-    /// descriptor is closed when this returns.
+    /// Tries once for the lock file's lock, and runs `body` if it got it. Called on this
+    /// process's turn (``LockTurn``) only.
+    ///
+    /// The lock file stays open from one change to the next (``OpenLockFile``), so that a
+    /// change costs a lock and an unlock, not an open, a close and the checks of the file's
+    /// mode: once locked, it is checked to be still the file at ``lockPath`` (another program
+    /// may have removed or replaced it, and a lock on a file that has no name there excludes
+    /// no one); if not, it is closed and the one there now opened and locked instead.
     private func tryLock<T>(
         _ operation: RemoteError.Operation, _ path: RemotePath, destination: RemotePath?,
         _ body: (FileDescriptor) throws -> T
     ) throws -> LockTry<T> {
-        let lock = try openLockFile(operation, path, destination: destination)
-        switch Syscall.tryLockFile(lock.rawValue, CShort(F_WRLCK)) {
-        case .success(true): break
-        case .success(false):
-            // Nil when the holder let go since: it is named as the system names no one.
-            let holder = (try? Syscall.fileLockHolder(lock.rawValue, CShort(F_WRLCK)).get()).flatMap { $0 }
-            return .held(by: holder ?? 0)
-        case .failure(let errno):
-            throw failure(
-                .other, operation, path, destination: destination,
-                detail: "lock \(absolutePath(Self.lockPath)): \(errno)")
+        while true {
+            let (lock, identity) =
+                try openLock.file ?? openLockFile(operation, path, destination: destination)
+            openLock.file = (lock, identity)
+            switch Syscall.tryLockFile(lock.rawValue, CShort(F_WRLCK)) {
+            case .success(true): break
+            case .success(false):
+                // Nil when the holder let go since: it is named as the system names no one.
+                let holder = (try? Syscall.fileLockHolder(lock.rawValue, CShort(F_WRLCK)).get()).flatMap {
+                    $0
+                }
+                return .held(by: holder ?? 0)
+            case .failure(let errno):
+                throw failure(
+                    .other, operation, path, destination: destination,
+                    detail: "lock \(absolutePath(Self.lockPath)): \(errno)")
+            }
+            let named = try? Syscall.fileStatus(atPath: absolutePath(Self.lockPath), followingLinks: false)
+                .get()
+            guard let named, named.device == identity.device, named.inode == identity.inode else {
+                // Closing it lets go of the lock, held on the turn of this thread only.
+                _ = Syscall.tryLockFile(lock.rawValue, CShort(F_UNLCK))
+                openLock.file = nil
+                continue
+            }
+            defer { _ = Syscall.tryLockFile(lock.rawValue, CShort(F_UNLCK)) }
+            return .done(try body(lock))
         }
-        defer { _ = Syscall.tryLockFile(lock.rawValue, CShort(F_UNLCK)) }
-        return .done(try body(lock))
     }
 
-    /// The lock file, open for reading and writing; made if missing, and given the mode the
-    /// remote folder's write permission calls for when it is this user's.
+    /// The lock file, open for reading and writing, with its device and inode; made (with the
+    /// metadata folder) if missing, and given the mode the remote folder's write permission
+    /// calls for when it is this user's.
     private func openLockFile(
         _ operation: RemoteError.Operation, _ path: RemotePath, destination: RemotePath?
-    ) throws -> FileDescriptor {
-        let lockURL = URL(fileURLWithPath: absolutePath(Self.lockPath))
+    ) throws -> (FileDescriptor, FileIdentity) {
+        switch Syscall.mkdirat(AT_FDCWD, absolutePath(.metadataFolder), 0o777) {
+        case .success, .failure(.fileExists): break
+        case .failure(let errno):
+            throw failure(errno, operation, path, destination: destination, missing: .unavailable)
+        }
+        let lockURL = URL(fileURLWithPath: absolutePath(Self.lockPath), isDirectory: false)
         let lock: FileDescriptor
         switch Syscall.openat(AT_FDCWD, lockURL.path, O_RDWR | O_CREAT | O_NOFOLLOW, 0o600) {
         case .success(let fd): lock = FileDescriptor(rawValue: fd, url: lockURL)
@@ -120,9 +141,14 @@ extension LocalFolderRemote {
         case .failure(let errno):
             throw failure(errno, operation, path, destination: destination, missing: .unavailable)
         }
-        if let status = try? Syscall.fileStatus(of: lock.rawValue).get(), status.owner == geteuid(),
-            let folder = FileStatus(path: absolutePath(.root))
-        {
+        let status: FileStatus
+        switch Syscall.fileStatus(of: lock.rawValue) {
+        case .success(let value): status = value
+        case .failure(let errno):
+            throw failure(errno, operation, path, destination: destination, missing: .unavailable)
+        }
+        let identity = FileIdentity(device: status.device, inode: status.inode)
+        if status.owner == geteuid(), let folder = FileStatus(path: absolutePath(.root)) {
             let folderWrite = folder.permissions & 0o022
             let wanted =
                 0o600 | (folderWrite & 0o020 != 0 ? 0o060 : 0) | (folderWrite & 0o002 != 0 ? 0o006 : 0)
@@ -133,7 +159,29 @@ extension LocalFolderRemote {
             }
             if status.permissions != wanted { _ = Syscall.fchmod(lock.rawValue, mode_t(wanted)) }
         }
-        return lock
+        return (lock, identity)
+    }
+}
+
+/// The device and inode of a file.
+struct FileIdentity: Equatable {
+    var device: UInt64
+    var inode: UInt64
+}
+
+/// A folder remote's lock file, kept open from one change to the next: read and changed only
+/// on this process's turn at the lock (``LockTurn``), which is also the only time its
+/// descriptor may be closed (closing any descriptor of the file lets go of the process's lock
+/// on it, whichever thread holds it).
+final class OpenLockFile: @unchecked Sendable {
+    /// The open file and its identity, once a change opened it.
+    var file: (FileDescriptor, FileIdentity)?
+
+    /// Closes the file on this process's turn at the lock.
+    func close(waitingAtMost timeout: Duration, turn: LockTurn) {
+        let taken = turn.take(within: timeout)
+        file = nil
+        if taken { turn.give() }
     }
 }
 

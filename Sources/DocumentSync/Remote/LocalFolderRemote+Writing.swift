@@ -24,7 +24,8 @@ extension LocalFolderRemote {
         let temporary: FileDescriptor
         switch Syscall.openat(folder.rawValue, temporaryName, O_WRONLY | O_CREAT | O_EXCL, 0o666) {
         case .success(let fd):
-            temporary = FileDescriptor(rawValue: fd, url: folder.url.appendingPathComponent(temporaryName))
+            temporary = FileDescriptor(
+                rawValue: fd, url: folder.url.appendingPathComponent(temporaryName, isDirectory: false))
         case .failure(let errno): throw failure(errno, .write, path, missing: .parentMissing)
         }
         var placed = false
@@ -48,7 +49,13 @@ extension LocalFolderRemote {
                 .sourceChanged, .write, path,
                 detail: "the source gave \(written) bytes or more, not \(source.size)")
         }
-        do { try temporary.sync() } catch { throw failure(error, .write, path, missing: .parentMissing) }
+        // A new file's bytes and name may be flushed later, with the other writes of the batch
+        // (``deferDurability()``); a replacement's bytes are flushed before the rename, so that
+        // after a power loss the file is the old one or the new one, never new and empty.
+        let flushesLater = condition == .absent && durabilityIsDeferred.load(ordering: .relaxed)
+        if !flushesLater {
+            do { try temporary.sync() } catch { throw failure(error, .write, path, missing: .parentMissing) }
+        }
 
         let tag = try withExclusiveLock(.write, path) { lock in
             let current = try itemStatus(path.name, in: folder, .write, path)
@@ -64,11 +71,11 @@ extension LocalFolderRemote {
                 case .absent:
                     try SafeSave.renameWithoutReplacing(
                         temporaryName, to: path.name, in: folder,
-                        url: URL(fileURLWithPath: absolutePath(path)),
+                        url: URL(fileURLWithPath: absolutePath(path), isDirectory: false),
                         operation: "write")
                 case .matches:
                     _ = try Syscall.renameat(folder.rawValue, temporaryName, folder.rawValue, path.name).get(
-                        "write", URL(fileURLWithPath: absolutePath(path)))
+                        "write", URL(fileURLWithPath: absolutePath(path), isDirectory: false))
                 }
             } catch let error as DocumentKitError where error.code == .fileExists {
                 throw failure(.preconditionFailed, .write, path)
@@ -78,10 +85,37 @@ extension LocalFolderRemote {
             placed = true
             return Self.tag(try status(of: temporary, .write, path))
         }
+        if flushesLater {
+            writesAwaitingFlush.add(1, ordering: .sequentiallyConsistent)
+            return tag
+        }
         // The rename is flushed after the lock is given back: the other writers of the folder
         // need not wait for this flush, and it is done before the write is reported done.
         do { try folder.sync() } catch { throw failure(error, .write, path, missing: .parentMissing) }
         return tag
+    }
+
+    public func deferDurability() -> Bool {
+        durabilityIsDeferred.store(true, ordering: .relaxed)
+        return true
+    }
+
+    /// Flushes the folder's whole file system (`syncfs`) once for every new file written since
+    /// the last call: one flush of the disk for a batch, where each file and its folder
+    /// flushed on their own cost two each.
+    public func makeWritesDurable() throws {
+        let waiting = writesAwaitingFlush.exchange(0, ordering: .sequentiallyConsistent)
+        guard waiting > 0 else { return }
+        do {
+            let root = try FileDescriptor.open(
+                URL(fileURLWithPath: absolutePath(.root), isDirectory: true), O_RDONLY | O_DIRECTORY,
+                operation: "open")
+            try root.syncFileSystem()
+        } catch {
+            // Not known durable: flushed again at the next call.
+            writesAwaitingFlush.add(waiting, ordering: .sequentiallyConsistent)
+            throw failure(error, .write, .root, missing: .unavailable)
+        }
     }
 
     public func delete(_ path: RemotePath, condition: WriteCondition) throws {

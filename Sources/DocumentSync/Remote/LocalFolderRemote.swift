@@ -72,6 +72,13 @@ public final class LocalFolderRemote: Remote {
     /// a change tries once and fails at once, rather than every change of a pass waiting in
     /// turn for a holder that does not let go.
     let lockIsStuck = Mutex(false)
+    /// Set by ``deferDurability()``: new files are flushed by ``makeWritesDurable()``, not
+    /// each as it is written.
+    let durabilityIsDeferred = Atomic(false)
+    /// New files written since ``makeWritesDurable()`` last flushed.
+    let writesAwaitingFlush = Atomic(0)
+    /// The lock file, once a change opened it.
+    let openLock = OpenLockFile()
 
     /// The lock file, inside the metadata folder.
     static let lockPath = RemotePath.metadataFolder.appending("write.lock")
@@ -98,6 +105,10 @@ public final class LocalFolderRemote: Remote {
             address
             ?? RemoteAddress(url: URL(fileURLWithPath: self.root.path, isDirectory: true).absoluteString)
         self.lockTimeout = lockTimeout
+    }
+
+    deinit {
+        openLock.close(waitingAtMost: lockTimeout, turn: Self.lockTurn)
     }
 
     /// The absolute path of `path` in the folder.
@@ -162,7 +173,8 @@ public final class LocalFolderRemote: Remote {
         let file: FileDescriptor
         switch Syscall.openat(AT_FDCWD, absolutePath(path), O_RDONLY | O_NOFOLLOW | O_NONBLOCK) {
         case .success(let fd):
-            file = FileDescriptor(rawValue: fd, url: URL(fileURLWithPath: absolutePath(path)))
+            file = FileDescriptor(
+                rawValue: fd, url: URL(fileURLWithPath: absolutePath(path), isDirectory: false))
         case .failure(.tooManySymbolicLinkLevels), .failure(.notDirectory):
             throw failure(.notFound, .read, path)
         case .failure(let errno): throw failure(errno, .read, path, missing: .notFound)

@@ -293,6 +293,21 @@ public protocol Remote: AnyObject, Sendable {
     func listTree(keeping: @escaping @Sendable (RemotePath, RemoteEntry) -> Bool) throws -> [RemotePath:
         RemoteEntry]?
 
+    /// Lets this remote's writes (``write(_:from:condition:)``) return before they are durable,
+    /// to be made durable together by ``makeWritesDurable()``; returns whether it will. The
+    /// caller takes on to call ``makeWritesDurable()`` before it relies on a write having
+    /// happened (records it, or deletes what the write replaces): the sync engine does before
+    /// every journal commit that records an outcome. Until asked, every write is durable when
+    /// it returns; a remote that has nothing to gain returns false (the default).
+    func deferDurability() -> Bool
+
+    /// Makes every write this remote has returned from durable: a power loss after this
+    /// returns loses none of them. Does nothing by default, and when nothing waits.
+    ///
+    /// - Throws: ``RemoteError`` when the flush fails; the writes are then not known durable,
+    ///   and the next call flushes them again.
+    func makeWritesDurable() throws
+
     /// ``read(_:into:)``, told the size a listing gave (nil when unknown), so that the remote
     /// can choose how to receive the bytes; by default the same as ``read(_:into:)``.
     func read(_ path: RemotePath, expectedSize: Int64?, into sink: (Data) throws -> Void) throws -> RemoteTag
@@ -325,6 +340,10 @@ extension Remote {
 
     /// ``listTree(keeping:)`` keeping every file.
     public func listTree() throws -> [RemotePath: RemoteEntry]? { try listTree(keeping: { _, _ in true }) }
+
+    public func deferDurability() -> Bool { false }
+
+    public func makeWritesDurable() throws {}
 
     @discardableResult
     public func write(

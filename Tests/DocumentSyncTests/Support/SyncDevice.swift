@@ -85,6 +85,11 @@ final class SyncDevice: @unchecked Sendable {
             // seed draws: completions in any order, and crashes between any two of them.
             let workers = 1 + Int(generator.next() % 8)
             engine.executionOrder = .interleaved(seed: generator.next(), workers: workers)
+            // Half the devices record their uploads at the end of each batch, together, as an
+            // engine on a remote that flushes its writes together does: a crash before then
+            // leaves the batch's intents for the next pass. (From the seed's bits, not a draw,
+            // so that every draw of a seed stays as it was.)
+            engine.recordsUploadsTogether = seed & 1 == 1
         } else {
             // One at a time, in the plan's order: the steps a test names happen as it names them.
             engine.executionOrder = .interleaved(seed: 0, workers: 1)
