@@ -80,11 +80,6 @@ extension VersionStore {
     /// - Returns: For each source, the persistent identifier of the version that holds its
     ///   bytes (new, or the newest already there with the same bytes); nil where it failed.
     func store(_ sources: [VersionSource]) throws -> [String?] {
-        // The identity index, made now if there is none, before this batch's pack is placed:
-        // made after, it would be built by reading back every record of the store, this
-        // batch's too, only to be told the same locations again (on a first sync, 10% of the
-        // time). A failure here is met again where the locations are noted.
-        _ = try? usingIndex(creating: true) { _ in }
         var kept: [String?] = []
         let writes = StoreWriteBatch(store: self, packing: true)
         // Each item's records as they will be once the batch is flushed, oldest first.
