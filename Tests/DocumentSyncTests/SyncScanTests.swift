@@ -176,76 +176,32 @@ import Testing
 
 /// A remote listing its whole tree at once that asks `keeping` of every file and keeps each
 /// anyway.
-private final class KeepingAnyway: Remote {
-    let base: LocalFolderRemote
-
-    init(_ base: LocalFolderRemote) { self.base = base }
-
-    var displayName: String { base.displayName }
-    var hasFileIDs: Bool { base.hasFileIDs }
-    func list(_ folder: RemotePath) throws -> RemoteListing { try base.list(folder) }
-    func listTree(keeping: @escaping @Sendable (RemotePath, RemoteEntry) -> Bool) throws -> [RemotePath:
-        RemoteEntry]?
+private final class KeepingAnyway: ForwardingRemote, @unchecked Sendable {
+    override func listTree(keeping: @escaping @Sendable (RemotePath, RemoteEntry) -> Bool) throws
+        -> [RemotePath: RemoteEntry]?
     {
         let tree = try SyncTrees.remote(base)
         for (path, entry) in tree where entry.kind == .file { _ = keeping(path, entry) }
         return tree
     }
-    func entry(at path: RemotePath) throws -> RemoteEntry? { try base.entry(at: path) }
-    func read(_ path: RemotePath, into sink: (Data) throws -> Void) throws -> RemoteTag {
-        try base.read(path, into: sink)
-    }
-    func write(_ path: RemotePath, from source: UploadSource, condition: WriteCondition) throws -> RemoteTag?
-    {
-        try base.write(path, from: source, condition: condition)
-    }
-    func delete(_ path: RemotePath, condition: WriteCondition) throws {
-        try base.delete(path, condition: condition)
-    }
-    func move(_ source: RemotePath, to destination: RemotePath, condition: WriteCondition?) throws
-        -> RemoteTag?
-    {
-        try base.move(source, to: destination, condition: condition)
-    }
-    func makeFolder(_ path: RemotePath) throws { try base.makeFolder(path) }
 }
 
 /// A remote that runs `hook` once, before its first listing of the root.
-private final class ListingHook: Remote, @unchecked Sendable {
-    let base: LocalFolderRemote
-    var hook: (() -> Void)?
+private final class ListingHook: ForwardingRemote, @unchecked Sendable {
+    private var hook: (() -> Void)?
 
-    init(_ base: LocalFolderRemote, hook: @escaping () -> Void) {
-        self.base = base
+    init(_ base: any Remote, hook: @escaping () -> Void) {
         self.hook = hook
+        super.init(base)
     }
 
-    var displayName: String { base.displayName }
-    var hasFileIDs: Bool { base.hasFileIDs }
-    func list(_ folder: RemotePath) throws -> RemoteListing {
+    override func list(_ folder: RemotePath) throws -> RemoteListing {
         if folder.isRoot, let hook {
             self.hook = nil
             hook()
         }
         return try base.list(folder)
     }
-    func entry(at path: RemotePath) throws -> RemoteEntry? { try base.entry(at: path) }
-    func read(_ path: RemotePath, into sink: (Data) throws -> Void) throws -> RemoteTag {
-        try base.read(path, into: sink)
-    }
-    func write(_ path: RemotePath, from source: UploadSource, condition: WriteCondition) throws -> RemoteTag?
-    {
-        try base.write(path, from: source, condition: condition)
-    }
-    func delete(_ path: RemotePath, condition: WriteCondition) throws {
-        try base.delete(path, condition: condition)
-    }
-    func move(_ source: RemotePath, to destination: RemotePath, condition: WriteCondition?) throws
-        -> RemoteTag?
-    {
-        try base.move(source, to: destination, condition: condition)
-    }
-    func makeFolder(_ path: RemotePath) throws { try base.makeFolder(path) }
 }
 
 extension SyncAction {
