@@ -185,13 +185,10 @@ extension Editor {
     private func finishResolving(_ document: SimpleTextDocument, copy: URL? = nil) {
         let remaining = (try? versions.unresolvedConflicts(of: document.fileURL)) ?? []
         let kept = copy.map { " (the other side is “\($0.deletingPathExtension().lastPathComponent)”)" } ?? ""
-        // Until the next key, like the news of a conflict resolved elsewhere: four seconds can
-        // pass unseen by a user who looks away (and by a test on a loaded machine, which
-        // missed it in CI).
         if remaining.isEmpty {
-            show("Conflict resolved" + kept, untilKey: true)
+            show("Conflict resolved" + kept)
         } else {
-            show("Conflict resolved\(kept); \(remaining.count) more", untilKey: true)
+            show("Conflict resolved\(kept); \(remaining.count) more")
             showConflicts()
         }
     }

@@ -41,7 +41,8 @@ struct SteConflictSafetyTests {
     @Test func keepMineOnTheConflictScreenKeepsTheUnsavedTyping() async throws {
         let ste = try await conflictWithCommittedTyping()
         ste.type("m")
-        // The message first: it stays until the next key.
+        // The message first: it gives way to others after four seconds, which a loaded machine
+        // can take to write the file.
         #expect(await ste.waitForScreen(containing: "Conflict resolved"), "\(ste.screen)")
         #expect(await ste.wait { ste.text(of: "A.txt") == "base TYPED\n" }, "\(ste.screen)")
         #expect(ste.conflictTexts(of: "A.txt").isEmpty)
