@@ -40,7 +40,7 @@ let package = Package(
         // Spawned by the tests as a real child process: crash, rlimit and privilege tests.
         .executableTarget(
             name: "DocumentKitTestChild",
-            dependencies: ["DocumentKit", "SimpleTextEditorDocument"]
+            dependencies: ["DocumentKit", "SimpleTextEditorDocument", "CDocumentSystem"]
         ),
         .testTarget(
             name: "DocumentKitTests",

@@ -85,8 +85,13 @@ struct SteSyncTests {
         #expect(
             await b.wait(timeout: .seconds(20)) { b.text(of: "Plan.txt") == "B: hello from A" }, "\(b.screen)"
         )
-        // F5 starts the agents again and syncs now: A's edit reaches the remote first.
+        // F5 starts the agents again and syncs now: A's edit reaches the remote first. (The
+        // status line still says what the stopped agent last wrote, so the remote's file is
+        // what tells that A's pass is done.)
         a.keys("F5")
+        let remoteFile = remoteRoot.appendingPathComponent("Plan.txt")
+        let remoteText = { try? String(contentsOf: remoteFile, encoding: .utf8) }
+        #expect(await a.wait(timeout: .seconds(60)) { remoteText() == "A: hello from A" }, "\(a.screen)")
         #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(30)))
         b.keys("F5")
         #expect(await b.waitForScreen(containing: "in conflict", timeout: .seconds(30)), "\(b.screen)")
