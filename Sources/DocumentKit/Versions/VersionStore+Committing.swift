@@ -75,11 +75,17 @@ extension VersionStore {
     ///
     /// Crash order: loose chunks, then the pack, each flushed with its folder before the next
     /// is placed (see ``StoreWriteBatch``); the identity index after, without a flush (the
-    /// records hold the locations it is rebuilt from); thinning last.
+    /// records hold the locations it is rebuilt from), or made whole and put in place for a
+    /// store that had none (a crash before leaves no index, which is rebuilt from the
+    /// records); thinning last.
     ///
     /// - Returns: For each source, the persistent identifier of the version that holds its
     ///   bytes (new, or the newest already there with the same bytes); nil where it failed.
     func store(_ sources: [VersionSource]) throws -> [String?] {
+        // A store with neither an index nor versions (a first sync's first group of merge
+        // bases): the index rebuilt after this batch would hold exactly its locations, so it
+        // is made from them once the pack is placed, not by reading back every record.
+        let startsTheIndex = hasNeitherIndexNorVersions()
         var kept: [String?] = []
         let writes = StoreWriteBatch(store: self, packing: true)
         // Each item's records as they will be once the batch is flushed, oldest first.
@@ -146,7 +152,11 @@ extension VersionStore {
         // The records just flushed hold their items' locations: the index's commit need not be
         // flushed for them (see `IdentityIndex.note(_:durably:)`), unless some item's last
         // location is in no record. One transaction for the batch.
-        try noteLocations(locations, durably: !notedOnly.isEmpty)
+        if startsTheIndex {
+            try startIndex(holding: locations)
+        } else {
+            try noteLocations(locations, durably: !notedOnly.isEmpty)
+        }
         reachedStep(.indexWritten)
         for itemID in Set(added.map(\.itemID)) {
             thin(

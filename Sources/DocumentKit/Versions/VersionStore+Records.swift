@@ -218,13 +218,37 @@ extension VersionStore {
             [(itemID, IdentityIndex.Entry(path: path, device: device, inode: inode))], durably: durably)
     }
 
+    /// Whether the store has no index and nothing to make one from: no records, packs or old
+    /// `index.json`. Asked under the store's lock, its answer holds until the lock is let go.
+    func hasNeitherIndexNorVersions() -> Bool {
+        openedIndex.withLock({ $0 }) == nil && indexGenerations().isEmpty
+            && ![itemsURL, packsURL, legacyIndexURL].contains { FileStatus(path: $0.path) != nil }
+    }
+
+    /// Makes the first index of a store that had neither an index nor versions before the
+    /// batch whose `locations` these are: what a rebuild from the records would make, put in
+    /// place whole (``IdentityIndex/build(at:rows:)``). Runs under the store's lock.
+    func startIndex(holding locations: [(itemID: String, entry: IdentityIndex.Entry)]) throws {
+        let generation = (indexGenerations().max() ?? 0) + 1
+        // In order: an item's last location is the one its newest record holds.
+        keepOpen(
+            try IdentityIndex.build(at: indexURL(generation: generation)) { insert in
+                for (itemID, entry) in locations { try insert(itemID, entry) }
+            })
+        forgetStandIns(for: locations.map(\.itemID))
+    }
+
     /// Records where items are now, in order, in one transaction of the index.
     func noteLocations(_ locations: [(itemID: String, entry: IdentityIndex.Entry)], durably: Bool) throws {
         guard !locations.isEmpty else { return }
         _ = try usingIndex(creating: true) { try $0.note(locations, durably: durably) }
-        // The index holds these now: a path this process stood in for them stands for
-        // nothing more, and a new file there later is a new item.
-        let noted = Set(locations.map(\.itemID))
+        forgetStandIns(for: locations.map(\.itemID))
+    }
+
+    /// The index holds these items now: a path this process stood in for them stands for
+    /// nothing more, and a new file there later is a new item.
+    private func forgetStandIns(for itemIDs: [String]) {
+        let noted = Set(itemIDs)
         identitiesGiven.withLock { given in given = given.filter { !noted.contains($0.value) } }
     }
 

@@ -321,4 +321,46 @@ import Testing
         #expect(afterIndex.otherVersionsOfItem(at: file).count == 1, "found by path alone")
         #expect(afterIndex.lastRecoveryError == nil)
     }
+
+    /// The first batch stored into a store with neither an index nor versions (a first sync's
+    /// merge bases) makes the index from its own locations once its pack is placed: the same
+    /// rows a rebuild from the records makes. A crash before leaves no index at all, so the
+    /// next opening rebuilds it and still finds every item by path.
+    @Test func theFirstBatchOfAnEmptyStoreMakesTheIndexARebuildWouldMake() throws {
+        let tree = try TemporaryTree()
+        let store = makeStore(in: tree)
+        let urls = try (0..<30).map { try tree.write("text \($0)", to: "docs/\($0 % 3)/\($0).txt") }
+        let copies = Mutex<[StoreStep: URL]>([:])
+        store.onEachStep { [store] step in
+            guard step == .versionsPlaced || step == .indexWritten else { return }
+            let copy = tree.file("crash-\(copies.withLock { $0.count })/Versions")
+            try? FileManager.default.createDirectory(
+                at: copy.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try? FileManager.default.copyItem(at: store.root, to: copy)
+            copies.withLock { $0[step] = copy }
+        }
+        #expect(store.keepBases(urls.map { BaseToKeep(url: $0) }).allSatisfy { $0 != nil })
+        store.onEachStep(nil)
+        let docs = tree.file("docs").path
+        func rows(_ store: VersionStore) -> [String] {
+            (store.withIndex { try $0.entries(inside: docs) } ?? []).map {
+                "\($0.itemID) \($0.entry.path) \($0.entry.device) \($0.entry.inode)"
+            }
+        }
+        let made = rows(store)
+        #expect(made.count == urls.count)
+        try Self.removeIndexFiles(of: store)
+        let rebuilt = VersionStore(root: store.root)
+        #expect(rows(rebuilt) == made)
+
+        let placed = try #require(copies.withLock { $0[.versionsPlaced] })
+        let names = try FileManager.default.contentsOfDirectory(atPath: placed.path)
+        #expect(!names.contains { $0.hasPrefix("index.") }, "\(names)")
+        for url in urls { #expect(dropIdentityAttribute(url)) }
+        let afterCrash = VersionStore(root: placed)
+        #expect(urls.allSatisfy { afterCrash.otherVersionsOfItem(at: $0).count == 1 })
+        #expect(afterCrash.lastRecoveryError == nil)
+        let afterIndex = VersionStore(root: try #require(copies.withLock { $0[.indexWritten] }))
+        #expect(urls.allSatisfy { afterIndex.otherVersionsOfItem(at: $0).count == 1 })
+    }
 }
