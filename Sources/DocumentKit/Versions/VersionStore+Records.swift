@@ -55,7 +55,10 @@ extension VersionStore {
             return open
         }
         // Not opened yet, or another process put a rebuilt generation in its place.
-        if let newest = indexGenerations().max(), FileStatus(path: indexURL(generation: newest).path) != nil {
+        let locked = holdsStoreLock
+        if !(locked && indexSeenMissing.withLock({ $0 })), let newest = indexGenerations().max(),
+            FileStatus(path: indexURL(generation: newest).path) != nil
+        {
             let url = indexURL(generation: newest)
             let index: IdentityIndex
             do {
@@ -71,7 +74,10 @@ extension VersionStore {
             return index
         }
         let hasVersions = [itemsURL, packsURL, legacyIndexURL].contains { FileStatus(path: $0.path) != nil }
-        guard creating || hasVersions else { return nil }
+        guard creating || hasVersions else {
+            if locked { indexSeenMissing.withLock { $0 = true } }
+            return nil
+        }
         return try rebuildIndex(replacing: nil)
     }
 
@@ -79,6 +85,7 @@ extension VersionStore {
     /// when no thread uses it any more (a save's lookup may, off the queue).
     private func keepOpen(_ index: IdentityIndex) {
         openedIndex.withLock { $0 = index }
+        indexSeenMissing.withLock { $0 = false }
     }
 
     /// Makes the index anew, under the store's lock, in the generation after the newest on

@@ -72,6 +72,11 @@ public final class VersionStore: Sendable {
     let conflictCache = Mutex<ConflictSummary?>(nil)
     /// The identity index this store object has open; see `usingIndex(creating:_:)`.
     let openedIndex = Mutex<IdentityIndex?>(nil)
+    /// Whether the thread holding the store's lock found no index on disk: no process can
+    /// make one while the lock is held, so its next lookups do not list the store's folder
+    /// again (a first sync looks up every document before the first index is made). Cleared
+    /// when an index is kept open and when the lock is let go.
+    let indexSeenMissing = Mutex(false)
     /// The unchanging part of each item's records, by item and record file name, as last
     /// read; see `recordSummaries(ofItem:)`.
     let recordSummaryCache = Mutex<[String: [String: RecordSummary]]>([:])
@@ -327,7 +332,12 @@ public final class VersionStore: Sendable {
                 owner = pthread_self()
                 return false
             }
-            defer { if !outer { storeLockOwner.withLock { $0 = nil } } }
+            defer {
+                if !outer {
+                    indexSeenMissing.withLock { $0 = false }
+                    storeLockOwner.withLock { $0 = nil }
+                }
+            }
             return try body()
         }
     }
