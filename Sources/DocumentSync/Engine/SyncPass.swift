@@ -110,7 +110,7 @@ final class SyncPass: @unchecked Sendable {
     /// writes a group's identity rows in one transaction, not the whole index), so that what
     /// waits is bounded by the group, not by the pass. Set on the pass's thread before the
     /// batches run.
-    private(set) var basesKeptTogether = 1024
+    private(set) var basesKeptTogether = 200
     /// The download requests the scan found for documents the remote's listing did not have:
     /// met at the end of the pass (see `settleDownloadRequests()`). Set on the pass's thread
     /// before the batches run.
