@@ -15,14 +15,55 @@ extension Editor {
         return true
     }
 
-    /// The container's sync state in words for the status line: nil when the container is
-    /// not a ubiquity container.
-    var syncSummary: String? {
-        guard let ubiquity else { return nil }
-        guard let syncStatus else {
-            return UbiquityAgent.isRunning(for: ubiquity.url)
-                ? "sync: starting" : "sync: not running (F5 starts it)"
+    /// How long an agent ste started may take to run before it is said to have failed.
+    static let agentStartTime: Duration = .seconds(5)
+
+    /// Looks, at most once a second, whether the container's agent runs; true when what the
+    /// status line says of it changed. An agent asked for that does not run within
+    /// ``agentStartTime`` is said to have failed, with the last line of its log.
+    @discardableResult
+    func followAgent() -> Bool {
+        guard let ubiquity else { return false }
+        let now = clock.now
+        if let lastAgentLook, now - lastAgentLook < .seconds(1) { return false }
+        lastAgentLook = now
+        let wasStarting = isAgentStarting
+        let ran = agentRuns
+        agentRuns = UbiquityAgent.isRunning(for: ubiquity.url)
+        if agentRuns {
+            agentStartAsked = nil
+        } else if let asked = agentStartAsked, now - asked >= Self.agentStartTime {
+            agentStartAsked = nil
+            let log = SyncStateFiles.log(forContainer: ubiquity.url)
+            let reason = Self.lastLine(of: log).map { ": \($0)" } ?? " (its log is \(log.path))"
+            show("The sync agent did not start\(reason)", isError: true)
         }
+        return agentRuns != ran || isAgentStarting != wasStarting
+    }
+
+    /// Started and not running yet.
+    var isAgentStarting: Bool { !agentRuns && agentStartAsked != nil }
+
+    /// The last line of the agent's log that says something, read from its last 4 KiB.
+    static func lastLine(of log: URL) -> String? {
+        guard let handle = try? FileHandle(forReadingFrom: log) else { return nil }
+        defer { try? handle.close() }
+        guard let end = try? handle.seekToEnd() else { return nil }
+        try? handle.seek(toOffset: end > 4096 ? end - 4096 : 0)
+        let tail = String(decoding: (try? handle.readToEnd()) ?? Data(), as: UTF8.self)
+        return tail.split(whereSeparator: \.isNewline).last {
+            !$0.trimmingCharacters(in: .whitespaces).isEmpty
+        }.map(String.init)
+    }
+
+    /// The container's sync state in words for the status line: nil when the container is
+    /// not a ubiquity container. What the agent last published is said only while it runs.
+    var syncSummary: String? {
+        guard ubiquity != nil else { return nil }
+        guard agentRuns else {
+            return isAgentStarting ? "sync: starting" : "sync: stopped (F5 starts it)"
+        }
+        guard let syncStatus else { return "sync: starting" }
         if syncStatus.state == .paused, let pause = syncStatus.pause {
             return "sync paused: \(Self.brief(pause)) — F5 asks"
         }
@@ -151,6 +192,11 @@ extension Editor {
         // Asked for: started even when this process started one a moment ago.
         UbiquityAgent.start(forContainerAt: container.url, isRequestedByUser: true)
         UbiquityAgent.wake(forContainerAt: container.url)
+        guard agentRuns else {
+            if UbiquityAgent.startsAgents { agentStartAsked = clock.now }
+            lastAgentLook = nil
+            return show("Starting sync with \(ubiquity.remote)", isError: false)
+        }
         var details = "Syncing with \(ubiquity.remote)"
         if let syncStatus {
             details +=

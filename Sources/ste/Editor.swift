@@ -151,6 +151,14 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
     var syncStatusStamp: FileStatus.Timestamp?
     /// The sync pauses the status line has announced: a new one is announced again.
     var announcedPauses: Set<String> = []
+    /// Whether the container's agent runs, as last looked (once a second): its status file
+    /// says what it last did, and stays when it stops or dies.
+    var agentRuns = false
+    var lastAgentLook: ContinuousClock.Instant?
+    /// When ste last started the agent (as it opened the container, or on F5): until it
+    /// runs, the status line says it is starting, and one that never does is said to have
+    /// failed, with the last line of its log.
+    var agentStartAsked: ContinuousClock.Instant?
 
     /// What the list mark and the status line show of the open document: a change redraws.
     struct DocumentStatus: Equatable {
@@ -195,7 +203,9 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         guard let container else { return }
         // A ubiquity container is synced by its agent: started now if none runs.
         ubiquity = UbiquityAgent.start(forContainerAt: container.url)
+        if ubiquity != nil, UbiquityAgent.startsAgents { agentStartAsked = clock.now }
         refreshSyncStatus()
+        followAgent()
         let query = container.documentQuery()
         let snapshots = query.snapshots()
         if query.start() {
@@ -255,6 +265,9 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
             render()
         }
         offerNewConflicts()
+        if followAgent() {
+            render()
+        }
         if refreshSyncStatus() {
             followSyncPause()
             render()

@@ -133,6 +133,43 @@ struct SteSyncTests {
         #expect(await a.wait { a.exitStatus != nil && b.exitStatus != nil })
     }
 
+    /// The status line says what the agent does only while it runs: stopped (or dead), it
+    /// says so, not the last thing the agent wrote; F5 starts it again; and an agent that
+    /// does not start is said to have failed, with the last line of its log.
+    @Test func theStatusLineSaysWhenTheAgentStoppedAndWhenItCannotStart() async throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let a = try device(remote: "file://" + remoteRoot.path)
+        defer { Self.stopAgents(of: a.container) }
+        a.start()
+        #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(30)), "\(a.screen)")
+        Self.stopAgents(of: a.container)
+        #expect(await a.waitForScreen(containing: "sync: stopped (F5 starts it)", timeout: .seconds(10)))
+        #expect(!a.screen.contains("up to date"), "\(a.screen)")
+        a.keys("F5")
+        #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(30)), "\(a.screen)")
+
+        // An agent that refuses to run: the one recorded is made a program that says why and
+        // exits, as a misconfigured one would.
+        Self.stopAgents(of: a.container)
+        #expect(await a.waitForScreen(containing: "sync: stopped (F5 starts it)", timeout: .seconds(10)))
+        let refusing = a.root.appendingPathComponent("refusing-agent")
+        try Data("#!/bin/sh\necho \"sync refused: the test says no\"\nexit 1\n".utf8).write(to: refusing)
+        chmod(refusing.path, 0o755)
+        let settings = a.configHome.appendingPathComponent("DocumentKit/ubiquity.json")
+        var configuration = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: settings)) as? [String: Any])
+        configuration["agent"] = refusing.path
+        try JSONSerialization.data(withJSONObject: configuration).write(to: settings)
+        a.keys("F5")
+        #expect(
+            await a.waitForScreen(
+                containing: "The sync agent did not start: sync refused: the test says no",
+                timeout: .seconds(20)),
+            "\(a.screen)")
+        a.keys("C-q")
+        #expect(await a.wait { a.exitStatus != nil })
+    }
+
     @Test func aDocumentOnTheServerOnlyShowsAsSuchAndOpensAfterItsDownload() async throws {
         defer { try? FileManager.default.removeItem(at: remoteRoot) }
         let a = try device(remote: "file://" + remoteRoot.path)

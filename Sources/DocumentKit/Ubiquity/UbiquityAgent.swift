@@ -58,6 +58,11 @@ public enum UbiquityAgent {
         try? SafeSave.write(Data("\(Date().timeIntervalSince1970)\n".utf8), to: file, permissions: 0o600)
     }
 
+    /// Whether this process starts agents: not with `DOCUMENTKIT_SYNC_AGENT=manual`.
+    public static var startsAgents: Bool {
+        ProcessInfo.processInfo.environment["DOCUMENTKIT_SYNC_AGENT"] != "manual"
+    }
+
     /// When each container's agent was last started by this process: a failing agent is not
     /// started again on every call.
     private static let started = Mutex<[String: ContinuousClock.Instant]>([:])
@@ -68,8 +73,8 @@ public enum UbiquityAgent {
         for container: UbiquityContainer, configuration: UbiquityConfiguration,
         isRequestedByUser: Bool = false
     ) {
-        guard ProcessInfo.processInfo.environment["DOCUMENTKIT_SYNC_AGENT"] != "manual",
-            let agent = configuration.agent, FileManager.default.isExecutableFile(atPath: agent),
+        guard startsAgents, let agent = configuration.agent,
+            FileManager.default.isExecutableFile(atPath: agent),
             !isRunning(for: container.url)
         else { return }
         let now = ContinuousClock.now
