@@ -1,5 +1,6 @@
 import DocumentKit
 import Foundation
+import Synchronization
 import Testing
 
 @testable import DocumentSync
@@ -110,7 +111,7 @@ import Testing
         let engine = try here.opened()
         let pass = try SyncScan(
             changesIn: here.container, journal: engine.journal, remote: listing,
-            configuration: here.configuration)
+            configuration: here.configuration, listingAfterTheScan: true)
         #expect(pass.plan.actions.map(\.path) == [RemotePath("a.txt")])
         guard case .reconcile = pass.plan.actions.first else {
             Issue.record("planned \(pass.plan.actions), not a reconcile")
@@ -142,9 +143,28 @@ import Testing
         let engine = try here.opened()
         let pass = try SyncScan(
             changesIn: here.container, journal: engine.journal, remote: listing,
-            configuration: here.configuration)
+            configuration: here.configuration, listingAfterTheScan: true)
         #expect(pass.local[RemotePath("A/a.txt")] == nil)
         #expect(!pass.plan.actions.contains { $0.path == RemotePath("A/a.txt") && $0.isUpload })
+    }
+
+    /// The remote is listed beside the local scan; a local scan that fails still waits for
+    /// the listing, so that no listing goes on once the scan has returned.
+    @Test func aScanThatFailsHereStillWaitsForTheListing() throws {
+        let folder = try TemporaryFolder(#function)
+        let base = LocalFolderRemote(root: try folder.folder("remote"))
+        let here = try SyncDevice("here", remote: base, in: folder)
+        try here.write("a.txt", "first\n")
+        try here.sync()
+        let engine = try here.opened()
+        let listing = SlowListing(base)
+        try FileManager.default.removeItem(at: here.container)
+        #expect(throws: (any Error).self) {
+            try SyncScan(
+                changesIn: here.container, journal: engine.journal, remote: listing,
+                configuration: here.configuration)
+        }
+        #expect(listing.isDone.withLock { $0 })
     }
 
     /// A remote whose whole listing keeps a file the pass said it knows (what two keys that
@@ -171,6 +191,17 @@ import Testing
             here.container, known: try engine.journal.itemsByPath(), remote: KeepingAnyway(base),
             configuration: here.configuration)
         #expect(whole.plan.actions.isEmpty)
+    }
+}
+
+/// A remote whose listing of the root takes a while, and that says when it is done.
+private final class SlowListing: ForwardingRemote, @unchecked Sendable {
+    let isDone = Mutex(false)
+
+    override func list(_ folder: RemotePath) throws -> RemoteListing {
+        if folder.isRoot { usleep(300_000) }
+        defer { if folder.isRoot { isDone.withLock { $0 = true } } }
+        return try base.list(folder)
     }
 }
 

@@ -52,18 +52,24 @@ struct SyncScan {
     /// last saw it on both sides (the same inode, size and times here, the same tag there),
     /// and plans the pass from the rest.
     ///
-    /// A file found as the journal saw it here is left out of the local tree as it is found;
-    /// if the remote's is too, it is left out of the remote's tree and its row is not read.
-    /// One as the journal saw it here whose remote side changed (or is gone) is looked at
-    /// again once the remote is listed: a look later than the scan, which the plan takes as
-    /// the scan's. Never left out: folders, and the paths of intents, placeholders and
-    /// download requests, which a pass reads beside its plan.
+    /// The two sides are scanned at once, the remote's listing on a thread of its own. A file
+    /// found as the journal saw it here is left out of the local tree, and one listed as the
+    /// journal saw it there (its tag) out of the remote's tree, each as it is found; one left
+    /// out of both is not planned and its row is not read. One as the journal saw it here
+    /// whose remote side changed (or is gone) is looked at again once the remote is listed: a
+    /// look later than the scan, which the plan takes as the scan's. One as the journal saw
+    /// it there whose local side changed gets the remote entry its row holds: the tag listed,
+    /// with the size and file identity recorded with that tag. Never left out: folders, and
+    /// the paths of intents, placeholders and download requests, which a pass reads beside
+    /// its plan.
     ///
+    /// - Parameter listingAfterTheScan: The remote listed once the local side is scanned, not
+    ///   beside it: a test's listing that changes the container then meets a scan that is done.
     /// - Throws: `RemoteError` when the remote cannot be listed, or lists one path twice
     ///   differently.
     init(
         changesIn container: URL, journal: SyncJournal, remote: any Remote, configuration: SyncConfiguration,
-        leftovers: ((URL) -> Void)? = nil
+        leftovers: ((URL) -> Void)? = nil, listingAfterTheScan: Bool = false
     ) throws {
         // Each attempt reads the journal's references, then its rows once the sides are
         // scanned; a journal another process changed in between is read again.
@@ -80,18 +86,38 @@ struct SyncScan {
             }
             var notes: [String] = []
             var placeholders: Set<RemotePath> = []
-            var local = try SyncTrees.local(
-                container, leftovers: leftovers, placeholders: { placeholders.insert($0) },
-                unsyncable: { url, reason in notes.append(Self.unsyncableNote(url, reason)) },
-                keeping: { path, entry in
-                    keptWhole.contains(path) || placeholders.contains(path)
-                        || !references.isAsSeen(here: path, entry.status)
-                })
-            let alwaysKept = keptWhole.union(placeholders)
-            let remoteTree = try SyncTrees.remote(remote) { path, entry in
-                alwaysKept.contains(path) || !references.isLeftOut(there: path, entry)
+            // The two sides at once: the remote's listing on a thread of its own leaves out
+            // what it lists as the journal last saw it there, whatever the local side is; what
+            // the local side needs back is made from the journal's row below.
+            let keptThere = keptWhole
+            // Set by the listing's thread before it signals; an error until then.
+            let listing = Mutex<Result<[RemotePath: RemoteEntry], any Error>>(.failure(CancellationError()))
+            let listed = DispatchSemaphore(value: 0)
+            let list: @Sendable () -> Void = {
+                let result = Result {
+                    try SyncTrees.remote(remote) { path, entry in
+                        keptThere.contains(path) || !references.isAsSeen(there: path, entry)
+                    }
+                }
+                listing.withLock { $0 = result }
+                listed.signal()
             }
-            for (path, entry) in remoteTree where references.isLeftOut(path) {
+            if !listingAfterTheScan { Thread.detachNewThread(list) }
+            let scanned = Result {
+                try SyncTrees.local(
+                    container, leftovers: leftovers, placeholders: { placeholders.insert($0) },
+                    unsyncable: { url, reason in notes.append(Self.unsyncableNote(url, reason)) },
+                    keeping: { path, entry in
+                        keptWhole.contains(path) || placeholders.contains(path)
+                            || !references.isAsSeen(here: path, entry.status)
+                    })
+            }
+            if listingAfterTheScan { list() }
+            // Waited for whatever the local side found: no listing outlives the scan.
+            listed.wait()
+            var local = try scanned.get()
+            var remoteTree = try listing.withLock { $0 }.get()
+            for (path, entry) in remoteTree where references.isAsSeenThere(path) {
                 // A file and a folder of one name keep the folder: the file's row is read.
                 guard entry.kind == .folder else {
                     throw remote.failure(
@@ -102,7 +128,8 @@ struct SyncScan {
                 }
                 references.keep(path)
             }
-            let (changed, knownFiles, lookAgain) = references.changed()
+            for path in placeholders { references.keep(path) }
+            let (changed, knownFiles, lookAgain, leftOutThere) = references.changed()
             let operation = "look again at a file whose remote side changed"
             let folder = lookAgain.isEmpty ? nil : try ContainedFolder(at: container, operation: operation)
             for path in lookAgain {
@@ -117,6 +144,14 @@ struct SyncScan {
                 }
             }
             let known = try journal.items(at: changed)
+            // Listed as the journal last saw it there but changed here (or a placeholder): its
+            // entry, as the listing had it, from the row.
+            for path in leftOutThere {
+                guard remoteTree[path] == nil, let item = known[path], item.kind == .file else { continue }
+                remoteTree[path] = RemoteEntry(
+                    name: path.name, kind: .file, size: item.remoteSize ?? 0, tag: item.remoteTag,
+                    fileID: item.remoteFileID)
+            }
             let unchanged = try journal.itemsStamp() == stamp
             guard unchanged || attempt >= Self.attempts else {
                 attempt += 1
@@ -178,8 +213,14 @@ private final class ScanReferences: Sendable {
         var reference: JournalReference
         /// Found here as the journal last saw it.
         var isAsSeenHere = false
-        /// Found as the journal last saw it on both sides: left out of both trees.
-        var isLeftOut = false
+        /// Listed there as the journal last saw it: left out of the remote's tree.
+        var isAsSeenThere = false
+        /// Taken back into the pass whatever the sides found (a placeholder, a folder listed
+        /// where the file was).
+        var isKept = false
+        /// Found as the journal last saw it on both sides: left out of both trees, its row not
+        /// read.
+        var isLeftOut: Bool { isAsSeenHere && isAsSeenThere && !isKept }
     }
 
     private let entries = Mutex<[RemotePath: Entry]>([:])
@@ -199,36 +240,40 @@ private final class ScanReferences: Sendable {
         }
     }
 
-    /// Whether the remote's file at `path` is as the journal last saw it, and the local one
-    /// too: noted as left out.
-    func isLeftOut(there path: RemotePath, _ remote: RemoteEntry) -> Bool {
+    /// Whether the remote's file at `path` is as the journal last saw it there: noted.
+    func isAsSeen(there path: RemotePath, _ remote: RemoteEntry) -> Bool {
         entries.withLock { entries in
-            guard let entry = entries[path], entry.isAsSeenHere, remote.kind == .file,
+            guard let entry = entries[path], entry.reference.kind == .file, remote.kind == .file,
                 entry.reference.remoteTag != nil, entry.reference.remoteTag == remote.tag
             else { return false }
-            entries[path]?.isLeftOut = true
+            entries[path]?.isAsSeenThere = true
             return true
         }
     }
 
-    func isLeftOut(_ path: RemotePath) -> Bool { entries.withLock { $0[path]?.isLeftOut ?? false } }
+    func isAsSeenThere(_ path: RemotePath) -> Bool { entries.withLock { $0[path]?.isAsSeenThere ?? false } }
 
     /// Takes `path` back into the pass: its row is read and its file looked at again.
-    func keep(_ path: RemotePath) { entries.withLock { $0[path]?.isLeftOut = false } }
+    func keep(_ path: RemotePath) { entries.withLock { $0[path]?.isKept = true } }
 
     /// The paths whose rows the pass reads (every one not left out), how many files the
-    /// journal knows, and the files left out here to look at again (their remote side
-    /// changed).
-    func changed() -> (paths: Set<RemotePath>, knownFiles: Int, lookAgain: [RemotePath]) {
+    /// journal knows, the files found here as the journal saw them to look at again (their
+    /// remote side changed), and those listed there as the journal saw them whose entry the
+    /// pass makes from their rows (their local side changed).
+    func changed() -> (
+        paths: Set<RemotePath>, knownFiles: Int, lookAgain: [RemotePath], leftOutThere: [RemotePath]
+    ) {
         entries.withLock { entries in
-            var (paths, knownFiles, lookAgain) = (Set<RemotePath>(), 0, [RemotePath]())
+            var (paths, knownFiles) = (Set<RemotePath>(), 0)
+            var (lookAgain, leftOutThere) = ([RemotePath](), [RemotePath]())
             for (path, entry) in entries {
                 if entry.reference.kind == .file { knownFiles += 1 }
                 guard !entry.isLeftOut else { continue }
                 paths.insert(path)
                 if entry.isAsSeenHere { lookAgain.append(path) }
+                if entry.isAsSeenThere { leftOutThere.append(path) }
             }
-            return (paths, knownFiles, lookAgain)
+            return (paths, knownFiles, lookAgain, leftOutThere)
         }
     }
 }
