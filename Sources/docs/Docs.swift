@@ -79,7 +79,20 @@ enum Docs {
         if command == "remote" { return try RemoteCommand.run(invocation) }
         let container: TextContainer
         do {
-            container = try TextContainer(path: invocation.containerPath)
+            // A folder named by --container or $STE_CONTAINER must be there: a typo would
+            // otherwise become a new folder, and a sync would fill it with the whole remote.
+            // The default folder is made on first use, as ste makes it.
+            let named = [
+                invocation.containerPath,
+                ProcessInfo.processInfo.environment[TextContainer.environmentVariable],
+            ]
+            .contains { !($0 ?? "").isEmpty }
+            container = try TextContainer(path: invocation.containerPath, creating: !named)
+            guard FileStatus(path: container.url.path) != nil else {
+                throw DocsFailure.failure(
+                    "cannot use the container “\(container.url.path)”: there is no such folder (make it first with mkdir -p, or leave out --container and $STE_CONTAINER for the default one)"
+                )
+            }
         } catch let error as DocumentKitError {
             let folder = error.url ?? URL(fileURLWithPath: invocation.containerPath ?? "")
             var plain = error

@@ -33,7 +33,9 @@ enum Help {
 
         Options, anywhere on the line:
           --container PATH  the folder of documents (default: $STE_CONTAINER, else
-                            “Simple Text Editor” in your Documents folder)
+                            “Simple Text Editor” in your Documents folder, made on first
+                            use); a folder named here or in $STE_CONTAINER must exist,
+                            except for `remote add`, which makes it
           --json            machine-readable output for list, versions, watch, sync, status
                             and remote list
           -h, --help        this help, or a command's with `docs COMMAND --help`

@@ -89,6 +89,25 @@ struct DocsCommandTests {
         }
     }
 
+    /// A container named by `--container` or `$STE_CONTAINER` that is not there is refused,
+    /// and nothing is made: a typo never becomes a folder a sync fills with the remote.
+    @Test func aNamedContainerThatIsNotThereIsRefusedAndNotMade() throws {
+        let folder = try DocsFolder()
+        let typo = folder.root.appendingPathComponent("Contianer")
+        for result in [
+            try folder.run(["--container", typo.path, "list"]),
+            try folder.run(["sync", "--container", typo.path, "--once"]),
+            try folder.run(["list"], environment: ["STE_CONTAINER": typo.path]),
+        ] {
+            #expect(result.status == 1)
+            #expect(
+                result.error.hasPrefix(
+                    "docs: cannot use the container “\(typo.path)”: there is no such folder"),
+                "\(result.error)")
+            #expect(!FileManager.default.fileExists(atPath: typo.path))
+        }
+    }
+
     // MARK: - new
 
     @Test func newCreatesAnEmptyDocumentAndPrintsItsPath() throws {
