@@ -327,6 +327,19 @@ import Testing
         #expect(a.conflicts("changed.txt") == ["changed on b while its journal was lost"])
     }
 
+    /// A file URL with a host part (`file://notes/x`, typed for a relative path) is refused
+    /// naming the host, never taken for the folder its path part names; `localhost` is this
+    /// computer.
+    @Test func aFileURLWithAHostIsRefusedNotReadAsItsPath() throws {
+        let inside = try folder.folder("x")
+        let error = #expect(throws: RemoteSetupError.self) {
+            try SyncRemotes.remote(for: "file://notes" + inside.path)
+        }
+        #expect(error?.message.contains("names the host “notes”") == true, "\(String(describing: error))")
+        #expect(
+            try SyncRemotes.remote(for: "file://localhost" + inside.path).displayName.hasSuffix(inside.path))
+    }
+
     /// A journal remembers the remote whole; one of an older version, which kept only its
     /// display name, still names the remote it synced with, and is not reset by the new form.
     @Test func theJournalRemembersTheRemoteWholeAndAnOlderJournalStillWorks() throws {

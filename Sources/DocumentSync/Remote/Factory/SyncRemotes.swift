@@ -27,6 +27,14 @@ public enum SyncRemotes {
         switch scheme {
         case "file":
             let path = parsed.path
+            // `file://notes/x` is the folder /x on a host called "notes", not the relative
+            // path it looks like: refused, never read as /x.
+            if let host = parsed.host, !host.isEmpty, host.lowercased() != "localhost" {
+                throw RemoteSetupError(
+                    .invalidAddress,
+                    "“\(url)” names the host “\(host)”, and sync reaches folders on this computer only: a folder is file:///absolute/path (three slashes)"
+                )
+            }
             guard path.hasPrefix("/") else {
                 throw RemoteSetupError(
                     .invalidAddress, "“\(url)” is not an absolute file URL (file:///absolute/path)")
