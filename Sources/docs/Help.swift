@@ -19,14 +19,18 @@ enum Help {
           watch                     print documents added, changed and removed, until interrupted
           sync [--remote NAME|URL] [--once|--watch] [--resume delete|keep]
                                     sync the container with its remote (see remote add), or
-                                    with file:///absolute/path or a WebDAV https://host/path/;
-                                    --resume answers a paused sync (see sync --help)
+                                    with file:///absolute/path, a WebDAV https://host/path/ or
+                                    s3://BUCKET/PREFIX; --resume answers a paused sync (see
+                                    sync --help)
           status                    where each document stands with the remote
           evict NAME                keep a synced document on the server only (a placeholder
                                     stays, and list shows it)
           download NAME             bring back a document kept on the server only
-          remote add NAME URL [--user U] [--identifier ID] [--interval S]
+          remote add NAME URL [--user U] [--password-file FILE] [--identifier ID]
+                     [--interval S] [--on-demand] [--allow-http] [--unsafe-server]
                                     sync the container with a remote, as ubiquity container ID
+          remote add NAME s3://BUCKET/PREFIX [--endpoint URL] [--region R] [--profile P]
+                                    the same with a key prefix of an S3 store
           remote list               the remotes added, with their containers
           remote remove NAME        stop syncing a container (its documents stay)
           remote test NAME|URL      what a WebDAV server is, and whether sync can trust it

@@ -25,6 +25,21 @@ struct DocsCommandTests {
         #expect(try folder.run(["-h"]).output == help.output)
     }
 
+    /// `docs --help` shows every form of remote and every flag `remote add` takes, as
+    /// `docs remote --help` does.
+    @Test func helpShowsEveryRemoteFormAndFlag() throws {
+        let folder = try DocsFolder()
+        let help = try folder.run(["--help"]).output
+        let remoteHelp = try folder.run(["remote", "--help"]).output
+        for shown in [
+            "s3://BUCKET/PREFIX", "--password-file", "--on-demand", "--unsafe-server", "--allow-http",
+            "--endpoint", "--region", "--profile", "--interval", "--identifier",
+        ] {
+            #expect(help.contains(shown), "\(shown) missing from docs --help")
+            #expect(remoteHelp.contains(shown), "\(shown) missing from docs remote --help")
+        }
+    }
+
     @Test func versionNamesToolAndLibrary() throws {
         let result = try DocsFolder().run(["--version"])
         #expect(result.status == 0)
