@@ -92,7 +92,7 @@ enum SyncCommand {
             Output.error(
                 "docs: syncing \(container.url.path) with \(engine.remote.displayName); stop with Ctrl-C")
             do {
-                try engine.keepSyncing(
+                let end = try engine.keepSyncing(
                     every: interval, until: { syncStopRequested.load(ordering: .relaxed) },
                     report: { result in
                         switch result {
@@ -103,6 +103,11 @@ enum SyncCommand {
                         case .failure(let error): Output.error("docs: \(error)")
                         }
                     })
+                if end == .containerGone {
+                    Output.error(
+                        "docs: \(container.url.path) is gone: this sync stops (the container's agent starts again when an app uses it)"
+                    )
+                }
             } catch let error as DocumentKitError {
                 throw DocsFailure.failure("cannot watch the container: \(DocsFailure.reason(for: error))")
             }

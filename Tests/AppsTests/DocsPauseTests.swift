@@ -173,4 +173,38 @@ struct DocsPauseTests {
             })
         #expect(agent.isRunning)
     }
+
+    /// An agent whose container folder is deleted stops, saying why in its log, and writes
+    /// no more status for a folder no one has (agents outlived their containers for an hour).
+    @Test func anAgentStopsWhenItsContainerIsGone() async throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let a = try Device(remote: remoteRoot)
+        _ = try twentyDocuments([a])
+        let log = a.folder.root.appendingPathComponent("agent.log")
+        try Data().write(to: log)
+        let agent = Process()
+        agent.executableURL = DocsBinary.url
+        agent.arguments = ["sync", "--watch", "--interval", "1"]
+        agent.environment = a.folder.environment.merging(["XDG_STATE_HOME": a.stateHome.path]) { $1 }
+        agent.standardOutput = FileHandle.nullDevice
+        agent.standardError = try FileHandle(forWritingTo: log)
+        try agent.run()
+        defer {
+            if agent.isRunning { kill(agent.processIdentifier, SIGKILL) }
+            agent.waitUntilExit()
+        }
+        let said = { String(decoding: (try? Data(contentsOf: log)) ?? Data(), as: UTF8.self) }
+        #expect(
+            try await eventually(timeout: .seconds(30)) { said().contains("stop with Ctrl-C") }, "\(said())")
+        // A round, and a document made after it, synced: the agent is in its loop.
+        try a.folder.write("later.txt", "made while the agent runs")
+        #expect(
+            try await eventually(timeout: .seconds(30)) {
+                FileManager.default.fileExists(atPath: remoteRoot.appendingPathComponent("later.txt").path)
+            })
+        try FileManager.default.removeItem(at: a.folder.container)
+        #expect(try await eventually(timeout: .seconds(30)) { !agent.isRunning }, "the agent goes on")
+        #expect(agent.terminationStatus == 0)
+        #expect(said().contains("\(a.folder.container.path) is gone: this sync stops"), "\(said())")
+    }
 }

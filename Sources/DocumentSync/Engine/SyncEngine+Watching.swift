@@ -1,19 +1,30 @@
 import DocumentKit
 import Foundation
 
+/// Why ``SyncEngine/keepSyncing(every:until:report:)`` ended.
+public enum SyncingEnd: Sendable, Equatable {
+    /// `shouldStop` said so.
+    case stopped
+    /// The container's folder is gone: nothing is left to sync, and an agent that went on
+    /// would only write the status of a folder no one has.
+    case containerGone
+}
+
 extension SyncEngine {
     /// Syncs now, then again whenever the container changes (inotify, through DocumentKit's
     /// watcher), an app asks (``UbiquityAgent/wake(forContainerAt:)``), or `interval` has
-    /// passed (the remote is polled), until `shouldStop` says so.
+    /// passed (the remote is polled), until `shouldStop` says so or the container's folder is
+    /// gone.
     ///
     /// Each round's outcome goes to `report`; a failed round (the remote unreachable, sync
     /// paused) does not end the loop, the next change or poll tries again.
     ///
     /// - Throws: ``DocumentKitError`` when the container cannot be watched.
+    @discardableResult
     public func keepSyncing(
         every interval: Duration, until shouldStop: @escaping @Sendable () -> Bool,
         report: (Result<SyncSummary, any Error>) -> Void
-    ) throws {
+    ) throws -> SyncingEnd {
         let changed = DispatchSemaphore(value: 0)
         let watcher = try DirectoryWatcher { events in
             // The engine's own downloads and temporaries are hidden names: not a change to sync.
@@ -30,6 +41,7 @@ extension SyncEngine {
         defer { woken.cancel() }
         try woken.watch(wake.deletingLastPathComponent(), recursive: false)
         while !shouldStop() {
+            guard FileStatus(path: container.path) != nil else { return .containerGone }
             report(Result { try sync() })
             // Wait for a change or the poll, in short slices so that a stop is heard at once.
             let deadline = clock.elapsed + interval
@@ -42,5 +54,6 @@ extension SyncEngine {
                 }
             }
         }
+        return .stopped
     }
 }
