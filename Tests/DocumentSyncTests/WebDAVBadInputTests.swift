@@ -44,6 +44,34 @@ extension BlockingSyncTests {
             }
         }
 
+        /// Apache asking for a password when none was found: the error says no password was
+        /// sent and where one was looked for, not that the server refused it; a wrong one is
+        /// said to be refused.
+        @Test func aPasswordNoneWasFoundForIsSaidToBeMissingNotRefused() throws {
+            let folder = try TemporaryFolder(#function)
+            let collection = try WebDAVServers.collection(on: .default)
+            let home = try folder.folder("home")
+            var options = RemoteOptions()
+            options.credentials = WebDAVCredentialSources(environment: ["HOME": home.path])
+            options.stateHome = try folder.folder("state")
+            let missing = #expect(throws: (any Error).self) {
+                _ = try SyncRemotes.remote(for: collection.url.absoluteString, options: options).list(.root)
+            }
+            let said = String(describing: missing)
+            #expect(said.contains("no password was sent: none was found"), "\(said)")
+            #expect(
+                said.contains("no --password-file given, DOCS_PASSWORD not set, no \(home.path)/.netrc"),
+                "\(said)")
+            #expect(!said.contains("refused"), "\(said)")
+
+            var configuration = WebDAVRemote.Configuration(
+                url: collection.url,
+                credentials: .init(user: try WebDAVServers.credentials().user, password: "not the password"))
+            configuration.timeout = 10
+            let refused = #expect(throws: RemoteError.self) { try WebDAVRemote(configuration).list(.root) }
+            #expect(refused?.description.contains("refused the user name or password") == true)
+        }
+
         @Test func aURLThatIsNotWebDAVIsNamedAsSuch() throws {
             // Apache outside its WebDAV folder: a plain web server's refusal.
             let root = try WebDAVServers.url(.default).deletingLastPathComponent().deletingLastPathComponent()

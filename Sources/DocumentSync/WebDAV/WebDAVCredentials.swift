@@ -68,6 +68,20 @@ public struct WebDAVCredentialSources: Sendable {
         return WebDAVRemote.Credentials(user: name ?? "", password: password)
     }
 
+    /// Where a password for `url` was looked for, for a message when none was found: "none was
+    /// found (no --password-file given, DOCS_PASSWORD not set, /home/ana/.netrc has no
+    /// password for dav.example.com)".
+    public func whereLookedFor(_ url: URL) -> String {
+        var places = ["no --password-file given", "DOCS_PASSWORD not set"]
+        if let netrc {
+            let host = url.host ?? ""
+            places.append(
+                FileStatus(path: netrc.path) == nil
+                    ? "no \(netrc.path)" : "\(netrc.path) has no password for \(host)")
+        }
+        return "none was found (\(places.joined(separator: ", ")))"
+    }
+
     private static func netrc(_ url: URL) throws -> NetrcFile? {
         do { return try NetrcFile.read(url) } catch { throw Failure(description: error.description) }
     }

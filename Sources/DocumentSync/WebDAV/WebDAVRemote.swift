@@ -81,6 +81,10 @@ public final class WebDAVRemote: Remote {
         public var url: URL
         /// The user and password, sent with every request (basic authentication).
         public var credentials: Credentials?
+        /// Where a password was looked for when none was found (see
+        /// ``WebDAVCredentialSources/whereLookedFor(_:)``): a server that asks for one is then
+        /// said to have had none, not to have refused it.
+        public var passwordLookedFor: String?
         /// How writes are made safe; ``WebDAVProbe`` tells which one the server supports.
         public var writeProtocol: WriteProtocol = .locking
         /// Seconds without a byte before a request fails as timed out.
@@ -462,6 +466,11 @@ public final class WebDAVRemote: Remote {
         let request = "\(answer.method) answered HTTP \(status)"
         var detail = request
         switch status {
+        case 401 where configuration.credentials.map({ $0.password.isEmpty }) ?? true:
+            kind = .permissionDenied
+            let looked = configuration.passwordLookedFor.map { ": \($0)" } ?? ""
+            detail =
+                "the server asks for a user name and password, and no password was sent\(looked) (\(request))"
         case 401:
             kind = .permissionDenied
             detail = "the server refused the user name or password (\(request))"

@@ -48,6 +48,7 @@ extension SyncRemotes {
             throw RemoteSetupError(.credentials, "\(shown): \(failure.description)")
         }
         var configuration = WebDAVRemote.Configuration(url: url, credentials: credentials)
+        if credentials == nil { configuration.passwordLookedFor = sources.whereLookedFor(url) }
         configuration.allowsInsecureHTTP = options.allowsInsecureHTTP
         var address = RemoteAddress(url: shown, options: options)
         address.user =
