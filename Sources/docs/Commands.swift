@@ -84,10 +84,11 @@ enum FileReading {
     ///
     /// - Throws: ``ReadError`` naming `path` and the reason.
     static func contents(ofPath path: String) throws -> [UInt8] {
-        let descriptor = path == "-" ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC)
         let label = path == "-" ? "standard input" : "“\(path)”"
-        guard descriptor >= 0 else {
-            throw ReadError(source: label, reason: String(cString: strerror(errno)))
+        let descriptor: CInt
+        switch path == "-" ? .success(STDIN_FILENO) : Syscall.openat(AT_FDCWD, path, O_RDONLY) {
+        case .success(let opened): descriptor = opened
+        case .failure(let error): throw ReadError(source: label, reason: error.description)
         }
         defer { if descriptor != STDIN_FILENO { close(descriptor) } }
         // Without a status (it cannot fail on an open descriptor but for EBADF) the read itself

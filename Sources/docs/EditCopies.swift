@@ -25,12 +25,11 @@ enum EditCopies {
         let parent = folder
         try FileManager.default.createDirectory(
             at: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        _ = chmod(parent.path, 0o700)
+        _ = Syscall.chmod(parent.path, 0o700)
         let made = parent.appendingPathComponent(
             "\(getpid())-\(UUID().uuidString.prefix(8))", isDirectory: true)
-        guard mkdir(made.path, 0o700) == 0 else {
-            throw DocumentKitError(
-                Errno(rawValue: errno), operation: "make a folder for the copy to edit", url: made)
+        if case .failure(let error) = Syscall.mkdirat(AT_FDCWD, made.path, 0o700) {
+            throw DocumentKitError(error, operation: "make a folder for the copy to edit", url: made)
         }
         try original.write(to: made.appendingPathComponent(".original"))
         try Data(document.path.utf8).write(to: made.appendingPathComponent(".document"))

@@ -62,7 +62,7 @@ package enum Syscall {
     }
 
     /// The corresponding C function is `fchmodat(2)`; follows a symbolic link.
-    static func chmod(_ path: String, _ mode: mode_t) -> Result<CInt, Errno> {
+    package static func chmod(_ path: String, _ mode: mode_t) -> Result<CInt, Errno> {
         retrying { Glibc.fchmodat(AT_FDCWD, path, mode, 0) }
     }
 
