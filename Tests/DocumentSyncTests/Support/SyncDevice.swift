@@ -122,8 +122,18 @@ final class SyncDevice: @unchecked Sendable {
         return summary
     }
 
-    /// Drops the engine where it stands, as a killed process leaves things.
-    func crash() { engine = nil }
+    /// Drops the engine where it stands, as a killed process leaves things: once this returns,
+    /// the engine is gone, its journal's connection and its lock closed. A thread that ran a
+    /// pass's batch or listing may hold it a moment after the pass returned (on a loaded
+    /// machine, long enough for a test to damage the journal first, and for the connection's
+    /// last checkpoint to write valid pages back over the damage), so this waits for it.
+    func crash() {
+        weak let dropped = engine
+        engine = nil
+        let deadline = ContinuousClock.now + .seconds(60)
+        while dropped != nil, ContinuousClock.now < deadline { usleep(1000) }
+        #expect(dropped == nil, "the dropped engine is still held after 60 s")
+    }
 
     /// A pass killed at the first `step` it reaches: the engine is dropped there.
     func crashPass(at step: SyncStep) throws {
