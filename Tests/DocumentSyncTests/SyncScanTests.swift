@@ -148,15 +148,24 @@ import Testing
         #expect(!pass.plan.actions.contains { $0.path == RemotePath("A/a.txt") && $0.isUpload })
     }
 
-    /// The remote is listed beside the local scan; a local scan that fails still waits for
-    /// the listing, so that no listing goes on once the scan has returned.
-    @Test func aScanThatFailsHereStillWaitsForTheListing() throws {
-        let folder = try TemporaryFolder(#function)
+    /// A device whose container holds a.txt, synced to a local folder; its engine open. The
+    /// folder holds them all: they are gone with it.
+    static func oneSyncedFile(_ name: String) throws -> (
+        TemporaryFolder, LocalFolderRemote, SyncDevice, SyncEngine
+    ) {
+        let folder = try TemporaryFolder(name)
         let base = LocalFolderRemote(root: try folder.folder("remote"))
         let here = try SyncDevice("here", remote: base, in: folder)
         try here.write("a.txt", "first\n")
         try here.sync()
-        let engine = try here.opened()
+        return (folder, base, here, try here.opened())
+    }
+
+    /// The remote is listed beside the local scan; a local scan that fails still waits for
+    /// the listing, so that no listing goes on once the scan has returned.
+    @Test func aScanThatFailsHereStillWaitsForTheListing() throws {
+        let (folder, base, here, engine) = try Self.oneSyncedFile(#function)
+        defer { withExtendedLifetime(folder) {} }
         let listing = SlowListing(base)
         try FileManager.default.removeItem(at: here.container)
         #expect(throws: (any Error).self) {
@@ -171,12 +180,8 @@ import Testing
     /// spell one path, or one key listed twice with two tags, come to): the pass's scan fails,
     /// naming the path, rather than plan from a listing that says two things of one file.
     @Test func aListingThatKeepsAFileThePassLeftOutFailsTheScan() throws {
-        let folder = try TemporaryFolder(#function)
-        let base = LocalFolderRemote(root: try folder.folder("remote"))
-        let here = try SyncDevice("here", remote: base, in: folder)
-        try here.write("a.txt", "first\n")
-        try here.sync()
-        let engine = try here.opened()
+        let (folder, base, here, engine) = try Self.oneSyncedFile(#function)
+        defer { withExtendedLifetime(folder) {} }
         let error = #expect(throws: RemoteError.self) {
             try SyncScan(
                 changesIn: here.container, journal: engine.journal, remote: KeepingAnyway(base),

@@ -295,19 +295,11 @@ import Testing
         let first = try tree.write("first", to: "docs/first.txt")
         #expect(store.keepBases([BaseToKeep(url: first)])[0] != nil)
         let file = try tree.write("the text", to: "docs/notes.txt")
-        let copies = Mutex<[StoreStep: URL]>([:])
-        store.onEachStep { [store] step in
-            guard step == .versionsPlaced || step == .indexWritten else { return }
-            let copy = tree.file("crash-\(copies.withLock { $0.count })/Versions")
-            try? FileManager.default.createDirectory(
-                at: copy.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try? FileManager.default.copyItem(at: store.root, to: copy)
-            copies.withLock { $0[step] = copy }
-        }
+        let copies = CrashCopies(of: store, in: tree)
         #expect(store.keepBases([BaseToKeep(url: file)])[0] != nil)
         store.onEachStep(nil)
-        let placed = try #require(copies.withLock { $0[.versionsPlaced] })
-        let written = try #require(copies.withLock { $0[.indexWritten] })
+        let placed = try #require(copies[.versionsPlaced])
+        let written = try #require(copies[.indexWritten])
 
         let afterRecords = VersionStore(root: placed)
         #expect(afterRecords.otherVersionsOfItem(at: file).count == 1)
@@ -330,15 +322,7 @@ import Testing
         let tree = try TemporaryTree()
         let store = makeStore(in: tree)
         let urls = try (0..<30).map { try tree.write("text \($0)", to: "docs/\($0 % 3)/\($0).txt") }
-        let copies = Mutex<[StoreStep: URL]>([:])
-        store.onEachStep { [store] step in
-            guard step == .versionsPlaced || step == .indexWritten else { return }
-            let copy = tree.file("crash-\(copies.withLock { $0.count })/Versions")
-            try? FileManager.default.createDirectory(
-                at: copy.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try? FileManager.default.copyItem(at: store.root, to: copy)
-            copies.withLock { $0[step] = copy }
-        }
+        let copies = CrashCopies(of: store, in: tree)
         #expect(store.keepBases(urls.map { BaseToKeep(url: $0) }).allSatisfy { $0 != nil })
         store.onEachStep(nil)
         let docs = tree.file("docs").path
@@ -353,14 +337,33 @@ import Testing
         let rebuilt = VersionStore(root: store.root)
         #expect(rows(rebuilt) == made)
 
-        let placed = try #require(copies.withLock { $0[.versionsPlaced] })
+        let placed = try #require(copies[.versionsPlaced])
         let names = try FileManager.default.contentsOfDirectory(atPath: placed.path)
         #expect(!names.contains { $0.hasPrefix("index.") }, "\(names)")
         for url in urls { #expect(dropIdentityAttribute(url)) }
         let afterCrash = VersionStore(root: placed)
         #expect(urls.allSatisfy { afterCrash.otherVersionsOfItem(at: $0).count == 1 })
         #expect(afterCrash.lastRecoveryError == nil)
-        let afterIndex = VersionStore(root: try #require(copies.withLock { $0[.indexWritten] }))
+        let afterIndex = VersionStore(root: try #require(copies[.indexWritten]))
         #expect(urls.allSatisfy { afterIndex.otherVersionsOfItem(at: $0).count == 1 })
     }
+}
+
+/// Copies of a store's folder as a crash at `.versionsPlaced` and at `.indexWritten` leaves it,
+/// taken as the store reaches each step.
+private final class CrashCopies: Sendable {
+    private let copies = Mutex<[StoreStep: URL]>([:])
+
+    init(of store: VersionStore, in tree: TemporaryTree) {
+        store.onEachStep { [store, self] step in
+            guard step == .versionsPlaced || step == .indexWritten else { return }
+            let copy = tree.file("crash-\(self.copies.withLock { $0.count })/Versions")
+            try? FileManager.default.createDirectory(
+                at: copy.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try? FileManager.default.copyItem(at: store.root, to: copy)
+            self.copies.withLock { $0[step] = copy }
+        }
+    }
+
+    subscript(step: StoreStep) -> URL? { copies.withLock { $0[step] } }
 }
