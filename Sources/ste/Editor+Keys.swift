@@ -113,6 +113,7 @@ extension Editor {
         guard container != nil else { return }
         commitBurst()
         focus = focus == .list ? .editor : .list
+        if focus == .list { sortList() }
     }
 
     private func handleList(_ key: Key) {

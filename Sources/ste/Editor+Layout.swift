@@ -218,8 +218,11 @@ extension Editor {
         if container != nil, event.x < listWidth {
             guard event.action == .press, listTop + row < entries.count else { return }
             commitBurst()
+            // The row the user saw is the one chosen; the list is sorted after.
+            let chosen = entries[listTop + row].url
             focus = .list
-            select(entries[listTop + row].url)
+            select(chosen)
+            sortList()
             return
         }
         switch event.action {

@@ -336,7 +336,7 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
     /// its query identity when another program renamed it.
     private func showListing(_ listing: [TextContainerEntry]) {
         let selectedID = entries.first { $0.url == selectedURL }?.itemID
-        entries = listing
+        entries = holdsListOrder ? Self.inOrder(of: entries, listing) : listing
         if let selected = selectedURL, !entries.contains(where: { $0.url == selected }) {
             if let selectedID, let renamed = entries.first(where: { $0.itemID == selectedID }) {
                 selectedURL = renamed.url
@@ -348,6 +348,33 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
             isListed = true
             if selectedURL == nil, let first = entries.first { select(first.url) }
         }
+        render()
+    }
+
+    /// While the user is in a document, the list keeps its order (the document typed into
+    /// would otherwise climb to the top at each autosave, and the rows move under the next
+    /// Up or Down); it is sorted again as the user leaves the document for the list.
+    var holdsListOrder: Bool { focus == .editor && document != nil }
+
+    /// `listing` in the order `previous` had, new entries first (the newest), in their own
+    /// order.
+    static func inOrder(of previous: [TextContainerEntry], _ listing: [TextContainerEntry])
+        -> [TextContainerEntry]
+    {
+        var rank: [URL: Int] = [:]
+        for (index, entry) in previous.enumerated() where rank[entry.url] == nil { rank[entry.url] = index }
+        return listing.enumerated().sorted { a, b in
+            let (rankA, rankB) = (rank[a.element.url] ?? -1, rank[b.element.url] ?? -1)
+            return rankA != rankB ? rankA < rankB : a.offset < b.offset
+        }
+        .map(\.element)
+    }
+
+    /// Sorts the list as the container does, newest first: when the user leaves a document.
+    func sortList() {
+        let sorted = entries.sorted(by: TextContainer.isNewer)
+        guard sorted.map(\.url) != entries.map(\.url) else { return }
+        entries = sorted
         render()
     }
 

@@ -140,6 +140,32 @@ struct SteEndToEndTests {
 
     // MARK: - The live list
 
+    /// While the user types in a document, the list keeps its order: the document typed into
+    /// does not climb to the top at each autosave, so the rows do not move under the next Up
+    /// or Down. It is sorted again as the user goes back to the list, the selection with it.
+    @Test func theListKeepsItsOrderWhileTheUserTypes() async throws {
+        let ste = try SteSession { container in
+            try Self.write("alpha text", to: container.appendingPathComponent("Alpha.txt"), age: 2 * 86400)
+            try Self.write("beta text", to: container.appendingPathComponent("Beta.txt"), age: 3600)
+        }
+        ste.start()
+        #expect(await ste.waitForScreen(containing: "beta text"))
+        ste.keys("Down")
+        #expect(await ste.waitForScreen(containing: "alpha text"))
+        ste.keys("Tab")
+        ste.type("typed ")
+        // Autosaved: its row says so (its size and age) in its place.
+        #expect(
+            await ste.wait(timeout: .seconds(20)) { ste.listRow("Alpha")?.hasSuffix("16B now") == true },
+            "\(ste.screen)")
+        #expect(ste.listNames() == ["Beta", "Alpha"], "\(ste.screen)")
+        // Back to the list: sorted, newest first, and Alpha still the one selected.
+        ste.keys("Escape")
+        #expect(await ste.wait { ste.listNames() == ["Alpha", "Beta"] }, "\(ste.screen)")
+        ste.keys("Down")
+        #expect(await ste.waitForScreen(containing: "beta text"))
+    }
+
     @Test func listFollowsOtherProgramsWithoutAKeyAndKeepsTheSelection() async throws {
         let ste = try SteSession { container in
             try Self.write("alpha text", to: container.appendingPathComponent("Alpha.txt"), age: 2 * 86400)
@@ -423,7 +449,9 @@ struct SteEndToEndTests {
         #expect(await ste.waitForScreen(containing: "日本語のテキスト"))
         ste.resize(width: 50, height: 12)
         #expect(
-            await ste.wait { ste.screen.split(separator: "\n").count <= 12 && ste.screen.contains("^N New") })
+            await ste.wait(timeout: .seconds(30)) {
+                ste.screen.split(separator: "\n").count <= 12 && ste.screen.contains("^N New")
+            })
         ste.keys("Tab", "End")
         ste.type("!")
         #expect(await ste.wait { ste.text(of: "Wide.txt")?.hasSuffix("line!") == true })
