@@ -30,9 +30,7 @@ public struct TextContainer: Sendable {
         creating: Bool = true
     ) throws {
         let chosen: URL
-        if let path, !path.isEmpty {
-            chosen = URL(fileURLWithPath: path, isDirectory: true)
-        } else if let path = environment[Self.environmentVariable], !path.isEmpty {
+        if let path = Self.namedPath(path, environment: environment) {
             chosen = URL(fileURLWithPath: path, isDirectory: true)
         } else {
             chosen = StandardDirectories(environment: environment).documents
@@ -55,6 +53,12 @@ public struct TextContainer: Sendable {
                     detail: "\(error.localizedDescription)")
             }
         }
+    }
+
+    /// The container folder `path` or the environment names, in that order; nil when neither
+    /// does and the default one is used.
+    public static func namedPath(_ path: String?, environment: [String: String]) -> String? {
+        [path, environment[environmentVariable]].lazy.compactMap { $0 }.first { !$0.isEmpty }
     }
 
     /// The file extension of the container's documents.

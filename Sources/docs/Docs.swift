@@ -82,11 +82,9 @@ enum Docs {
             // A folder named by --container or $STE_CONTAINER must be there: a typo would
             // otherwise become a new folder, and a sync would fill it with the whole remote.
             // The default folder is made on first use, as ste makes it.
-            let named = [
-                invocation.containerPath,
-                ProcessInfo.processInfo.environment[TextContainer.environmentVariable],
-            ]
-            .contains { !($0 ?? "").isEmpty }
+            let named =
+                TextContainer.namedPath(
+                    invocation.containerPath, environment: ProcessInfo.processInfo.environment) != nil
             container = try TextContainer(path: invocation.containerPath, creating: !named)
             guard FileStatus(path: container.url.path) != nil else {
                 throw DocsFailure.failure(

@@ -144,10 +144,7 @@ struct SteEndToEndTests {
     /// does not climb to the top at each autosave, so the rows do not move under the next Up
     /// or Down. It is sorted again as the user goes back to the list, the selection with it.
     @Test func theListKeepsItsOrderWhileTheUserTypes() async throws {
-        let ste = try SteSession { container in
-            try Self.write("alpha text", to: container.appendingPathComponent("Alpha.txt"), age: 2 * 86400)
-            try Self.write("beta text", to: container.appendingPathComponent("Beta.txt"), age: 3600)
-        }
+        let ste = try Self.alphaAndBeta()
         ste.start()
         #expect(await ste.waitForScreen(containing: "beta text"))
         ste.keys("Down")
@@ -167,10 +164,7 @@ struct SteEndToEndTests {
     }
 
     @Test func listFollowsOtherProgramsWithoutAKeyAndKeepsTheSelection() async throws {
-        let ste = try SteSession { container in
-            try Self.write("alpha text", to: container.appendingPathComponent("Alpha.txt"), age: 2 * 86400)
-            try Self.write("beta text", to: container.appendingPathComponent("Beta.txt"), age: 3600)
-        }
+        let ste = try Self.alphaAndBeta()
         ste.start()
         #expect(await ste.waitForScreen(containing: "beta text"))
         #expect(ste.listRow("Beta")?.hasSuffix("9B  1h") == true, "\(ste.screen)")
@@ -342,6 +336,14 @@ struct SteEndToEndTests {
         #expect(await ste.wait { ste.exitStatus == 0 })
         #expect(ste.text(of: "Notes.txt") == resolution.kept)
         #expect(VersionStore(root: storeRoot).unresolvedConflictVersionsOfItem(at: notes).isEmpty)
+    }
+
+    /// A session on Alpha (two days old) and Beta (an hour old), not started.
+    static func alphaAndBeta() throws -> SteSession {
+        try SteSession { container in
+            try write("alpha text", to: container.appendingPathComponent("Alpha.txt"), age: 2 * 86400)
+            try write("beta text", to: container.appendingPathComponent("Beta.txt"), age: 3600)
+        }
     }
 
     /// Writes `text` to `url` and dates it `age` seconds ago.
