@@ -69,6 +69,11 @@ enum SyncCommand {
         } catch let error as SyncError where error.kind == .busy && decision != nil {
             // The agent holds the container: the answer is left for it.
             return try resumeThroughAgent(container, decision: decision!, json: json)
+        } catch let error as SyncError where error.kind == .busy && mode == .once {
+            // The agent holds the container: it runs the pass; gone meanwhile, this one does.
+            if let status = try passThroughAgent(container, json: json) { return status }
+            return try run(
+                container, remote: remoteURL, options: options, mode: mode, interval: interval, json: json)
         } catch let error as SyncError {
             throw DocsFailure.failure(error.message)
         }
@@ -89,6 +94,13 @@ enum SyncCommand {
             }
             signal(SIGINT, stop)
             signal(SIGTERM, stop)
+            // Heard even when started by a program that blocks them (its children keep the
+            // mask): `docs sync --stop` asks with SIGTERM.
+            var stopping = sigset_t()
+            sigemptyset(&stopping)
+            sigaddset(&stopping, SIGINT)
+            sigaddset(&stopping, SIGTERM)
+            pthread_sigmask(SIG_UNBLOCK, &stopping, nil)
             Output.error(
                 "docs: syncing \(container.url.path) with \(engine.remote.displayName); stop with Ctrl-C")
             do {
@@ -203,34 +215,61 @@ enum SyncCommand {
     }
 }
 
-/// `docs status`: where each document stands with the container's remote.
+/// `docs status`: where each document stands with the container's remote, and the syncs
+/// running for this user.
 @MainActor
 enum StatusCommand {
     static func run(_ container: TextContainer, options: RemoteOptions, json: Bool) throws {
         let configuration = SyncCommand.configuration
         let pause = try SyncCommand.pause(of: container)
         var states: [SyncItemStatus] = []
+        /// Why the remote could not be listed: the states are then as it was last seen.
+        var unreachable: String?
         if let (address, options) = try SyncCommand.remote(for: container, given: nil, options: options) {
             do {
                 states = try SyncEngine.status(
                     ofContainer: container.url,
                     remote: try SyncRemotes.remote(for: address, options: options),
                     configuration: configuration)
+            } catch let error as RemoteSetupError where !error.isTransient {
+                throw DocsFailure.failure(error.message)
             } catch  where error is SyncError || error is RemoteSetupError {
-                // Paused for a remote gone: the pause says what matters; the listing's failure
-                // is said beside it.
-                guard pause != nil else { throw DocsFailure.failure("\(error)") }
-                Output.error("docs: \(error)")
+                // Offline is when the user most wants to know what waits: the remote as the
+                // journal last saw it stands for it.
+                unreachable = "\(error)"
+                do {
+                    states = try SyncEngine.statusAsLastSeen(
+                        ofContainer: container.url, configuration: configuration)
+                } catch {
+                    throw DocsFailure.failure("\(unreachable!); and \(error)")
+                }
             }
         } else {
             states = try container.documents().map { SyncItemStatus(path: $0.fileName, state: .notSynced) }
         }
         let documents = states.filter { TextContainer.isDocumentFileName($0.path) && !$0.path.contains("/") }
+        let published = UbiquityStatus.read(forContainer: container.url)
+        let running = SyncCommand.running
         if json {
             var writer = JSONWriter()
             writer.raw("{")
             writer.key("paused")
             SyncCommand.write(pause, to: &writer)
+            writer.raw(",\"unreachable\":")
+            if let unreachable {
+                writer.raw("{")
+                writer.field("message", unreachable)
+                writer.field("lastReached", time: published?.reached)
+                writer.raw("}")
+            } else {
+                writer.raw("null")
+            }
+            writer.raw(",\"syncs\":[")
+            writer.objects(running) { writer, holder in
+                writer.field("pid", holder.pid)
+                writer.field("container", holder.container)
+                writer.field("agent", holder.isAgent)
+            }
             writer.raw(",\"documents\":[")
             writer.objects(documents) { writer, status in
                 writer.field("name", TextContainer.documentName(forFileName: status.path))
@@ -240,10 +279,22 @@ enum StatusCommand {
             writer.raw("}\n")
             try Output.write(writer.bytes)
         } else {
-            var text = pause.map(SyncCommand.describe) ?? ""
+            var text = ""
+            if let unreachable {
+                let reached =
+                    published?.reached.map { "last reached \(LocalTime.format($0))" } ?? "never reached"
+                text +=
+                    "remote unreachable: \(Output.escaped(unreachable)); \(reached). As the remote was then:\n"
+            }
+            text += pause.map(SyncCommand.describe) ?? ""
             for status in documents {
                 text +=
                     "\(status.state.rawValue)\t\(Output.escaped(TextContainer.documentName(forFileName: status.path)))\n"
+            }
+            for holder in running {
+                let what = holder.isAgent ? "agent" : "sync"
+                let folder = holder.container.isEmpty ? "(container not named yet)" : holder.container
+                text += "\(what)\tprocess \(holder.pid)\t\(Output.escaped(folder))\n"
             }
             try Output.write(text)
         }

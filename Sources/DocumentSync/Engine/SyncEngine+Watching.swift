@@ -25,6 +25,7 @@ extension SyncEngine {
         every interval: Duration, until shouldStop: @escaping @Sendable () -> Bool,
         report: (Result<SyncSummary, any Error>) -> Void
     ) throws -> SyncingEnd {
+        holdLockAsAgent()
         let changed = DispatchSemaphore(value: 0)
         let watcher = try DirectoryWatcher { events in
             // The engine's own downloads and temporaries are hidden names: not a change to sync.
@@ -42,7 +43,7 @@ extension SyncEngine {
         try woken.watch(wake.deletingLastPathComponent(), recursive: false)
         while !shouldStop() {
             guard FileStatus(path: container.path) != nil else { return .containerGone }
-            report(Result { try sync() })
+            report(syncAnsweringRequests())
             // Wait for a change or the poll, in short slices so that a stop is heard at once.
             let deadline = clock.elapsed + interval
             while !shouldStop(), clock.elapsed < deadline {
