@@ -1,6 +1,7 @@
 import DocumentKit
 import DocumentSync
 import Foundation
+import Synchronization
 import TextContainer
 
 #if canImport(Glibc)
@@ -70,4 +71,39 @@ extension SyncCommand {
 
     /// The syncs running for this user, each with its container: agents and one-shot syncs.
     static var running: [SyncLockHolder] { SyncLockHolder.all() }
+}
+
+/// The files an agent's remote settings were read from, as they were then: ``changed`` tells
+/// when one of them is another since (written, replaced, made or removed), looked at at most
+/// once a second.
+final class SettingsStamp: Sendable {
+    private let files: [URL]
+    private let stamps: [[Int64]?]
+    /// When the files were last looked at, and whether one had changed.
+    private let looked: Mutex<(at: ContinuousClock.Instant, changed: Bool)>
+
+    init(_ files: [URL]) {
+        self.files = files
+        stamps = files.map(Self.stamp)
+        looked = Mutex((ContinuousClock.now, false))
+    }
+
+    var changed: Bool {
+        looked.withLock { looked in
+            let now = ContinuousClock.now
+            guard !looked.changed, now - looked.at >= .seconds(1) else { return looked.changed }
+            looked = (now, files.map(Self.stamp) != stamps)
+            return looked.changed
+        }
+    }
+
+    private static func stamp(_ file: URL) -> [Int64]? {
+        FileStatus(path: file.path).map {
+            [
+                Int64(bitPattern: $0.inode), $0.size, $0.modification.seconds,
+                Int64($0.modification.nanoseconds),
+                $0.statusChange.seconds, Int64($0.statusChange.nanoseconds),
+            ]
+        }
+    }
 }

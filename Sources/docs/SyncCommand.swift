@@ -55,9 +55,10 @@ enum SyncCommand {
                 "\(container.url.path) has no remote yet; add one with docs remote add NAME URL, or give --remote file:///absolute/path",
                 command: "sync")
         }
-        let engine: SyncEngine
+        // Optional: an agent lets its engine go when it reads its settings again.
+        var opened: SyncEngine?
         do {
-            engine = try SyncEngine(
+            opened = try SyncEngine(
                 container: container.url, remote: try SyncRemotes.remote(for: address, options: options),
                 configuration: try configuration(for: container))
         } catch let error as RemoteSetupError where !error.isTransient {
@@ -77,10 +78,11 @@ enum SyncCommand {
         } catch let error as SyncError {
             throw DocsFailure.failure(error.message)
         }
-        if let decision { try resume(engine, container, decision: decision, json: json) }
-        if isatty(STDERR_FILENO) == 1 { engine.progress = ProgressBar.draw }
+        if let decision, let engine = opened { try resume(engine, container, decision: decision, json: json) }
+        if isatty(STDERR_FILENO) == 1 { opened?.progress = ProgressBar.draw }
         switch mode {
         case .once:
+            guard let engine = opened else { return .failure }
             do {
                 let summary = try engine.sync()
                 try report(summary, json: json)
@@ -102,28 +104,91 @@ enum SyncCommand {
             sigaddset(&stopping, SIGTERM)
             pthread_sigmask(SIG_UNBLOCK, &stopping, nil)
             Output.error(
-                "docs: syncing \(container.url.path) with \(engine.remote.displayName); stop with Ctrl-C")
-            do {
-                let end = try engine.keepSyncing(
-                    every: interval, until: { syncStopRequested.load(ordering: .relaxed) },
-                    report: { result in
-                        switch result {
-                        case .success(let summary) where summary.didWork || !summary.failures.isEmpty:
-                            try? report(summary, json: json)
-                        case .success: break
-                        case .failure(let error as SyncError): Output.error("docs: \(explained(error))")
-                        case .failure(let error): Output.error("docs: \(error)")
-                        }
-                    })
+                "docs: syncing \(container.url.path) with \(opened?.remote.displayName ?? address.url); stop with Ctrl-C"
+            )
+            let wasAdded = try RemoteCommand.configuration().container(at: container.url) != nil
+            var current = opened
+            opened = nil
+            var address = address
+            // No name holds the engine but `current`: let go, it is gone once its threads are.
+            while current != nil {
+                let settings = SettingsStamp(
+                    [UbiquityConfiguration.fileURL]
+                        + SyncRemotes.credentialFiles(for: address, options: options))
+                let end: SyncingEnd
+                do {
+                    end = try current!.keepSyncing(
+                        every: interval,
+                        until: { syncStopRequested.load(ordering: .relaxed) || settings.changed },
+                        report: { result in
+                            switch result {
+                            case .success(let summary) where summary.didWork || !summary.failures.isEmpty:
+                                try? report(summary, json: json)
+                            case .success: break
+                            case .failure(let error as SyncError): Output.error("docs: \(explained(error))")
+                            case .failure(let error): Output.error("docs: \(error)")
+                            }
+                        })
+                } catch let error as DocumentKitError {
+                    throw DocsFailure.failure("cannot watch the container: \(DocsFailure.reason(for: error))")
+                }
                 if end == .containerGone {
                     Output.error(
                         "docs: \(container.url.path) is gone: this sync stops (the container's agent starts again when an app uses it)"
                     )
                 }
-            } catch let error as DocumentKitError {
-                throw DocsFailure.failure("cannot watch the container: \(DocsFailure.reason(for: error))")
+                guard end == .stopped, !syncStopRequested.load(ordering: .relaxed) else { return .success }
+                // The remote's settings or credentials changed (docs remote, ~/.netrc, the
+                // password file): read again, with the engine's lock let go first.
+                if wasAdded, try RemoteCommand.configuration().container(at: container.url) == nil {
+                    Output.error(
+                        "docs: \(container.url.path) no longer syncs (docs remote remove): this sync stops")
+                    return .success
+                }
+                guard
+                    let (changed, changedOptions) = try remote(
+                        for: container, given: remoteURL, options: options)
+                else { return .success }
+                Output.error(
+                    "docs: the settings of \(container.url.path)'s remote changed; syncing with them")
+                weak let dropped = current
+                current = nil
+                current = try reopened(
+                    container, address: changed, options: changedOptions, dropping: { dropped })
+                address = changed
             }
             return .success
+        }
+    }
+
+    /// An engine on `container` for the settings read again, once the one before (`dropped`)
+    /// is gone: its threads let it go a moment after its loop ends.
+    private static func reopened(
+        _ container: TextContainer, address: RemoteAddress, options: RemoteOptions,
+        dropping dropped: () -> SyncEngine?
+    ) throws -> SyncEngine {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            do {
+                return try SyncEngine(
+                    container: container.url, remote: try SyncRemotes.remote(for: address, options: options),
+                    configuration: try configuration(for: container))
+            } catch let error as SyncError
+                where error.kind == .busy && dropped() != nil && ContinuousClock.now < deadline
+            {
+                Thread.sleep(forTimeInterval: 0.05)
+            } catch let error as SyncError {
+                throw DocsFailure.failure(error.message)
+            } catch let error as RemoteSetupError where error.isTransient {
+                // The server out of reach as the settings are read: an agent waits for it.
+                Output.error("docs: \(error.message); trying again in 5 seconds")
+                for _ in 0..<50 where !syncStopRequested.load(ordering: .relaxed) {
+                    Thread.sleep(forTimeInterval: 0.1)
+                }
+                if syncStopRequested.load(ordering: .relaxed) { throw DocsFailure.failure(error.message) }
+            } catch let error as RemoteSetupError {
+                throw DocsFailure.failure(error.message)
+            }
         }
     }
 

@@ -149,3 +149,58 @@ struct DocsAgentTests {
         #expect(unreachable?["lastReached"] is String, "\(String(describing: json))")
     }
 }
+
+extension DocsAgentTests {
+    /// A password fixed in `~/.netrc` reaches the running agent, which failed with the wrong
+    /// one: it reads its credentials again when their files change (it kept failing with 401
+    /// every 30 s until killed by hand).
+    @Test func aPasswordFixedInNetrcReachesTheRunningAgent() async throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let passwordFile = try testServerSetting("DOCUMENTSYNC_WEBDAV_PASSWORD_FILE")
+        let password = try String(contentsOfFile: passwordFile, encoding: .utf8)
+        let user = try testServerSetting("DOCUMENTSYNC_WEBDAV_USER")
+        let url = try makeCollection(
+            in: try testServerSetting("DOCUMENTSYNC_WEBDAV_DEFAULT"), user: user, password: password)
+        let a = try Device(remote: remoteRoot)
+        let netrc = a.folder.root.appendingPathComponent(".netrc")
+        func writeNetrc(_ password: String) throws {
+            try Data("machine 127.0.0.1\n  login \(user)\n  password \(password)\n".utf8).write(to: netrc)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: netrc.path)
+        }
+        let home = ["HOME": a.folder.root.path, "DOCS_PASSWORD": "", "XDG_STATE_HOME": a.stateHome.path]
+        try writeNetrc(password)
+        try a.folder.write("Plan.txt", "plan\n")
+        let first = try a.folder.run(["sync", "--remote", url, "--user", user], environment: home)
+        #expect(first.status == 0, "\(first.error)")
+
+        try writeNetrc("not the password")
+        let log = a.folder.root.appendingPathComponent("agent.log")
+        try Data().write(to: log)
+        let agent = Process()
+        agent.executableURL = DocsBinary.url
+        agent.arguments = ["sync", "--watch", "--interval", "1"]
+        agent.environment = a.folder.environment.merging(home) { $1 }
+        agent.standardOutput = FileHandle.nullDevice
+        agent.standardError = try FileHandle(forWritingTo: log)
+        try agent.run()
+        defer { stop(agent) }
+        let said = { String(decoding: (try? Data(contentsOf: log)) ?? Data(), as: UTF8.self) }
+        try a.folder.write("Later.txt", "written while the password was wrong\n")
+        #expect(
+            try await eventually(timeout: .seconds(30)) {
+                said().contains("401") || said().contains("refused")
+            },
+            "\(said())")
+
+        try writeNetrc(password)
+        let b = try Device(remote: remoteRoot)
+        #expect(
+            try await eventually(timeout: .seconds(30)) {
+                _ = try b.docs(["sync", "--remote", url, "--user", user, "--password-file", passwordFile])
+                return b.folder.exists("Later.txt")
+            }, "\(said())")
+        #expect(agent.isRunning, "the same agent, not one started again")
+        #expect(said().contains("changed; syncing with them"), "\(said())")
+        #expect(!said().contains(password))
+    }
+}
