@@ -74,9 +74,7 @@ enum KeyHelp {
                     action: "↑ ↓ pick a version, Enter or p previews, r restores, Esc back"),
                 Binding(
                     keys: "conflict (^T)",
-                    action:
-                        "e merge (parts both changed marked <<<<<<< =======  >>>>>>>; ^Z undoes), m keep mine, t keep theirs, b keep both, n next, ↑ ↓ scroll, Esc later"
-                ),
+                    action: "e merge, m keep mine, t keep theirs, b keep both, n next, Esc later"),
                 Binding(
                     keys: "sync paused (F5)",
                     action: "k keep them (bring them back), d delete them, Esc later"),

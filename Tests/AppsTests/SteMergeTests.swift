@@ -65,4 +65,40 @@ struct SteMergeTests {
         ste.keys("C-q")
         #expect(await ste.wait { ste.exitStatus == 0 })
     }
+
+    /// This device's side of a sync conflict is its saved text, not "unsaved text", and the
+    /// file is another device's, not "another program's". Without the base, the merge says so
+    /// and marks every difference.
+    @Test func thisDevicesSideIsItsSavedTextAndAMergeWithoutABaseMarksEveryDifference() async throws {
+        let ste = try SteSession { container in
+            try Data("shared\ntheirs\n".utf8).write(to: container.appendingPathComponent("Notes.txt"))
+        }
+        let url = ste.file("Notes.txt")
+        let incoming = ste.root.appendingPathComponent("incoming.txt")
+        try Data("shared\nmine\n".utf8).write(to: incoming)
+        // As sync keeps this device's edit when the remote's replaces it: its device, no program.
+        let thisDevice = DeviceIdentity.kept(inStateFolder: ste.stateHome)
+        try ste.store.addConflictOfItem(
+            at: url, withContentsOf: incoming, origin: VersionOrigin(thisDevice),
+            modificationDate: Date(timeIntervalSinceNow: -60))
+        ste.start(width: 120, height: 24)
+        #expect(await ste.waitForScreen(containing: "Mine: this device"), "\(ste.screen)")
+        #expect(ste.screen.contains("Theirs: another device"), "\(ste.screen)")
+        #expect(ste.screen.contains("kept when sync brought theirs"), "\(ste.screen)")
+        #expect(!ste.screen.contains("unsaved") && !ste.screen.contains("another program"), "\(ste.screen)")
+
+        ste.type("e")
+        #expect(
+            await ste.waitForScreen(containing: "No version both sides started from was found"),
+            "\(ste.screen)")
+        #expect(
+            await ste.wait {
+                (ste.text(of: "Notes.txt") ?? "").hasPrefix(
+                    "shared\n<<<<<<< this device\nmine\n=======\ntheirs\n>>>>>>> another device (through sync)"
+                )
+            }, "\(ste.text(of: "Notes.txt") ?? "")")
+        #expect(ste.conflictTexts(of: "Notes.txt").isEmpty)
+        ste.keys("C-q")
+        #expect(await ste.wait { ste.exitStatus == 0 })
+    }
 }
