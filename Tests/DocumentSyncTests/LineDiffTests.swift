@@ -30,6 +30,11 @@ import Testing
         #expect(edits(moved) == 2, "\(moved)")
         #expect(LineDiff.hunks(from: ["same"], to: ["same"]).isEmpty)
         #expect(LineDiff.hunks(from: [String](), to: ["new"]) == [LineDiff.Hunk(old: 0..<0, new: 0..<1)])
+        // Lines are their bytes, as the merge compares them: NFC and NFD "café" differ.
+        #expect(
+            LineDiff.hunks(from: ["caf\u{E9}"], to: ["cafe\u{301}"]) == [
+                LineDiff.Hunk(old: 0..<1, new: 0..<1)
+            ])
     }
 
     @Test(arguments: 0..<40) func randomEditsAreMinimalAndRebuildTheNewText(seed: Int) {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The differences between two texts' lines, as hunks: runs of the old text's lines that the
 /// new text replaced with some of its own.
 ///
@@ -35,40 +37,73 @@ package enum LineDiff {
     /// the piece's lines.
     package static let mostEdits = 1000
 
-    /// The hunks that turn `old` into `new`, in order. Two hunks never touch: between any
-    /// two, at least one line is kept.
-    package static func hunks<Line: Hashable>(from old: [Line], to new: [Line]) -> [Hunk] {
-        var numbers: [Line: Int] = [:]
-        let number = { (line: Line) -> Int in
-            if let known = numbers[line] { return known }
-            numbers[line] = numbers.count
-            return numbers.count - 1
-        }
-        return hunks(from: old.map(number), to: new.map(number), mostEdits: mostEdits)
+    /// The hunks that turn the text lines `old` into `new`, in order; two hunks never touch
+    /// (between any two, at least one line is kept). Lines are equal when their UTF-8 bytes
+    /// are, as the merge compares them ("é" in NFC and in NFD differ).
+    ///
+    /// The search compares lines where it stands: lines are hashed only past the bound, for
+    /// the anchors.
+    package static func hunks(from old: [String], to new: [String]) -> [Hunk] {
+        hunks(
+            old.count, new.count, mostEdits: mostEdits,
+            equal: { sameBytes(old[$0], new[$1]) },
+            anchors: {
+                Piece.anchors(of: $0, old: { UTF8Line(text: old[$0]) }, new: { UTF8Line(text: new[$0]) })
+            })
     }
 
     /// ``hunks(from:to:)`` of line numbers (equal lines, equal numbers), with the bound given.
     package static func hunks(from old: [Int], to new: [Int], mostEdits: Int) -> [Hunk] {
-        var kept = KeptLines(old: old.count, new: new.count)
+        hunks(
+            old.count, new.count, mostEdits: mostEdits, equal: { old[$0] == new[$1] },
+            anchors: { Piece.anchors(of: $0, old: { old[$0] }, new: { new[$0] }) })
+    }
+
+    /// Whether two strings hold the same UTF-8 bytes: equal small strings share their bits,
+    /// and other lines differ in length or are compared byte by byte.
+    private static func sameBytes(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
+    }
+
+    /// A line as a dictionary key by its UTF-8 bytes, hashed in one call.
+    private struct UTF8Line: Hashable {
+        let text: String
+
+        static func == (lhs: Self, rhs: Self) -> Bool { sameBytes(lhs.text, rhs.text) }
+
+        func hash(into hasher: inout Hasher) {
+            var text = self.text
+            text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+    }
+
+    /// The diff of `oldCount` lines against `newCount`, told whether old line `i` equals new
+    /// line `j` by `equal`, and, past the bound, a piece's anchors by `anchors`.
+    private static func hunks(
+        _ oldCount: Int, _ newCount: Int, mostEdits: Int, equal: (Int, Int) -> Bool,
+        anchors: (Piece) -> [(old: Int, new: Int)]
+    ) -> [Hunk] {
+        var kept = KeptLines(old: oldCount, new: newCount)
         // The lines both start and end with are kept without a search.
         var start = 0
-        while start < old.count, start < new.count, old[start] == new[start] {
+        while start < oldCount, start < newCount, equal(start, start) {
             kept.keep(start, start)
             start += 1
         }
-        var oldEnd = old.count
-        var newEnd = new.count
-        while oldEnd > start, newEnd > start, old[oldEnd - 1] == new[newEnd - 1] {
+        var oldEnd = oldCount
+        var newEnd = newCount
+        while oldEnd > start, newEnd > start, equal(oldEnd - 1, newEnd - 1) {
             oldEnd -= 1
             newEnd -= 1
             kept.keep(oldEnd, newEnd)
         }
         let piece = Piece(old: start..<oldEnd, new: start..<newEnd)
-        if !search(piece, old, new, mostEdits: mostEdits, into: &kept) {
-            let anchors = Piece.anchors(of: piece, old, new)
+        if !search(piece, equal, mostEdits: mostEdits, into: &kept) {
+            let anchors = anchors(piece)
             for anchor in anchors { kept.keep(anchor.old, anchor.new) }
-            for gap in piece.gaps(between: anchors) {
-                _ = search(gap, old, new, mostEdits: mostEdits, into: &kept)
+            // Without anchors the one gap is the piece just searched: it is one hunk.
+            for gap in anchors.isEmpty ? [] : piece.gaps(between: anchors) {
+                _ = search(gap, equal, mostEdits: mostEdits, into: &kept)
             }
         }
         return kept.hunks()
@@ -81,18 +116,29 @@ package enum LineDiff {
 
         /// The lines found once in this piece of each text, paired, the longest run of them in
         /// the same order in both (patience diff's anchors).
-        static func anchors(of piece: Piece, _ old: [Int], _ new: [Int]) -> [(old: Int, new: Int)] {
-            var counts: [Int: (old: Int, new: Int, at: Int)] = [:]
-            for index in piece.old { counts[old[index], default: (0, 0, index)].old += 1 }
+        static func anchors<Key: Hashable>(of piece: Piece, old: (Int) -> Key, new: (Int) -> Key)
+            -> [(old: Int, new: Int)]
+        {
+            // Old lines by key: how often each is in the piece and where; new lines only look.
+            var counts: [Key: (old: Int, new: Int, at: Int)] = [:]
+            counts.reserveCapacity(piece.old.count)
+            for index in piece.old { counts[old(index), default: (0, 0, index)].old += 1 }
+            var keys: [Key?] = []
+            keys.reserveCapacity(piece.new.count)
             for index in piece.new {
-                guard var count = counts[new[index]] else { continue }
+                let key = new(index)
+                guard var count = counts[key] else {
+                    keys.append(nil)
+                    continue
+                }
                 count.new += 1
-                counts[new[index]] = count
+                counts[key] = count
+                keys.append(key)
             }
             var pairs: [(old: Int, new: Int)] = []
-            for index in piece.new {
-                if let count = counts[new[index]], count.old == 1, count.new == 1 {
-                    pairs.append((count.at, index))
+            for (offset, key) in keys.enumerated() {
+                if let key, let count = counts[key], count.old == 1, count.new == 1 {
+                    pairs.append((count.at, piece.new.lowerBound + offset))
                 }
             }
             // The longest run increasing in old positions too, by patience sorting.
@@ -170,7 +216,7 @@ package enum LineDiff {
     /// Myers' greedy search for the fewest edits in `piece`; marks the lines it keeps and
     /// returns true, or returns false (marking nothing) when more than `mostEdits` are needed.
     private static func search(
-        _ piece: Piece, _ old: [Int], _ new: [Int], mostEdits: Int, into kept: inout KeptLines
+        _ piece: Piece, _ equal: (Int, Int) -> Bool, mostEdits: Int, into kept: inout KeptLines
     ) -> Bool {
         let n = piece.old.count
         let m = piece.new.count
@@ -190,7 +236,7 @@ package enum LineDiff {
                     x = furthest[offset + k - 1] + 1
                 }
                 var y = x - k
-                while x < n, y < m, old[oldBase + x] == new[newBase + y] {
+                while x < n, y < m, equal(oldBase + x, newBase + y) {
                     x += 1
                     y += 1
                 }
