@@ -202,6 +202,8 @@ extension Editor {
             merged = try TextContainer.merge(
                 version, of: document.fileURL, current: document.documentText,
                 fileDate: document.fileModificationDate)
+        } catch let error as ConflictMergeError {
+            return show("Cannot merge: \(error.reason); m, t or b keeps a side", isError: true)
         } catch {
             return show(error)
         }

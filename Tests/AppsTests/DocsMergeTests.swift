@@ -11,7 +11,9 @@ struct DocsMergeTests {
     /// A document whose file holds `mine` and whose history holds `base`, with one unresolved
     /// conflict version holding `theirs` from another device (laptop), recorded as sync records
     /// it: with the hash of the base, unless `recordsBase` is false.
-    private func folder(base: String, mine: String, theirs: String, recordsBase: Bool = true) throws
+    private func folder(
+        base: String, mine: String, theirs: String, theirsBytes: Data? = nil, recordsBase: Bool = true
+    ) throws
         -> (DocsFolder, VersionStore)
     {
         let folder = try DocsFolder()
@@ -22,7 +24,7 @@ struct DocsMergeTests {
         try store.addOfItem(at: url, withContentsOf: url)
         try folder.write("Notes.txt", mine)
         let incoming = folder.dataHome.appendingPathComponent("theirs.txt")
-        try Data(theirs.utf8).write(to: incoming)
+        try (theirsBytes ?? Data(theirs.utf8)).write(to: incoming)
         try store.addConflictOfItem(
             at: url, withContentsOf: incoming, origin: VersionOrigin(computer: "laptop", device: Self.device),
             modificationDate: Date(timeIntervalSince1970: 1_765_000_000),
@@ -69,6 +71,19 @@ struct DocsMergeTests {
         let text = try folder.contents("Notes.txt")
         #expect(text.components(separatedBy: "<<<<<<< this device\n").count == 3, "\(text)")
         #expect(text.hasPrefix("<<<<<<< this device\nONE\n=======\none\n>>>>>>> laptop"), "\(text)")
+    }
+
+    /// Bytes that are not text (a server's, or another program's) are not merged: the
+    /// document and the conflict stay as they are.
+    @Test func aSideThatIsNotTextIsNotMerged() throws {
+        let (folder, store) = try folder(
+            base: "a\n", mine: "b\n", theirs: "", theirsBytes: Data([0x63, 0xFF, 0x0A]))
+        let url = folder.url("Notes.txt")
+        let result = try folder.run(["resolve", "Notes", "--merge"])
+        #expect(result.status == 1)
+        #expect(result.error.contains("cannot be merged: theirs is not valid UTF-8 text"), "\(result.error)")
+        #expect(try folder.contents("Notes.txt") == "b\n")
+        #expect(store.unresolvedConflictVersionsOfItem(at: url).count == 1)
     }
 
     @Test func mergeAndKeepTogetherAreAUsageError() throws {
