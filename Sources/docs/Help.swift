@@ -257,7 +257,8 @@ enum Help {
         DOCS_PASSWORD environment variable, or ~/.netrc, never from the command line. Plain
         http is refused to any computer but this one unless --allow-http is given. A server
         the probe finds unsafe is refused unless --unsafe-server is given: then every write is
-        read back and compared. HTTPS certificates are verified against the system's
+        read back and compared. One that gives no ETags (nginx's dav-ext) is refused even then:
+        sync cannot tell what changed on it. HTTPS certificates are verified against the system's
         authorities (add a private one with update-ca-certificates).
 
           --once            pass until nothing is left to do, then exit (the default)
