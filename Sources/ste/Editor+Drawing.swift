@@ -22,6 +22,17 @@ extension Editor {
         terminal.draw(title, y: 0, x: 0, width: width, attributes: Terminal.reverse, pad: true)
         let bodyTop = 1
         let bodyHeight = self.bodyHeight
+        if case .syncDetails(let scroll) = mode {
+            terminal.draw(
+                " Sync — what it says, in full", y: 0, x: 0, width: width, attributes: Terminal.reverse,
+                pad: true)
+            drawSyncDetails(scroll: scroll, top: bodyTop, height: bodyHeight, width: width)
+            drawStatus(y: height - 1 - helpBarHeight, width: width)
+            _ = drawBottom(y: height - helpBarHeight, width: width)
+            terminal.hideCursor()
+            terminal.refresh()
+            return
+        }
         if case .help(let scroll) = mode {
             terminal.draw(
                 " Help — every key of ste", y: 0, x: 0, width: width, attributes: Terminal.reverse, pad: true)
@@ -458,7 +469,10 @@ extension Editor {
                 position = "\(Self.count(buffer.text(in: selection))) selected  " + position
             }
         }
-        if let sync = syncSummary { parts.append(sync) }
+        if let sync = syncSummary {
+            // Sync in trouble first: it is what the user must act on, and it is long.
+            if syncLeads { parts.insert(sync, at: 0) } else { parts.append(sync) }
+        }
         var line = " " + parts.joined(separator: " — ")
         if let message {
             // The message first, and the document's name and state still in sight.
@@ -520,6 +534,7 @@ extension Editor {
             ]
         case .syncPause: items = ["k Keep them", "d Delete them", "↑↓ Scroll", "Esc Later"]
         case .help: items = ["↑↓ PgUp PgDn Scroll", "Esc Close"]
+        case .syncDetails: items = ["↑↓ PgUp PgDn Scroll", "F5 Sync now", "Esc Close"]
         default: items = KeyHelp.bar(list: container != nil, synced: ubiquity != nil, inList: focus == .list)
         }
         for (row, text) in Self.helpBar(items, width: width, rows: helpBarHeight).enumerated() {

@@ -22,6 +22,8 @@ enum KeyHelp {
                 Binding(keys: "^T", action: "resolve a conflict: e merge, m mine, t theirs, b both"),
                 Binding(
                     keys: "F5", action: "sync now (in a synced container); when sync is paused, what it asks"),
+                Binding(
+                    keys: "F7", action: "what sync says, in full: its errors, each document's, what to do"),
                 Binding(keys: "Esc  F6  Shift+Tab", action: "from the text to the list of documents"),
                 Binding(
                     keys: "Tab  Enter  → F6", action: "from the list to the text; ↑ ↓ PgUp PgDn Home End pick"

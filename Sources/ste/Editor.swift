@@ -74,6 +74,8 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         case conflict(ConflictScreen)
         /// Sync is paused (F5): `d` deletes them, `k` keeps them, Esc asks later.
         case syncPause(SyncPauseScreen)
+        /// Everything sync says (F7), scrolled down by this many lines.
+        case syncDetails(Int)
     }
 
     /// Edits closer together than this form one undo step.
