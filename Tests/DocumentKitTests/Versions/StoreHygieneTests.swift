@@ -269,7 +269,10 @@ import Testing
         let ready = try await onBackground { child.waitForLine("ready") != nil }
         #expect(ready, "\(child.lines)")
         try shell("echo theirs > '\(file.path)'")
-        let loaded = try await onBackground { child.waitForLine("loaded theirs\\n") != nil }
+        // Up to a minute: a machine loaded by a whole test run took longer than 20 s.
+        let loaded = try await onBackground {
+            child.waitForLine("loaded theirs\\n", timeout: .seconds(60)) != nil
+        }
         #expect(loaded, "\(child.lines)")
         // Any second conflict version would come within a few hundred milliseconds.
         try await Task.sleep(for: .milliseconds(500))
