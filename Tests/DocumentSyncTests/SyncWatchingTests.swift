@@ -200,23 +200,40 @@ extension BlockingSyncTests {
             /// Apache's folder ETags change only with the folder's own entries: the marker is
             /// the file every device rewrites after a pass that changed the remote.
             @Test func theMarkerChangesWhenAnotherDeviceWritesAndNotWhenAPassOnlyReads() throws {
-                let folder = try TemporaryFolder()
                 let (remote, _, _) = try WebDAVServers.collection(on: .default)
-                let a = try SyncDevice("a", remote: remote, in: folder)
-                let b = try SyncDevice("b", remote: remote, in: folder)
-                let empty = try remote.changeMarker()
-                try b.write("notes.txt", "saved on b")
-                #expect(try b.sync().uploaded == 1)
-                let saved = try #require(try remote.changeMarker())
-                #expect(saved != empty)
-                #expect(try a.sync().downloaded == 1)
-                #expect(try remote.changeMarker() == saved, "a pass that only downloads leaves it")
-                try b.write("Projects/plan.txt", "deeper")
-                try b.sync()
-                #expect(try remote.changeMarker() != saved)
+                try expectTheMarkerFollowsWrites(on: remote, in: try TemporaryFolder())
+            }
+        }
+
+        @Suite struct S3 {
+            @Test func anAgentOnSeaweedFSHasAnotherDevicesSaveInSeconds() throws {
+                let waited = try timeUntilAnotherDevicesSaveArrives(
+                    through: try S3Servers.remote(), in: try TemporaryFolder())
+                #expect(waited < .seconds(5), "arrived after \(waited)")
+            }
+
+            @Test func theMarkerChangesWhenAnotherDeviceWritesAndNotWhenAPassOnlyReads() throws {
+                try expectTheMarkerFollowsWrites(on: try S3Servers.remote(), in: try TemporaryFolder())
             }
         }
     }
+}
+
+/// Another device's writes change `remote`'s change marker, in the root and deeper; a pass that
+/// only downloads leaves it.
+func expectTheMarkerFollowsWrites(on remote: any Remote, in folder: TemporaryFolder) throws {
+    let a = try SyncDevice("a", remote: remote, in: folder)
+    let b = try SyncDevice("b", remote: remote, in: folder)
+    let empty = try remote.changeMarker()
+    try b.write("notes.txt", "saved on b")
+    #expect(try b.sync().uploaded == 1)
+    let saved = try #require(try remote.changeMarker())
+    #expect(saved != empty)
+    #expect(try a.sync().downloaded == 1)
+    #expect(try remote.changeMarker() == saved, "a pass that only downloads leaves it")
+    try b.write("Projects/plan.txt", "deeper")
+    try b.sync()
+    #expect(try remote.changeMarker() != saved)
 }
 
 /// `a` keeps syncing through `remote` at the default 30 s interval on the system's clock,
