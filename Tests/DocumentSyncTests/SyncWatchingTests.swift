@@ -219,6 +219,67 @@ extension BlockingSyncTests {
     }
 }
 
+extension BlockingSyncTests {
+    /// What a hostile or broken server answers a change marker's request (``Remote/changeMarker()``):
+    /// a failure the loop asks again later, never a marker made of it, never a hang.
+    @Suite struct HostileChangeMarkerTests {
+        @Test(arguments: HostileStores.names)
+        func anAnswerThatIsNotAWholeDocumentFailsTheAsk(_ name: String) throws {
+            let store = try HostileStores.make(name)
+            store.server.intercept { _ in
+                .xml(name == "S3" ? 200 : 207, "<D:multistatus xmlns:D=\"DAV:\"><D:response>")
+            }
+            let remote = try store.anyRemote(deadline: RequestDeadline())
+            #expect(throws: RemoteError.self) { try remote.changeMarker() }
+        }
+
+        /// A server that holds its answer back fails the ask within the marker's own deadline
+        /// (10 s), though the remote's other requests may take a minute.
+        @Test func anAnswerHeldBackFailsTheAskWithinItsDeadline() throws {
+            let store = try HostileDAV()
+            let body = HostileServer.multistatus([
+                HostileServer.Item(HostileDAV.base + ".documentsync/changed", etag: "m1")
+            ])
+            store.server.intercept { _ in .xml(207, body, delivery: .trickle(bytes: 1, seconds: 1)) }
+            let remote = try store.remote(deadline: RequestDeadline(allowance: 60))
+            let start = ContinuousClock.now
+            #expect(throws: RemoteError.self) { try remote.changeMarker() }
+            #expect(ContinuousClock.now - start < .seconds(20))
+        }
+
+        /// Where folder ETags propagate, the root's ETag is the marker, one request an ask; a
+        /// root that gives none sends the asks to the marker file.
+        @Test func theRootsETagIsTheMarkerWhereFolderETagsPropagate() throws {
+            let store = try HostileDAV()
+            let root = Mutex<String?>("r1")
+            let asked = Mutex<[String]>([])
+            store.server.intercept { request in
+                guard request.method == "PROPFIND", request.headers["depth"] == "0" else { return nil }
+                asked.withLock { $0.append(request.path) }
+                guard request.path == HostileDAV.base else { return nil }
+                let etag = root.withLock { $0 }
+                return .xml(207, HostileServer.multistatus([HostileServer.Item(HostileDAV.base, etag: etag)]))
+            }
+            var configuration = WebDAVRemote.Configuration(url: store.url, writeProtocol: .conditional)
+            configuration.folderTagsPropagate = true
+            let remote = try WebDAVRemote(configuration)
+            let first = try remote.changeMarker()
+            #expect(try remote.changeMarker() == first)
+            root.withLock { $0 = "r2" }
+            #expect(try remote.changeMarker() != first)
+            #expect(asked.withLock { $0 } == Array(repeating: HostileDAV.base, count: 3))
+            root.withLock { $0 = nil }
+            store.put(".documentsync/changed", "from a device\n")
+            let marker = try remote.changeMarker()
+            #expect(marker != nil && marker != first)
+            #expect(
+                asked.withLock { $0.suffix(2) } == [
+                    HostileDAV.base, HostileDAV.base + ".documentsync/changed",
+                ])
+        }
+    }
+}
+
 /// Another device's writes change `remote`'s change marker, in the root and deeper; a pass that
 /// only downloads leaves it.
 func expectTheMarkerFollowsWrites(on remote: any Remote, in folder: TemporaryFolder) throws {

@@ -9,9 +9,20 @@ extension WebDAVRemote {
     /// where the server's folder ETags change with anything below them
     /// (``Configuration/folderTagsPropagate``), so that any client's change is seen; of
     /// ``RemotePath/changeMarker`` otherwise (Apache's folder ETags change only with the
-    /// folder's own entries).
+    /// folder's own entries). A root that answers without an ETag is asked no more: the
+    /// marker file is asked instead.
     public func changeMarker() throws -> RemoteTag? {
-        let path: RemotePath = configuration.folderTagsPropagate ? .root : .changeMarker
+        if configuration.folderTagsPropagate, !rootGivesNoTag.load(ordering: .relaxed) {
+            let tag = try changeMarker(at: .root)
+            if tag != Self.untaggedFolder { return tag }
+            rootGivesNoTag.store(true, ordering: .relaxed)
+        }
+        return try changeMarker(at: .changeMarker)
+    }
+
+    /// The tag of `path` from one `PROPFIND` of `Depth: 0`; nil when there is nothing there
+    /// (but the root).
+    private func changeMarker(at path: RemotePath) throws -> RemoteTag? {
         let headers = ["Depth": "0", "Content-Type": "application/xml; charset=utf-8"]
         let answer: HTTPAnswer
         do {

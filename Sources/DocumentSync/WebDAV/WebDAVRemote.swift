@@ -161,6 +161,9 @@ public final class WebDAVRemote: Remote {
     /// The server's own spelling of names it gives in another normalisation than NFC (macOS
     /// servers give NFD), by the NFC path, so that requests name what the server holds.
     let spellings = Mutex<[RemotePath: String]>([:])
+    /// Set once the root answered the change marker's `PROPFIND` without an ETag (see
+    /// ``changeMarker()``).
+    let rootGivesNoTag = Atomic(false)
 
     /// The remote of the collection at `configuration.url`; nothing is sent until it is used.
     ///
