@@ -142,6 +142,16 @@ enum Docs {
             if invocation.once && invocation.watch {
                 throw DocsFailure.usage("--once and --watch do not go together", command: command)
             }
+            if invocation.stop {
+                if let other = [
+                    (invocation.once, "--once"), (invocation.watch, "--watch"),
+                    (invocation.resume != nil, "--resume"), (invocation.remote != nil, "--remote"),
+                ].first(where: { $0.0 })?.1 {
+                    throw DocsFailure.usage("--stop and \(other) do not go together", command: command)
+                }
+                try SyncCommand.stop(container)
+                return .success
+            }
             let configured = try RemoteCommand.configuration().container(at: container.url)?.pollSeconds
             let interval = Duration.milliseconds(
                 Int64((try pollSeconds(invocation) ?? configured ?? 30) * 1000))
@@ -220,7 +230,7 @@ enum Docs {
             for (given, option) in [
                 (invocation.remote != nil, "--remote"), (invocation.resume != nil, "--resume"),
                 (invocation.once, "--once"),
-                (invocation.watch, "--watch"),
+                (invocation.watch, "--watch"), (invocation.stop, "--stop"),
                 (invocation.interval != nil && command != "remote", "--interval"),
             ] where given {
                 throw DocsFailure.usage("\(option) is for sync", command: command)

@@ -17,12 +17,13 @@ enum Help {
           resolve NAME --keep mine|theirs|both [--version-id ID]
                                     settle a document's conflicts
           watch                     print documents added, changed and removed, until interrupted
-          sync [--remote NAME|URL] [--once|--watch] [--resume delete|keep]
+          sync [--remote NAME|URL] [--once|--watch] [--resume delete|keep] [--stop]
                                     sync the container with its remote (see remote add), or
                                     with file:///absolute/path, a WebDAV https://host/path/ or
-                                    s3://BUCKET/PREFIX; --resume answers a paused sync (see
-                                    sync --help)
-          status                    where each document stands with the remote
+                                    s3://BUCKET/PREFIX; --resume answers a paused sync, --stop
+                                    stops the container's agent (see sync --help)
+          status                    where each document stands with the remote, even when
+                                    it cannot be reached, and the syncs running
           evict NAME                keep a synced document on the server only (a placeholder
                                     stays, and list shows it)
           download NAME             bring back a document kept on the server only
@@ -196,7 +197,7 @@ enum Help {
 
     static let sync = """
         Usage: docs sync [--remote NAME|URL] [--once | --watch] [--interval SECONDS] [--json]
-                         [--resume delete|keep]
+                         [--resume delete|keep] [--stop]
                          [--user NAME] [--password-file FILE] [--unsafe-server] [--allow-http]
                          [--endpoint URL] [--region R] [--profile P]
 
@@ -227,7 +228,12 @@ enum Help {
         `docs sync --watch` is the container's sync agent: one runs per container (a second
         stops at once), and apps using the ubiquity API start one when none runs. To keep it
         running, install docs/documentkit-sync@.service as a systemd user service (see the
-        README).
+        README). While an agent (or another sync) runs, `docs sync --once` asks it for a pass
+        that begins after the request, waits for it, and prints what it did with the exit
+        status it would have had here; if that sync ends first, this one syncs itself. `docs
+        status` lists the syncs running for you; `docs sync --stop` stops the container's (it
+        is killed if it has not stopped 10 seconds later: a pass cut anywhere is finished by
+        the next).
 
         A WebDAV server is probed the first time (see `docs remote test`): sync uses it only
         if it can keep one device from overwriting another's edit (real locks, or If-Match
@@ -353,6 +359,17 @@ enum Help {
            "documents": [{"name": "Notes", "file": "Notes.txt", "state": STATE}, ...]}
         Paused because the remote's folder is gone, it says so and exits 0 though the remote
         cannot be listed.
+
+        When the remote cannot be reached, the first line says why and when a sync last
+        reached it, and each document's state is as the remote was then (what waits here to
+        upload, move or delete; conflicts); exit status 0. --json gives it as
+          "unreachable": null | {"message": TEXT, "lastReached": DATE | null}
+
+        Last, one line for each sync running for you, on any container:
+          agent<TAB>process PID<TAB>CONTAINER     (docs sync --watch: stop it with
+                                                   docs sync --stop)
+          sync<TAB>process PID<TAB>CONTAINER      (a sync that runs once)
+        --json gives them as "syncs": [{"pid": PID, "container": PATH, "agent": BOOL}, ...].
 
         """
 

@@ -17,6 +17,8 @@ struct Invocation: Equatable {
     /// `remote add --on-demand`: documents new from the remote stay on the server.
     var onDemand = false
     var watch = false
+    /// `sync --stop`: stop the container's agent.
+    var stop = false
     var interval: String?
     var user: String?
     var passwordFile: String?
@@ -87,13 +89,14 @@ struct Invocation: Equatable {
                     throw DocsFailure.usage("\(option) takes no value", command: command)
                 }
                 if option == "--unsafe-server" { unsafeServer = true } else { allowHTTP = true }
-            case "--once", "--watch", "--on-demand":
+            case "--once", "--watch", "--stop", "--on-demand":
                 guard inline == nil else {
                     throw DocsFailure.usage("\(option) takes no value", command: command)
                 }
                 switch option {
                 case "--once": once = true
                 case "--watch": watch = true
+                case "--stop": stop = true
                 default: onDemand = true
                 }
             case "--json", "-h", "--help", "--version":

@@ -55,9 +55,10 @@ enum SyncCommand {
                 "\(container.url.path) has no remote yet; add one with docs remote add NAME URL, or give --remote file:///absolute/path",
                 command: "sync")
         }
-        let engine: SyncEngine
+        // Optional: an agent lets its engine go when it reads its settings again.
+        var opened: SyncEngine?
         do {
-            engine = try SyncEngine(
+            opened = try SyncEngine(
                 container: container.url, remote: try SyncRemotes.remote(for: address, options: options),
                 configuration: try configuration(for: container))
         } catch let error as RemoteSetupError where !error.isTransient {
@@ -69,13 +70,19 @@ enum SyncCommand {
         } catch let error as SyncError where error.kind == .busy && decision != nil {
             // The agent holds the container: the answer is left for it.
             return try resumeThroughAgent(container, decision: decision!, json: json)
+        } catch let error as SyncError where error.kind == .busy && mode == .once {
+            // The agent holds the container: it runs the pass; gone meanwhile, this one does.
+            if let status = try passThroughAgent(container, json: json) { return status }
+            return try run(
+                container, remote: remoteURL, options: options, mode: mode, interval: interval, json: json)
         } catch let error as SyncError {
             throw DocsFailure.failure(error.message)
         }
-        if let decision { try resume(engine, container, decision: decision, json: json) }
-        if isatty(STDERR_FILENO) == 1 { engine.progress = ProgressBar.draw }
+        if let decision, let engine = opened { try resume(engine, container, decision: decision, json: json) }
+        if isatty(STDERR_FILENO) == 1 { opened?.progress = ProgressBar.draw }
         switch mode {
         case .once:
+            guard let engine = opened else { return .failure }
             do {
                 let summary = try engine.sync()
                 try report(summary, json: json)
@@ -89,29 +96,99 @@ enum SyncCommand {
             }
             signal(SIGINT, stop)
             signal(SIGTERM, stop)
+            // Heard even when started by a program that blocks them (its children keep the
+            // mask): `docs sync --stop` asks with SIGTERM.
+            var stopping = sigset_t()
+            sigemptyset(&stopping)
+            sigaddset(&stopping, SIGINT)
+            sigaddset(&stopping, SIGTERM)
+            pthread_sigmask(SIG_UNBLOCK, &stopping, nil)
             Output.error(
-                "docs: syncing \(container.url.path) with \(engine.remote.displayName); stop with Ctrl-C")
-            do {
-                let end = try engine.keepSyncing(
-                    every: interval, until: { syncStopRequested.load(ordering: .relaxed) },
-                    report: { result in
-                        switch result {
-                        case .success(let summary) where summary.didWork || !summary.failures.isEmpty:
-                            try? report(summary, json: json)
-                        case .success: break
-                        case .failure(let error as SyncError): Output.error("docs: \(explained(error))")
-                        case .failure(let error): Output.error("docs: \(error)")
-                        }
-                    })
+                "docs: syncing \(container.url.path) with \(opened?.remote.displayName ?? address.url); stop with Ctrl-C"
+            )
+            let wasAdded = try RemoteCommand.configuration().container(at: container.url) != nil
+            var current = opened
+            opened = nil
+            var address = address
+            // No name holds the engine but `current`: let go, it is gone once its threads are.
+            while current != nil {
+                let settings = SettingsStamp(
+                    [UbiquityConfiguration.fileURL]
+                        + SyncRemotes.credentialFiles(for: address, options: options))
+                let end: SyncingEnd
+                do {
+                    end = try current!.keepSyncing(
+                        every: interval,
+                        until: { syncStopRequested.load(ordering: .relaxed) || settings.changed },
+                        report: { result in
+                            switch result {
+                            case .success(let summary) where summary.didWork || !summary.failures.isEmpty:
+                                try? report(summary, json: json)
+                            case .success: break
+                            case .failure(let error as SyncError): Output.error("docs: \(explained(error))")
+                            case .failure(let error): Output.error("docs: \(error)")
+                            }
+                        })
+                } catch let error as DocumentKitError {
+                    throw DocsFailure.failure("cannot watch the container: \(DocsFailure.reason(for: error))")
+                }
                 if end == .containerGone {
                     Output.error(
                         "docs: \(container.url.path) is gone: this sync stops (the container's agent starts again when an app uses it)"
                     )
                 }
-            } catch let error as DocumentKitError {
-                throw DocsFailure.failure("cannot watch the container: \(DocsFailure.reason(for: error))")
+                guard end == .stopped, !syncStopRequested.load(ordering: .relaxed) else { return .success }
+                // The remote's settings or credentials changed (docs remote, ~/.netrc, the
+                // password file): read again, with the engine's lock let go first.
+                if wasAdded, try RemoteCommand.configuration().container(at: container.url) == nil {
+                    Output.error(
+                        "docs: \(container.url.path) no longer syncs (docs remote remove): this sync stops")
+                    return .success
+                }
+                guard
+                    let (changed, changedOptions) = try remote(
+                        for: container, given: remoteURL, options: options)
+                else { return .success }
+                Output.error(
+                    "docs: the settings of \(container.url.path)'s remote changed; syncing with them")
+                weak let dropped = current
+                current = nil
+                current = try reopened(
+                    container, address: changed, options: changedOptions, dropping: { dropped })
+                address = changed
             }
             return .success
+        }
+    }
+
+    /// An engine on `container` for the settings read again, once the one before (`dropped`)
+    /// is gone: its threads let it go a moment after its loop ends.
+    private static func reopened(
+        _ container: TextContainer, address: RemoteAddress, options: RemoteOptions,
+        dropping dropped: () -> SyncEngine?
+    ) throws -> SyncEngine {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while true {
+            do {
+                return try SyncEngine(
+                    container: container.url, remote: try SyncRemotes.remote(for: address, options: options),
+                    configuration: try configuration(for: container))
+            } catch let error as SyncError
+                where error.kind == .busy && dropped() != nil && ContinuousClock.now < deadline
+            {
+                Thread.sleep(forTimeInterval: 0.05)
+            } catch let error as SyncError {
+                throw DocsFailure.failure(error.message)
+            } catch let error as RemoteSetupError where error.isTransient {
+                // The server out of reach as the settings are read: an agent waits for it.
+                Output.error("docs: \(error.message); trying again in 5 seconds")
+                for _ in 0..<50 where !syncStopRequested.load(ordering: .relaxed) {
+                    Thread.sleep(forTimeInterval: 0.1)
+                }
+                if syncStopRequested.load(ordering: .relaxed) { throw DocsFailure.failure(error.message) }
+            } catch let error as RemoteSetupError {
+                throw DocsFailure.failure(error.message)
+            }
         }
     }
 
@@ -203,34 +280,61 @@ enum SyncCommand {
     }
 }
 
-/// `docs status`: where each document stands with the container's remote.
+/// `docs status`: where each document stands with the container's remote, and the syncs
+/// running for this user.
 @MainActor
 enum StatusCommand {
     static func run(_ container: TextContainer, options: RemoteOptions, json: Bool) throws {
         let configuration = SyncCommand.configuration
         let pause = try SyncCommand.pause(of: container)
         var states: [SyncItemStatus] = []
+        /// Why the remote could not be listed: the states are then as it was last seen.
+        var unreachable: String?
         if let (address, options) = try SyncCommand.remote(for: container, given: nil, options: options) {
             do {
                 states = try SyncEngine.status(
                     ofContainer: container.url,
                     remote: try SyncRemotes.remote(for: address, options: options),
                     configuration: configuration)
+            } catch let error as RemoteSetupError where !error.isTransient {
+                throw DocsFailure.failure(error.message)
             } catch  where error is SyncError || error is RemoteSetupError {
-                // Paused for a remote gone: the pause says what matters; the listing's failure
-                // is said beside it.
-                guard pause != nil else { throw DocsFailure.failure("\(error)") }
-                Output.error("docs: \(error)")
+                // Offline is when the user most wants to know what waits: the remote as the
+                // journal last saw it stands for it.
+                unreachable = "\(error)"
+                do {
+                    states = try SyncEngine.statusAsLastSeen(
+                        ofContainer: container.url, configuration: configuration)
+                } catch {
+                    throw DocsFailure.failure("\(unreachable!); and \(error)")
+                }
             }
         } else {
             states = try container.documents().map { SyncItemStatus(path: $0.fileName, state: .notSynced) }
         }
         let documents = states.filter { TextContainer.isDocumentFileName($0.path) && !$0.path.contains("/") }
+        let published = UbiquityStatus.read(forContainer: container.url)
+        let running = SyncCommand.running
         if json {
             var writer = JSONWriter()
             writer.raw("{")
             writer.key("paused")
             SyncCommand.write(pause, to: &writer)
+            writer.raw(",\"unreachable\":")
+            if let unreachable {
+                writer.raw("{")
+                writer.field("message", unreachable)
+                writer.field("lastReached", time: published?.reached)
+                writer.raw("}")
+            } else {
+                writer.raw("null")
+            }
+            writer.raw(",\"syncs\":[")
+            writer.objects(running) { writer, holder in
+                writer.field("pid", holder.pid)
+                writer.field("container", holder.container)
+                writer.field("agent", holder.isAgent)
+            }
             writer.raw(",\"documents\":[")
             writer.objects(documents) { writer, status in
                 writer.field("name", TextContainer.documentName(forFileName: status.path))
@@ -240,10 +344,22 @@ enum StatusCommand {
             writer.raw("}\n")
             try Output.write(writer.bytes)
         } else {
-            var text = pause.map(SyncCommand.describe) ?? ""
+            var text = ""
+            if let unreachable {
+                let reached =
+                    published?.reached.map { "last reached \(LocalTime.format($0))" } ?? "never reached"
+                text +=
+                    "remote unreachable: \(Output.escaped(unreachable)); \(reached). As the remote was then:\n"
+            }
+            text += pause.map(SyncCommand.describe) ?? ""
             for status in documents {
                 text +=
                     "\(status.state.rawValue)\t\(Output.escaped(TextContainer.documentName(forFileName: status.path)))\n"
+            }
+            for holder in running {
+                let what = holder.isAgent ? "agent" : "sync"
+                let folder = holder.container.isEmpty ? "(container not named yet)" : holder.container
+                text += "\(what)\tprocess \(holder.pid)\t\(Output.escaped(folder))\n"
             }
             try Output.write(text)
         }

@@ -61,6 +61,23 @@ package enum Syscall {
         retrying { Glibc.pread(fd, buffer.baseAddress, buffer.count, offset) }
     }
 
+    /// Writes all of `buffer` at `offset`. The corresponding C function is `pwrite(2)`.
+    static func pwriteAll(_ fd: CInt, _ buffer: UnsafeRawBufferPointer, offset: off_t) -> Result<Int, Errno> {
+        var written = 0
+        while written < buffer.count {
+            let result = retrying {
+                Glibc.pwrite(
+                    fd, buffer.baseAddress! + written, buffer.count - written, offset + off_t(written))
+            }
+            switch result {
+            case .success(let count) where count > 0: written += count
+            case .success: return .failure(.ioError)
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .success(written)
+    }
+
     /// The corresponding C function is `fchmodat(2)`; follows a symbolic link.
     package static func chmod(_ path: String, _ mode: mode_t) -> Result<CInt, Errno> {
         retrying { Glibc.fchmodat(AT_FDCWD, path, mode, 0) }

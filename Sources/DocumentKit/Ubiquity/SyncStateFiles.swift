@@ -45,6 +45,16 @@ package enum SyncStateFiles {
         base(forContainer: container, stateHome: stateHome).appendingPathExtension("resume.json")
     }
 
+    /// The passes other processes asked of the agent of `container`, and its answers:
+    /// `HASH.passes/` (see ``SyncPassRequests``).
+    package static func passRequests(forContainer container: URL, stateHome: URL? = nil) -> URL {
+        URL(
+            fileURLWithPath: base(forContainer: container, stateHome: stateHome).appendingPathExtension(
+                "passes"
+            ).path,
+            isDirectory: true)
+    }
+
     /// Where the output of an agent started on demand goes: `HASH.log`.
     package static func log(forContainer container: URL, stateHome: URL? = nil) -> URL {
         base(forContainer: container, stateHome: stateHome).appendingPathExtension("log")

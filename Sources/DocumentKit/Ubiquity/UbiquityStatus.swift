@@ -32,6 +32,8 @@ public struct UbiquityStatus: Codable, Sendable, Equatable {
     public var message: String?
     /// When the remote was first found unreachable, while it still is.
     public var offlineSince: Date?
+    /// When a pass last reached the remote and finished (to the minute).
+    public var reached: Date?
     /// Each synced file, by path in the container, with the inode, size and modification time
     /// (nanoseconds since 1970) it had when it was synced. Kept in a file of its own beside
     /// the status (``syncedURL(of:)``), written only when it changes.

@@ -202,6 +202,12 @@ final class StatusPublisher: Sendable {
             status.downloading = []
             status.percent = [:]
             status.offlineSince = nil
+            // Kept to the minute: a pass that changed nothing else does not rewrite the status
+            // for it more than once a minute.
+            let now = clock.now
+            if status.reached.map({ now.timeIntervalSince($0) >= 60 || now < $0 }) ?? true {
+                status.reached = now
+            }
             let failed = status.uploadErrors.count + status.downloadErrors.count
             status.pause = nil
             status.state = failed == 0 ? .upToDate : .error

@@ -74,6 +74,24 @@ extension SyncEngine {
     public static func status(
         ofContainer container: URL, remote: any Remote, configuration: SyncConfiguration = SyncConfiguration()
     ) throws -> [SyncItemStatus] {
+        try status(ofContainer: container, remote: Optional(remote), configuration: configuration)
+    }
+
+    /// Where each item of the container stands by what a pass would do if the remote were as
+    /// the journal last saw it: what waits here to upload, move or delete, and the conflicts,
+    /// while the remote cannot be reached. Read-only, and usable while another process syncs
+    /// the container.
+    ///
+    /// - Throws: What opening the journal or scanning the container throws.
+    public static func statusAsLastSeen(
+        ofContainer container: URL, configuration: SyncConfiguration = SyncConfiguration()
+    ) throws -> [SyncItemStatus] {
+        try status(ofContainer: container, remote: nil, configuration: configuration)
+    }
+
+    private static func status(
+        ofContainer container: URL, remote: (any Remote)?, configuration: SyncConfiguration
+    ) throws -> [SyncItemStatus] {
         let container = URL(fileURLWithPath: CanonicalPath.of(container), isDirectory: true)
         let journalURL = SyncJournal.url(forContainer: container, stateHome: configuration.stateHome)
         let journal =
@@ -83,7 +101,7 @@ extension SyncEngine {
         do {
             scanned = try SyncScan(container, known: known, remote: remote, configuration: configuration)
         } catch let error as RemoteError {
-            throw SyncError(.failed, "cannot list \(remote.displayName): \(error)")
+            throw SyncError(.failed, "cannot list \(remote?.displayName ?? "the remote"): \(error)")
         }
         let (local, remoteTree, plan) = (scanned.local, scanned.remote, scanned.plan)
         var states: [RemotePath: SyncItemStatus.State] = [:]

@@ -32,6 +32,7 @@ extension SyncEngine {
         every interval: Duration, until shouldStop: @escaping @Sendable () -> Bool,
         report: (Result<SyncSummary, any Error>) -> Void
     ) throws -> SyncingEnd {
+        holdLockAsAgent()
         let changed = DispatchSemaphore(value: 0)
         let watcher = try DirectoryWatcher { events in
             // The engine's own downloads and temporaries are hidden names: not a change to sync.
@@ -56,7 +57,7 @@ extension SyncEngine {
             guard FileStatus(path: container.path) != nil else { return .containerGone }
             // The marker before the pass: what changes after it is the next pass's.
             let before = polling.asks ? Result { try remote.changeMarker() } : nil
-            let outcome = Result { try sync() }
+            let outcome = syncAnsweringRequests()
             report(outcome)
             polling.passed(at: clock.elapsed, didWork: (try? outcome.get())?.didWork == true)
             waitForChange(changed, polling: &polling, since: before, until: shouldStop)

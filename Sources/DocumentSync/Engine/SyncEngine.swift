@@ -88,7 +88,7 @@ public final class SyncEngine: @unchecked Sendable {
     /// Where the engine reads the time and waits (``SyncConfiguration/clock``).
     var clock: any SyncClock { configuration.clock }
     /// Held with an exclusive `flock` while the engine lives.
-    private let lock: FileDescriptor
+    let lock: FileDescriptor
     /// Held while a pass runs: one at a time, whichever thread calls.
     private let passing = NSLock()
     /// Called between the steps of every change, for the simulation's crashes: an error it
@@ -174,6 +174,8 @@ public final class SyncEngine: @unchecked Sendable {
             }
             throw SyncError(.failed, "cannot lock the sync journal \(url.path): \(error)")
         }
+        SyncLockHolder(pid: getpid(), container: container.path, isAgent: false).write(
+            toLockAt: lock.rawValue)
         do {
             journal = try SyncJournal(url: url)
         } catch SyncJournalError.corrupt {

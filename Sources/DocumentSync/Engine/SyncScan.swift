@@ -27,12 +27,13 @@ struct SyncScan {
     var knownFiles: Int
 
     /// Lists the container and the remote whole and plans a pass from `known`, every row of
-    /// the journal.
+    /// the journal; with no remote, plans from the remote as the journal last saw it (what is
+    /// waiting here while the remote cannot be reached).
     ///
     /// - Parameter leftovers: Called with each temporary file a crash left in the container.
     /// - Throws: `RemoteError` when the remote cannot be listed.
     init(
-        _ container: URL, known: [RemotePath: JournalItem], remote: any Remote,
+        _ container: URL, known: [RemotePath: JournalItem], remote: (any Remote)?,
         configuration: SyncConfiguration, leftovers: ((URL) -> Void)? = nil
     ) throws {
         var notes: [String] = []
@@ -41,7 +42,18 @@ struct SyncScan {
             container, expected: known.count, leftovers: leftovers, placeholders: { placeholders.insert($0) },
             unsyncable: { url, reason in notes.append(Self.unsyncableNote(url, reason)) })
         let requested = Self.downloadRequests(container, configuration)
-        let remoteTree = try SyncTrees.remote(remote, expected: known.count)
+        let remoteTree: [RemotePath: RemoteEntry]
+        if let remote {
+            remoteTree = try SyncTrees.remote(remote, expected: known.count)
+        } else {
+            var lastSeen: [RemotePath: RemoteEntry] = [:]
+            for (path, item) in known where item.kind == .folder || item.remoteTag != nil {
+                lastSeen[path] = RemoteEntry(
+                    name: path.name, kind: item.kind, size: item.remoteSize ?? 0, tag: item.remoteTag,
+                    fileID: item.remoteFileID)
+            }
+            remoteTree = lastSeen
+        }
         self = try SyncScan(
             container, known: known, knownFiles: known.values.count { $0.kind == .file }, local: local,
             remote: remoteTree, notes: notes, placeholders: placeholders, requested: requested,

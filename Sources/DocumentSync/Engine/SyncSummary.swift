@@ -12,7 +12,7 @@ import Foundation
 /// print("\(summary.uploaded) up, \(summary.downloaded) down, \(summary.conflicts) conflicts")
 /// for note in summary.notes { print(note) }
 /// ```
-public struct SyncSummary: Sendable, Equatable, CustomStringConvertible {
+public struct SyncSummary: Codable, Sendable, Equatable, CustomStringConvertible {
     public var uploaded = 0
     public var downloaded = 0
     /// Items both sides changed whose changes merged cleanly, written to both sides.

@@ -11,6 +11,23 @@ public enum SyncRemotes {
         try remote(for: address.url, options: address.applied(to: options))
     }
 
+    /// The files the credentials of the remote at `address` are read from, when they are read
+    /// from files: a sync agent that sees one change reads them again (a password fixed in
+    /// `~/.netrc` reaches an agent that failed with it).
+    public static func credentialFiles(for address: RemoteAddress, options: RemoteOptions = RemoteOptions())
+        -> [URL]
+    {
+        let options = address.applied(to: options)
+        switch URL(string: address.url)?.scheme?.lowercased() {
+        case "http", "https":
+            return [options.credentials.netrc, options.credentials.passwordFile].compactMap { $0 }
+        case "s3":
+            return [S3CredentialSources().credentialsFile]
+        default:
+            return []
+        }
+    }
+
     /// The remote at `url`: `file:///absolute/path` is a folder (a disk, a mounted share);
     /// `https://host/path/` a WebDAV collection, probed the first time it is used;
     /// `s3://bucket/prefix?endpoint=…&region=…` a key prefix of an S3 store (``S3Address``),
