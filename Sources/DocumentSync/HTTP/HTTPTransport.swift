@@ -162,8 +162,7 @@ final class HTTPTransport: Sendable {
         let deadline = deadline ?? self.deadline
         let transfer = CurlTransfer(request, body: body, into: destination, deadline: deadline)
         do {
-            let answer = try transfer.perform(
-                request, on: handle.pointer, timeout: min(timeout, deadline.allowance))
+            let answer = try transfer.perform(request, on: handle.pointer, timeout: timeout)
             release(handle)
             return answer
         } catch {
