@@ -51,8 +51,10 @@ let package = Package(
         // same container of text documents.
         .systemLibrary(
             name: "CNcursesw", path: "Sources/CNcursesw", providers: [.apt(["libncurses-dev"])]),
-        .target(name: "TextContainer", dependencies: ["DocumentKit", "SimpleTextEditorDocument"]),
-        .executableTarget(name: "ste", dependencies: ["TextContainer", "CNcursesw"]),
+        // TextContainer merges conflicts with DocumentSync's three-way merge (`TextMerge`).
+        .target(
+            name: "TextContainer", dependencies: ["DocumentKit", "DocumentSync", "SimpleTextEditorDocument"]),
+        .executableTarget(name: "ste", dependencies: ["TextContainer", "DocumentSync", "CNcursesw"]),
         .executableTarget(name: "docs", dependencies: ["TextContainer", "DocumentSync", "CDocumentSystem"]),
         .testTarget(
             name: "AppsTests", dependencies: ["TextContainer", "DocumentKit", "ste", "docs"],

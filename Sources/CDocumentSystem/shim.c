@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <spawn.h>
 #include <unistd.h>
 #if __has_include(<malloc.h>)
 #include <limits.h>
@@ -196,4 +197,8 @@ int cds_limit_malloc_arenas(int count) {
     (void)count;
     return 0;
 #endif
+}
+
+int cds_spawn_actions_close_from(void *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, from);
 }

@@ -21,5 +21,5 @@ func runChildCommand(_ command: String, _ rest: [String]) -> Bool {
         || runChannelCommand(command, rest) || runLockCommand(command, rest)
         || runCoordinationCommand(command, rest)
         || runVersionCommand(command, rest) || runAdversaryCommand(command, rest)
-        || runMemoryCommand(command, rest)
+        || runMemoryCommand(command, rest) || runUbiquityCommand(command, rest)
 }

@@ -66,6 +66,19 @@ func catalog(quick: Bool) -> [Benchmark] {
             summary: "an open document, typed into, taking in another process's write",
             run: { try await benchmarkPresenterSaveLatency(samples: quick ? 30 : 200) }),
         Benchmark(
+            name: "diff.lines.100k", rows: ["diff.lines.100k.scattered", "diff.lines.100k.unrelated"],
+            summary: "the conflict screen's line diff of 100,000 lines against GNU diff",
+            run: {
+                [
+                    try benchmarkLineDiff(iterations: quick ? 3 : 9, unrelated: false),
+                    try benchmarkLineDiff(iterations: quick ? 3 : 9, unrelated: true),
+                ]
+            }),
+        Benchmark(
+            name: "merge.marked.100k", rows: ["merge.marked.100k"],
+            summary: "a marked three-way merge of 100,000 lines against GNU diff3 -m",
+            run: { [try benchmarkMarkedMerge(iterations: quick ? 3 : 9)] }),
+        Benchmark(
             name: "hash.sha256.100MiB", rows: ["hash.sha256.100MiB"],
             summary: "the content hash of 100 MiB against sha256sum",
             run: { [try benchmarkContentHash(iterations: quick ? 3 : 7)] }),

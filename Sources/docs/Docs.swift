@@ -126,14 +126,23 @@ enum Docs {
             try RestoreCommand.run(container, name: operands[0], versionID: operands[1])
         case "resolve":
             try requireOperands(operands, command: command, names: ["NAME"])
-            guard let keep = invocation.keep.flatMap(ResolveCommand.Keep.init(rawValue:)) else {
+            let action: ResolveCommand.Action
+            if invocation.merge {
+                guard invocation.keep == nil else {
+                    throw DocsFailure.usage(
+                        "--merge and --keep do not go together: give one", command: command)
+                }
+                action = .merge
+            } else if let keep = invocation.keep.flatMap(ResolveCommand.Keep.init(rawValue:)) {
+                action = .keep(keep)
+            } else {
                 throw DocsFailure.usage(
                     invocation.keep.map { "--keep takes mine, theirs or both, not “\($0)”" }
-                        ?? "--keep mine|theirs|both is required",
+                        ?? "--keep mine|theirs|both or --merge is required",
                     command: command)
             }
             try await ResolveCommand.run(
-                container, name: operands[0], keep: keep, versionID: invocation.versionID)
+                container, name: operands[0], action: action, versionID: invocation.versionID)
         case "watch":
             try requireOperands(operands, command: command, names: [])
             try await WatchCommand.run(container, json: invocation.json)
@@ -252,6 +261,9 @@ enum Docs {
         }
         if invocation.keep != nil && command != "resolve" {
             throw DocsFailure.usage("--keep is for resolve", command: command)
+        }
+        if invocation.merge && command != "resolve" {
+            throw DocsFailure.usage("--merge is for resolve", command: command)
         }
         if invocation.versionID != nil && command != "resolve" {
             throw DocsFailure.usage("--version-id is for resolve", command: command)

@@ -1,6 +1,7 @@
 import DocumentKit
 import Foundation
 import SimpleTextEditorDocument
+import TextContainer
 
 /// The exit statuses scripts can rely on.
 enum ExitStatus: Int32 {
@@ -45,6 +46,9 @@ struct DocsFailure: Error, Equatable {
             return .failure("\(subject): \(reason)")
         }
         if let error = error as? InvalidTextError {
+            return .failure("\(subject): \(error.description)")
+        }
+        if let error = error as? ConflictMergeError {
             return .failure("\(subject): \(error.description)")
         }
         return .failure("\(subject): \(error.localizedDescription)")

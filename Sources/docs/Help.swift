@@ -14,7 +14,7 @@ enum Help {
           delete NAME               move a document to the Deleted folder, from which it can be recovered
           versions NAME             list a document's saved and conflict versions
           restore NAME VERSION      make a saved version the current one
-          resolve NAME --keep mine|theirs|both [--version-id ID]
+          resolve NAME --keep mine|theirs|both | --merge [--version-id ID]
                                     settle a document's conflicts
           watch                     print documents added, changed and removed, until interrupted
           sync [--remote NAME|URL] [--once|--watch] [--resume delete|keep] [--stop]
@@ -178,6 +178,7 @@ enum Help {
 
     static let resolve = """
         Usage: docs resolve NAME --keep mine|theirs|both [--version-id ID]
+               docs resolve NAME --merge [--version-id ID]
 
         Settles one conflict of a document: the file as it is now against one unresolved
         conflict version (an id from `docs versions`; needed only when there are several).
@@ -190,8 +191,22 @@ enum Help {
           theirs  keep their side at the document's path
           both    keep the file, and save the conflict version as a new document
                   “NAME (conflict from COMPUTER DATE)”; prints its path
-        Nothing is deleted: the side not kept stays in the history (`docs versions`), and
-        the version is marked resolved. Other conflict versions stay unresolved.
+        --merge merges the two sides into the document, line by line, from the version
+        both started from (the one sync recorded, found in the history): changes of one
+        side are taken; each part both sides changed differently keeps both, marked as git
+        marks it, for you to finish:
+          <<<<<<< this device
+          my lines
+          =======
+          their lines
+          >>>>>>> laptop (device 1F0C29A3), 2026-12-06 12:01
+        When that version is not found (a conflict another program made, or history
+        removed), every part where the sides differ is marked. Prints what it did, with the
+        number of marked parts; exits 0 whether or not parts are marked (`grep -c
+        '^<<<<<<< '` counts them), 1 when a side is not UTF-8 text.
+        Nothing is deleted: the side not kept (with --merge, the file before the merge and
+        the conflict version) stays in the history (`docs versions`), and the version is
+        marked resolved. Other conflict versions stay unresolved.
 
         """
 
@@ -242,7 +257,8 @@ enum Help {
         DOCS_PASSWORD environment variable, or ~/.netrc, never from the command line. Plain
         http is refused to any computer but this one unless --allow-http is given. A server
         the probe finds unsafe is refused unless --unsafe-server is given: then every write is
-        read back and compared. HTTPS certificates are verified against the system's
+        read back and compared. One that gives no ETags (nginx's dav-ext) is refused even then:
+        sync cannot tell what changed on it. HTTPS certificates are verified against the system's
         authorities (add a private one with update-ca-certificates).
 
           --once            pass until nothing is left to do, then exit (the default)

@@ -10,6 +10,8 @@ struct Invocation: Equatable {
     var from: String?
     var keep: String?
     var versionID: String?
+    /// `resolve --merge`: merge the two sides instead of keeping one.
+    var merge = false
     var remote: String?
     var once = false
     /// `sync --resume delete|keep`: the answer to a paused sync.
@@ -89,7 +91,7 @@ struct Invocation: Equatable {
                     throw DocsFailure.usage("\(option) takes no value", command: command)
                 }
                 if option == "--unsafe-server" { unsafeServer = true } else { allowHTTP = true }
-            case "--once", "--watch", "--stop", "--on-demand":
+            case "--once", "--watch", "--stop", "--on-demand", "--merge":
                 guard inline == nil else {
                     throw DocsFailure.usage("\(option) takes no value", command: command)
                 }
@@ -97,6 +99,7 @@ struct Invocation: Equatable {
                 case "--once": once = true
                 case "--watch": watch = true
                 case "--stop": stop = true
+                case "--merge": merge = true
                 default: onDemand = true
                 }
             case "--json", "-h", "--help", "--version":

@@ -67,14 +67,21 @@ enum RestoreCommand {
     }
 }
 
-/// `docs resolve NAME --keep mine|theirs|both [--version-id ID]`: see `Help.resolve`.
+/// `docs resolve NAME --keep mine|theirs|both | --merge [--version-id ID]`: see `Help.resolve`.
 @MainActor
 enum ResolveCommand {
     enum Keep: String {
         case mine, theirs, both
     }
 
-    static func run(_ container: TextContainer, name: String, keep: Keep, versionID: String?) async throws {
+    /// What resolving does: keep a side (or both), or merge them.
+    enum Action: Equatable {
+        case keep(Keep)
+        case merge
+    }
+
+    static func run(_ container: TextContainer, name: String, action: Action, versionID: String?) async throws
+    {
         do {
             let url = try container.url(forExistingDocumentNamed: name)
             let conflicts = FileVersion.unresolvedConflictVersionsOfItem(at: url) ?? []
@@ -95,12 +102,15 @@ enum ResolveCommand {
                     "cannot resolve “\(name)”: it has \(conflicts.count) unresolved conflict versions; name one with --version-id ID (`docs versions \(name)` lists them)",
                     command: "resolve")
             }
-            switch keep {
-            case .mine:
+            switch action {
+            case .merge:
+                let merge = try await TextContainer.resolveByMerging(version, of: url)
+                try Output.write(merge.summary + "\n")
+            case .keep(.mine):
                 try await version.resolveConflict(ofItemAt: url, keeping: version.mineSide)
-            case .theirs:
+            case .keep(.theirs):
                 try await version.resolveConflict(ofItemAt: url, keeping: version.theirsSide)
-            case .both:
+            case .keep(.both):
                 let copy = try await container.saveConflictCopy(of: version, of: url)
                 try await version.resolveConflict(ofItemAt: url, keeping: .currentItem)
                 try Output.write(copy.path + "\n")

@@ -22,6 +22,17 @@ extension Editor {
         terminal.draw(title, y: 0, x: 0, width: width, attributes: Terminal.reverse, pad: true)
         let bodyTop = 1
         let bodyHeight = self.bodyHeight
+        if case .syncDetails(let scroll) = mode {
+            terminal.draw(
+                " Sync — what it says, in full", y: 0, x: 0, width: width, attributes: Terminal.reverse,
+                pad: true)
+            drawSyncDetails(scroll: scroll, top: bodyTop, height: bodyHeight, width: width)
+            drawStatus(y: height - 1 - helpBarHeight, width: width)
+            _ = drawBottom(y: height - helpBarHeight, width: width)
+            terminal.hideCursor()
+            terminal.refresh()
+            return
+        }
         if case .help(let scroll) = mode {
             terminal.draw(
                 " Help — every key of ste", y: 0, x: 0, width: width, attributes: Terminal.reverse, pad: true)
@@ -33,7 +44,10 @@ extension Editor {
             return
         }
         var editorX = 0
-        if container != nil {
+        var isConflict = false
+        if case .conflict = mode { isConflict = true }
+        // The conflict screen takes the whole width: two texts side by side need it.
+        if container != nil && !isConflict {
             drawList(top: bodyTop, height: bodyHeight, width: listWidth)
             terminal.verticalLine(x: listWidth, top: bodyTop, count: bodyHeight)
             editorX = listWidth + 1
@@ -318,45 +332,118 @@ extension Editor {
 
     private func drawConflict(_ screen: ConflictScreen, top: Int, height: Int, x: Int, width: Int) {
         let half = (width - 1) / 2
+        let (mine, theirs) = conflictHeadings(screen)
+        // Each side's heading wraps in its column, never cut: who (in bold), then when and how.
+        func lines(_ heading: (title: String, detail: String), width: Int) -> [(String, Int32)] {
+            Self.wrapped(heading.title, width: width).map { ($0, Terminal.bold) }
+                + Self.wrapped(heading.detail, width: width).map { ($0, 0) }
+        }
+        let mineLines = lines(mine, width: half - 1)
+        let theirsLines = lines(theirs, width: width - half - 2)
+        let headingHeight = min(max(mineLines.count, theirsLines.count), max(2, height / 3))
+        for row in 0..<headingHeight {
+            if row < mineLines.count {
+                terminal.draw(
+                    " " + mineLines[row].0, y: top + row, x: x, width: half, attributes: mineLines[row].1)
+            }
+            if row < theirsLines.count {
+                terminal.draw(
+                    " " + theirsLines[row].0, y: top + row, x: x + half + 1, width: width - half - 1,
+                    attributes: theirsLines[row].1)
+            }
+        }
+        terminal.verticalLine(x: x + half, top: top, count: height)
+        let bodyTop = top + headingHeight + 1
+        let bodyHeight = max(0, top + height - bodyTop)
+        conflictBodyHeight = max(1, bodyHeight)
+        let rows = screen.comparison.rows
+        let parts = screen.comparison.differingParts
+        let shown =
+            rows.isEmpty
+            ? ""
+            : "  lines \(min(rows.count, screen.scroll + 1))-\(min(rows.count, screen.scroll + bodyHeight)) of \(rows.count)"
+        terminal.draw(
+            " " + (parts == 1 ? "1 part differs" : "\(parts) parts differ") + shown, y: top + headingHeight,
+            x: x, width: half, attributes: Terminal.underline)
+        for row in 0..<bodyHeight {
+            let index = screen.scroll + row
+            guard index < rows.count else { break }
+            let line = rows[index]
+            // A differing line in reverse video, on the side that has it.
+            for (text, column, columnWidth) in [
+                (line.mine, x, half), (line.theirs, x + half + 1, width - half - 1),
+            ] {
+                guard let text else { continue }
+                terminal.draw(
+                    " " + text, y: bodyTop + row, x: column, width: columnWidth,
+                    attributes: line.differs ? Terminal.reverse : 0, pad: line.differs)
+            }
+        }
+    }
+
+    /// Who wrote each side of the conflict shown, and when: for a sync conflict, this device
+    /// and the other device by its name and identifier ("Theirs: from laptop (device
+    /// 1F0C29A3)"); for a conflict a program here made, "your unsaved text" and "the file now".
+    private func conflictHeadings(_ screen: ConflictScreen)
+        -> (mine: (title: String, detail: String), theirs: (title: String, detail: String))
+    {
         let record = screen.records[screen.index]
         let versionDate = record.modificationDate.map(dateFormatter.string) ?? "unknown date"
         let fileDate = document?.fileModificationDate.map(dateFormatter.string) ?? "unknown date"
-        let program = record.savingProgram.map { "\($0) on " } ?? ""
-        // Each side: who wrote it, then where and when, on two lines so a narrow pane shows both.
-        let version: (title: String, detail: String) =
-            record.isFromThisComputer
-            ? ("your unsaved text", "\(program)this device, \(versionDate)")
-            : (
-                "from \(record.computerLabel ?? "another computer")",
-                "\(program)\(record.computerLabel ?? "?"), \(versionDate)"
-            )
-        let file: (title: String, detail: String) =
-            record.isFromThisComputer
-            ? ("the file now", "as another program left it, \(fileDate)")
-            : ("the file here", "on this device, \(fileDate)")
-        let fileLines = buffer.lines
-        let (mine, theirs) =
-            record.isFromThisComputer
-            ? ((version, screen.versionLines), (file, fileLines))
-            : ((file, fileLines), (version, screen.versionLines))
         let count = screen.records.count > 1 ? " \(screen.index + 1)/\(screen.records.count)" : ""
-        terminal.draw(" Mine: \(mine.0.title)", y: top, x: x + 1, width: half - 1, attributes: Terminal.bold)
-        terminal.draw(
-            " Theirs: \(theirs.0.title)\(count)", y: top, x: x + half + 1, width: width - half - 1,
-            attributes: Terminal.bold)
-        terminal.draw(" (\(mine.0.detail))", y: top + 1, x: x + 1, width: half - 1)
-        terminal.draw(" (\(theirs.0.detail))", y: top + 1, x: x + half + 1, width: width - half - 1)
-        terminal.verticalLine(x: x + half, top: top, count: height)
-        for row in 0..<max(0, height - 2) {
-            let a = row < mine.1.count ? mine.1[row] : ""
-            let b = row < theirs.1.count ? theirs.1[row] : ""
-            let differs = a != b
-            terminal.draw(
-                " " + a, y: top + 2 + row, x: x + 1, width: half - 1, attributes: differs ? Terminal.bold : 0)
-            terminal.draw(
-                " " + b, y: top + 2 + row, x: x + half + 1, width: width - half - 1,
-                attributes: differs ? Terminal.bold : 0)
+        if !record.isFromThisComputer {
+            return (
+                ("Mine: the file here", "this device, saved \(fileDate)"),
+                (
+                    "Theirs: from \(record.computerLabel ?? "another device")\(count)",
+                    "saved there \(versionDate), came through sync"
+                )
+            )
         }
+        if record.savingProgram == nil {
+            // This device's side of a sync conflict: sync put the other device's version in the
+            // file, and the remote does not say which device that was.
+            return (
+                ("Mine: this device", "saved \(versionDate), kept when sync brought theirs"),
+                ("Theirs: another device\(count)", "brought by sync \(fileDate)")
+            )
+        }
+        let program = record.savingProgram.map { "\($0) on " } ?? ""
+        return (
+            ("Mine: your unsaved text", "\(program)this device, \(versionDate)"),
+            ("Theirs: the file now\(count)", "as another program left it, \(fileDate)")
+        )
+    }
+
+    /// `text` in lines of at most `width` cells, broken at spaces where it can be.
+    static func wrapped(_ text: String, width: Int) -> [String] {
+        guard width > 0 else { return [] }
+        var lines: [String] = []
+        var line = ""
+        var cells = 0
+        for word in text.split(separator: " ", omittingEmptySubsequences: false) {
+            let wordCells = word.reduce(0) { $0 + TextBuffer.width(of: $1) }
+            if cells > 0 && cells + 1 + wordCells > width {
+                lines.append(line)
+                (line, cells) = ("", 0)
+            }
+            if cells > 0 {
+                line += " "
+                cells += 1
+            }
+            // A word longer than the line is cut into pieces.
+            for character in word {
+                let characterCells = TextBuffer.width(of: character)
+                if cells + characterCells > width, cells > 0 {
+                    lines.append(line)
+                    (line, cells) = ("", 0)
+                }
+                line.append(character)
+                cells += characterCells
+            }
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
     }
 
     /// The status line: the document's name and state, or a message with the name still
@@ -382,7 +469,10 @@ extension Editor {
                 position = "\(Self.count(buffer.text(in: selection))) selected  " + position
             }
         }
-        if let sync = syncSummary { parts.append(sync) }
+        if let sync = syncSummary {
+            // Sync in trouble first: it is what the user must act on, and it is long.
+            if syncLeads { parts.insert(sync, at: 0) } else { parts.append(sync) }
+        }
         var line = " " + parts.joined(separator: " — ")
         if let message {
             // The message first, and the document's name and state still in sight.
@@ -438,9 +528,13 @@ extension Editor {
         let items: [String]
         switch mode {
         case .history: items = ["↑↓ Select", "Enter Preview", "r Restore", "Esc Back"]
-        case .conflict: items = ["m Keep mine", "t Keep theirs", "b Keep both", "n Next", "Esc Later"]
+        case .conflict:
+            items = [
+                "e Merge", "m Keep mine", "t Keep theirs", "b Keep both", "n Next", "↑↓ Scroll", "Esc Later",
+            ]
         case .syncPause: items = ["k Keep them", "d Delete them", "↑↓ Scroll", "Esc Later"]
         case .help: items = ["↑↓ PgUp PgDn Scroll", "Esc Close"]
+        case .syncDetails: items = ["↑↓ PgUp PgDn Scroll", "F5 Sync now", "Esc Close"]
         default: items = KeyHelp.bar(list: container != nil, synced: ubiquity != nil, inList: focus == .list)
         }
         for (row, text) in Self.helpBar(items, width: width, rows: helpBarHeight).enumerated() {

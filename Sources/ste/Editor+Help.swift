@@ -19,9 +19,11 @@ enum KeyHelp {
                 Binding(keys: "^R", action: "rename the document (its undo history stays)"),
                 Binding(keys: "^D", action: "delete the document (it goes to the Deleted folder)"),
                 Binding(keys: "^H", action: "version history: Enter previews, r restores (^Z undoes it)"),
-                Binding(keys: "^T", action: "resolve a conflict: m mine, t theirs, b both"),
+                Binding(keys: "^T", action: "resolve a conflict: e merge, m mine, t theirs, b both"),
                 Binding(
                     keys: "F5", action: "sync now (in a synced container); when sync is paused, what it asks"),
+                Binding(
+                    keys: "F7", action: "what sync says, in full: its errors, each document's, what to do"),
                 Binding(keys: "Esc  F6  Shift+Tab", action: "from the text to the list of documents"),
                 Binding(
                     keys: "Tab  Enter  → F6", action: "from the list to the text; ↑ ↓ PgUp PgDn Home End pick"
@@ -74,7 +76,7 @@ enum KeyHelp {
                     action: "↑ ↓ pick a version, Enter or p previews, r restores, Esc back"),
                 Binding(
                     keys: "conflict (^T)",
-                    action: "m keep mine, t keep theirs, b keep both, n next, Esc later"),
+                    action: "e merge, m keep mine, t keep theirs, b keep both, n next, Esc later"),
                 Binding(
                     keys: "sync paused (F5)",
                     action: "k keep them (bring them back), d delete them, Esc later"),

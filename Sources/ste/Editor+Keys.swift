@@ -41,6 +41,7 @@ extension Editor {
         case .history(let screen): handleHistory(key, screen: screen)
         case .conflict(let screen): handleConflict(key, screen: screen)
         case .syncPause(let screen): handleSyncPause(key, screen: screen)
+        case .syncDetails(let scroll): handleSyncDetails(key, scroll: scroll)
         }
     }
 
@@ -87,6 +88,10 @@ extension Editor {
         case .control(8): showHistory()  // ^H
         case .control(20): showConflicts()  // ^T
         case .function(5): syncNow()  // F5
+        case .function(7):  // F7
+            commitBurst()
+            message = nil
+            mode = .syncDetails(0)
         case .meta("s"):
             softWrap.toggle()
             topRow = 0

@@ -67,7 +67,113 @@ extension Editor {
         if syncStatus.state == .paused, let pause = syncStatus.pause {
             return "sync paused: \(Self.brief(pause)) — F5 asks"
         }
+        if syncStatus.state == .error, let message = syncStatus.message {
+            // The key to the whole text first, then the point: the last of the message's
+            // "context: context: reason" parts, before the line can cut it off.
+            return "sync failed (F7 says all): " + Self.point(of: message)
+        }
         return "sync: " + syncStatus.summary
+    }
+
+    /// The reason a message ends with: its last part after ": " that says something (a
+    /// dozen characters or more), else the whole message.
+    static func point(of message: String) -> String {
+        let parts = message.components(separatedBy: ": ")
+        return parts.reversed().first { $0.count >= 12 } ?? message
+    }
+
+    /// Whether the status line leads with sync: it failed, is paused, or is offline, which
+    /// matters more than the document's name.
+    var syncLeads: Bool {
+        guard agentRuns, let state = syncStatus?.state else { return false }
+        return state == .error || state == .paused || state == .offline
+    }
+
+    /// F7: everything sync says, in paragraphs (a title is marked): its state, the remote,
+    /// the whole message, each document it could not sync and why, the agent's last words,
+    /// and what to do.
+    var syncDetails: [(text: String, isTitle: Bool)] {
+        guard let ubiquity else {
+            return [("This container is not synced: add a remote with docs remote add NAME URL", false)]
+        }
+        var lines: [(String, Bool)] = [
+            ("Sync of \(ubiquity.url.path)", true), ("with \(ubiquity.remote)", false),
+        ]
+        lines.append(("", false))
+        if !agentRuns {
+            lines.append(("The sync agent is not running. F5 starts it.", false))
+        } else if let syncStatus {
+            if let message = syncStatus.message {
+                lines.append(("State: \(syncStatus.state.rawValue)", false))
+                lines.append((message, false))
+            } else {
+                lines.append(("State: \(syncStatus.summary)", false))
+            }
+            lines.append(
+                ("Last word from the agent: \(timeFormatter.string(from: syncStatus.updated))", false))
+            if let reached = syncStatus.reached {
+                lines.append(("Last reached the remote: \(timeFormatter.string(from: reached))", false))
+            }
+            let failed =
+                syncStatus.uploadErrors.map { ("not uploaded", $0.key, $0.value) }
+                + syncStatus.downloadErrors.map { ("not downloaded", $0.key, $0.value) }
+            if !failed.isEmpty {
+                lines.append(("", false))
+                lines.append(("Documents not synced", true))
+                for (what, path, why) in failed.sorted(by: { $0.1 < $1.1 }) {
+                    lines.append(("\(path): \(what): \(why)", false))
+                }
+            }
+        }
+        let log = SyncStateFiles.log(forContainer: ubiquity.url)
+        if let last = Self.lastLine(of: log) {
+            lines.append(("", false))
+            lines.append(("The agent's log (\(log.path)) ends with", true))
+            lines.append((last, false))
+        }
+        lines.append(("", false))
+        lines.append(("What to do", true))
+        lines.append(("F5 syncs now (and starts the agent if it is not running).", false))
+        lines.append(
+            (
+                "A password is read from --password-file, DOCS_PASSWORD or ~/.netrc; a running agent reads it again when the file changes.",
+                false
+            ))
+        lines.append(("docs status lists what waits to sync; docs sync --stop stops the agent.", false))
+        return lines
+    }
+
+    func handleSyncDetails(_ key: Key, scroll: Int) {
+        let count = syncDetails.reduce(0) {
+            $0 + max(1, Self.wrapped($1.text, width: terminal.width - 2).count)
+        }
+        let last = max(0, count - bodyHeight)
+        let page = max(1, bodyHeight - 1)
+        switch key {
+        case .up: mode = .syncDetails(max(0, scroll - 1))
+        case .down: mode = .syncDetails(min(last, scroll + 1))
+        case .pageUp: mode = .syncDetails(max(0, scroll - page))
+        case .pageDown, .character(" "): mode = .syncDetails(min(last, scroll + page))
+        case .function(5):
+            mode = .normal
+            syncNow()
+        default: mode = .normal
+        }
+    }
+
+    func drawSyncDetails(scroll: Int, top: Int, height: Int, width: Int) {
+        var rows: [(String, Bool)] = []
+        for (text, isTitle) in syncDetails {
+            let wrapped = Self.wrapped(text, width: width - 2)
+            rows += wrapped.isEmpty ? [("", false)] : wrapped.map { ($0, isTitle) }
+        }
+        for row in 0..<height {
+            let index = scroll + row
+            guard index < rows.count else { break }
+            terminal.draw(
+                " " + rows[index].0, y: top + row, x: 0, width: width,
+                attributes: rows[index].1 ? Terminal.bold : 0)
+        }
     }
 
     /// A pause in a few words: "15 of 20 would be deleted on the remote".

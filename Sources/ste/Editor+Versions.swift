@@ -112,10 +112,26 @@ extension Editor {
             let records = try versions.unresolvedConflicts(of: document.fileURL)
             guard !records.isEmpty else { return show("No conflict to resolve") }
             offeredConflicts.formUnion(records.compactMap(\.id))
-            mode = .conflict(ConflictScreen(records: records, versionLines: try lines(of: records[0])))
+            mode = .conflict(
+                compared(ConflictScreen(records: records, versionLines: try lines(of: records[0]))))
         } catch {
             show(error)
         }
+    }
+
+    /// `screen` with the shown version's lines read again and compared with the text now,
+    /// scrolled to the first difference (two lines before it, for context).
+    func compared(_ screen: ConflictScreen) -> ConflictScreen {
+        var screen = screen
+        let record = screen.records[screen.index]
+        screen.versionLines = (try? lines(of: record)) ?? []
+        screen.fileLines = buffer.lines
+        screen.comparison =
+            record.isFromThisComputer
+            ? ConflictComparison(mine: screen.versionLines, theirs: screen.fileLines)
+            : ConflictComparison(mine: screen.fileLines, theirs: screen.versionLines)
+        screen.scroll = max(0, screen.comparison.firstDifference - 2)
+        return screen
     }
 
     func lines(of record: VersionRecord) throws -> [String] {
@@ -130,8 +146,22 @@ extension Editor {
             mode = .normal
         case .character("n"):
             screen.index = (screen.index + 1) % screen.records.count
-            screen.versionLines = (try? lines(of: screen.records[screen.index])) ?? []
+            mode = .conflict(compared(screen))
+        case .up, .down, .pageUp, .pageDown, .home, .end:
+            let page = max(1, conflictBodyHeight - 1)
+            let last = max(0, screen.comparison.rows.count - conflictBodyHeight)
+            switch key {
+            case .up: screen.scroll -= 1
+            case .down: screen.scroll += 1
+            case .pageUp: screen.scroll -= page
+            case .pageDown: screen.scroll += page
+            case .home: screen.scroll = 0
+            default: screen.scroll = last
+            }
+            screen.scroll = max(0, min(last, screen.scroll))
             mode = .conflict(screen)
+        case .character("e"):
+            merge(shown)
         case .character("m"):
             resolve(shown, keeping: shown.isFromThisComputer ? .conflictVersion : .currentItem)
         case .character("t"):
@@ -161,6 +191,41 @@ extension Editor {
         }
     }
 
+    /// Merges the conflict shown into the text (``TextContainer/merge(_:of:current:fileDate:)``)
+    /// as one undo step, saves it, and resolves the conflict: parts both sides changed stay
+    /// marked in the text, and both sides stay in the history.
+    private func merge(_ record: VersionRecord) {
+        guard let document, let version = record.version else { return }
+        commitBurst()
+        let merged: ConflictMerge
+        do {
+            merged = try TextContainer.merge(
+                version, of: document.fileURL, current: document.documentText,
+                fileDate: document.fileModificationDate)
+        } catch let error as ConflictMergeError {
+            return show("Cannot merge: \(error.reason); m, t or b keeps a side", isError: true)
+        } catch {
+            return show(error)
+        }
+        mode = .normal
+        if merged.text != document.documentText {
+            guard editAsOneStep({ $0.replaceText(merged.text) }) else { return }
+        }
+        Task { @MainActor in
+            do {
+                guard await document.save(to: document.fileURL, for: .forOverwriting) else {
+                    throw document.lastError
+                        ?? DocumentKitError(.ioFailure, operation: "save the merge of", url: document.fileURL)
+                }
+                try await self.versions.resolve(record, of: document.fileURL, keeping: .currentItem)
+                self.finishResolving(document, merged: merged)
+            } catch {
+                self.show(error)
+            }
+            self.render()
+        }
+    }
+
     /// Keeps the file, and the conflict version as a new document beside it.
     private func keepBoth(_ record: VersionRecord) {
         guard let document, let version = record.version else { return }
@@ -182,13 +247,18 @@ extension Editor {
         }
     }
 
-    private func finishResolving(_ document: SimpleTextDocument, copy: URL? = nil) {
+    private func finishResolving(
+        _ document: SimpleTextDocument, copy: URL? = nil, merged: ConflictMerge? = nil
+    ) {
         let remaining = (try? versions.unresolvedConflicts(of: document.fileURL)) ?? []
-        let kept = copy.map { " (the other side is “\($0.deletingPathExtension().lastPathComponent)”)" } ?? ""
+        var done =
+            "Conflict resolved"
+            + (copy.map { " (the other side is “\($0.deletingPathExtension().lastPathComponent)”)" } ?? "")
+        if let merged { done = merged.summary + " (^Z undoes)" }
         if remaining.isEmpty {
-            show("Conflict resolved" + kept)
+            show(done, untilKey: merged.map { $0.markedParts > 0 } ?? false)
         } else {
-            show("Conflict resolved\(kept); \(remaining.count) more")
+            show("\(done); \(remaining.count) more")
             showConflicts()
         }
     }

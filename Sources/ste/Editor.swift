@@ -38,13 +38,20 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         var error: String?
     }
 
-    /// One conflict at a time: the file against one unresolved conflict version, each side
-    /// labelled with who wrote it and when; `m`, `t` and `b` act on this version only.
+    /// One conflict at a time: the file against one unresolved conflict version, side by
+    /// side and lined up with the differing lines highlighted, each side labelled with who
+    /// wrote it and when; `m`, `t`, `b` and `e` act on this version only.
     struct ConflictScreen {
         var records: [VersionRecord]
         var index = 0
         /// The conflict version's text, as lines.
         var versionLines: [String]
+        /// The file's text the comparison was made with, as lines.
+        var fileLines: [String] = []
+        /// Mine and theirs side by side.
+        var comparison = ConflictComparison(mine: [], theirs: [])
+        /// The first row of the comparison shown.
+        var scroll = 0
     }
 
     /// A paused sync's question: what it would delete, scrolled down by ``scroll`` names.
@@ -67,6 +74,8 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         case conflict(ConflictScreen)
         /// Sync is paused (F5): `d` deletes them, `k` keeps them, Esc asks later.
         case syncPause(SyncPauseScreen)
+        /// Everything sync says (F7), scrolled down by this many lines.
+        case syncDetails(Int)
     }
 
     /// Edits closer together than this form one undo step.
@@ -117,6 +126,8 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
     var mouseAnchor: TextBuffer.Position?
     /// Whether long lines wrap at the pane's width (on by default: documents are prose).
     var softWrap = true
+    /// How many rows of the conflict screen's comparison were shown last: its page.
+    var conflictBodyHeight = 10
     var showsLineNumbers = false
     /// The wrapped row of line ``top`` that the screen starts with.
     var topRow = 0
@@ -306,7 +317,14 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
         guard let records = try? versions.unresolvedConflicts(of: document.fileURL) else { return }
         let open = Set(records.compactMap(\.id))
         let remaining = screen.records.filter { open.contains($0.id ?? "") }
-        guard remaining.count != screen.records.count else { return }
+        guard remaining.count != screen.records.count else {
+            // The text changed under the screen (sync brought another version): compared again.
+            if screen.fileLines != buffer.lines {
+                mode = .conflict(compared(screen))
+                render()
+            }
+            return
+        }
         if remaining.isEmpty {
             mode = .normal
             // The screen the user looked at closed under them: why stays until a key.
@@ -316,8 +334,7 @@ final class Editor: SimpleTextDocumentDelegate, DocumentEditor {
             let shownID = screen.records[screen.index].id
             screen.records = remaining
             screen.index = remaining.firstIndex { $0.id == shownID } ?? 0
-            screen.versionLines = (try? lines(of: remaining[screen.index])) ?? []
-            mode = .conflict(screen)
+            mode = .conflict(compared(screen))
         }
         render()
     }

@@ -150,9 +150,24 @@ final class Terminal {
     var height: Int { Int(getmaxy(window)) }
     var width: Int { Int(getmaxx(window)) }
 
+    /// A resize curses has not seen: the terminal's size (TIOCGWINSZ) differs from the
+    /// window's. curses learns of a resize from SIGWINCH, which a loaded machine was seen to
+    /// lose (the screen stayed at its old size for 30 s); this look, made with every read,
+    /// makes the resize whatever happened to the signal.
+    private func missedResize() -> Bool {
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_row > 0, size.ws_col > 0 else {
+            return false
+        }
+        guard Int(size.ws_row) != height || Int(size.ws_col) != width else { return false }
+        resizeterm(Int32(size.ws_row), Int32(size.ws_col))
+        return true
+    }
+
     /// The keys waiting, without blocking.
     func readKeys() -> [Key] {
         var keys: [Key] = []
+        if missedResize() { keys.append(.resize) }
         while true {
             var value: wint_t = 0
             let result = wget_wch(window, &value)

@@ -204,3 +204,43 @@ extension DocsAgentTests {
         #expect(!said().contains(password))
     }
 }
+
+extension DocsAgentTests {
+    /// The acceptance check of issue 28: a program saves a document through FileManager's
+    /// ubiquity API (which starts the container's agent), then a script runs `docs sync
+    /// --once` on the same container while the agent runs: it syncs, and a second device
+    /// reads the document.
+    @Test func aDocumentSavedThroughTheUbiquityAPIThenSyncedOnceBesideItsAgentReachesASecondDevice()
+        async throws
+    {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let a = try Device(remote: remoteRoot)
+        let state = ["XDG_STATE_HOME": a.stateHome.path]
+        let added = try a.folder.run(
+            ["remote", "add", "notes", remoteURL, "--identifier", "iCloud.com.example.Notes"],
+            environment: state)
+        #expect(added.status == 0, "\(added.error)")
+        defer { _ = try? a.docs(["sync", "--stop"]) }
+
+        let saved = try runDocs(
+            DocsBinary.url.deletingLastPathComponent().appendingPathComponent("DocumentKitTestChild"),
+            ["ubiquity-save", "Saved.txt", "saved through the ubiquity API\n"],
+            environment: a.folder.environment.merging(state) { $1 }, input: nil, scratch: a.folder.root,
+            timeout: .seconds(60))
+        #expect(saved.status == 0, "\(saved.error)")
+        #expect(saved.output == a.folder.url("Saved.txt").path + "\n", "\(saved.output)")
+        // The API started the agent (it holds the container once it runs).
+        #expect(
+            try await eventually(timeout: .seconds(30)) {
+                try a.docs(["status"]).output.contains("agent\tprocess ")
+            })
+
+        let once = try a.docs(["sync", "--once"])
+        #expect(once.status == 0, "\(once.output)\(once.error)")
+        #expect(!once.error.contains("another sync"), "\(once.error)")
+        let b = try Device(remote: remoteRoot)
+        let pulled = try b.docs(["sync", "--remote", remoteURL])
+        #expect(pulled.status == 0, "\(pulled.error)")
+        #expect(try b.folder.contents("Saved.txt") == "saved through the ubiquity API\n")
+    }
+}

@@ -84,6 +84,44 @@ struct DocsSyncTests {
         #expect(try a.folder.contents("Notes.txt") == b.folder.contents("Notes.txt"))
     }
 
+    /// A conflict sync made merges from the base sync recorded, on the device that did not
+    /// make it: the part both changed is marked naming the device the other text came from,
+    /// the other device's change apart from it is taken, and the resolution reaches the other
+    /// device.
+    @Test func aSyncConflictMergesOnTheOtherDeviceFromTheBaseSyncRecorded() throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let a = try Device(remote: remoteRoot)
+        let b = try Device(remote: remoteRoot)
+        #expect(
+            try a.docs(["new", "Notes", "--from", "-"], input: Data("title\nmiddle\nend\n".utf8)).status == 0)
+        let steps: [(Device, String?)] = [
+            (a, nil), (b, nil), (a, "title A\nmiddle\nend\n"), (b, "title B\nmiddle\nEND\n"), (b, nil),
+            (a, nil),
+            (b, nil),
+        ]
+        for (device, text) in steps {
+            if let text {
+                try device.folder.write("Notes.txt", text)
+            } else {
+                #expect(try device.docs(["sync", "--remote", remoteURL]).status == 0)
+            }
+        }
+        // b holds its own text, and a's as a conflict version from a's device.
+        #expect(try b.folder.contents("Notes.txt") == "title B\nmiddle\nEND\n")
+        let merged = try b.docs(["resolve", "Notes", "--merge"])
+        #expect(merged.status == 0, "\(merged.error)")
+        #expect(merged.output.contains("1 part both sides changed marked"), "\(merged.output)")
+        let text = try b.folder.contents("Notes.txt")
+        #expect(text.hasPrefix("<<<<<<< this device\ntitle B\n=======\ntitle A\n>>>>>>> "), "\(text)")
+        #expect(text.contains(" (device "), "the other device by its identifier: \(text)")
+        #expect(text.hasSuffix("\nmiddle\nEND\n"), "\(text)")
+        // The merge and the resolution reach a.
+        #expect(try b.docs(["sync"]).status == 0)
+        #expect(try a.docs(["sync"]).status == 0)
+        #expect(try a.folder.contents("Notes.txt") == text)
+        #expect(!(try a.docs(["versions", "Notes", "--json"]).output.contains("\"resolved\":false")))
+    }
+
     /// Both devices run on this computer, so their computers have one host name, as cloned
     /// machines and Raspberry Pis do: each device's "mine" is still its own text.
     @Test func keepMineKeepsEachDevicesOwnTextThoughBothShareAHostName() throws {

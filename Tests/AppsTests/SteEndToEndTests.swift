@@ -453,7 +453,7 @@ struct SteEndToEndTests {
         #expect(
             await ste.wait(timeout: .seconds(30)) {
                 ste.screen.split(separator: "\n").count <= 12 && ste.screen.contains("^N New")
-            })
+            }, "\(ste.screen)")
         ste.keys("Tab", "End")
         ste.type("!")
         #expect(await ste.wait { ste.text(of: "Wide.txt")?.hasSuffix("line!") == true })

@@ -366,3 +366,42 @@ func runCurl(_ url: String, user: String, password: String) throws -> String {
     process.waitUntilExit()
     return String(decoding: data, as: UTF8.self)
 }
+
+extension SteSyncTests {
+    /// A sync that fails for a long reason leads the status line with what failed and the key
+    /// to the whole text (at 160 columns it was cut before its point, behind the document's
+    /// name and state); F7 shows it all, with what to do.
+    @Test func aSyncFailureLeadsTheStatusLineAndF7ShowsItAll() async throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let user = try webDAV("DOCUMENTSYNC_WEBDAV_USER")
+        let password = try String(
+            contentsOfFile: try webDAV("DOCUMENTSYNC_WEBDAV_PASSWORD_FILE"), encoding: .utf8)
+        let url = try makeCollection(
+            in: try webDAV("DOCUMENTSYNC_WEBDAV_DEFAULT"), user: user, password: password)
+        let a = try SteSession { container in
+            try Data("a note\n".utf8).write(to: container.appendingPathComponent("A long named note.txt"))
+        }
+        try Data("machine 127.0.0.1\n  login \(user)\n  password \(password)\n".utf8)
+            .write(to: a.root.appendingPathComponent(".netrc"))
+        let added = try a.docs(["remote", "add", "dav", url, "--user", user, "--interval", "1"])
+        #expect(added.status == 0, "\(added.error)")
+        defer { Self.stopAgents(of: a.container) }
+        // The password changes on the server's side: every pass is refused.
+        try Data("machine 127.0.0.1\n  login \(user)\n  password not-it\n".utf8)
+            .write(to: a.root.appendingPathComponent(".netrc"))
+        a.start(width: 120, height: 24)
+        #expect(
+            await a.waitForScreen(containing: "sync failed (F7 says all)", timeout: .seconds(30)),
+            "\(a.screen)")
+        let status = a.screen.split(separator: "\n").first { $0.contains("sync failed") } ?? ""
+        #expect(status.hasPrefix(" sync failed (F7 says all): "), "\(status)")
+        #expect(status.contains("refused the user name or password"), "the point, in sight: \(status)")
+        a.keys("F7")
+        #expect(await a.waitForScreen(containing: "Sync — what it says, in full"), "\(a.screen)")
+        #expect(a.screen.contains("What to do") && a.screen.contains("F5 syncs now"), "\(a.screen)")
+        #expect(a.screen.contains(url), "the whole text names the remote: \(a.screen)")
+        #expect(!a.screen.contains(password))
+        a.keys("Escape")
+        #expect(await a.waitForScreen(containing: "A long named note"))
+    }
+}

@@ -24,16 +24,11 @@ extension BlockingSyncTests {
             let host = ProcessInfo.processInfo.hostName
             let a = try SyncDevice("a", remote: remote, in: folder, computerName: host)
             let b = try SyncDevice("b", remote: remote, in: folder, computerName: host)
-            try a.write("notes.txt", "first\n")
-            _ = try a.sync()
-            _ = try b.sync()
-            try a.write("notes.txt", "typed on a\n")
-            try b.write("notes.txt", "typed on b\n")
             // b's goes up first; a keeps b's at the path and its own as a conflict version,
             // which b takes from the remote.
-            _ = try b.sync()
-            #expect(try a.sync().conflicts == 1)
-            _ = try b.sync()
+            #expect(
+                try SyncDevice.conflict(
+                    a, b, at: "notes.txt", base: "first\n", a: "typed on a\n", b: "typed on b\n") == 1)
             for device in [a, b] {
                 let version = try #require(device.conflicts("notes.txt").first)
                 #expect(version == "typed on a\n")
@@ -65,16 +60,9 @@ extension BlockingSyncTests {
             try a.write("notes.txt", "mine\n")
             _ = try a.sync()
             // As another device would share it: its bytes, then its description.
-            let conflicts = RemotePath(".documentsync/conflicts")
-            try? remote.makeFolder(RemotePath(".documentsync"))
-            try remote.makeFolder(conflicts)
-            try remote.write(
-                conflicts.appending("x1.data"), from: UploadSource(Data("theirs\n".utf8)), condition: .absent)
             var description = SharedConflictDescription(path: "notes.txt", computer: host, modified: 0)
             description.device = described
-            try remote.write(
-                conflicts.appending("x1.json"), from: UploadSource(try JSONEncoder().encode(description)),
-                condition: .absent)
+            try SyncDevice.share("theirs\n", as: description, on: remote)
             _ = try a.sync()
             let conflict = try #require(
                 a.store.unresolvedConflictVersionsOfItem(at: a.url("notes.txt")).first)

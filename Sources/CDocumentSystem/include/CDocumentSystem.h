@@ -16,6 +16,11 @@
 /// posix_spawn flag that makes the child a session leader (Glibc hides it behind _GNU_SOURCE).
 #define CDS_POSIX_SPAWN_SETSID 0x80
 
+/// posix_spawn_file_actions_addclosefrom_np(3): the child closes every descriptor from
+/// `from` up (Glibc 2.34 and later, hidden behind _GNU_SOURCE). `actions` is a
+/// posix_spawn_file_actions_t.
+int cds_spawn_actions_close_from(void *actions, int from);
+
 #define CDS_RENAME_NOREPLACE (1 << 0)
 #define CDS_RENAME_EXCHANGE (1 << 1)
 

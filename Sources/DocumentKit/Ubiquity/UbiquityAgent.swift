@@ -101,6 +101,10 @@ public enum UbiquityAgent {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, log.path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of the app's: a pipe or socket it holds open would stay open as long as
+        // the agent runs (a shell pipeline reading the app's output would never end, nor would
+        // a parent waiting for the app's end through a descriptor).
+        _ = cds_spawn_actions_close_from(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

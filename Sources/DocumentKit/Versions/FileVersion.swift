@@ -36,6 +36,10 @@ public final class FileVersion: Sendable, CustomStringConvertible {
     /// A DocumentKit addition: it tells a conflict version kept by one program on this
     /// computer from another's.
     public let savingProgram: String?
+    /// For a conflict version sync made, the SHA-256 (``ContentHash``, hexadecimal) of the
+    /// contents both sides started from: how the base of a three-way merge is found among the
+    /// item's versions. Nil when not known.
+    package let mergeBase: String?
     /// When this version's contents were saved.
     public let modificationDate: Date?
     /// An identifier that finds this version again, across launches, with
@@ -63,6 +67,7 @@ public final class FileVersion: Sendable, CustomStringConvertible {
         localizedNameOfSavingComputer = record.savingComputer.isEmpty ? nil : record.savingComputer
         savingDeviceIdentifier = record.savingDevice
         savingProgram = record.savingProgram
+        mergeBase = record.mergeBase
         modificationDate = record.modified
         persistentIdentifier = record.id
         isConflict = record.isConflict
@@ -78,6 +83,7 @@ public final class FileVersion: Sendable, CustomStringConvertible {
         localizedNameOfSavingComputer = ProcessInfo.processInfo.hostName
         savingDeviceIdentifier = nil
         savingProgram = nil
+        mergeBase = nil
         self.modificationDate = modificationDate
         persistentIdentifier = "current"
         isConflict = false
@@ -304,13 +310,17 @@ extension VersionStore {
     /// made by the device `origin` says (nil for this one): what sync records of its own
     /// contents and of another device's.
     @discardableResult
+    ///
+    /// - Parameter mergeBase: The SHA-256 of the contents both sides started from, when known
+    ///   (``FileVersion/mergeBase``).
     package func addConflictOfItem(
         at url: URL, withContentsOf contentsURL: URL, origin: VersionOrigin?, modificationDate: Date?,
-        options: FileVersion.AddingOptions = []
+        mergeBase: String? = nil, options: FileVersion.AddingOptions = []
     ) throws -> FileVersion {
-        try addVersion(
-            ofItemAt: url, contentsOf: contentsURL, isConflict: true, origin: origin,
-            modificationDate: modificationDate, byMoving: options.contains(.byMoving))
+        try storeVersion(
+            ofItemAt: url, contentsOf: contentsURL, isConflict: true, origin: origin, savingProgram: nil,
+            modificationDate: modificationDate, mergeBase: mergeBase, byMoving: options.contains(.byMoving)
+        ).version
     }
 }
 

@@ -26,6 +26,10 @@ struct VersionRecord: Codable, Sendable, Equatable {
     /// The program that made the contents, for a conflict version: what a person sees to tell
     /// "ste on this computer" from another program. Nil in records from before it was kept.
     var savingProgram: String? = nil
+    /// For a conflict version sync made: the SHA-256 (``ContentHash``) of the contents both
+    /// sides started from, the base of a three-way merge. Nil when not known, and in records
+    /// from before it was kept.
+    var mergeBase: String? = nil
     /// When the contents were last modified (for history, the replaced file's modification date).
     var modified: Date
     /// When the version entered the store: thinning counts age from here.
@@ -81,6 +85,7 @@ extension VersionRecord {
         }
         // A device no one can be: the contents are of a device unknown, never this one's.
         record.savingDevice = DeviceIdentity.validIdentifier(record.savingDevice)
+        if let base = record.mergeBase, !ContentHash.isValid(base) { record.mergeBase = nil }
         return record
     }
 }

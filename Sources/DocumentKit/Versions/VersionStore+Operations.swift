@@ -100,7 +100,7 @@ extension VersionStore {
     ///   identity of its own, so that its last text is kept all the same.
     func storeVersion(
         ofItemAt itemURL: URL, contentsOf contentsURL: URL, isConflict: Bool, origin: VersionOrigin?,
-        savingProgram: String?, modificationDate: Date?, byMoving: Bool,
+        savingProgram: String?, modificationDate: Date?, mergeBase: String? = nil, byMoving: Bool,
         formerInode: (device: UInt64, inode: UInt64)? = nil, creatingMissingItem: Bool = false
     ) throws -> (version: FileVersion, isNew: Bool) {
         let (version, isNew): (FileVersion, Bool) = try queue.sync {
@@ -152,6 +152,7 @@ extension VersionStore {
                     modified: modificationDate ?? date, captured: date, isConflict: isConflict,
                     isResolved: !isConflict, isDiscardable: !isConflict, manifest: manifest)
                 record.savingProgram = savingProgram
+                record.mergeBase = mergeBase.flatMap { ContentHash.isValid($0) ? $0 : nil }
                 try stageRecord(record, in: writes)
                 try writes.flush()
                 noteRecordStored(record)

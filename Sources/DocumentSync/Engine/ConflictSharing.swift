@@ -21,6 +21,9 @@ struct SharedConflictDescription: Codable, Equatable {
     var modified: Double?
     /// The identifier of the device whose edit it holds; nil when not said.
     var device: String? = nil
+    /// The SHA-256 of the bytes both sides started from (``FileVersion/mergeBase``), so that
+    /// every device can merge the conflict three ways; nil when not said.
+    var base: String? = nil
 
     /// Who made the edit, as the version store records it: a device identifier that is not
     /// valid is no device's.
@@ -254,7 +257,7 @@ struct ConflictSharing {
             SharedConflictDescription(
                 path: conflict.path.string, computer: version.localizedNameOfSavingComputer,
                 modified: version.modificationDate?.timeIntervalSince1970,
-                device: version.savingDeviceIdentifier))
+                device: version.savingDeviceIdentifier, base: version.mergeBase))
         guard replacing else { return try writeIfAbsent(path, description) }
         // Gone meanwhile: resolved on another device, which the next pass sees.
         guard let entry = try remote.entry(at: path), let tag = entry.tag else { return }
@@ -364,7 +367,8 @@ struct ConflictSharing {
         defer { fetched.temporary.remove() }
         let version = try store.addConflictOfItem(
             at: url, withContentsOf: fetched.url, origin: description.origin,
-            modificationDate: description.modified.map(Date.init(timeIntervalSince1970:)), options: .byMoving)
+            modificationDate: description.modified.map(Date.init(timeIntervalSince1970:)),
+            mergeBase: description.base, options: .byMoving)
         try journal.transaction { journal in
             try journal.upsertConflict(
                 SharedConflict(

@@ -361,8 +361,9 @@ extension SyncPass {
     enum Replaced {
         /// A history version: the replaced bytes were synced or are being replaced by a merge.
         case history
-        /// A conflict version from this computer: this device's edit the remote's replaces.
-        case conflict
+        /// A conflict version from this computer: this device's edit the remote's replaces;
+        /// `base` is the SHA-256 of the bytes both started from, when known.
+        case conflict(base: String?)
     }
 
     /// A hidden file sync writes in the folder of the item it becomes (a download, a merge),
@@ -482,12 +483,12 @@ extension SyncPass {
                 switch replaced {
                 case .history:
                     held = try holdReplaced(name, in: folder, at: url, status: current)
-                case .conflict:
+                case .conflict(let base):
                     version = try store.addConflictOfItem(
                         at: url, withContentsOf: url,
                         origin: VersionOrigin(
                             computer: configuration.computerName, device: store.device.identifier),
-                        modificationDate: current.modification.date)
+                        modificationDate: current.modification.date, mergeBase: base)
                 }
             }
             do {
@@ -592,7 +593,8 @@ extension SyncPass {
             }
         }
         let placed = try place(
-            theirs.temporary, at: path, expecting: local, keeping: .conflict, intent: intent,
+            theirs.temporary, at: path, expecting: local, keeping: .conflict(base: known?.syncedHash),
+            intent: intent,
             beforeReplacing: recordConflict)
         guard placed.conflict != nil else { return try journal.completeIntent(intent.id) }
         let status = localStatus(path)

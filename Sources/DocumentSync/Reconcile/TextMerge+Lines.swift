@@ -52,6 +52,13 @@ extension TextMerge {
             return data
         }
 
+        /// Whether line `number` ends with "\n" (so with "\r\n" too); the last line of a text
+        /// may not.
+        func endsWithNewline(_ number: Int) -> Bool { lines[number].last == 0x0A }
+
+        /// Whether line `number` ends with "\r\n".
+        func endsWithCRLF(_ number: Int) -> Bool { lines[number].suffix(2).elementsEqual([0x0D, 0x0A]) }
+
         /// Where each line of `bytes` is, terminator included; none for empty bytes.
         private static func lineRanges(of bytes: [UInt8]) -> [Range<Int>] {
             bytes.withUnsafeBytes { buffer in

@@ -78,10 +78,33 @@ package enum TextMerge {
     /// The line merge itself, without ``merge(base:mine:theirs:)``'s shortcuts for equal
     /// versions: the tests run it on one-sided changes too.
     static func mergeLines(base: Data, mine: Data, theirs: Data) -> Outcome {
-        let versions = [("base", base), ("mine", mine), ("theirs", theirs)]
+        let table: LineTable
+        let lines: [[Int]]
+        switch read([("base", base), ("mine", mine), ("theirs", theirs)]) {
+        case .success(let read): (table, lines) = read
+        case .failure(let failure): return .conflict(reason: failure.reason)
+        }
+        switch combine(base: lines[0], mine: lines[1], theirs: lines[2]) {
+        case .merged(let numbers):
+            return .merged(table.bytes(of: numbers))
+        case .overlapping(let spans):
+            return .conflict(reason: reason(for: spans))
+        }
+    }
+
+    /// Why some bytes cannot be merged as text, as a sentence whose subject is the version
+    /// ("theirs is not valid UTF-8 text").
+    struct NotText: Error {
+        var reason: String
+    }
+
+    /// The lines of each named version, numbered in one table; or why one is not text, or too
+    /// big to read.
+    static func read(_ versions: [(name: String, data: Data)]) -> Result<(LineTable, [[Int]]), NotText> {
         for (name, data) in versions where data.count > mostBytes {
-            return .conflict(
-                reason: "\(name) is \(data.count) bytes, more than the \(mostBytes) a text merge reads")
+            return .failure(
+                NotText(
+                    reason: "\(name) is \(data.count) bytes, more than the \(mostBytes) a text merge reads"))
         }
         var table = LineTable()
         var lines: [[Int]] = []
@@ -90,15 +113,10 @@ package enum TextMerge {
             case .text(let numbers):
                 lines.append(numbers)
             case .notText(let why):
-                return .conflict(reason: "\(name) \(why)")
+                return .failure(NotText(reason: "\(name) \(why)"))
             }
         }
-        switch combine(base: lines[0], mine: lines[1], theirs: lines[2]) {
-        case .merged(let numbers):
-            return .merged(table.bytes(of: numbers))
-        case .overlapping(let spans):
-            return .conflict(reason: reason(for: spans))
-        }
+        return .success((table, lines))
     }
 
     /// Says where the sides' changes overlap, in the base's line numbers counted from 1.

@@ -69,13 +69,23 @@ public struct WebDAVProbe: Sendable, Codable, Equatable {
         return nil
     }
 
+    /// Whether `--unsafe-server` can make sync work with the server: not without ETags, which
+    /// every pass reads to know what changed, and every write to know what it wrote (with
+    /// none, every upload was reported failed though written, a device that never edited a
+    /// file got a conflict, and each file was downloaded again on every pass).
+    public var canSyncUnsafely: Bool { hasETags }
+
     /// What the server failed, and what to change, when ``writeProtocol`` is nil.
     public var refusal: String? {
         guard writeProtocol == nil else { return nil }
+        guard hasETags else {
+            return
+                "the server gives no ETags, so sync cannot tell what changed on it nor what it wrote there, and cannot be made to work with it (--unsafe-server does not help). "
+                + "Use a WebDAV server that gives ETags: Apache's mod_dav (without FileETag None), Nextcloud, ownCloud, SabreDAV, or a NAS's WebDAV service; nginx's dav-ext module gives none. "
+                + "Or sync through a folder: mount the share and give file:///path/to/it"
+        }
         var failed: [String] = []
-        if !hasETags {
-            failed.append("it gives no ETags, so a change made by another client cannot be seen")
-        } else if !etagsChangeWithinASecond, !etagsAreDigests {
+        if !etagsChangeWithinASecond, !etagsAreDigests {
             failed.append(
                 "its ETags stay the same across two writes of the same size within one second (made of whole-second times), "
                     + "so such an edit is missed; on Apache set FileETag Digest")

@@ -125,6 +125,9 @@ final class SteSession {
 
     var screen: String { tmux(["capture-pane", "-p"]).output }
 
+    /// The screen with its attributes as escape sequences (reverse video is "\u{1B}[7m").
+    var styledScreen: String { tmux(["capture-pane", "-p", "-e"]).output }
+
     /// The process id of the pane's process: `ste` itself when started without `reportingExit`.
     var panePID: pid_t? {
         pid_t(

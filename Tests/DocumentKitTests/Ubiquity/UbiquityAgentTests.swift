@@ -62,3 +62,43 @@ import Testing
         #expect(mask("SigIgn").map { $0 & stopping } == 0)
     }
 }
+
+extension UbiquityAgentTests {
+    /// The agent gets no descriptor of the app's but its three standard ones: a pipe the app
+    /// holds (its output read by a shell pipeline, or the one its parent waits on) would stay
+    /// open as long as the agent runs, and the reader would wait for it.
+    @Test func anAgentInheritsNoDescriptorOfTheApp() throws {
+        let tree = try TemporaryTree()
+        let agent = tree.url.appendingPathComponent("agent")
+        try Data(
+            """
+            #!/usr/bin/env python3
+            import os
+            print("descriptors", sorted(int(n) for n in os.listdir("/proc/self/fd")))
+            print("started")
+
+            """.utf8
+        ).write(to: agent)
+        chmod(agent.path, 0o755)
+        let folder = tree.url.appendingPathComponent("Container")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let container = UbiquityContainer(
+            name: "Agent", identifier: "iCloud.Agent", folder: folder.path, remote: "file:///nowhere")
+        let log = SyncStateFiles.log(forContainer: container.url)
+        try? FileManager.default.removeItem(at: log)
+        defer { try? FileManager.default.removeItem(at: log) }
+        // A descriptor the app holds open, as a pipe to a reader.
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        defer { for end in ends { close(end) } }
+
+        try UbiquityAgent.start(agent.path, for: container)
+        var output = ""
+        for _ in 0..<200 where !output.contains("started") {
+            Thread.sleep(forTimeInterval: 0.05)
+            output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        }
+        // Python's listing opens one descriptor of its own (3): the folder it lists.
+        #expect(output.contains("descriptors [0, 1, 2, 3]"), "\(output)")
+    }
+}

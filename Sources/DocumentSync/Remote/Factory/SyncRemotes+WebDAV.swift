@@ -78,7 +78,7 @@ extension SyncRemotes {
         configuration.address = address
         if let writes = probe.writeProtocol {
             configuration.writeProtocol = writes
-        } else if options.allowsUnsafeServer {
+        } else if options.allowsUnsafeServer, probe.canSyncUnsafely {
             configuration.writeProtocol = .conditional
             configuration.verifiesWrites = true
         } else {
