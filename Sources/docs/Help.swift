@@ -262,8 +262,13 @@ enum Help {
         authorities (add a private one with update-ca-certificates).
 
           --once            pass until nothing is left to do, then exit (the default)
-          --watch           keep syncing: at every change here, and every --interval seconds
-                            (default 30) for changes on the remote, until interrupted
+          --watch           keep syncing until interrupted: at every change here (a save is
+                            uploaded within a second) and every change on the remote: a
+                            file:// folder is watched (inotify), a network remote asked
+                            with one small request every second while this or another
+                            device was active in the last two minutes, then less often, up
+                            to every --interval seconds (default 30), when a whole pass
+                            runs anyway
           --json            the summary as one JSON object
 
         A pass that would delete more than half of the documents (and more than 10) on one
@@ -299,14 +304,16 @@ enum Help {
         container synced with URL (file:///absolute/path, or a WebDAV https://host/path/,
         probed now). NAME is letters, digits, “-”, “_” and “.”. Apps find the container with
         FileManager.default.url(forUbiquityContainerIdentifier: ID); ID is iCloud.NAME unless
-        --identifier gives one. --interval S is how often its sync agent looks at the remote
-        (default 30 seconds; changes here go up as they happen). The settings go in
-        $XDG_CONFIG_HOME/DocumentKit/ubiquity.json (mode 600), with every setting given (the
-        user name, the password file's path, --unsafe-server, --allow-http, the S3 settings)
-        and never a password (give it as `docs sync --help` says): every later sync, and the
-        sync agent, reaches the remote as it was added. --on-demand leaves documents new from
-        the remote on the server, listed with a placeholder, until opened or downloaded
-        (`docs download NAME`); without it every document is downloaded as it comes.
+        --identifier gives one. --interval S is how often its sync agent passes whatever it
+        heard (default 30 seconds; changes here go up as they happen, and changes on the
+        remote come within seconds while devices are active: see docs sync --help). The
+        settings go in $XDG_CONFIG_HOME/DocumentKit/ubiquity.json (mode 600), with every
+        setting given (the user name, the password file's path, --unsafe-server,
+        --allow-http, the S3 settings) and never a password (give it as `docs sync --help`
+        says): every later sync, and the sync agent, reaches the remote as it was added.
+        --on-demand leaves documents new from the remote on the server, listed with a
+        placeholder, until opened or downloaded (`docs download NAME`); without it every
+        document is downloaded as it comes.
 
         An s3://BUCKET/PREFIX remote keeps the container under the key prefix of an S3 store:
         AWS (the default, --region R) or one at --endpoint URL (MinIO, Ceph RGW, SeaweedFS).

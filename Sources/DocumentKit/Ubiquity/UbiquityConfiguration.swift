@@ -36,8 +36,10 @@ public struct UbiquityContainer: Codable, Sendable, Equatable {
     /// to be kept on the server, shown by a placeholder, until opened or downloaded (false).
     /// Not acted on yet: sync downloads every document.
     public var downloadsEagerly: Bool
-    /// How often the agent looks at the remote for changes, in seconds; nil for its default
-    /// (30 s). Changes here are synced as they happen whatever it is.
+    /// How often the agent passes whatever it heard, in seconds; nil for its default (30 s).
+    /// It is also the slowest the agent asks a network remote whether anything changed, which
+    /// it asks every second while devices are active; changes here, and in a folder remote,
+    /// are synced as they happen whatever it is.
     public var pollSeconds: Double?
 
     public init(

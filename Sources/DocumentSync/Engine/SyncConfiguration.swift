@@ -8,7 +8,9 @@ public struct SyncConfiguration: Sendable {
     /// Where replaced, deleted and conflicting contents go, and the merge bases.
     public var versionStore: VersionStore
     /// A file modified more recently than this is left for a later pass: a program that
-    /// does not coordinate may still be writing it.
+    /// does not coordinate may still be writing it. Half a second by default, so that a save
+    /// is uploaded within a second (a file that changes while it is uploaded is left for the
+    /// next pass whatever this is).
     public var settleTime: Duration
     /// The name conflict versions made here carry to other devices, for people. Whose a
     /// conflict version is ("mine" or "theirs") is told by ``versionStore``'s device identity,
@@ -38,7 +40,8 @@ public struct SyncConfiguration: Sendable {
     public var clock: any SyncClock = SystemSyncClock()
 
     public init(
-        stateHome: URL? = nil, versionStore: VersionStore = .shared, settleTime: Duration = .seconds(1),
+        stateHome: URL? = nil, versionStore: VersionStore = .shared,
+        settleTime: Duration = .milliseconds(500),
         computerName: String = ProcessInfo.processInfo.hostName, mostPasses: Int = 8,
         deletedItemsFolder: URL? = nil, keyValueStore: URL? = nil, deviceIdentifier: String? = nil
     ) {

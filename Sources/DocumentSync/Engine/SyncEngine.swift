@@ -1,5 +1,6 @@
 import DocumentKit
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -127,6 +128,9 @@ public final class SyncEngine: @unchecked Sendable {
     /// How many requests the passes keep in flight, adapted to the remote's answers across
     /// passes (see ``RequestWindow``).
     let requestWindow: SharedRequestWindow
+    /// How many times this engine rewrote the remote's change marker: its bytes differ each
+    /// time (a remote whose tags are digests of the bytes would otherwise keep its tag).
+    let changesAnnounced = Atomic(0)
     /// What this engine remembers of conflicts from one pass to the next.
     let conflicts = ConflictSharing.Memory()
     /// Publishes the container's status (see ``SyncConfiguration/publishesStatus``).
@@ -270,8 +274,12 @@ public final class SyncEngine: @unchecked Sendable {
             total.changedDuringPass = summary.changedDuringPass
             total.changed = summary.changed
             if summary.settling > 0 && !summary.didWork {
-                // Files still being written: wait for them rather than leave them behind.
-                clock.sleep(for: configuration.settleTime)
+                // Files still being written: wait for them rather than leave them behind, as
+                // long as they need and no longer (a save is uploaded a settle time after it).
+                let left = summary.settledAt.map { Duration.seconds($0.timeIntervalSince(clock.now)) }
+                clock.sleep(
+                    for: min(
+                        configuration.settleTime, max(left ?? configuration.settleTime, .milliseconds(20))))
                 continue
             }
             if !summary.didWork && summary.changedDuringPass == 0 { break }

@@ -27,6 +27,7 @@ extension SyncPass {
             // would drop the remote's lines it lacks), but equal bytes or a conflict.
             let base = known[path]?.local == .evicted || placeholders.contains(path) ? nil : known[path]
             try reconcile(path, entry, local: status, known: base)
+            if placeholders.contains(path) { try removePlaceholder(of: path, forgetting: false) }
         case .recordLocalStatus(let path, let status):
             guard var item = known[path] else { return }
             item.local = JournalItem.LocalStatus(status)
@@ -114,7 +115,9 @@ extension SyncPass {
         if configuration.settleTime > .zero,
             clock.now.timeIntervalSince(status.modification.date) < configuration.settleTime.seconds
         {
-            throw SkippedItem(reason: "still being written", isSettling: true)
+            throw SkippedItem(
+                reason: "still being written", isSettling: true,
+                settledAt: status.modification.date.addingTimeInterval(configuration.settleTime.seconds))
         }
         try makeRemoteParents(of: path)
         let coordinator = FileCoordinator()

@@ -43,6 +43,7 @@ final class SyncPass: @unchecked Sendable {
         var uploadsToRecord: [(path: RemotePath, record: (SyncJournal.Transaction) throws -> Void)] = []
         var placeholders: Set<RemotePath> = []
         var openedContainer: ContainedFolder?
+        var changedRemote = false
     }
 
     /// A value read and changed only under its lock, one access at a time (recursive: an
@@ -143,7 +144,39 @@ final class SyncPass: @unchecked Sendable {
         // they need not stay beside the list of synced files the status reads next.
         known = [:]
         try record(plan)
+        if shared.value.changedRemote { announceChange() }
         return summary
+    }
+
+    /// Rewrites ``RemotePath/changeMarker`` after a pass that changed the remote, so that
+    /// the other devices, asking for its tag every second or two
+    /// (``SyncEngine/keepSyncing(every:until:report:)``), pass at once. Written over whatever
+    /// is there: a device that wrote it meanwhile changed it too, which is all that counts. A
+    /// failure only delays the others to their next pass at their interval.
+    private func announceChange() {
+        for _ in 0..<3 {
+            do {
+                let tag = try remote.entry(at: .changeMarker)?.tag
+                let announcement = engine.changesAnnounced.add(1, ordering: .relaxed).newValue
+                // Never the bytes there: a remote whose tags are digests (S3) changes its tag.
+                let bytes =
+                    "\(configuration.deviceIdentifier) \(announcement) after \(tag?.rawValue ?? "none")\n"
+                try remote.write(
+                    .changeMarker, from: UploadSource(Data(bytes.utf8)),
+                    condition: tag.map { .matches($0) } ?? .absent)
+                return
+            } catch let error as RemoteError where error.kind == .parentMissing {
+                // Made here, not as the pass's folders are: the journal keeps no row for it.
+                do { try remote.makeFolder(RemotePath.metadataFolder) } catch let error as RemoteError
+                    where error.kind == .exists
+                {} catch { return }
+            } catch let error as RemoteError where error.kind == .preconditionFailed || error.kind == .exists
+            {
+                continue
+            } catch {
+                return
+            }
+        }
     }
 
     // MARK: - Scanning and planning
@@ -240,6 +273,10 @@ final class SyncPass: @unchecked Sendable {
     /// The plan's actions are taken out of `plan` once batched, and each batch is let go of
     /// once it is done: a pass holds its actions once, never twice.
     private func execute(_ plan: inout SyncPlan, known: [RemotePath: JournalItem]) throws {
+        if ProcessInfo.processInfo.environment["DEBUGPLAN"] != nil {
+            FileHandle.standardError.write(
+                Data("PLAN \(configuration.deviceIdentifier): \(plan.actions)\n".utf8))
+        }
         basesKeptTogether = engine.basesKeptTogether
         progressState.withLock { $0 = SyncProgress(total: plan.actions.count, byteTotal: plan.byteTotal) }
         engine.status.plan(plan)
@@ -325,6 +362,7 @@ final class SyncPass: @unchecked Sendable {
             return .interrupted
         } catch let skipped as SkippedItem where skipped.isSettling {
             summary.settling += 1
+            if let ready = skipped.settledAt { summary.settledAt = max(summary.settledAt ?? ready, ready) }
             engine.status.end(of: action, error: nil)
         } catch let skipped as SkippedItem {
             summary.changedDuringPass += 1
@@ -406,6 +444,7 @@ final class SyncPass: @unchecked Sendable {
     /// their turn here (``BatchExecution/checkpoint()``), a crash of one of them stops this
     /// one here, and the engine's ``SyncEngine/checkpoint`` is called for `step`.
     func checkpoint(_ step: SyncStep) throws {
+        if step == .afterRemoteWrite { shared.value.changedRemote = true }
         try running?.checkpoint()
         try engine.checkpoint(step)
     }
@@ -454,6 +493,8 @@ struct SkippedItem: Error {
     var reason: String
     /// Left because it was modified too recently, not because it changed under the pass.
     var isSettling = false
+    /// When an item left to settle will have settled, if nothing writes it again.
+    var settledAt: Date?
 }
 
 /// How far a pass has got: its actions, and the bytes its uploads and downloads move.

@@ -157,6 +157,8 @@ struct SyncPlanner {
         // one side; once the journal's paths are visited with none gone, every later path's
         // action is decided at once (a first sync holds no change for each of its files).
         var movesPossible = true
+        // Placeholders with a file at their path now.
+        var placeholdersReplaced: [RemotePath] = []
         func visit(_ path: RemotePath, _ known: JournalItem?) throws {
             let here = local[path]
             let there = remote[path]
@@ -165,10 +167,7 @@ struct SyncPlanner {
             if let here, here.kind == .file, known?.local?.inode != here.status.inode {
                 plan.newLocalFiles.append(path)
             }
-            // The document is here again (downloaded, or put back): its placeholder goes.
-            if here != nil, placeholders.contains(path) {
-                plan.actions.append(.removePlaceholder(path, forget: false))
-            }
+            if here != nil, placeholders.contains(path) { placeholdersReplaced.append(path) }
             let kind =
                 known?.kind ?? here?.kind ?? there?.kind ?? (placeholders.contains(path) ? .file : nil)
             if (known.map { $0.kind != kind } ?? false) || (here.map { $0.kind != kind } ?? false)
@@ -223,6 +222,18 @@ struct SyncPlanner {
             if let action = fileAction(path, localChange, remoteChange) {
                 plan.actions.append(action)
             }
+        }
+        // The document is here again (downloaded, or put back): its placeholder goes. A file
+        // reconciled with the remote's takes it away once reconciled: until then it says that
+        // the file is not an edit of the remote's, whatever the journal knows (a reconcile that
+        // fails must not leave the next pass an edit to write over the remote's version).
+        let reconciled = Set(
+            plan.actions.compactMap { action -> RemotePath? in
+                if case .reconcile(let path, _) = action { return path }
+                return nil
+            })
+        for path in placeholdersReplaced where !reconciled.contains(path) {
+            plan.actions.append(.removePlaceholder(path, forget: false))
         }
         plan.actions.sort { $0.phase < $1.phase }
         plan.notes.sort()

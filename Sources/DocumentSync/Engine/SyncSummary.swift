@@ -43,6 +43,8 @@ public struct SyncSummary: Codable, Sendable, Equatable, CustomStringConvertible
     public var notes: [String] = []
     /// Items left because they were modified too recently: a program may still be writing.
     var settling = 0
+    /// When the last of those will have settled, if nothing writes them again.
+    var settledAt: Date?
     /// Items left because they changed while the pass handled them: the next pass takes them.
     var changedDuringPass = 0
     /// Those items, each with why it was left.

@@ -146,17 +146,20 @@ final class HTTPTransport: Sendable {
         }
     }
 
-    /// Sends `request` with `body` and waits for the answer.
+    /// Sends `request` with `body` and waits for the answer, within `deadline` (the
+    /// transport's own when nil).
     ///
     /// - Throws: ``HTTPTransportFailure`` when no complete answer came. An HTTP error status
     ///   is an answer, not a failure.
-    func send(_ request: URLRequest, body: HTTPBody = .none, into destination: Destination) throws
-        -> HTTPAnswer
-    {
+    func send(
+        _ request: URLRequest, body: HTTPBody = .none, into destination: Destination,
+        deadline: RequestDeadline? = nil
+    ) throws -> HTTPAnswer {
         guard Self.ready else { throw HTTPTransportFailure.connectionLost("libcurl could not be set up") }
         guard let handle = idle.withLock({ $0.popLast() }) ?? curl_easy_init().map(Handle.init) else {
             throw HTTPTransportFailure.connectionLost("libcurl could not make a handle")
         }
+        let deadline = deadline ?? self.deadline
         let transfer = CurlTransfer(request, body: body, into: destination, deadline: deadline)
         do {
             let answer = try transfer.perform(request, on: handle.pointer, timeout: timeout)

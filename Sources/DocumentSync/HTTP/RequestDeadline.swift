@@ -35,6 +35,10 @@ public struct RequestDeadline: Sendable, Equatable {
         self.leastRate = leastRate
     }
 
+    /// The deadline of a poll for a remote's change marker (``Remote/changeMarker()``): a
+    /// poll that gets no answer within 10 seconds is asked again later, never waited for.
+    static let changeMarker = RequestDeadline(allowance: 10, leastRate: 4096)
+
     /// Seconds a request that has moved `bytes` may have run.
     func seconds(forMoving bytes: Int64) -> TimeInterval {
         allowance + Double(bytes) / max(leastRate, 1)

@@ -311,6 +311,28 @@ public protocol Remote: AnyObject, Sendable {
     /// ``read(_:into:)``, told the size a listing gave (nil when unknown), so that the remote
     /// can choose how to receive the bytes; by default the same as ``read(_:into:)``.
     func read(_ path: RemotePath, expectedSize: Int64?, into sink: (Data) throws -> Void) throws -> RemoteTag
+
+    /// A value that changes when the remote changes, from one cheap request, so that a device
+    /// can ask every second or two whether a pass would find anything: by default the tag of
+    /// ``RemotePath/changeMarker``, which every device rewrites after a pass that changed the
+    /// remote; a remote that can tell more (a WebDAV root whose ETag changes with anything
+    /// below it) tells that. Nil is a value too (no marker yet). A change made by a program
+    /// that does not rewrite the marker may not change it: the engine passes at its interval
+    /// as well.
+    ///
+    /// What the answer says is hostile: the caller only compares it with the last one, and a
+    /// failure means "ask again later".
+    ///
+    /// - Throws: ``RemoteError`` when the remote cannot be asked now.
+    func changeMarker() throws -> RemoteTag?
+
+    /// Tells `changed`, on a thread of the remote's, whenever the remote changes, for as long
+    /// as the watch returned is kept; nil (the default) where the remote cannot watch and is
+    /// asked instead (``changeMarker()``). A folder remote watches with inotify: a change
+    /// there wakes the engine at once, with no request while nothing changes.
+    ///
+    /// - Throws: What starting the watch threw.
+    func watchChanges(_ changed: @escaping @Sendable () -> Void) throws -> RemoteWatch?
 }
 
 extension Remote {

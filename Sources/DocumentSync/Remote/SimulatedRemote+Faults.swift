@@ -130,6 +130,12 @@ extension SimulatedRemote {
             self.files = files
             self.folders = folders
         }
+
+        /// The files outside ``RemotePath/metadataFolder``: the documents, without what sync
+        /// keeps for itself (conflicts, key-value stores, the change marker).
+        public var documents: [RemotePath: Data] { files.filter { !$0.key.isMetadata } }
+        /// The folders outside ``RemotePath/metadataFolder``.
+        public var documentFolders: Set<RemotePath> { folders.filter { !$0.isMetadata } }
     }
 
     struct ScheduledFault {

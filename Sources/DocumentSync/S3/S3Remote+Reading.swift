@@ -86,7 +86,7 @@ extension S3Remote {
     /// before: a store may give an empty page now and then, never many.
     static let mostPagesWithNothingNew = 8
 
-    private func parsePage(_ xml: S3XML, _ operation: RemoteError.Operation, _ path: RemotePath) throws
+    func parsePage(_ xml: S3XML, _ operation: RemoteError.Operation, _ path: RemotePath) throws
         -> Page
     {
         guard xml.root.name == "ListBucketResult" else {

@@ -98,6 +98,10 @@ public final class WebDAVRemote: Remote {
         /// Whether the server gives file identities (Nextcloud's `oc:fileid`), as the probe
         /// found; unknown counts as yes.
         public var hasFileIDs = true
+        /// Whether a folder's ETag changes with anything below it (Nextcloud), as the probe
+        /// found (``WebDAVProbe/folderETagsPropagate``): then the root's ETag is the remote's
+        /// change marker (``WebDAVRemote/changeMarker()``).
+        public var folderTagsPropagate = false
         /// How the server makes its ETags of a file's bytes, where they are made of them
         /// (Apache's `FileETag Digest`, SabreDAV's), as the probe found
         /// (``WebDAVProbe/etagRecipe``): then a new file's tag is known from the bytes sent and
@@ -157,6 +161,9 @@ public final class WebDAVRemote: Remote {
     /// The server's own spelling of names it gives in another normalisation than NFC (macOS
     /// servers give NFD), by the NFC path, so that requests name what the server holds.
     let spellings = Mutex<[RemotePath: String]>([:])
+    /// Set once the root answered the change marker's `PROPFIND` without an ETag (see
+    /// ``changeMarker()``).
+    let rootGivesNoTag = Atomic(false)
 
     /// The remote of the collection at `configuration.url`; nothing is sent until it is used.
     ///

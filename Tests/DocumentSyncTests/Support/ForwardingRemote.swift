@@ -54,4 +54,8 @@ class ForwardingRemote: Remote, @unchecked Sendable {
     func wantsHashBeforeUpload(ofSize size: Int64) -> Bool { base.wantsHashBeforeUpload(ofSize: size) }
     func deferDurability() -> Bool { base.deferDurability() }
     func makeWritesDurable() throws { try base.makeWritesDurable() }
+    func changeMarker() throws -> RemoteTag? { try base.changeMarker() }
+    func watchChanges(_ changed: @escaping @Sendable () -> Void) throws -> RemoteWatch? {
+        try base.watchChanges(changed)
+    }
 }

@@ -74,6 +74,7 @@ extension SyncRemotes {
         }
         configuration.hasFileIDs = probe.hasFileIDs
         configuration.tagRecipe = probe.etagRecipe
+        configuration.folderTagsPropagate = probe.folderETagsPropagate
         configuration.address = address
         if let writes = probe.writeProtocol {
             configuration.writeProtocol = writes
