@@ -58,6 +58,37 @@ import Testing
         _ = await document.close()
     }
 
+    /// Autosaves make one version a minute in the first hour; a merge base kept meanwhile
+    /// (made on purpose) stays, whatever saves come after it in its minute.
+    @MainActor
+    @Test func theFirstHourKeepsOneVersionAMinuteAndEveryMergeBase() async throws {
+        let tree = try TemporaryTree()
+        let clock = StoreClock(Date(timeIntervalSince1970: 1_699_920_000))
+        let store = makeStore(in: tree, clock: clock)
+        let file = tree.file("notes.txt")
+        let document = versionedDocument(file, store: store)
+        document.text = "0"
+        #expect(await document.save(to: file, for: .forCreating))
+        func save(_ text: String, after seconds: TimeInterval) async {
+            clock.advance(by: seconds)
+            #expect(await document.saveText(text))
+            store.waitUntilIdle()
+        }
+        for text in ["1", "2", "3"] { await save(text, after: 10) }
+        clock.advance(by: 10)
+        let base = try #require(store.keepBases([BaseToKeep(url: file)]).first ?? nil)
+        await save("4", after: 10)
+        await save("5", after: 5)
+        var versions = store.otherVersionsOfItem(at: file)
+        #expect(versions.map(contents) == ["3", "4"], "the base and the newest autosave of the minute")
+        #expect(versions.first?.persistentIdentifier == base.versionID)
+
+        await save("6", after: 60)
+        versions = store.otherVersionsOfItem(at: file)
+        #expect(versions.map(contents) == ["3", "4", "5"], "one more for the next minute")
+        _ = await document.close()
+    }
+
     @Test func thinningPolicyLimitsAreConfigurable() {
         var policy = VersionStore.ThinningPolicy()
         policy.keepsEverythingFor = 60
