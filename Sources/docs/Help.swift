@@ -86,8 +86,8 @@ enum Help {
         bytes, modification time, name, “(file)” for a file that is not a text document, and
         “(N conflicts)” when it has unresolved conflict versions. A document is named without
         “.txt” (Notes); any other file by its path in the container, extension and all
-        (photo.jpg, Trips/map.pdf): that name is what versions, status and the other
-        commands take. No file is opened, so this is as fast as `ls -l`.
+        (photo.jpg, Trips/map.pdf), the name `docs versions` takes and `docs status` shows.
+        No file is opened, so this is as fast as `ls -l`.
 
         Names are escaped as `ls -b` does, except that spaces stay spaces, so that a name
         can neither act on the terminal nor break the listing's lines: a backslash is \\\\,

@@ -64,7 +64,7 @@ import Testing
     @Test func theFirstHourKeepsOneVersionAMinuteAndEveryMergeBase() async throws {
         let tree = try TemporaryTree()
         let clock = StoreClock(Date(timeIntervalSince1970: 1_699_920_000))
-        let store = makeStore(in: tree, clock: clock)
+        let store = makeStore(in: tree, clock: clock, policy: .init())
         let file = tree.file("notes.txt")
         let document = versionedDocument(file, store: store)
         document.text = "0"
