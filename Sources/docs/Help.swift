@@ -169,8 +169,9 @@ enum Help {
         Which versions are kept: a version of each minute for the last hour (the newest of
         the minute: autosaves of a minute of typing make one), then one an hour for a day,
         then one a day for thirty days; older ones go. Conflict versions are never thinned.
-        Versions made on purpose rather than by an autosave (the base a sync merges from,
-        the text a restore or a download replaced) are all kept for the first hour.
+        Versions made on purpose rather than by an autosave (what an explicit save such as
+        ste's ^S replaced, the base a sync merges from, the text a restore or a download
+        replaced) are all kept for the first hour.
 
         --prune removes the file's versions now, to free space (a large file's history can
         be as large as the file times its versions), and says how many it removed, how much

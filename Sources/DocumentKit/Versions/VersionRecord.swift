@@ -38,8 +38,9 @@ struct VersionRecord: Codable, Sendable, Equatable {
     var isResolved: Bool
     var isDiscardable: Bool
     var manifest: Manifest
-    /// Made on purpose, not by an autosave: a sync's merge base, or a version added, kept or
-    /// resolved by a call of the app (a restore, a resolve). Thinning keeps it through the
+    /// Made on purpose, not by an autosave: what an explicit save replaced, a sync's merge
+    /// base or what a download replaced, or a version added or replaced by a call of the app
+    /// (a restore, a resolve). Thinning keeps it through the
     /// minute tier (``VersionStore/ThinningPolicy``). Nil in records from before it was kept,
     /// and for autosaves.
     var isOnPurpose: Bool? = nil

@@ -7,9 +7,10 @@ extension VersionStore {
     /// newest of each clock minute) until ``keepsOneAMinuteFor``, then one an hour until
     /// ``keepsHourlyFor``, then one a day until ``keepsDailyFor``; older versions are dropped.
     /// Conflict versions are never thinned: resolving and removing them is the app's call.
-    /// Versions made on purpose rather than by an autosave (a sync's merge base, a version
-    /// added or replaced by a restore or a resolve) are kept through the minute tier, so that
-    /// the base a sync merges from later is not thinned away by the typing after it; the
+    /// Versions made on purpose rather than by an autosave (what an explicit save replaced,
+    /// a sync's merge base, the contents a restore or a download replaced, a version the app
+    /// added) are kept through the minute tier, so that the base a sync merges from later is
+    /// not thinned away by the typing after it, nor the text the user saved by hand; the
     /// hourly and daily tiers thin them as any other.
     ///
     /// For example:
