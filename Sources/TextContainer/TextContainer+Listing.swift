@@ -12,7 +12,8 @@ extension TextContainer {
     /// }
     /// ```
     public struct Entry: Sendable, Hashable {
-        /// The file name, with its `.txt` extension.
+        /// The file name, with its `.txt` extension; for a file in a folder of the container
+        /// (``files()``), its path in the container.
         public var fileName: String
         /// The file's size in bytes.
         public var size: Int64
@@ -38,8 +39,15 @@ extension TextContainer {
             self.inode = inode
         }
 
-        /// The name to show: the file name without `.txt`.
-        public var name: String { TextContainer.documentName(forFileName: fileName) }
+        /// The name to show: a document's file name without `.txt`, any other file's path in
+        /// the container, extension and all (`photo.jpg`, `Trips/map.pdf`).
+        public var name: String { isDocument ? TextContainer.documentName(forFileName: fileName) : fileName }
+
+        /// Whether it is one of the container's text documents (``documents()``), not another
+        /// file that sync brought (``files()``).
+        public var isDocument: Bool {
+            TextContainer.isDocumentFileName(fileName) && !fileName.contains("/")
+        }
 
         /// The modification date.
         public var modificationDate: Date {
@@ -69,27 +77,53 @@ extension TextContainer {
     ///
     /// - Throws: ``DocumentKitError`` naming the container when it cannot be read.
     public func documents() throws -> [Entry] {
+        try entries(inFolder: url, path: "", everyFile: false)
+    }
+
+    /// Every file of the container, sorted by path: its documents, and the files of any other
+    /// kind that sync brought (a photo, a PDF), in the container and in its folders (by their
+    /// path, `Trips/map.pdf`). Hidden files and folders are left out, as sync leaves them.
+    ///
+    /// One pass of `readdir` per folder and one `statx` per entry, as ``documents()``.
+    ///
+    /// - Throws: ``DocumentKitError`` naming the folder that cannot be read.
+    public func files() throws -> [Entry] {
+        try entries(inFolder: url, path: "", everyFile: true).sorted { $0.fileName < $1.fileName }
+    }
+
+    /// The entries of `folder` (at `path` in the container, "" for the container itself):
+    /// its documents, or with `everyFile` every file not hidden, its folders' included.
+    private func entries(inFolder folder: URL, path: String, everyFile: Bool) throws -> [Entry] {
+        func wanted(_ name: String) -> Bool {
+            everyFile ? !name.hasPrefix(".") : Self.isDocumentFileName(name)
+        }
+        var folders: [String] = []
         // A name that is not UTF-8 cannot be typed back as a document name: it is skipped.
         let listed = try DirectoryEntry.entries(
-            ofFolderAt: url, followingLinks: true, operation: "list the container"
+            ofFolderAt: folder, followingLinks: true, operation: "list the container"
         ) { entry in
-            guard entry.kind != .directory, let name = entry.validName else { return false }
-            return Self.isDocumentFileName(name)
-                || UbiquityPlaceholder.documentName(forPlaceholderName: name).map(Self.isDocumentFileName)
-                    == true
+            guard let name = entry.validName else { return false }
+            if entry.kind == .directory {
+                if everyFile && !name.hasPrefix(".") { folders.append(name) }
+                return false
+            }
+            return wanted(name)
+                || UbiquityPlaceholder.documentName(forPlaceholderName: name).map(wanted) == true
         }
         var entries: [Entry] = []
         var placeholders: [Entry] = []
         for (entry, status) in listed where status.isRegularFile {
             var found = Entry(
-                fileName: entry.name, size: status.size, modificationSeconds: status.modification.seconds,
+                fileName: path + entry.name, size: status.size,
+                modificationSeconds: status.modification.seconds,
                 modificationNanoseconds: Int64(status.modification.nanoseconds), inode: status.inode)
             if let document = UbiquityPlaceholder.documentName(forPlaceholderName: entry.name) {
                 // A document kept on the server only: its placeholder says its size.
                 guard
-                    let placeholder = UbiquityPlaceholder(contentsOf: url.appendingPathComponent(entry.name))
+                    let placeholder = UbiquityPlaceholder(
+                        contentsOf: folder.appendingPathComponent(entry.name))
                 else { continue }
-                found.fileName = document
+                found.fileName = path + document
                 found.size = placeholder.size
                 found.isOnServerOnly = true
                 placeholders.append(found)
@@ -101,6 +135,11 @@ extension TextContainer {
         let present = Set(entries.map(\.fileName))
         entries += placeholders.filter { !present.contains($0.fileName) }
         entries.sort { $0.fileName < $1.fileName }
+        for name in folders.sorted() {
+            entries += try self.entries(
+                inFolder: folder.appendingPathComponent(name, isDirectory: true), path: path + name + "/",
+                everyFile: true)
+        }
         return entries
     }
 
@@ -151,5 +190,27 @@ extension TextContainer {
                 detail: "it is not a regular file")
         }
         return target
+    }
+}
+
+extension TextContainer {
+    /// The URL of the existing document or other file called `name`: a document by its name
+    /// (``url(forExistingDocumentNamed:)``), else any file ``files()`` lists, by its path in
+    /// the container (`photo.jpg`, `Trips/map.pdf`).
+    ///
+    /// - Throws: What ``url(forExistingDocumentNamed:)`` throws when `name` is no file's path
+    ///   either: a path that leaves the container, or names a hidden file, is none.
+    public func url(forExistingFileNamed name: String) throws -> URL {
+        do {
+            return try url(forExistingDocumentNamed: name)
+        } catch {
+            let parts = name.split(separator: "/", omittingEmptySubsequences: false)
+            guard !parts.isEmpty, parts.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") }),
+                !name.utf8.contains(0)
+            else { throw error }
+            let target = url.appendingPathComponent(name)
+            guard Self.isRegularFile(atPath: target.path) else { throw error }
+            return target
+        }
     }
 }

@@ -14,7 +14,7 @@ enum ListCommand {
     static func run(_ container: TextContainer, json: Bool) throws {
         let entries: [TextContainer.Entry]
         do {
-            entries = try container.documents()
+            entries = try container.files()
         } catch let error as DocumentKitError {
             throw DocsFailure.failure("cannot list the container: \(DocsFailure.reason(for: error))")
         }
@@ -44,6 +44,7 @@ enum ListCommand {
             json.key("modified")
             json.timestamp(seconds: entry.modificationSeconds, nanoseconds: entry.modificationNanoseconds)
             json.field("conflicts", conflicted)
+            json.field("kind", entry.isDocument ? "document" : "file")
             if entry.isOnServerOnly { json.field("onServerOnly", true) }
         }
         json.raw("}\n")
@@ -60,6 +61,7 @@ enum ListCommand {
             text +=
                 "  " + LocalTime.format(seconds: entry.modificationSeconds) + "  "
                 + Output.escaped(entry.name)
+            if !entry.isDocument { text += "  (file)" }
             if entry.isOnServerOnly { text += "  (on the server only)" }
             switch conflicts[index] {
             case 0: break

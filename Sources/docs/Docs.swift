@@ -120,7 +120,11 @@ enum Docs {
             try DeleteCommand.run(container, name: operands[0])
         case "versions":
             try requireOperands(operands, command: command, names: ["NAME"])
-            try VersionsCommand.run(container, name: operands[0], json: invocation.json)
+            if invocation.prune {
+                try PruneCommand.run(container, name: operands[0], json: invocation.json)
+            } else {
+                try VersionsCommand.run(container, name: operands[0], json: invocation.json)
+            }
         case "restore":
             try requireOperands(operands, command: command, names: ["NAME", "VERSION"])
             try RestoreCommand.run(container, name: operands[0], versionID: operands[1])
@@ -261,6 +265,9 @@ enum Docs {
         }
         if invocation.keep != nil && command != "resolve" {
             throw DocsFailure.usage("--keep is for resolve", command: command)
+        }
+        if invocation.prune && command != "versions" {
+            throw DocsFailure.usage("--prune is for versions", command: command)
         }
         if invocation.merge && command != "resolve" {
             throw DocsFailure.usage("--merge is for resolve", command: command)

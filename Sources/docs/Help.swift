@@ -7,12 +7,14 @@ enum Help {
 
         Commands:
           list                      name, size, modification time and conflicts of each document
+                                    and of every other file sync brought
           new NAME [--from FILE|-]  create a document, empty or from a file or standard input
           show NAME                 print a document
           edit NAME                 edit a document in $EDITOR (default vi)
           rename OLD NEW            rename a document; never replaces another
           delete NAME               move a document to the Deleted folder, from which it can be recovered
-          versions NAME             list a document's saved and conflict versions
+          versions NAME [--prune]   list a document's (or a file's) saved and conflict versions;
+                                    --prune removes the old ones to free space
           restore NAME VERSION      make a saved version the current one
           resolve NAME --keep mine|theirs|both | --merge [--version-id ID]
                                     settle a document's conflicts
@@ -79,9 +81,13 @@ enum Help {
     static let list = """
         Usage: docs list [--json] [--container PATH]
 
-        Lists the documents (the container's “.txt” files, not hidden ones) sorted by name:
-        size in bytes, modification time, name, and “(N conflicts)” when a document has
-        unresolved conflict versions. No document is opened, so this is as fast as `ls -l`.
+        Lists the documents (the container's “.txt” files, not hidden ones) and every other
+        file sync brought (a photo, a PDF; those in folders too) sorted by file name: size in
+        bytes, modification time, name, “(file)” for a file that is not a text document, and
+        “(N conflicts)” when it has unresolved conflict versions. A document is named without
+        “.txt” (Notes); any other file by its path in the container, extension and all
+        (photo.jpg, Trips/map.pdf), the name `docs versions` takes and `docs status` shows.
+        No file is opened, so this is as fast as `ls -l`.
 
         Names are escaped as `ls -b` does, except that spaces stay spaces, so that a name
         can neither act on the terminal nor break the listing's lines: a backslash is \\\\,
@@ -93,7 +99,7 @@ enum Help {
           {"container": PATH,
            "documents": [{"name": "Notes", "file": "Notes.txt", "path": PATH,
                           "size": BYTES, "modified": "2025-01-31T09:05:00.250Z",
-                          "conflicts": COUNT}, ...]}
+                          "conflicts": COUNT, "kind": "document"|"file"}, ...]}
         “modified” is UTC, ISO 8601 with milliseconds; “conflicts” is the number of
         unresolved conflict versions (0 when this build has no version history).
 
@@ -153,15 +159,30 @@ enum Help {
         """
 
     static let versions = """
-        Usage: docs versions NAME [--json]
+        Usage: docs versions NAME [--prune] [--json]
 
         Lists the document's other versions, oldest first: identifier, date (to the
         second), the computer that saved it with "this device" or the start of its device
         identifier (two computers may share a name), the program, and whether it is a
-        conflict (resolved or not).
+        conflict (resolved or not). NAME may be any file `docs list` shows (photo.jpg).
+
+        Which versions are kept: a version of each minute for the last hour (the newest of
+        the minute: autosaves of a minute of typing make one), then one an hour for a day,
+        then one a day for thirty days; older ones go. Conflict versions are never thinned.
+        Versions made on purpose rather than by an autosave (what an explicit save such as
+        ste's ^S replaced, the base a sync merges from, the text a restore or a download
+        replaced) are all kept for the first hour.
+
+        --prune removes the file's versions now, to free space (a large file's history can
+        be as large as the file times its versions), and says how many it removed, how much
+        space that freed and the version store's size after (`docs status` shows it too).
+        It keeps the unresolved conflict versions, the version sync merges from next and
+        those the conflicts merge from; resolved conflict versions go. --json prints
+          {"removed": COUNT, "kept": COUNT, "conflicts": COUNT, "mergeBases": COUNT,
+           "freedBytes": BYTES, "storeBytes": BYTES}
 
         --json prints one object:
-          {"document": "Notes", "path": PATH,
+          {"document": "Notes", "kind": "document"|"file", "path": PATH,
            "versions": [{"id": ID, "modified": DATE|null, "computer": NAME|null,
                          "device": ID|null, "thisDevice": BOOL, "program": NAME|null,
                          "conflict": BOOL, "resolved": BOOL}, ...]}
@@ -364,6 +385,10 @@ enum Help {
         Prints each document with where it stands with the container's remote: synced, to
         upload, to download, changed on both sides, to delete, to move, conflict, on the
         server only, or not synced. Reads only; works while `docs sync --watch` runs.
+        Every other file sync carries is listed the same way, by its path, with a third
+        column: STATE<TAB>photo.jpg<TAB>file. Then one line for the version store, which
+        keeps the files' history: versions<TAB>SIZE<TAB>PATH (`docs versions NAME --prune`
+        frees space).
 
         While sync is paused (see `docs sync --help`), first says why, then each document it
         would delete, by side, with counts, and what `docs sync --resume delete` and
@@ -372,7 +397,9 @@ enum Help {
                              "remoteGone", "message": TEXT, "since": DATE, "documents": COUNT,
                              "deleteHereCount": COUNT, "deleteHere": [PATH, ...],
                              "deleteOnRemoteCount": COUNT, "deleteOnRemote": [PATH, ...]},
-           "documents": [{"name": "Notes", "file": "Notes.txt", "state": STATE}, ...]}
+           "documents": [{"name": "Notes", "file": "Notes.txt", "kind": "document"|"file",
+                          "state": STATE}, ...],
+           "versionStore": {"path": PATH, "bytes": BYTES}}
         Paused because the remote's folder is gone, it says so and exits 0 though the remote
         cannot be listed.
 

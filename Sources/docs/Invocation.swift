@@ -12,6 +12,8 @@ struct Invocation: Equatable {
     var versionID: String?
     /// `resolve --merge`: merge the two sides instead of keeping one.
     var merge = false
+    /// `versions NAME --prune`: remove the old versions to free space.
+    var prune = false
     var remote: String?
     var once = false
     /// `sync --resume delete|keep`: the answer to a paused sync.
@@ -91,7 +93,7 @@ struct Invocation: Equatable {
                     throw DocsFailure.usage("\(option) takes no value", command: command)
                 }
                 if option == "--unsafe-server" { unsafeServer = true } else { allowHTTP = true }
-            case "--once", "--watch", "--stop", "--on-demand", "--merge":
+            case "--once", "--watch", "--stop", "--on-demand", "--merge", "--prune":
                 guard inline == nil else {
                     throw DocsFailure.usage("\(option) takes no value", command: command)
                 }
@@ -100,6 +102,7 @@ struct Invocation: Equatable {
                 case "--watch": watch = true
                 case "--stop": stop = true
                 case "--merge": merge = true
+                case "--prune": prune = true
                 default: onDemand = true
                 }
             case "--json", "-h", "--help", "--version":

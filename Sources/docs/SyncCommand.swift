@@ -310,9 +310,15 @@ enum StatusCommand {
                 }
             }
         } else {
-            states = try container.documents().map { SyncItemStatus(path: $0.fileName, state: .notSynced) }
+            states = try container.files().map { SyncItemStatus(path: $0.fileName, state: .notSynced) }
         }
-        let documents = states.filter { TextContainer.isDocumentFileName($0.path) && !$0.path.contains("/") }
+        // Every file sync carries, documents and others (a photo): each can fill the disk.
+        let documents = states
+        func isDocument(_ path: String) -> Bool {
+            TextContainer.isDocumentFileName(path) && !path.contains("/")
+        }
+        let store = VersionStore.shared
+        let storeBytes = store.diskUsage()
         let published = UbiquityStatus.read(forContainer: container.url)
         let running = SyncCommand.running
         if json {
@@ -337,10 +343,15 @@ enum StatusCommand {
             }
             writer.raw(",\"documents\":[")
             writer.objects(documents) { writer, status in
-                writer.field("name", TextContainer.documentName(forFileName: status.path))
+                writer.field("name", shownName(ofFileAt: status.path))
                 writer.field("file", status.path)
+                writer.field("kind", isDocument(status.path) ? "document" : "file")
                 writer.field("state", status.state.rawValue)
             }
+            writer.raw(",\"versionStore\":{")
+            writer.field("path", store.root.path)
+            writer.field("bytes", storeBytes)
+            writer.raw("}")
             writer.raw("}\n")
             try Output.write(writer.bytes)
         } else {
@@ -353,9 +364,10 @@ enum StatusCommand {
             }
             text += pause.map(SyncCommand.describe) ?? ""
             for status in documents {
-                text +=
-                    "\(status.state.rawValue)\t\(Output.escaped(TextContainer.documentName(forFileName: status.path)))\n"
+                text += "\(status.state.rawValue)\t\(Output.escaped(shownName(ofFileAt: status.path)))"
+                text += isDocument(status.path) ? "\n" : "\tfile\n"
             }
+            text += "versions\t\(ByteCount.format(storeBytes))\t\(Output.escaped(store.root.path))\n"
             for holder in running {
                 let what = holder.isAgent ? "agent" : "sync"
                 let folder = holder.container.isEmpty ? "(container not named yet)" : holder.container

@@ -1,4 +1,5 @@
 import DocumentKit
+import DocumentSync
 import Foundation
 import SimpleTextEditorDocument
 import TextContainer
@@ -9,7 +10,7 @@ enum VersionsCommand {
         let url: URL
         let versions: [VersionSummary]
         do {
-            url = try container.url(forExistingDocumentNamed: name)
+            url = try container.url(forExistingFileNamed: name)
             versions = try VersionsAdapter.versions(of: url).sorted {
                 ($0.modificationDate ?? .distantPast) < ($1.modificationDate ?? .distantPast)
             }
@@ -18,8 +19,11 @@ enum VersionsCommand {
         }
         if json {
             var writer = JSONWriter()
+            let file = VersionsAdapter.path(of: url, in: container)
             writer.raw("{\"document\":")
-            writer.string(TextContainer.documentName(forFileName: url.lastPathComponent))
+            writer.string(shownName(ofFileAt: file))
+            writer.raw(",\"kind\":")
+            writer.string(TextContainer.isDocumentFileName(file) && !file.contains("/") ? "document" : "file")
             writer.raw(",\"path\":")
             writer.string(url.path)
             writer.raw(",\"versions\":[")
@@ -52,6 +56,66 @@ enum VersionsCommand {
             }
             try Output.write(text)
         }
+    }
+}
+
+/// The name docs shows for the file at `path` in the container: a document's name without
+/// `.txt`, any other file's path.
+func shownName(ofFileAt path: String) -> String {
+    TextContainer.isDocumentFileName(path) && !path.contains("/")
+        ? TextContainer.documentName(forFileName: path) : path
+}
+
+/// `docs versions NAME --prune`.
+@MainActor
+enum PruneCommand {
+    static func run(_ container: TextContainer, name: String, json: Bool) throws {
+        let pruned: VersionsAdapter.Pruned
+        do {
+            let url = try container.url(forExistingFileNamed: name)
+            let bases = try SyncEngine.mergeBases(
+                ofContainer: container.url, configuration: SyncCommand.configuration)
+            pruned = try VersionsAdapter.prune(
+                url, keeping: bases[VersionsAdapter.path(of: url, in: container)].map { [$0] } ?? [])
+        } catch {
+            throw DocsFailure.cannot("prune the versions of", name, error)
+        }
+        if json {
+            var writer = JSONWriter()
+            writer.raw("{")
+            writer.field("removed", pruned.removed)
+            writer.field("kept", pruned.kept)
+            writer.field("conflicts", pruned.conflicts)
+            writer.field("mergeBases", pruned.bases)
+            writer.field("freedBytes", pruned.freed)
+            writer.field("storeBytes", pruned.storeBytes)
+            writer.raw("}\n")
+            try Output.write(writer.bytes)
+        } else {
+            var text =
+                "removed \(pruned.removed) \(pruned.removed == 1 ? "version" : "versions"), freed \(ByteCount.format(pruned.freed))"
+            if pruned.kept > 0 {
+                text +=
+                    "; kept \(pruned.kept): \(pruned.conflicts) unresolved \(pruned.conflicts == 1 ? "conflict" : "conflicts"), \(pruned.bases) sync merge \(pruned.bases == 1 ? "base" : "bases")"
+            }
+            text += "\nversion store: \(ByteCount.format(pruned.storeBytes))\n"
+            try Output.write(text)
+        }
+    }
+}
+
+/// Byte counts for people: `512 bytes`, `1.5 MB` (powers of 1,000, as `docs sync` counts).
+enum ByteCount {
+    static func format(_ bytes: Int64) -> String {
+        if bytes < 1000 { return "\(bytes) \(bytes == 1 ? "byte" : "bytes")" }
+        let units = ["kB", "MB", "GB", "TB"]
+        var value = Double(bytes) / 1000
+        var unit = 0
+        while value >= 1000 && unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return String(format: "%.1f %@", value, units[unit])
     }
 }
 

@@ -51,6 +51,52 @@ enum VersionsAdapter {
         }
     }
 
+    /// What pruning a file's versions did.
+    struct Pruned {
+        var removed = 0
+        /// The versions that stay: the unresolved conflicts, and the merge bases they and sync need.
+        var kept = 0
+        var conflicts = 0
+        var bases = 0
+        /// How much smaller the version store is.
+        var freed: Int64 = 0
+        /// The version store's size after.
+        var storeBytes: Int64 = 0
+    }
+
+    /// Removes the versions of the file at `url` but its unresolved conflicts, the base
+    /// sync's next merge starts from (`keeping`, from its journal), and the bases the
+    /// conflicts merge from (those whose bytes have the hash a conflict names).
+    static func prune(_ url: URL, keeping syncBases: Set<String>) throws -> Pruned {
+        let store = VersionStore.shared
+        let conflicts = FileVersion.unresolvedConflictVersionsOfItem(at: url) ?? []
+        let wanted = Set(conflicts.compactMap(\.mergeBase))
+        var bases = syncBases
+        if !wanted.isEmpty {
+            for version in FileVersion.otherVersionsOfItem(at: url) ?? [] where !version.isConflict {
+                if let hash = try? ContentHash(contentsOf: version.url), wanted.contains(hash.hex) {
+                    bases.insert(version.persistentIdentifier)
+                }
+            }
+        }
+        let present = Set((FileVersion.otherVersionsOfItem(at: url) ?? []).map(\.persistentIdentifier))
+        bases.formIntersection(present)
+        let before = store.diskUsage()
+        let removed = try store.pruneVersionsOfItem(at: url, keeping: bases)
+        let after = store.diskUsage()
+        return Pruned(
+            removed: removed.count, kept: present.count - removed.count, conflicts: conflicts.count,
+            bases: bases.count, freed: max(before - after, 0), storeBytes: after)
+    }
+
+    /// The path of the file at `url` in the container, as sync's journal names it.
+    static func path(of url: URL, in container: TextContainer) -> String {
+        let folder = container.url.standardizedFileURL.path
+        let prefix = folder.hasSuffix("/") ? folder : folder + "/"
+        let path = url.standardizedFileURL.path
+        return path.hasPrefix(prefix) ? String(path.dropFirst(prefix.count)) : url.lastPathComponent
+    }
+
     /// Replaces the document's contents with the version's: the one restore path, which
     /// coordinates (an editor showing the document reloads it) and keeps what it replaces.
     static func restore(_ id: String, of url: URL) throws {

@@ -57,6 +57,7 @@ extension Document {
             handleError(lockedError(operation: "autosave the document"), userInteractionPermitted: false)
             return false
         }
+        nextSaveIsAutosave = true
         return await save(to: fileURL, for: .forOverwriting)
     }
 
@@ -105,7 +106,10 @@ extension Document {
     // MARK: - The save itself
 
     /// One save, after the saves before it have finished.
-    func performSave(to url: URL, for saveOperation: SaveOperation) async -> Bool {
+    ///
+    /// - Parameter onPurpose: Not an autosave: the contents replaced are kept through the
+    ///   thinning of the first hour (``VersionRecord/isOnPurpose``).
+    func performSave(to url: URL, for saveOperation: SaveOperation, onPurpose: Bool = false) async -> Bool {
         let url = url.standardizedFileURL
         commitPendingEdits()
         autosave.saveStarted()
@@ -125,7 +129,7 @@ extension Document {
         let result: Result<SaveWrite, any Error> = await withFileAccess { [self] in
             try self.coordinatedWrite(
                 snapshot, attributes: attributes, to: url, for: saveOperation, checksOriginal: checksOriginal,
-                versionStore: versionStore)
+                versionStore: versionStore, onPurpose: onPurpose)
         }
         switch result {
         case .success(.changedElsewhere):
@@ -238,6 +242,7 @@ extension Document {
                     self.perform(self.autosave.saveFinished(at: now, stillDirty: false))
                     return
                 }
+                self.nextSaveIsAutosave = true
                 _ = await self.save(to: self.fileURL, for: .forOverwriting)
             }
         case .waitUntil(let deadline):
@@ -267,7 +272,7 @@ extension Document {
     nonisolated func coordinatedWrite(
         _ snapshot: DocumentContents, attributes: SendableAttributes, to url: URL,
         for saveOperation: SaveOperation,
-        checksOriginal: Bool, versionStore: VersionStore?
+        checksOriginal: Bool, versionStore: VersionStore?, onPurpose: Bool = false
     ) throws -> SaveWrite {
         let coordinator = FileCoordinator(filePresenter: self)
         return try coordinator.coordinate(writingItemAt: url, options: .forReplacing) { url in
@@ -284,7 +289,8 @@ extension Document {
                 if !current.isSameFileAndContents(as: expected) { return .changedElsewhere }
             }
             // The file about to be replaced becomes a history version: linked now, stored after.
-            let previous = checksOriginal ? versionStore?.capture(itemAt: url) : nil
+            var previous = checksOriginal ? versionStore?.capture(itemAt: url) : nil
+            previous?.isOnPurpose = onPurpose
             self.fileRecord.withLock { $0.writtenState = nil }
             do {
                 try self.writeContents(

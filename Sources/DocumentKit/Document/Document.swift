@@ -423,7 +423,11 @@ open class Document {
     open func save(
         to url: URL, for saveOperation: SaveOperation, completionHandler: (@Sendable (Bool) -> Void)? = nil
     ) {
-        let save = enqueueFileOperation { await self.performSave(to: url, for: saveOperation) }
+        let onPurpose = !nextSaveIsAutosave
+        nextSaveIsAutosave = false
+        let save = enqueueFileOperation {
+            await self.performSave(to: url, for: saveOperation, onPurpose: onPurpose)
+        }
         Task { @MainActor in completionHandler?(await save.value) }
     }
 
@@ -580,6 +584,10 @@ open class Document {
     public var versionStore: VersionStore? = VersionStore.shared
 
     var autosave: AutosaveStateMachine
+    /// Set by an autosave just before it calls ``save(to:for:completionHandler:)``, which
+    /// takes it: the contents that save replaces are an autosave's, thinned to one version a
+    /// minute; any other save's are kept the first hour (``VersionStore/ThinningPolicy``).
+    var nextSaveIsAutosave = false
     var autosaveTimer: Task<Void, Never>?
     var autosaveTimerDeadline: Duration?
     /// The save, revert or reload running or queued last; each waits for the one before it.

@@ -38,6 +38,12 @@ struct VersionRecord: Codable, Sendable, Equatable {
     var isResolved: Bool
     var isDiscardable: Bool
     var manifest: Manifest
+    /// Made on purpose, not by an autosave: what an explicit save replaced, a sync's merge
+    /// base or what a download replaced, or a version added or replaced by a call of the app
+    /// (a restore, a resolve). Thinning keeps it through the
+    /// minute tier (``VersionStore/ThinningPolicy``). Nil in records from before it was kept,
+    /// and for autosaves.
+    var isOnPurpose: Bool? = nil
 }
 
 /// What a version's contents are: one file, or a package folder's tree, each file a list of

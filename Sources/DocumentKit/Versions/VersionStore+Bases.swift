@@ -178,7 +178,7 @@ extension VersionStore {
                 itemID: identity.id,
                 location: IdentityIndex.Entry(path: url.path, device: after.device, inode: after.inode),
                 name: url.lastPathComponent, modified: before.modification.date, captured: now(),
-                contents: contents, isNewItem: identity.isNew)
+                contents: contents, isNewItem: identity.isNew, isOnPurpose: true)
             return (source, after)
         } catch {
             report(error, operation: "keep the merge base of a synced document")

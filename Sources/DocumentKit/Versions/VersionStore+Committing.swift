@@ -40,6 +40,8 @@ struct VersionSource {
     /// The persistent identifier the version gets: one a hold named beforehand, or nil for a
     /// new one.
     var versionID: String?
+    /// Made on purpose (a merge base), not by an autosave: see ``VersionRecord/isOnPurpose``.
+    var isOnPurpose = false
 }
 
 extension VersionStore {
@@ -118,7 +120,10 @@ extension VersionStore {
                 // Saving unchanged bytes again adds nothing, but the save made a new file:
                 // where the item is now must still be noted, or a store that finds items by
                 // inode and path loses the item at its next rename.
-                if let newest = history.last(where: { !$0.isConflict }), newest.manifest == ingested.manifest
+                // A version made on purpose is one only if the newest is too: an autosave's
+                // would be thinned within the minute (the chunks are shared all the same).
+                if let newest = history.last(where: { !$0.isConflict }), newest.manifest == ingested.manifest,
+                    newest.isOnPurpose || !source.isOnPurpose
                 {
                     locations.append((itemID, source.location))
                     notedOnly.insert(itemID)
@@ -130,7 +135,8 @@ extension VersionStore {
                     itemPath: source.location.path, device: source.location.device,
                     inode: source.location.inode, savingComputer: device.name,
                     savingDevice: device.identifier, modified: source.modified, captured: source.captured,
-                    isConflict: false, isResolved: true, isDiscardable: true, manifest: ingested.manifest)
+                    isConflict: false, isResolved: true, isDiscardable: true, manifest: ingested.manifest,
+                    isOnPurpose: source.isOnPurpose ? true : nil)
                 try writes.addPackedRecord(record, inline: ingested.inline)
                 history.append(RecordSummary(record))
                 added.append(record)
@@ -184,8 +190,10 @@ extension VersionStore {
 
     /// Drops history versions the thinning policy no longer keeps, and their unused chunks.
     private func thin(_ records: [RecordSummary]) {
-        let history = records.filter { !$0.isConflict }.map { (id: $0.id, date: $0.captured) }
-        let drop = thinningPolicy.versionsToDrop(history, now: now())
+        let history = records.filter { !$0.isConflict }
+        let drop = thinningPolicy.versionsToDrop(
+            history.map { (id: $0.id, date: $0.captured) }, now: now(),
+            keeping: Set(history.filter(\.isOnPurpose).map(\.id)))
         guard !drop.isEmpty else { return }
         do {
             try removeVersions(records.filter { drop.contains($0.id) }.map { ($0.itemID, $0.id, $0.pack) })
@@ -206,6 +214,6 @@ extension VersionSource {
                 path: commit.url.path, device: commit.location?.device ?? captured.identity.device,
                 inode: commit.location?.inode ?? captured.identity.inode),
             name: captured.name, modified: captured.modified, captured: captured.captured,
-            contents: .staged(captured.staged))
+            contents: .staged(captured.staged), isOnPurpose: captured.isOnPurpose)
     }
 }

@@ -169,7 +169,7 @@ extension VersionStore {
                             captured: hold.record.captured,
                             contents: .staged(
                                 heldURL.appendingPathComponent(hold.name).appendingPathComponent("contents")),
-                            versionID: hold.record.versionID)
+                            versionID: hold.record.versionID, isOnPurpose: true)
                     })
                 for (hold, id) in zip(holds, kept) {
                     // One that failed (reported) stays held for the next call.

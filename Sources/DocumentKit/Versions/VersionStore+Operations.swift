@@ -14,6 +14,8 @@ struct CapturedItem: Sendable {
     var modified: Date
     /// When the save replaced it: the version's age for thinning counts from here.
     var captured: Date
+    /// Replaced on purpose (a restore), not by an autosave: see ``VersionRecord/isOnPurpose``.
+    var isOnPurpose = false
 }
 
 extension VersionStore {
@@ -152,6 +154,7 @@ extension VersionStore {
                     modified: modificationDate ?? date, captured: date, isConflict: isConflict,
                     isResolved: !isConflict, isDiscardable: !isConflict, manifest: manifest)
                 record.savingProgram = savingProgram
+                record.isOnPurpose = true
                 record.mergeBase = mergeBase.flatMap { ContentHash.isValid($0) ? $0 : nil }
                 try stageRecord(record, in: writes)
                 try writes.flush()
@@ -410,7 +413,8 @@ extension VersionStore {
                     .fileNotFound, operation: "restore a version", url: url, detail: "it was removed")
             }
             let exists = FileManager.default.fileExists(atPath: target.path)
-            let captured = exists ? capture(itemAt: target) : nil
+            var captured = exists ? capture(itemAt: target) : nil
+            captured?.isOnPurpose = true
             do {
                 try SafeSave.writeItem(at: target) { staging in
                     try materialize(stored.record.manifest, at: staging, pack: stored.pack)

@@ -510,6 +510,8 @@ struct RecordSummary: Sendable {
     var itemID: String
     var captured: Date
     var isConflict: Bool
+    /// See ``VersionRecord/isOnPurpose``.
+    var isOnPurpose: Bool
     var manifest: Manifest
     /// The pack that holds the record; nil for a file of its own.
     var pack: String?
@@ -519,6 +521,7 @@ struct RecordSummary: Sendable {
         itemID = record.itemID
         captured = record.captured
         isConflict = record.isConflict
+        isOnPurpose = record.isOnPurpose == true
         manifest = record.manifest
         self.pack = pack
     }

@@ -67,6 +67,26 @@ extension SyncEngine {
         return RemoteAddress(url: shown)
     }
 
+    /// The version each synced file's next merge starts from, by the file's path in the
+    /// container: what pruning its history must keep (``VersionStore/pruneVersionsOfItem(at:keeping:)``).
+    /// Empty when the container has not synced. Read-only, and usable while another process
+    /// syncs the container.
+    ///
+    /// - Throws: What opening or reading the journal throws.
+    public static func mergeBases(
+        ofContainer container: URL, configuration: SyncConfiguration = SyncConfiguration()
+    ) throws -> [String: String] {
+        let url = SyncJournal.url(
+            forContainer: URL(fileURLWithPath: CanonicalPath.of(container)),
+            stateHome: configuration.stateHome)
+        guard FileManager.default.fileExists(atPath: url.path) else { return [:] }
+        var bases: [String: String] = [:]
+        for (path, item) in try SyncJournal(url: url).itemsByPath() {
+            if let base = item.baseVersion { bases[path.string] = base }
+        }
+        return bases
+    }
+
     /// Where each item of the container stands, by what a pass would do now: read-only, and
     /// usable while another process syncs the container.
     ///

@@ -76,7 +76,7 @@ import Testing
     @MainActor
     @Test func listingVersionsRebuildsNothingAndRebuiltCopiesAreBounded() async throws {
         let tree = try TemporaryTree()
-        let store = VersionStore(root: tree.file("store"))
+        let store = VersionStore(root: tree.file("store"), thinningPolicy: .keepingTheFirstHour)
         let file = try tree.write(String(repeating: "line\n", count: 40_000), to: "big.txt")
         let document = versionedDocument(file, store: store)
         #expect(await document.open())

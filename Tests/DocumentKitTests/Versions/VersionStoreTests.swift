@@ -58,6 +58,50 @@ import Testing
         _ = await document.close()
     }
 
+    /// Autosaves make one version a minute in the first hour; a merge base kept meanwhile
+    /// and the contents an explicit save replaced (made on purpose) stay, whatever autosaves
+    /// come after them in their minute.
+    @MainActor
+    @Test func theFirstHourKeepsOneAutosaveAMinuteAndEveryVersionMadeOnPurpose() async throws {
+        let tree = try TemporaryTree()
+        let clock = StoreClock(Date(timeIntervalSince1970: 1_699_920_000))
+        let store = makeStore(in: tree, clock: clock, policy: .init())
+        let file = tree.file("notes.txt")
+        let document = versionedDocument(file, store: store)
+        document.text = "0"
+        #expect(await document.save(to: file, for: .forCreating))
+        func save(_ text: String, after seconds: TimeInterval, explicitly: Bool = false) async {
+            clock.advance(by: seconds)
+            if explicitly {
+                #expect(await document.saveText(text))
+            } else {
+                document.text = text
+                document.updateChangeCount(.done)
+                #expect(await document.autosave())
+            }
+            store.waitUntilIdle()
+        }
+        for text in ["1", "2", "3"] { await save(text, after: 10) }
+        clock.advance(by: 10)
+        let base = try #require(store.keepBases([BaseToKeep(url: file)]).first ?? nil)
+        await save("4", after: 10)
+        await save("5", after: 5)
+        var versions = store.otherVersionsOfItem(at: file)
+        #expect(versions.map(contents) == ["3", "4"], "the base and the newest autosave of the minute")
+        #expect(versions.first?.persistentIdentifier == base.versionID)
+
+        await save("6", after: 60)
+        #expect(
+            store.otherVersionsOfItem(at: file).map(contents) == ["3", "4", "5"], "one for the next minute")
+
+        await save("7", after: 5, explicitly: true)
+        await save("8", after: 3)
+        await save("9", after: 3)
+        versions = store.otherVersionsOfItem(at: file)
+        #expect(versions.map(contents) == ["3", "4", "5", "6", "8"], "what the explicit save replaced stays")
+        _ = await document.close()
+    }
+
     @Test func thinningPolicyLimitsAreConfigurable() {
         var policy = VersionStore.ThinningPolicy()
         policy.keepsEverythingFor = 60

@@ -21,9 +21,21 @@ final class StoreClock: Sendable {
     var reading: @Sendable () -> Date { { [self] in self.now } }
 }
 
-/// A store of the test's own under `tree`, never the shared one.
+extension VersionStore.ThinningPolicy {
+    /// Every version of the first hour kept, not one a minute: for tests about something
+    /// else than thinning that save many times within a second and look for each version.
+    static var keepingTheFirstHour: Self {
+        var policy = Self()
+        policy.keepsEverythingFor = 3600
+        return policy
+    }
+}
+
+/// A store of the test's own under `tree`, never the shared one; it keeps every version of
+/// the first hour unless `policy` says otherwise.
 func makeStore(
-    in tree: TemporaryTree, clock: StoreClock? = nil, policy: VersionStore.ThinningPolicy = .init()
+    in tree: TemporaryTree, clock: StoreClock? = nil,
+    policy: VersionStore.ThinningPolicy = .keepingTheFirstHour
 )
     -> VersionStore
 {
