@@ -22,21 +22,24 @@ extension Editor {
         terminal.draw(title, y: 0, x: 0, width: width, attributes: Terminal.reverse, pad: true)
         let bodyTop = 1
         let bodyHeight = self.bodyHeight
-        if case .syncDetails(let scroll) = mode {
-            terminal.draw(
-                " Sync — what it says, in full", y: 0, x: 0, width: width, attributes: Terminal.reverse,
-                pad: true)
-            drawSyncDetails(scroll: scroll, top: bodyTop, height: bodyHeight, width: width)
-            drawStatus(y: height - 1 - helpBarHeight, width: width)
-            _ = drawBottom(y: height - helpBarHeight, width: width)
-            terminal.hideCursor()
-            terminal.refresh()
-            return
+        // A page over the whole screen: the help, or what sync says in full.
+        var page: (title: String, draw: () -> Void)?
+        switch mode {
+        case .syncDetails(let scroll):
+            page = (
+                " Sync — what it says, in full",
+                { self.drawSyncDetails(scroll: scroll, top: bodyTop, height: bodyHeight, width: width) }
+            )
+        case .help(let scroll):
+            page = (
+                " Help — every key of ste",
+                { self.drawHelp(scroll: scroll, top: bodyTop, height: bodyHeight, width: width) }
+            )
+        default: page = nil
         }
-        if case .help(let scroll) = mode {
-            terminal.draw(
-                " Help — every key of ste", y: 0, x: 0, width: width, attributes: Terminal.reverse, pad: true)
-            drawHelp(scroll: scroll, top: bodyTop, height: bodyHeight, width: width)
+        if let page {
+            terminal.draw(page.title, y: 0, x: 0, width: width, attributes: Terminal.reverse, pad: true)
+            page.draw()
             drawStatus(y: height - 1 - helpBarHeight, width: width)
             _ = drawBottom(y: height - helpBarHeight, width: width)
             terminal.hideCursor()
