@@ -68,9 +68,6 @@ extension SyncCommand {
             "stopped \(what) of \(Output.escaped(container.url.path)), \(who)\(how); an app that uses the container starts its agent again (docs sync --watch runs one here)\n"
         )
     }
-
-    /// The syncs running for this user, each with its container: agents and one-shot syncs.
-    static var running: [SyncLockHolder] { SyncLockHolder.all() }
 }
 
 /// The files an agent's remote settings were read from, as they were then: ``changed`` tells

@@ -320,7 +320,8 @@ enum StatusCommand {
         let store = VersionStore.shared
         let storeBytes = store.diskUsage()
         let published = UbiquityStatus.read(forContainer: container.url)
-        let running = SyncCommand.running
+        // The syncs running for this user, agents and one-shot, each with its container.
+        let running = SyncLockHolder.all()
         if json {
             var writer = JSONWriter()
             writer.raw("{")

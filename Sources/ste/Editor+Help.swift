@@ -140,18 +140,26 @@ enum KeyHelp {
 
 extension Editor {
     func handleHelp(_ key: Key, scroll: Int) {
-        let count = KeyHelp.lines(width: terminal.width).count
+        if let scrolled = scrolled(by: key, from: scroll, lines: KeyHelp.lines(width: terminal.width).count) {
+            mode = .help(scrolled)
+        } else if [.escape, .function(1), .control(7), .character("q")].contains(key) {
+            mode = .normal
+        }
+    }
+
+    /// Where a page of `lines` lines scrolled down by `scroll` is after `key` (↑ ↓ PgUp PgDn
+    /// Space Home End); nil for a key that does not scroll.
+    func scrolled(by key: Key, from scroll: Int, lines: Int) -> Int? {
         let page = max(1, bodyHeight - 1)
-        let last = max(0, count - bodyHeight)
+        let last = max(0, lines - bodyHeight)
         switch key {
-        case .escape, .function(1), .control(7), .character("q"): mode = .normal
-        case .up: mode = .help(max(0, scroll - 1))
-        case .down: mode = .help(min(last, scroll + 1))
-        case .pageUp: mode = .help(max(0, scroll - page))
-        case .pageDown, .character(" "): mode = .help(min(last, scroll + page))
-        case .home: mode = .help(0)
-        case .end: mode = .help(last)
-        default: break
+        case .up: return max(0, scroll - 1)
+        case .down: return min(last, scroll + 1)
+        case .pageUp: return max(0, scroll - page)
+        case .pageDown, .character(" "): return min(last, scroll + page)
+        case .home: return 0
+        case .end: return last
+        default: return nil
         }
     }
 

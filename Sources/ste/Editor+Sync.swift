@@ -144,35 +144,31 @@ extension Editor {
     }
 
     func handleSyncDetails(_ key: Key, scroll: Int) {
-        let count = syncDetails.reduce(0) {
-            $0 + max(1, Self.wrapped($1.text, width: terminal.width - 2).count)
+        if let scrolled = scrolled(by: key, from: scroll, lines: syncDetailRows(width: terminal.width).count)
+        {
+            mode = .syncDetails(scrolled)
+            return
         }
-        let last = max(0, count - bodyHeight)
-        let page = max(1, bodyHeight - 1)
-        switch key {
-        case .up: mode = .syncDetails(max(0, scroll - 1))
-        case .down: mode = .syncDetails(min(last, scroll + 1))
-        case .pageUp: mode = .syncDetails(max(0, scroll - page))
-        case .pageDown, .character(" "): mode = .syncDetails(min(last, scroll + page))
-        case .function(5):
-            mode = .normal
-            syncNow()
-        default: mode = .normal
+        mode = .normal
+        if key == .function(5) { syncNow() }
+    }
+
+    /// ``syncDetails`` wrapped to `width` columns (less the margin), a blank line kept.
+    func syncDetailRows(width: Int) -> [(text: String, isTitle: Bool)] {
+        syncDetails.flatMap { text, isTitle in
+            let wrapped = Self.wrapped(text, width: width - 2)
+            return wrapped.isEmpty ? [("", false)] : wrapped.map { ($0, isTitle) }
         }
     }
 
     func drawSyncDetails(scroll: Int, top: Int, height: Int, width: Int) {
-        var rows: [(String, Bool)] = []
-        for (text, isTitle) in syncDetails {
-            let wrapped = Self.wrapped(text, width: width - 2)
-            rows += wrapped.isEmpty ? [("", false)] : wrapped.map { ($0, isTitle) }
-        }
+        let rows = syncDetailRows(width: width)
         for row in 0..<height {
             let index = scroll + row
             guard index < rows.count else { break }
             terminal.draw(
-                " " + rows[index].0, y: top + row, x: 0, width: width,
-                attributes: rows[index].1 ? Terminal.bold : 0)
+                " " + rows[index].text, y: top + row, x: 0, width: width,
+                attributes: rows[index].isTitle ? Terminal.bold : 0)
         }
     }
 

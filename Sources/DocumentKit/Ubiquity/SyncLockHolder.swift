@@ -39,8 +39,14 @@ package struct SyncLockHolder: Codable, Sendable, Equatable {
         _ = data.withUnsafeBytes { Syscall.pwriteAll(fd, $0, offset: 0) }
     }
 
-    /// The holder of the lock at `lock`; nil when no process holds it.
-    package static func of(lock: URL) -> SyncLockHolder? {
+    /// Whether a process holds the lock at `lock` now.
+    package static func isHeld(_ lock: URL) -> Bool {
+        whileHeld(lock) { _ in true } ?? false
+    }
+
+    /// `body` with the lock file at `lock` open, when a process holds the lock; nil when
+    /// none does (or there is no lock file).
+    private static func whileHeld<T>(_ lock: URL, _ body: (CInt) -> T?) -> T? {
         guard case .success(let fd) = Syscall.openat(AT_FDCWD, lock.path, O_RDONLY | O_CLOEXEC, 0) else {
             return nil
         }
@@ -49,6 +55,15 @@ package struct SyncLockHolder: Codable, Sendable, Equatable {
             _ = Syscall.flock(fd, LOCK_UN)
             return nil
         }
+        return body(fd)
+    }
+
+    /// The holder of the lock at `lock`; nil when no process holds it.
+    package static func of(lock: URL) -> SyncLockHolder? {
+        whileHeld(lock) { fd in holder(ofLockOpenAt: fd) }
+    }
+
+    private static func holder(ofLockOpenAt fd: CInt) -> SyncLockHolder? {
         guard case .success(let status) = Syscall.fstat(fd) else { return nil }
         var record: SyncLockHolder?
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: largest, alignment: 1)
@@ -67,8 +82,7 @@ package struct SyncLockHolder: Codable, Sendable, Equatable {
 
     /// The holders of every container's sync lock under `stateHome`, by container path.
     package static func all(stateHome: URL? = nil) -> [SyncLockHolder] {
-        let folder = SyncStateFiles.journal(forContainer: URL(fileURLWithPath: "/"), stateHome: stateHome)
-            .deletingLastPathComponent()
+        let folder = SyncStateFiles.folder(stateHome: stateHome)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         return
             names

@@ -72,10 +72,13 @@ package enum SyncStateFiles {
         (stateHome ?? self.stateHome()).appendingPathComponent("DocumentKit/keyvalue-unsynced.plist")
     }
 
+    /// The folder of every container's sync state: `STATE/DocumentKit/sync`.
+    package static func folder(stateHome: URL? = nil) -> URL {
+        (stateHome ?? self.stateHome()).appendingPathComponent("DocumentKit/sync", isDirectory: true)
+    }
+
     private static func base(forContainer container: URL, stateHome: URL?) -> URL {
         let hash = ContentHash(of: Data(CanonicalPath.of(container).utf8)).hex
-        return (stateHome ?? self.stateHome())
-            .appendingPathComponent("DocumentKit/sync", isDirectory: true)
-            .appendingPathComponent(hash)
+        return folder(stateHome: stateHome).appendingPathComponent(hash)
     }
 }

@@ -21,14 +21,7 @@ import Synchronization
 public enum UbiquityAgent {
     /// Whether a sync engine holds `container`'s lock now, in any process.
     public static func isRunning(for container: URL) -> Bool {
-        let lock = SyncStateFiles.lock(forContainer: container)
-        guard case .success(let fd) = Syscall.openat(AT_FDCWD, lock.path, O_RDONLY | O_CLOEXEC, 0) else {
-            return false
-        }
-        defer { close(fd) }
-        guard case .success = Syscall.flock(fd, LOCK_SH | LOCK_NB) else { return true }
-        _ = Syscall.flock(fd, LOCK_UN)
-        return false
+        SyncLockHolder.isHeld(SyncStateFiles.lock(forContainer: container))
     }
 
     /// The ubiquity container whose root is the folder at `url`, with its agent started if
@@ -51,7 +44,12 @@ public enum UbiquityAgent {
 
     /// Asks the agent of the container at `url` to sync now rather than at its next poll.
     public static func wake(forContainerAt url: URL) {
-        let file = SyncStateFiles.wake(forContainer: url)
+        wake(forContainerAt: url, stateHome: nil)
+    }
+
+    /// ``wake(forContainerAt:)`` for the agent whose state is under `stateHome`.
+    package static func wake(forContainerAt url: URL, stateHome: URL?) {
+        let file = SyncStateFiles.wake(forContainer: url, stateHome: stateHome)
         try? FileManager.default.createDirectory(
             at: file.deletingLastPathComponent(), withIntermediateDirectories: true,
             attributes: [.posixPermissions: 0o700])

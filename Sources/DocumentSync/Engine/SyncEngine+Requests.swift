@@ -74,8 +74,7 @@ extension SyncEngine {
         } catch {
             throw SyncError(.failed, "cannot ask the running sync of \(container.path) for a pass: \(error)")
         }
-        let wake = SyncStateFiles.wake(forContainer: container, stateHome: stateHome)
-        try? SafeSave.write(Data("\(Date().timeIntervalSince1970)\n".utf8), to: wake, permissions: 0o600)
+        UbiquityAgent.wake(forContainerAt: container, stateHome: stateHome)
         var lastSign = Date()
         while true {
             let progress: SyncPassRequests.Progress
