@@ -234,6 +234,7 @@ enum Docs {
             for (given, option) in [
                 (invocation.user != nil, "--user"), (invocation.passwordFile != nil, "--password-file"),
                 (invocation.unsafeServer, "--unsafe-server"), (invocation.allowHTTP, "--allow-http"),
+                (invocation.caFile != nil, "--ca-file"),
             ] where given {
                 throw DocsFailure.usage(
                     "\(option) is for sync, status, download and remote", command: command)

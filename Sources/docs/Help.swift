@@ -31,6 +31,7 @@ enum Help {
           download NAME             bring back a document kept on the server only
           remote add NAME URL [--user U] [--password-file FILE] [--identifier ID]
                      [--interval S] [--on-demand] [--allow-http] [--unsafe-server]
+                     [--ca-file FILE]
                                     sync the container with a remote, as ubiquity container ID
           remote add NAME s3://BUCKET/PREFIX [--endpoint URL] [--region R] [--profile P]
                                     the same with a key prefix of an S3 store
@@ -235,7 +236,7 @@ enum Help {
         Usage: docs sync [--remote NAME|URL] [--once | --watch] [--interval SECONDS] [--json]
                          [--resume delete|keep] [--stop]
                          [--user NAME] [--password-file FILE] [--unsafe-server] [--allow-http]
-                         [--endpoint URL] [--region R] [--profile P]
+                         [--ca-file FILE] [--endpoint URL] [--region R] [--profile P]
 
         Syncs the container with a remote: documents changed on one side are copied to the
         other; documents changed on both are merged when their changes do not overlap, and
@@ -249,7 +250,8 @@ enum Help {
         Nextcloud, ownCloud, a NAS), or an S3 prefix given as s3://BUCKET/PREFIX (see `docs
         remote --help`, with --endpoint, --region and --profile). A remote given once is
         remembered for the container whole: its URL and every setting given with it (the
-        user, the password file's path, --unsafe-server, --allow-http, the S3 settings), never
+        user, the password file's path, --unsafe-server, --allow-http, --ca-file, the S3
+        settings), never
         a password or a key; a later sync that names no remote reaches the same one the same
         way, and a setting given again replaces the one remembered. A container added with
         `docs remote add` syncs with that remote only: another URL given is refused.
@@ -279,8 +281,12 @@ enum Help {
         http is refused to any computer but this one unless --allow-http is given. A server
         the probe finds unsafe is refused unless --unsafe-server is given: then every write is
         read back and compared. One that gives no ETags (nginx's dav-ext) is refused even then:
-        sync cannot tell what changed on it. HTTPS certificates are verified against the system's
-        authorities (add a private one with update-ca-certificates).
+        sync cannot tell what changed on it. HTTPS certificates are verified against the
+        system's authorities. For a server whose certificate a private authority signed (a
+        home NAS), --ca-file FILE names that authority's certificate (PEM, as curl --cacert
+        takes; a self-signed server's own certificate serves too): it is trusted for that
+        remote alone, in place of the system's, read at each connection, and refused if
+        anyone but you (or root) could change it or its folder. It serves S3 endpoints alike.
 
           --once            pass until nothing is left to do, then exit (the default)
           --watch           keep syncing until interrupted: at every change here (a save is
@@ -315,11 +321,12 @@ enum Help {
     static let remote = """
         Usage: docs remote add NAME URL [--user U] [--identifier ID] [--interval S] [--on-demand]
                                         [--container PATH] [--password-file FILE] [--allow-http]
-                                        [--unsafe-server]
+                                        [--unsafe-server] [--ca-file FILE]
                docs remote add NAME s3://BUCKET/PREFIX [--endpoint URL] [--region R] [--profile P]
                docs remote list [--json]
                docs remote remove NAME
                docs remote test NAME|URL [--user U] [--password-file FILE] [--allow-http]
+                                         [--ca-file FILE]
 
         add: makes the container (--container, or the Simple Text Editor's) a ubiquity
         container synced with URL (file:///absolute/path, or a WebDAV https://host/path/,
@@ -330,11 +337,12 @@ enum Help {
         remote come within seconds while devices are active: see docs sync --help). The
         settings go in $XDG_CONFIG_HOME/DocumentKit/ubiquity.json (mode 600), with every
         setting given (the user name, the password file's path, --unsafe-server,
-        --allow-http, the S3 settings) and never a password (give it as `docs sync --help`
-        says): every later sync, and the sync agent, reaches the remote as it was added.
-        --on-demand leaves documents new from the remote on the server, listed with a
-        placeholder, until opened or downloaded (`docs download NAME`); without it every
-        document is downloaded as it comes.
+        --allow-http, the certificate authority file's path, the S3 settings) and never a
+        password (give it as `docs sync --help` says): every later sync, and the sync agent,
+        reaches the remote as it was added. --ca-file FILE trusts a private certificate
+        authority for this remote (see `docs sync --help`). --on-demand leaves documents new
+        from the remote on the server, listed with a placeholder, until opened or downloaded
+        (`docs download NAME`); without it every document is downloaded as it comes.
 
         An s3://BUCKET/PREFIX remote keeps the container under the key prefix of an S3 store:
         AWS (the default, --region R) or one at --endpoint URL (MinIO, Ceph RGW, SeaweedFS).

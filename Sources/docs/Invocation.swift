@@ -26,6 +26,7 @@ struct Invocation: Equatable {
     var interval: String?
     var user: String?
     var passwordFile: String?
+    var caFile: String?
     var unsafeServer = false
     var allowHTTP = false
     var identifier: String?
@@ -83,6 +84,7 @@ struct Invocation: Equatable {
             case "--region": region = try value(for: option, inline: inline)
             case "--profile": profile = try value(for: option, inline: inline)
             case "--password-file": passwordFile = try value(for: option, inline: inline)
+            case "--ca-file": caFile = try value(for: option, inline: inline)
             case "--password":
                 throw DocsFailure.usage(
                     "a password on the command line can be read by every user of this computer; "

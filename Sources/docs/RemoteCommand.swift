@@ -111,7 +111,8 @@ enum RemoteCommand {
             folder: container.url.path, remote: url, user: invocation.user,
             downloadsEagerly: !invocation.onDemand, pollSeconds: try Docs.pollSeconds(invocation),
             passwordFile: options.credentials.passwordFile?.standardizedFileURL.path,
-            allowsUnsafeServer: options.allowsUnsafeServer, allowsInsecureHTTP: options.allowsInsecureHTTP)
+            allowsUnsafeServer: options.allowsUnsafeServer, allowsInsecureHTTP: options.allowsInsecureHTTP,
+            caFile: options.caFile?.path)
         do {
             try UbiquityConfiguration.update { configuration in
                 try configuration.add(entry)
@@ -176,6 +177,7 @@ enum RemoteCommand {
                 writer.field("passwordFile", container.passwordFile)
                 writer.field("allowsUnsafeServer", container.allowsUnsafeServer)
                 writer.field("allowsInsecureHTTP", container.allowsInsecureHTTP)
+                writer.field("caFile", container.caFile)
                 writer.field("downloadsEagerly", container.downloadsEagerly)
                 writer.field("agentRunning", UbiquityAgent.isRunning(for: container.url))
             }

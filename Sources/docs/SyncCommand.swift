@@ -43,6 +43,7 @@ enum SyncCommand {
         options.credentials.passwordFile = invocation.passwordFile.map { URL(fileURLWithPath: $0) }
         options.allowsUnsafeServer = invocation.unsafeServer
         options.allowsInsecureHTTP = invocation.allowHTTP
+        options.caFile = invocation.caFile.map { URL(fileURLWithPath: $0).standardizedFileURL }
         return options
     }
 
@@ -114,7 +115,7 @@ enum SyncCommand {
             while current != nil {
                 let settings = SettingsStamp(
                     [UbiquityConfiguration.fileURL]
-                        + SyncRemotes.credentialFiles(for: address, options: options))
+                        + SyncRemotes.settingsFiles(for: address, options: options))
                 let end: SyncingEnd
                 do {
                     end = try current!.keepSyncing(
@@ -248,8 +249,9 @@ enum SyncCommand {
     static func address(of container: UbiquityContainer) -> RemoteAddress {
         RemoteAddress(
             url: container.remote, user: container.user, passwordFile: container.passwordFile,
-            allowsUnsafeServer: container.allowsUnsafeServer, allowsInsecureHTTP: container.allowsInsecureHTTP
-        )
+            allowsUnsafeServer: container.allowsUnsafeServer,
+            allowsInsecureHTTP: container.allowsInsecureHTTP,
+            caFile: container.caFile)
     }
 
     /// One line of counts (or a JSON object), then the notes and failures, one a line.

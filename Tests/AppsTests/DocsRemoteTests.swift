@@ -269,4 +269,47 @@ struct DocsRemoteTests {
             #expect(!String(decoding: data, as: UTF8.self).contains(password), "\(name)")
         }
     }
+
+    /// `--ca-file`: an https server whose certificate a private authority signed (a home NAS)
+    /// is added, probed and synced with that authority's file, kept with the remote, by a user
+    /// without root; without it the server is refused, saying to give one; the option is for
+    /// the commands that reach a remote only.
+    @Test func aServerOfAPrivateAuthorityIsSyncedWithItsCAFile() throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let password = try String(
+            contentsOfFile: try webDAV("DOCUMENTSYNC_WEBDAV_PASSWORD_FILE"), encoding: .utf8)
+        let user = try webDAV("DOCUMENTSYNC_WEBDAV_USER")
+        let caFile = try webDAV("DOCUMENTSYNC_WEBDAV_CA_FILE")
+        let url = try makeCollection(
+            in: try webDAV("DOCUMENTSYNC_WEBDAV_TLS"), user: user, password: password, caFile: caFile)
+        let device = try DocsFolder()
+        let secret = ["DOCS_PASSWORD": password]
+        let untrusted = try docs(device, ["remote", "add", "nas", url, "--user", user], environment: secret)
+        #expect(untrusted.status != 0)
+        #expect(untrusted.error.contains("--ca-file FILE"), "\(untrusted.error)")
+        #expect(try listing(device).remotes.isEmpty)
+
+        // Given as a path relative to where docs runs, kept absolute.
+        let folder = URL(fileURLWithPath: caFile).deletingLastPathComponent()
+        let added = try device.run(
+            ["remote", "add", "nas", url, "--user", user, "--ca-file", "ca.pem"],
+            environment: secret.merging(["XDG_STATE_HOME": device.root.appendingPathComponent("state").path])
+            {
+                $1
+            },
+            in: folder)
+        #expect(added.status == 0, "\(added.error)")
+        let kept = try docs(device, ["remote", "list", "--json"])
+        #expect(kept.output.contains("\"caFile\":\"\(caFile)\""), "\(kept.output)")
+        #expect(try docs(device, ["new", "Plan", "--from", "-"], input: Data("private\n".utf8)).status == 0)
+        let synced = try docs(device, ["sync"], environment: secret)
+        #expect(synced.status == 0, "\(synced.error)")
+        #expect(synced.output.contains("1 uploaded"), "\(synced.output)")
+        let status = try docs(device, ["status"], environment: secret)
+        #expect(status.status == 0, "\(status.error)")
+
+        let misplaced = try docs(device, ["list", "--ca-file", caFile])
+        #expect(misplaced.status == 2)
+        #expect(misplaced.error.contains("--ca-file is for sync, status, download and remote"))
+    }
 }

@@ -79,7 +79,7 @@ final class DocsFolder {
     /// runtime folder of its own), so that permissions mean something when tests run as root.
     func run(
         _ arguments: [String], input: Data? = nil, environment extra: [String: String] = [:],
-        unprivileged: Bool = false, timeout: Duration? = nil
+        unprivileged: Bool = false, timeout: Duration? = nil, in directory: URL? = nil
     ) throws -> DocsResult {
         var executable = DocsBinary.url
         var arguments = arguments
@@ -95,19 +95,22 @@ final class DocsFolder {
             environment["HOME"] = root.path
         }
         return try runDocs(
-            executable, arguments, environment: environment, input: input, scratch: root, timeout: timeout)
+            executable, arguments, environment: environment, input: input, scratch: root, timeout: timeout,
+            directory: directory)
     }
 }
 
 /// Runs `executable` (`docs`, or `setpriv` running it) and waits for it, with its output in
 /// files under `scratch`, not pipes: an editor `docs edit` starts could hold a pipe open past
 /// its end. Given a `timeout`, a run still going then is killed (``DocsResult/timedOut``).
+/// It runs in `directory` when given (relative paths in its arguments are of that folder).
 func runDocs(
     _ executable: URL, _ arguments: [String], environment: [String: String], input: Data?, scratch: URL,
-    timeout: Duration? = nil
+    timeout: Duration? = nil, directory: URL? = nil
 ) throws -> DocsResult {
     let process = Process()
     process.executableURL = executable
+    if let directory { process.currentDirectoryURL = directory }
     process.arguments = arguments
     process.environment = environment
     let name = UUID().uuidString
@@ -181,15 +184,19 @@ func eventually(timeout: Duration = .seconds(10), _ condition: () throws -> Bool
 
 /// A new collection of its own under the WebDAV folder `server`, made with curl's MKCOL as any
 /// WebDAV client makes one (the password given to curl on standard input, not in argv).
-func makeCollection(in server: String, user: String, password: String) throws -> String {
+func makeCollection(in server: String, user: String, password: String, caFile: String? = nil) throws -> String
+{
     let url = server + "docs-\(UUID().uuidString.prefix(8))/"
     let made = Process()
     made.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    made.arguments = ["-s", "-o", "/dev/null", "--netrc-file", "/dev/stdin", "-X", "MKCOL", url]
+    made.arguments =
+        ["-s", "-o", "/dev/null", "--netrc-file", "/dev/stdin", "-X", "MKCOL", url]
+        + (caFile.map { ["--cacert", $0] } ?? [])
     let input = Pipe()
     made.standardInput = input
     try made.run()
-    input.fileHandleForWriting.write(Data("machine 127.0.0.1 login \(user) password \(password)\n".utf8))
+    let host = URL(string: server)?.host ?? "127.0.0.1"
+    input.fileHandleForWriting.write(Data("machine \(host) login \(user) password \(password)\n".utf8))
     try input.fileHandleForWriting.close()
     made.waitUntilExit()
     return url

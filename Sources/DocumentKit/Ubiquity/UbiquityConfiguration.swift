@@ -32,6 +32,9 @@ public struct UbiquityContainer: Codable, Sendable, Equatable {
     public var allowsUnsafeServer = false
     /// Whether plain http to another computer is allowed (`--allow-http`).
     public var allowsInsecureHTTP = false
+    /// The absolute path of the file of certificate authorities an https server's certificate
+    /// is checked against instead of the system's (`--ca-file`); nil for the system's.
+    public var caFile: String?
     /// Whether documents new on the remote download as soon as sync sees them (true), or are
     /// to be kept on the server, shown by a placeholder, until opened or downloaded (false).
     /// Not acted on yet: sync downloads every document.
@@ -45,8 +48,9 @@ public struct UbiquityContainer: Codable, Sendable, Equatable {
     public init(
         name: String, identifier: String, folder: String, remote: String, user: String? = nil,
         downloadsEagerly: Bool = true, pollSeconds: Double? = nil, passwordFile: String? = nil,
-        allowsUnsafeServer: Bool = false, allowsInsecureHTTP: Bool = false
+        allowsUnsafeServer: Bool = false, allowsInsecureHTTP: Bool = false, caFile: String? = nil
     ) {
+        self.caFile = caFile
         self.passwordFile = passwordFile
         self.allowsUnsafeServer = allowsUnsafeServer
         self.allowsInsecureHTTP = allowsInsecureHTTP
@@ -60,7 +64,8 @@ public struct UbiquityContainer: Codable, Sendable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, identifier, folder, remote, user, passwordFile, allowsUnsafeServer, allowsInsecureHTTP
+        case name, identifier, folder, remote, user, passwordFile, allowsUnsafeServer, allowsInsecureHTTP,
+            caFile
         case downloadsEagerly, pollSeconds
     }
 
@@ -75,6 +80,7 @@ public struct UbiquityContainer: Codable, Sendable, Equatable {
         passwordFile = try values.decodeIfPresent(String.self, forKey: .passwordFile)
         allowsUnsafeServer = try values.decodeIfPresent(Bool.self, forKey: .allowsUnsafeServer) ?? false
         allowsInsecureHTTP = try values.decodeIfPresent(Bool.self, forKey: .allowsInsecureHTTP) ?? false
+        caFile = try values.decodeIfPresent(String.self, forKey: .caFile)
         downloadsEagerly = try values.decode(Bool.self, forKey: .downloadsEagerly)
         pollSeconds = try values.decodeIfPresent(Double.self, forKey: .pollSeconds)
     }

@@ -49,10 +49,13 @@ final class CurlTransfer {
     }
 
     /// Performs `request` on `handle` (reset first; its connections kept) and returns the
-    /// answer.
+    /// answer, checking the server's certificate against the authorities in `caFile` alone
+    /// when given, else against the system's.
     ///
     /// - Throws: ``HTTPTransportFailure`` when no complete answer came.
-    func perform(_ request: URLRequest, on handle: UnsafeMutableRawPointer, timeout: TimeInterval)
+    func perform(
+        _ request: URLRequest, on handle: UnsafeMutableRawPointer, timeout: TimeInterval, caFile: String?
+    )
         throws(HTTPTransportFailure)
         -> HTTPAnswer
     {
@@ -68,6 +71,11 @@ final class CurlTransfer {
             _ = dk_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1)
             _ = dk_curl_setopt_long(handle, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
             _ = dk_curl_setopt_pointer(handle, CURLOPT_ERRORBUFFER, errors.baseAddress)
+            if let caFile {
+                // That file's authorities, and not the system's folder of them besides.
+                _ = dk_curl_setopt_string(handle, CURLOPT_CAINFO, caFile)
+                _ = dk_curl_setopt_string(handle, CURLOPT_CAPATH, nil)
+            }
             // No byte for `timeout` seconds (connecting, or in either direction) fails it.
             let seconds = max(1, Int(timeout.rounded(.up)))
             _ = dk_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT, seconds)
@@ -131,7 +139,7 @@ final class CurlTransfer {
             let written = String(
                 decoding: errorBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let message = written.isEmpty ? String(cString: curl_easy_strerror(code)) : written
-            throw Self.failure(code, message: "\(description): \(message)")
+            throw Self.failure(code, message: "\(description): \(message)", caFile: caFile)
         }
         guard let status else { throw .connectionLost("\(description): the server gave no HTTP answer") }
         return HTTPAnswer(method: method, status: status, headers: headers, body: kept, streamed: streamed)
@@ -165,14 +173,26 @@ final class CurlTransfer {
         _ = dk_curl_setopt_pointer(handle, CURLOPT_SEEKDATA, context)
     }
 
-    /// The transport's form of a libcurl failure.
-    static func failure(_ code: CURLcode, message: String) -> HTTPTransportFailure {
+    /// The transport's form of a libcurl failure; a certificate that did not verify says
+    /// against whose authorities it was checked (`caFile`'s, or the system's) and what to do.
+    static func failure(_ code: CURLcode, message: String, caFile: String? = nil) -> HTTPTransportFailure {
         switch code {
         case CURLE_OPERATION_TIMEDOUT: return .timedOut
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return .unreachable(message)
-        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM,
-            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_ISSUER_ERROR:
+            if let caFile {
+                return .insecure(
+                    "\(message); the server's certificate is not one the authorities in \(caFile) (--ca-file) vouch for"
+                )
+            }
+            return .insecure(
+                "\(message); the server's certificate is not one the system's authorities vouch for: "
+                    + "for a private authority, give its certificate with --ca-file FILE")
+        case CURLE_SSL_CACERT_BADFILE:
+            return .insecure(
+                "\(message); the certificate authority file \(caFile ?? "of the system") could not be read")
+        case CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE, CURLE_USE_SSL_FAILED:
             return .insecure(message)
         default: return .connectionLost(message)

@@ -7,4 +7,17 @@ enum HTTPEndpoint {
     static func isLoopback(_ host: String) -> Bool {
         host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
     }
+
+    /// Why the certificate authority file `caFile` cannot serve a remote reached with
+    /// `scheme`, or nil when it can (or none is given): it is for https only, and must pass
+    /// ``CertificateAuthorityFile/check(_:)``.
+    static func trustProblem(caFile: String?, scheme: String) -> String? {
+        guard let caFile else { return nil }
+        guard scheme == "https" else {
+            return
+                "a certificate authority file (--ca-file) is for https:// servers, and this one is \(scheme)://"
+        }
+        do { try CertificateAuthorityFile.check(caFile) } catch { return error.description }
+        return nil
+    }
 }

@@ -68,6 +68,9 @@ final class HTTPTransport: Sendable {
 
     /// How long a request may take in all.
     let deadline: RequestDeadline
+    /// The file of the authorities a server's certificate is checked against instead of the
+    /// system's (``CertificateAuthorityFile``); nil for the system's.
+    let caFile: String?
 
     /// The most requests a remote keeps in flight over one transport, each on a handle and
     /// connection of its own: more only queue at the server. Measured on loopback, 2 cores
@@ -87,9 +90,13 @@ final class HTTPTransport: Sendable {
 
     /// A transport whose requests give up after `timeout` seconds without a byte, or past
     /// `deadline`, keeping at most `connections` connections to the server alive between
-    /// requests.
-    init(timeout: TimeInterval, connections: Int, deadline: RequestDeadline = RequestDeadline()) {
+    /// requests, and trusting the authorities in `caFile` (the system's when nil).
+    init(
+        timeout: TimeInterval, connections: Int, deadline: RequestDeadline = RequestDeadline(),
+        caFile: String? = nil
+    ) {
         self.deadline = deadline
+        self.caFile = caFile
         self.timeout = timeout
         self.connections = max(connections, 1)
     }
@@ -162,7 +169,7 @@ final class HTTPTransport: Sendable {
         let deadline = deadline ?? self.deadline
         let transfer = CurlTransfer(request, body: body, into: destination, deadline: deadline)
         do {
-            let answer = try transfer.perform(request, on: handle.pointer, timeout: timeout)
+            let answer = try transfer.perform(request, on: handle.pointer, timeout: timeout, caFile: caFile)
             release(handle)
             return answer
         } catch {

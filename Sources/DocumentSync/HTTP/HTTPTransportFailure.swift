@@ -48,11 +48,7 @@ extension Remote {
         case .unreachable(let why):
             return self.failure(.unavailable, operation, path, destination: destination, detail: why)
         case .insecure(let why):
-            return self.failure(
-                .insecure, operation, path, destination: destination,
-                detail:
-                    "\(why); a private certificate authority must be in the system's (update-ca-certificates)"
-            )
+            return self.failure(.insecure, operation, path, destination: destination, detail: why)
         case .bodyTooLarge(let limit):
             let size = ByteCountFormatter.string(fromByteCount: Int64(limit), countStyle: .binary)
             return self.failure(

@@ -12,7 +12,9 @@ import Foundation
 ///   password: it is read from the file each time, and from `DOCS_PASSWORD` or `~/.netrc`
 ///   when no file is named);
 /// - whether the user allowed a server that cannot keep writes safe (`--unsafe-server`) and
-///   plain http to another computer (`--allow-http`).
+///   plain http to another computer (`--allow-http`);
+/// - the path of the file of certificate authorities an https server is checked against
+///   instead of the system's (`--ca-file`).
 ///
 /// A secret key, a password or a token is never part of it.
 ///
@@ -35,11 +37,15 @@ public struct RemoteAddress: Codable, Sendable, Equatable {
     public var allowsUnsafeServer: Bool
     /// Plain http to another computer.
     public var allowsInsecureHTTP: Bool
+    /// The absolute path of the file of certificate authorities the server is checked against
+    /// instead of the system's.
+    public var caFile: String?
 
     public init(
         url: String, user: String? = nil, passwordFile: String? = nil, allowsUnsafeServer: Bool = false,
-        allowsInsecureHTTP: Bool = false
+        allowsInsecureHTTP: Bool = false, caFile: String? = nil
     ) {
+        self.caFile = caFile
         self.url = url
         self.user = user
         self.passwordFile = passwordFile
@@ -48,7 +54,7 @@ public struct RemoteAddress: Codable, Sendable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case url, user, passwordFile, allowsUnsafeServer, allowsInsecureHTTP
+        case url, user, passwordFile, allowsUnsafeServer, allowsInsecureHTTP, caFile
     }
 
     /// Reads an address; the settings an older writer left out are off.
@@ -59,6 +65,7 @@ public struct RemoteAddress: Codable, Sendable, Equatable {
         passwordFile = try values.decodeIfPresent(String.self, forKey: .passwordFile)
         allowsUnsafeServer = try values.decodeIfPresent(Bool.self, forKey: .allowsUnsafeServer) ?? false
         allowsInsecureHTTP = try values.decodeIfPresent(Bool.self, forKey: .allowsInsecureHTTP) ?? false
+        caFile = try values.decodeIfPresent(String.self, forKey: .caFile)
     }
 
     /// This address with what it leaves open taken from `remembered`, the address of the same
@@ -70,6 +77,7 @@ public struct RemoteAddress: Codable, Sendable, Equatable {
         address.passwordFile = passwordFile ?? remembered.passwordFile
         address.allowsUnsafeServer = allowsUnsafeServer || remembered.allowsUnsafeServer
         address.allowsInsecureHTTP = allowsInsecureHTTP || remembered.allowsInsecureHTTP
+        address.caFile = caFile ?? remembered.caFile
         return address
     }
 

@@ -95,6 +95,9 @@ public final class S3Remote: Remote {
         public var connections: Int = 64
         /// Whether plain `http` is allowed to a host other than this computer.
         public var allowsInsecureHTTP = false
+        /// The absolute path of the file of certificate authorities the server's certificate is
+        /// checked against instead of the system's (`--ca-file`); nil for the system's.
+        public var caFile: String?
         /// How old a multipart upload left unfinished is before it is aborted (a day: one
         /// begun by another device may still be going).
         public var staleUploadAge: TimeInterval = 86_400
@@ -172,6 +175,9 @@ public final class S3Remote: Remote {
         else {
             throw refuse("“\(bucket)” is not a bucket name (letters, digits, “-”, “.” and “_”)")
         }
+        if let problem = HTTPEndpoint.trustProblem(caFile: configuration.caFile, scheme: scheme) {
+            throw refuse(problem)
+        }
         if scheme == "http", !configuration.allowsInsecureHTTP, !HTTPEndpoint.isLoopback(endpointHost) {
             throw refuse(
                 "plain http to another computer sends every document unencrypted; use https:// (or allow it explicitly)"
@@ -193,7 +199,7 @@ public final class S3Remote: Remote {
         signer = S3Signer(credentials: configuration.credentials, region: configuration.region)
         transport = HTTPTransport(
             timeout: configuration.timeout, connections: configuration.connections,
-            deadline: configuration.deadline)
+            deadline: configuration.deadline, caFile: configuration.caFile)
     }
 
     deinit { transport.invalidate() }

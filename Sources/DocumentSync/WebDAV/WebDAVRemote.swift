@@ -117,6 +117,9 @@ public final class WebDAVRemote: Remote {
         /// Whether plain `http` is allowed to a host other than this computer (a password would
         /// cross the network readable by anyone on the way).
         public var allowsInsecureHTTP = false
+        /// The absolute path of the file of certificate authorities the server's certificate is
+        /// checked against instead of the system's (`--ca-file`); nil for the system's.
+        public var caFile: String?
         /// The device the remote acts for, whose locks it knows for its own (see
         /// ``WebDAVRemote``'s lock owner); nil for ``DeviceIdentity/current``.
         public var device: DeviceIdentity?
@@ -185,6 +188,9 @@ public final class WebDAVRemote: Remote {
             throw refuse(
                 "the URL holds a password; give it in ~/.netrc, DOCS_PASSWORD or --password-file instead")
         }
+        if let problem = HTTPEndpoint.trustProblem(caFile: configuration.caFile, scheme: scheme) {
+            throw refuse(problem)
+        }
         if scheme == "http", !configuration.allowsInsecureHTTP, !HTTPEndpoint.isLoopback(host) {
             throw refuse(
                 "plain http to another computer sends the password unencrypted; use https:// (or allow it explicitly)"
@@ -212,7 +218,7 @@ public final class WebDAVRemote: Remote {
         }
         transport = HTTPTransport(
             timeout: configuration.timeout, connections: configuration.connections,
-            deadline: configuration.deadline)
+            deadline: configuration.deadline, caFile: configuration.caFile)
     }
 
     deinit { transport.invalidate() }

@@ -8,6 +8,9 @@ public struct RemoteOptions: Sendable {
     public var allowsInsecureHTTP = false
     /// Syncs with a server the probe found unsafe, reading back every write.
     public var allowsUnsafeServer = false
+    /// The file of the certificate authorities an https server's certificate is checked
+    /// against instead of the system's (`--ca-file`).
+    public var caFile: URL?
     /// The most connections to the remote at once: as many as the most requests a sync keeps
     /// in flight.
     public var connections = 64
@@ -27,7 +30,8 @@ extension RemoteAddress {
     public init(url: String, options: RemoteOptions) {
         self.init(
             url: url, user: options.credentials.user, passwordFile: options.credentials.passwordFile?.path,
-            allowsUnsafeServer: options.allowsUnsafeServer, allowsInsecureHTTP: options.allowsInsecureHTTP)
+            allowsUnsafeServer: options.allowsUnsafeServer, allowsInsecureHTTP: options.allowsInsecureHTTP,
+            caFile: options.caFile?.path)
     }
 
     /// `options` with this address's settings: each one this address has replaces what the
@@ -36,6 +40,7 @@ extension RemoteAddress {
         var options = options
         if let user { options.credentials.user = user }
         if let passwordFile { options.credentials.passwordFile = URL(fileURLWithPath: passwordFile) }
+        if let caFile { options.caFile = URL(fileURLWithPath: caFile) }
         options.allowsUnsafeServer = options.allowsUnsafeServer || allowsUnsafeServer
         options.allowsInsecureHTTP = options.allowsInsecureHTTP || allowsInsecureHTTP
         return options

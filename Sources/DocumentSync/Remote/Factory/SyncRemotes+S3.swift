@@ -30,10 +30,11 @@ extension SyncRemotes {
             credentials: credentials)
         configuration.addressing = address.addressing
         configuration.allowsInsecureHTTP = options.allowsInsecureHTTP
+        configuration.caFile = options.caFile?.path
         // The credentials are the environment's or the profile's, named in the URL: no user
         // or password file of a WebDAV server belongs to it.
         configuration.address = RemoteAddress(
-            url: address.url, allowsInsecureHTTP: options.allowsInsecureHTTP)
+            url: address.url, allowsInsecureHTTP: options.allowsInsecureHTTP, caFile: options.caFile?.path)
         configuration.connections = options.connections
         configuration.timeout = options.timeout
         let remote: S3Remote

@@ -50,6 +50,7 @@ extension SyncRemotes {
         var configuration = WebDAVRemote.Configuration(url: url, credentials: credentials)
         if credentials == nil { configuration.passwordLookedFor = sources.whereLookedFor(url) }
         configuration.allowsInsecureHTTP = options.allowsInsecureHTTP
+        configuration.caFile = options.caFile?.path
         var address = RemoteAddress(url: shown, options: options)
         address.user =
             URLComponents(url: url, resolvingAgainstBaseURL: false)?.user.map {

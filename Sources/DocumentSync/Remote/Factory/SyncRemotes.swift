@@ -11,18 +11,21 @@ public enum SyncRemotes {
         try remote(for: address.url, options: address.applied(to: options))
     }
 
-    /// The files the credentials of the remote at `address` are read from, when they are read
-    /// from files: a sync agent that sees one change reads them again (a password fixed in
-    /// `~/.netrc` reaches an agent that failed with it).
-    public static func credentialFiles(for address: RemoteAddress, options: RemoteOptions = RemoteOptions())
+    /// The files the remote at `address` is reached with, besides the container's settings:
+    /// the credentials, when they are read from files, and the certificate authority file. A
+    /// sync agent that sees one change reads them again (a password fixed in `~/.netrc`
+    /// reaches an agent that failed with it).
+    public static func settingsFiles(for address: RemoteAddress, options: RemoteOptions = RemoteOptions())
         -> [URL]
     {
         let options = address.applied(to: options)
         switch URL(string: address.url)?.scheme?.lowercased() {
         case "http", "https":
-            return [options.credentials.netrc, options.credentials.passwordFile].compactMap { $0 }
+            return [options.credentials.netrc, options.credentials.passwordFile, options.caFile].compactMap {
+                $0
+            }
         case "s3":
-            return [S3CredentialSources().credentialsFile]
+            return [S3CredentialSources().credentialsFile] + [options.caFile].compactMap { $0 }
         default:
             return []
         }
@@ -43,6 +46,12 @@ public enum SyncRemotes {
         }
         switch scheme {
         case "file":
+            if let caFile = options.caFile {
+                throw RemoteSetupError(
+                    .invalidAddress,
+                    "“\(url)” is a folder: a certificate authority file (\(caFile.path), --ca-file) is for https:// servers"
+                )
+            }
             let path = parsed.path
             // `file://notes/x` is the folder /x on a host called "notes", not the relative
             // path it looks like: refused, never read as /x.
