@@ -1,4 +1,5 @@
 import DocumentKit
+import DocumentSync
 import Foundation
 import SimpleTextEditorDocument
 import TextContainer
@@ -26,6 +27,15 @@ struct DocsFailure: Error, Equatable {
     /// A failure of what was asked: exit status 1.
     static func failure(_ message: String) -> DocsFailure {
         DocsFailure(message: message, status: .failure, command: nil)
+    }
+
+    /// A remote that could not be set up, for `command`: an address that cannot name a remote
+    /// (not a URL, a scheme sync does not speak, a folder that is not there, a setting given
+    /// for a remote it does not fit) is a usage error; what the remote or the computer
+    /// answered (a server that refused the user, its certificate, or the probe's checks; a
+    /// password file others can read; no answer) is a failure, whose message says what to do.
+    static func of(_ error: RemoteSetupError, command: String) -> DocsFailure {
+        error.kind == .invalidAddress ? usage(error.message, command: command) : failure(error.message)
     }
 
     /// A failure to `action` (“show”, “rename”) the document called `name`, worded from

@@ -314,7 +314,9 @@ enum Help {
         for it and waits until it has taken it; the agent goes on syncing.
 
         Exit status: 0 synced, 1 something could not be synced (each named on standard
-        error; the next sync tries again) or sync is paused, 2 bad usage or an unusable remote.
+        error; the next sync tries again), sync is paused, or the remote cannot be used (it
+        refused the user or its certificate did not verify, or the probe found it unsafe: the
+        message says what to change), 2 bad usage (an option or URL that names no remote).
 
         """
 

@@ -94,10 +94,8 @@ enum RemoteCommand {
         do {
             let remote = try SyncRemotes.remote(for: url, options: options)
             try SyncEngine.checkSeparate(container: container.url, remote: remote)
-        } catch let error as RemoteSetupError where !error.isTransient {
-            throw DocsFailure.usage(error.message, command: "remote")
         } catch let error as RemoteSetupError {
-            throw DocsFailure.failure(error.message)
+            throw DocsFailure.of(error, command: "remote")
         } catch let error as SyncError where error.kind == .unusable {
             throw DocsFailure.usage(error.message, command: "remote")
         } catch let error as SyncError {
@@ -229,7 +227,7 @@ enum RemoteCommand {
             do {
                 _ = try SyncRemotes.remote(for: url, options: options)
             } catch let error as RemoteSetupError {
-                throw DocsFailure.failure(error.message)
+                throw DocsFailure.of(error, command: "remote")
             }
             try Output.write(
                 "\(url): a folder: safe: every write is checked and made under the folder's lock\n")
@@ -241,7 +239,7 @@ enum RemoteCommand {
                 options.probesAgain = true
                 found = try SyncRemotes.probeS3(url, options: options)
             } catch let error as RemoteSetupError {
-                throw DocsFailure.failure(error.message)
+                throw DocsFailure.of(error, command: "remote")
             }
             try Output.write("\(found.remote.displayName): \(found.probe.summary)\n")
             return found.probe.refusal == nil ? .success : .failure
@@ -254,7 +252,7 @@ enum RemoteCommand {
         do {
             probe = try SyncRemotes.probe(url, options: options)
         } catch let error as RemoteSetupError {
-            throw DocsFailure.failure(error.message)
+            throw DocsFailure.of(error, command: "remote")
         }
         try Output.write("\(url): \(probe.summary)\n")
         return probe.writeProtocol == nil ? .failure : .success

@@ -62,10 +62,8 @@ enum SyncCommand {
             opened = try SyncEngine(
                 container: container.url, remote: try SyncRemotes.remote(for: address, options: options),
                 configuration: try configuration(for: container))
-        } catch let error as RemoteSetupError where !error.isTransient {
-            throw DocsFailure.usage(error.message, command: "sync")
         } catch let error as RemoteSetupError {
-            throw DocsFailure.failure(error.message)
+            throw DocsFailure.of(error, command: "sync")
         } catch let error as SyncError where error.kind == .unusable {
             throw DocsFailure.usage(error.message, command: "sync")
         } catch let error as SyncError where error.kind == .busy && decision != nil {
@@ -299,7 +297,7 @@ enum StatusCommand {
                     remote: try SyncRemotes.remote(for: address, options: options),
                     configuration: configuration)
             } catch let error as RemoteSetupError where !error.isTransient {
-                throw DocsFailure.failure(error.message)
+                throw DocsFailure.of(error, command: "status")
             } catch  where error is SyncError || error is RemoteSetupError {
                 // Offline is when the user most wants to know what waits: the remote as the
                 // journal last saw it stands for it.

@@ -285,8 +285,11 @@ struct DocsRemoteTests {
         let device = try DocsFolder()
         let secret = ["DOCS_PASSWORD": password]
         let untrusted = try docs(device, ["remote", "add", "nas", url, "--user", user], environment: secret)
-        #expect(untrusted.status != 0)
+        // What the server answered is a failure (1), not a mistake on the command line (2):
+        // the message says what to do, and the command's help would not.
+        #expect(untrusted.status == 1)
         #expect(untrusted.error.contains("--ca-file FILE"), "\(untrusted.error)")
+        #expect(!untrusted.error.contains("Try “docs"), "\(untrusted.error)")
         #expect(try listing(device).remotes.isEmpty)
 
         // Given as a path relative to where docs runs, kept absolute.
@@ -308,6 +311,10 @@ struct DocsRemoteTests {
         let status = try docs(device, ["status"], environment: secret)
         #expect(status.status == 0, "\(status.error)")
 
+        // A file for a folder remote is a mistake on the command line.
+        let folderRemote = try docs(device, ["remote", "add", "disk", remoteURL, "--ca-file", caFile])
+        #expect(folderRemote.status == 2)
+        #expect(folderRemote.error.contains("is for https:// servers"), "\(folderRemote.error)")
         let misplaced = try docs(device, ["list", "--ca-file", caFile])
         #expect(misplaced.status == 2)
         #expect(misplaced.error.contains("--ca-file is for sync, status, download and remote"))

@@ -185,3 +185,25 @@ extension BlockingSyncTests.WebDAVRemoteTests {
         #expect(data == Data("kept private\n".utf8))
     }
 }
+
+extension BlockingSyncTests.S3RemoteTests {
+    /// An S3 store behind https with a private authority's certificate (a MinIO on a NAS):
+    /// reached with the authority's file, refused without it, saying to give one.
+    @Test func anS3EndpointOfAPrivateAuthorityIsReachedWithItsCAFile() throws {
+        let caFile = try WebDAVServers.value("DOCUMENTSYNC_WEBDAV_CA_FILE")
+        var configuration = try S3Servers.configuration(prefix: S3Servers.freshPrefix(#function))
+        let relay = try TLSRelay(to: try #require(configuration.endpoint), caFile: caFile)
+        configuration.endpoint = relay.url
+        configuration.caFile = caFile
+        let remote = try S3Remote(configuration)
+        _ = try remote.write(
+            RemotePath("Note.txt"), from: UploadSource(Data("over TLS\n".utf8)), condition: .absent)
+        #expect(try remote.list(.root).entries.map(\.name).contains("Note.txt"))
+
+        configuration.caFile = nil
+        let untrusting = try S3Remote(configuration)
+        let refused = #expect(throws: RemoteError.self) { _ = try untrusting.list(.root) }
+        #expect(refused?.kind == .insecure)
+        #expect(refused?.description.contains("give its certificate with --ca-file FILE") == true)
+    }
+}
