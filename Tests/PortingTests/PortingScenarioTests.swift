@@ -47,6 +47,74 @@ import Testing
         #expect(await reopened.close())
     }
 
+    /// Issue 29 items 2, 3 and 8 as Swift 5 code writes them: a subclass's own `init()`, a
+    /// save in the type `savingFileType` names (not the one the extension names), and undo
+    /// registered from a model class not isolated to the main actor.
+    @Test func aShaderOfItsOwnInitSavesInItsSavingTypeAndUndoesARenameOfALayer() async throws {
+        let shader = ShaderDocument()
+        defer { try? FileManager.default.removeItem(at: shader.fileURL) }
+        #expect(shader.fileURL.lastPathComponent.hasPrefix("MyShader-"))
+        shader.source = "void main() {}"
+        #expect(await shader.save(to: shader.fileURL, for: .forCreating))
+        #expect(shader.typesWritten == ["public.json"])
+        let reopened = ShaderDocument(fileURL: shader.fileURL)
+        #expect(await reopened.open())
+        #expect(reopened.source == "void main() {}")
+        #expect(await reopened.close())
+
+        let layer = shader.addLayer(named: "Base")
+        layer.rename("Glow")
+        #expect(await Self.waitUntil { shader.undoManager.canUndo && shader.undoManager.groupingLevel == 0 })
+        #expect(shader.undoManager.undoMenuItemTitle == "Undo Rename Layer")
+        shader.undoManager.undo()
+        #expect(layer.name == "Base")
+        #expect(await shader.close())
+    }
+
+    /// A generic manager makes documents from their class, with the one change
+    /// docs/Porting.md gives.
+    @Test func aGenericManagerMakesADocumentOfTheClassItIsGiven() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("Shopping.txt")
+        let note = DocumentManager.shared.document(NoteDocument.self, at: url)
+        #expect(DocumentManager.shared.document(NoteDocument.self, at: url) === note)
+        note.text = "milk"
+        #expect(await note.save(to: url, for: .forCreating))
+        DocumentManager.shared.forget(url)
+        let again = DocumentManager.shared.document(NoteDocument.self, at: url)
+        #expect(again !== note)
+        #expect(await again.open())
+        #expect(again.text == "milk")
+        #expect(await again.close())
+    }
+
+    /// `UIDocument()` is an untitled document in the temporary folder: nothing there until a
+    /// save, so opening it fails and changes nothing.
+    @Test func aBareUIDocumentIsUntitledInTheTemporaryFolder() async throws {
+        let untitled = makeUntitledDocument()
+        let temporary = FileManager.default.temporaryDirectory.standardizedFileURL.path
+        #expect(untitled.fileURL.deletingLastPathComponent().standardizedFileURL.path == temporary)
+        #expect(untitled.fileURL.lastPathComponent.hasPrefix("Untitled-"))
+        #expect(!FileManager.default.fileExists(atPath: untitled.fileURL.path))
+        #expect(await untitled.open() == false)
+        #expect(!FileManager.default.fileExists(atPath: untitled.fileURL.path))
+    }
+
+    /// The same in Swift 6: a draft of its own `init()` saved as plain text, whatever its
+    /// extension, and its typing undone.
+    @Test func aDraftOfItsOwnInitSavesAsPlainTextAndUndoes() async throws {
+        let draft = UntitledDraft()
+        defer { try? FileManager.default.removeItem(at: draft.fileURL) }
+        draft.text = "first words"
+        #expect(await draft.save(to: draft.fileURL, for: .forCreating))
+        #expect(try String(contentsOf: draft.fileURL, encoding: .utf8) == "first words")
+        #expect(await Self.waitUntil { draft.undoManager.canUndo && draft.undoManager.groupingLevel == 0 })
+        draft.undoManager.undo()
+        #expect(draft.text == "")
+        #expect(await draft.close())
+    }
+
     @Test func folderWatcherHearsAppearancesAndChanges() async throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }

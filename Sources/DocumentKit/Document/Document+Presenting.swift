@@ -40,7 +40,7 @@ extension Document: FilePresenter, UncoordinatedDeletionPresenter, PresentedItem
     /// What the document holds now, to keep: ``contents(forType:)`` of the saving type.
     func currentContents() throws -> DocumentContents {
         DocumentContents(
-            value: try contents(forType: savingFileType() ?? "public.data"), modificationDate: nil)
+            value: try contents(forType: savingFileType ?? "public.data"), modificationDate: nil)
     }
 
     /// ``currentContents()``, with a failure handed to ``handleError(_:userInteractionPermitted:)``.

@@ -117,7 +117,7 @@ extension Document {
         let snapshot: DocumentContents
         let attributes: SendableAttributes
         do {
-            let typeName = savingFileType() ?? "public.data"
+            let typeName = savingFileType ?? "public.data"
             snapshot = DocumentContents(value: try contents(forType: typeName), modificationDate: nil)
             attributes = SendableAttributes(value: try fileAttributesToWrite(to: url, for: saveOperation))
         } catch {

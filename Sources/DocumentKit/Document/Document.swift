@@ -91,6 +91,21 @@ open class Document {
         )
     }
 
+    /// Creates an untitled document, as `UIDocument()` (`NSObject`'s `init()`) compiles on
+    /// Apple's platforms: its ``fileURL`` is a new name in the temporary folder, where nothing
+    /// is until a save creates it. UIKit raises an exception for a document without a URL;
+    /// here it is a document like any other, to be saved (`.forCreating`) where it is or
+    /// moved with ``save(to:for:)``.
+    ///
+    /// A convenience initializer, as the inherited one is on Apple's platforms: a subclass may
+    /// declare its own `init()` without `override`, and one that overrides ``init(fileURL:)``
+    /// (or declares no initializer) inherits this one.
+    public convenience init() {
+        self.init(
+            fileURL: FileManager.default.temporaryDirectory.appendingPathComponent(
+                "Untitled-\(UUID().uuidString)"))
+    }
+
     // Not isolated, as UIDocument's is not: a subclass's own `deinit` must be able to override it.
     // The timer holds the document weakly and ends by itself; the undo observers are removed
     // here, which needs no actor.
@@ -112,8 +127,9 @@ open class Document {
         fileURL.deletingPathExtension().lastPathComponent
     }
 
-    /// The type a save writes; by default ``fileType``.
-    open func savingFileType() -> String? { fileType }
+    /// The type a save writes; by default ``fileType``. A property, as UIKit's is: a subclass
+    /// that saves in another type overrides it as `override var savingFileType: String? {…}`.
+    open var savingFileType: String? { fileType }
 
     /// The extension a file of `typeName` gets when saved; by default the registered one.
     open func fileNameExtension(forType typeName: String?, saveOperation: SaveOperation) -> String {

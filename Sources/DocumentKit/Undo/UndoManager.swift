@@ -44,7 +44,12 @@
     /// note.undoManager.undo()             // note.text == ""
     /// note.undoManager.redo()             // note.text == "hello"
     /// ```
-    @MainActor
+    ///
+    /// Isolated to the main actor as Apple's is (`@MainActor class UndoManager`), and, as a class
+    /// Swift imports from Objective-C, `@preconcurrency`: code in the Swift 5 language mode may
+    /// register undo from a nonisolated model class, as it may against Apple's SDK; Swift 6 mode
+    /// checks the isolation as it does there.
+    @preconcurrency @MainActor
     open class UndoManager {
         private enum Activity {
             case idle
@@ -90,7 +95,7 @@
         ///     argument back to an earlier value. Capture the target through the argument, not
         ///     strongly.
         /// - Precondition: A group is open, or ``groupsByEvent`` is `true`.
-        @inlinable
+        @inlinable @preconcurrency
         public final func registerUndo<TargetType: AnyObject>(
             withTarget target: TargetType, handler: @escaping @MainActor (TargetType) -> Void
         ) {

@@ -250,7 +250,7 @@ struct DocumentLifecycleTests {
         let tree = try TemporaryTree()
         let text = TextDocument(fileURL: tree.file("Shopping List.txt"))
         #expect(text.fileType == "public.plain-text")
-        #expect(text.savingFileType() == "public.plain-text")
+        #expect(text.savingFileType == "public.plain-text")
         #expect(text.localizedName == "Shopping List")
         #expect(text.fileNameExtension(forType: "public.plain-text", saveOperation: .forCreating) == "txt")
         #expect(TextDocument(fileURL: tree.file("readme.MD")).fileType == "net.daringfireball.markdown")
