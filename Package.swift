@@ -67,6 +67,13 @@ let package = Package(
             name: "PortingSwift5", dependencies: ["DocumentKit"], path: "Tests/Porting/Swift5",
             swiftSettings: [.swiftLanguageMode(.v5)]),
         .target(name: "PortingSwift6", dependencies: ["DocumentKit"], path: "Tests/Porting/Swift6"),
+        // The porting corpus: the calls of model-layer files from other public repositories,
+        // each in its source's language mode (Tests/PortingCorpus/README.md, docs/Porting.md).
+        .target(
+            name: "PortingCorpusSwift5", dependencies: ["DocumentKit"], path: "Tests/PortingCorpus/Swift5",
+            swiftSettings: [.swiftLanguageMode(.v5)]),
+        .target(
+            name: "PortingCorpusSwift6", dependencies: ["DocumentKit"], path: "Tests/PortingCorpus/Swift6"),
         // The README's example, verbatim (PortingTests checks that it is, and runs it).
         .executableTarget(name: "readme-example", dependencies: ["DocumentKit"], path: "Tests/Readme"),
         // An iCloud app's scenario across two devices, in a process of its own (its settings
@@ -77,7 +84,8 @@ let package = Package(
         .testTarget(
             name: "PortingTests",
             dependencies: [
-                "PortingSwift5", "PortingSwift6", "DocumentKit", "readme-example", "porting-cloud-notes",
+                "PortingSwift5", "PortingSwift6", "PortingCorpusSwift5", "PortingCorpusSwift6", "DocumentKit",
+                "readme-example", "porting-cloud-notes",
             ],
             path: "Tests/PortingTests"),
 

@@ -14,6 +14,9 @@ import Foundation
 //   their attribute keys, in Query/
 // - `NSErrorPointer`, which Foundation on Linux lacks
 // - `UndoManager` and `FileWrapper`, under Apple's own names, where Foundation lacks them
+// - `unimpErr` and `NSData.WritingOptions.atomicWrite` (Compatibility/CocoaConstants.swift) and
+//   `FileManager.containerURL(forSecurityApplicationGroupIdentifier:)`
+//   (Compatibility/FileManager+GroupContainers.swift), which Foundation on Linux lacks
 //
 // What Linux itself cannot have (`@objc`, `#selector`, `NSPredicate(format:)`, overriding from
 // an extension) and the one-line change each needs are in docs/Porting.md.

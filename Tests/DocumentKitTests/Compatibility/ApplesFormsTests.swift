@@ -109,3 +109,40 @@ final class PrivateModeDocument: UIDocument {
         #expect(await document.close())
     }
 }
+
+/// Names that code written for Apple's SDKs reaches through `import Cocoa` and Foundation on
+/// Linux lacks: found by the porting corpus (docs/Porting.md).
+@Suite struct CocoaNamesTests {
+    @Test func xcodesDocumentTemplateErrorAndAtomicWriteHaveApplesValues() throws {
+        let error = NSError(domain: NSOSStatusErrorDomain, code: unimpErr, userInfo: nil)
+        #expect(error.code == -4)
+        #expect(Data.WritingOptions.atomicWrite == .atomic)
+
+        let tree = try TemporaryTree()
+        let url = try tree.write("old", to: "a.txt")
+        try Data("new".utf8).write(to: url, options: Data.WritingOptions.atomicWrite)
+        #expect(fileText(url) == "new")
+    }
+
+    @Test func groupContainerIsAPrivateFolderOfTheUsersDataNamedByTheGroup() throws {
+        let group = "group.org.documentkit.tests.\(UUID().uuidString)"
+        let expected = StandardDirectories.current.applicationSupport
+            .appendingPathComponent("group-containers/\(group)", isDirectory: true)
+        defer { try? FileManager.default.removeItem(at: expected) }
+
+        let container = try #require(
+            FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: group))
+        #expect(container.standardizedFileURL.path == expected.standardizedFileURL.path)
+        let attributes = try FileManager.default.attributesOfItem(atPath: container.path)
+        #expect(attributes[.type] as? FileAttributeType == .typeDirectory)
+        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o700)
+        // Asked again, the same folder, with what was put in it.
+        try Data("shared".utf8).write(to: container.appendingPathComponent("settings"))
+        let again = FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: group)
+        #expect(again.map { fileText($0.appendingPathComponent("settings")) } == "shared")
+
+        for invalid in ["", ".", "..", "../escape", "a/b"] {
+            #expect(FileManager.default.containerURL(forSecurityApplicationGroupIdentifier: invalid) == nil)
+        }
+    }
+}
