@@ -6,6 +6,7 @@
 import DocumentKit
 import DocumentSync
 import Foundation
+import PortingSwift5
 import PortingSwift6
 
 @MainActor
@@ -40,6 +41,67 @@ func listing(_ notes: CloudNotes) -> [[String: Any]] {
 
 func read(_ url: URL) -> String { (try? String(contentsOf: url, encoding: .utf8)) ?? "<missing>" }
 
+/// The note's file status as the app reads it (`CloudNotes.fileStatus(of:)`), or the error.
+func fileStatus(_ url: URL) -> [String: Any] {
+    do {
+        let status = try CloudNotes.fileStatus(of: url)
+        return [
+            "ubiquitous": status.isUbiquitous, "status": status.downloadingStatus ?? "none",
+            "downloaded": status.isDownloaded, "downloading": status.isDownloading,
+            "requested": status.downloadRequested, "uploaded": status.isUploaded,
+            "uploading": status.isUploading, "conflicts": status.hasConflicts,
+            "uploadError": status.uploadError ?? "none", "downloadError": status.downloadError ?? "none",
+            "container": status.containerName ?? "none",
+        ]
+    } catch {
+        return ["error": (error as? CocoaError)?.code.rawValue ?? -1]
+    }
+}
+
+/// The same, through the Swift 5 helper, and what its promised getters say.
+func helperStatus(_ url: URL) -> [String: Any] {
+    let helper = ICloudItemStatus(url: url)
+    return [
+        "downloaded": helper.isDownloaded, "uploaded": helper.isUploaded, "conflicts": helper.hasConflicts,
+        "uploadError": helper.uploadError?.code ?? 0, "promisedSize": (try? helper.promisedFileSize()) ?? -1,
+        "promisedStatus": (try? helper.promisedDownloadingStatus()) ?? "none",
+    ]
+}
+
+/// A folder remote whose server refuses to store one note (out of space), as a quota would.
+final class RefusingRemote: Remote {
+    let base: LocalFolderRemote
+    let refusedName: String
+    init(_ base: LocalFolderRemote, refusing name: String) {
+        self.base = base
+        refusedName = name
+    }
+    var displayName: String { base.displayName }
+    var address: RemoteAddress? { base.address }
+    func list(_ folder: RemotePath) throws -> RemoteListing { try base.list(folder) }
+    func entry(at path: RemotePath) throws -> RemoteEntry? { try base.entry(at: path) }
+    func read(_ path: RemotePath, into sink: (Data) throws -> Void) throws -> RemoteTag {
+        try base.read(path, into: sink)
+    }
+    func write(_ path: RemotePath, from source: UploadSource, condition: WriteCondition) throws -> RemoteTag?
+    {
+        if path.name == refusedName {
+            throw RemoteError(.outOfSpace, operation: .write, path: path, remote: displayName)
+        }
+        return try base.write(path, from: source, condition: condition)
+    }
+    func delete(_ path: RemotePath, condition: WriteCondition) throws {
+        try base.delete(path, condition: condition)
+    }
+    func move(_ source: RemotePath, to destination: RemotePath, condition: WriteCondition?) throws
+        -> RemoteTag?
+    {
+        try base.move(source, to: destination, condition: condition)
+    }
+    func makeFolder(_ path: RemotePath) throws { try base.makeFolder(path) }
+    func changeMarker() throws -> RemoteTag? { try base.changeMarker() }
+}
+
 @MainActor
 func run() async throws {
     let arguments = CommandLine.arguments
@@ -57,7 +119,8 @@ func run() async throws {
     settingsA.settleTime = .zero
     settingsA.publishesStatus = true
     let remote = LocalFolderRemote(root: remoteFolder)
-    let engineA = try SyncEngine(container: folderA, remote: remote, configuration: settingsA)
+    let engineA = try SyncEngine(
+        container: folderA, remote: RefusingRemote(remote, refusing: "Full.note"), configuration: settingsA)
 
     let containerB = deviceB.appendingPathComponent("Container", isDirectory: true)
     try FileManager.default.createDirectory(at: containerB, withIntermediateDirectories: true)
@@ -89,11 +152,13 @@ func run() async throws {
         return
     }
     await waitUntil("the new note") { notes.notes.contains { $0.name == "Plan.note" } }
-    observe("created", ["notes": listing(notes)])
+    observe("created", ["notes": listing(notes), "file": fileStatus(plan.fileURL)])
 
     _ = try await engineA.sync()
     await waitUntil("the upload") { notes.notes.first?.isUploaded == true }
-    observe("uploaded", ["notes": listing(notes)])
+    observe(
+        "uploaded",
+        ["notes": listing(notes), "file": fileStatus(plan.fileURL), "helper": helperStatus(plan.fileURL)])
 
     _ = try await engineB.sync()
     let planB = containerB.appendingPathComponent("Documents/Plan.note")
@@ -123,7 +188,8 @@ func run() async throws {
         "conflict",
         [
             "saved": saved, "text": plan.text, "inConflict": plan.documentState.contains(.inConflict),
-            "versions": versions, "notes": listing(notes),
+            "versions": versions, "notes": listing(notes), "file": fileStatus(plan.fileURL),
+            "helper": helperStatus(plan.fileURL),
         ])
 
     try CloudNotes.resolveConflicts(of: plan)
@@ -169,8 +235,21 @@ func run() async throws {
         notes.notes.first { $0.name == "Recipe.note" }?.downloadingStatus
             == NSMetadataUbiquitousItemDownloadingStatusNotDownloaded
     }
+    let promised = CloudNotes.promisedSize(of: moved)
+    try FileManager.default.startDownloadingUbiquitousItem(at: moved)
+    let promisedValues = try (moved as NSURL).promisedItemResourceValues(forKeys: [
+        .ubiquitousItemDownloadRequestedKey, .nameKey,
+    ])
     observe(
-        "evicted", ["exists": FileManager.default.fileExists(atPath: moved.path), "notes": listing(notes)])
+        "evicted",
+        [
+            "exists": FileManager.default.fileExists(atPath: moved.path), "notes": listing(notes),
+            "file": fileStatus(moved), "promisedSize": promised.size ?? -1,
+            "promisedDownloaded": promised.isDownloaded ?? "none", "helper": helperStatus(moved),
+            "requested": (promisedValues[.ubiquitousItemDownloadRequestedKey] as? NSNumber)?.boolValue
+                ?? "none",
+            "name": promisedValues[.nameKey] as? String ?? "none",
+        ])
     let agent = Task {
         while !FileManager.default.fileExists(atPath: moved.path) {
             _ = try await engineA.sync()
@@ -183,8 +262,22 @@ func run() async throws {
         notes.notes.first { $0.name == "Recipe.note" }?.downloadingStatus
             != NSMetadataUbiquitousItemDownloadingStatusNotDownloaded
     }
-    observe("downloaded", ["text": recipe?.text ?? "<not opened>", "notes": listing(notes)])
+    observe(
+        "downloaded",
+        [
+            "text": recipe?.text ?? "<not opened>", "notes": listing(notes), "file": fileStatus(moved),
+            "promisedSize": CloudNotes.promisedSize(of: moved).size ?? -1,
+        ])
     _ = await recipe?.close()
+
+    // A note the server refuses (out of space): not uploaded, with the upload's error.
+    guard let full = await notes.createNote(named: "Full", text: "too much\n") else {
+        observe("create failed", [:])
+        return
+    }
+    _ = try await engineA.sync()
+    observe("refused", ["file": fileStatus(full.fileURL), "helper": helperStatus(full.fileURL)])
+    _ = await full.close()
 
     _ = await plan.close()
     notes.stop()

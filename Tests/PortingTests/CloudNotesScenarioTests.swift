@@ -92,5 +92,71 @@ import Testing
             notes(evicted).first { $0["name"] as? String == "Recipe.note" }?["status"] as? String
                 == "NSMetadataUbiquitousItemDownloadingStatusNotDownloaded")
         #expect(steps["downloaded"]?["text"] as? String == "flour\n", "\(printed)")
+
+        // One run of the scenario serves both: it takes seconds.
+        try checkUbiquitousResourceValues(steps, printed)
+    }
+
+    func file(_ step: String, _ steps: [String: [String: Any]], _ key: String = "file") -> [String: Any] {
+        steps[step]?[key] as? [String: Any] ?? [:]
+    }
+
+    /// `url.resourceValues(forKeys:)` with the ubiquitous keys and the promised-item getters, as
+    /// the app (Swift 6) and a helper library (Swift 5) call them, against the state device A's
+    /// engine published: Apple's documented meaning of each key.
+    func checkUbiquitousResourceValues(_ steps: [String: [String: Any]], _ printed: String) throws {
+        let current = "NSURLUbiquitousItemDownloadingStatusCurrent"
+
+        // Saved here, not uploaded yet: current (the local copy is the latest known), ubiquitous,
+        // in the container named "notes".
+        let created = file("created", steps)
+        #expect(created["ubiquitous"] as? Bool == true, "\(printed)")
+        #expect(created["status"] as? String == current)
+        #expect(created["downloaded"] as? Bool == true)
+        #expect(created["uploaded"] as? Bool == false)
+        #expect(created["conflicts"] as? Bool == false)
+        #expect(created["container"] as? String == "notes")
+        #expect(created["uploadError"] as? String == "none")
+
+        // After the agent's pass: uploaded, nothing moving.
+        let uploaded = file("uploaded", steps)
+        #expect(uploaded["uploaded"] as? Bool == true, "\(printed)")
+        #expect(uploaded["uploading"] as? Bool == false)
+        #expect(uploaded["downloading"] as? Bool == false)
+        let helper = file("uploaded", steps, "helper")
+        #expect(helper["downloaded"] as? Bool == true && helper["uploaded"] as? Bool == true, "\(printed)")
+        #expect(helper["promisedSize"] as? Int == 4)
+        #expect(helper["promisedStatus"] as? String == current)
+
+        // In conflict: the key says so, in both language modes.
+        #expect(file("conflict", steps)["conflicts"] as? Bool == true, "\(printed)")
+        #expect(file("conflict", steps, "helper")["conflicts"] as? Bool == true)
+
+        // Evicted: the document is not there, so its resource values fail as Apple's do (no
+        // such file); its promised item answers from the placeholder, inside a metadata-only
+        // coordinated read that does not download it.
+        let evicted = try #require(steps["evicted"], "\(printed)")
+        #expect(
+            file("evicted", steps)["error"] as? Int == CocoaError.fileReadNoSuchFile.rawValue, "\(printed)")
+        #expect(evicted["promisedSize"] as? Int == 6)
+        #expect(evicted["promisedDownloaded"] as? Bool == false)
+        #expect(evicted["requested"] as? Bool == true)
+        #expect(evicted["name"] as? String == "Recipe.note")
+        let evictedHelper = file("evicted", steps, "helper")
+        #expect(evictedHelper["downloaded"] as? Bool == false)
+        #expect(evictedHelper["promisedSize"] as? Int == 6)
+        #expect(
+            evictedHelper["promisedStatus"] as? String == "NSURLUbiquitousItemDownloadingStatusNotDownloaded")
+        // Downloaded again: current.
+        #expect(file("downloaded", steps)["status"] as? String == current, "\(printed)")
+        #expect(steps["downloaded"]?["promisedSize"] as? Int == 6)
+
+        // Refused by the server: not uploaded, with the reason, as a Cocoa ubiquity error.
+        let refused = file("refused", steps)
+        #expect(refused["uploaded"] as? Bool == false, "\(printed)")
+        #expect((refused["uploadError"] as? String)?.contains("Full.note") == true, "\(printed)")
+        #expect(
+            file("refused", steps, "helper")["uploadError"] as? Int
+                == CocoaError.ubiquitousFileUbiquityServerNotAvailable.rawValue)
     }
 }

@@ -45,11 +45,8 @@ extension DocumentQuery {
                 })
             else { return nil }
             let relative = String(decoding: path[(container.root.count + 1)...], as: UTF8.self)
-            let state =
-                container.status?.item(relative, status: status, pending: container.pending)
-                ?? UbiquityStatus.ItemState(
-                    isUploaded: false, isUploading: false, isDownloading: false, isOnServerOnly: status == nil
-                )
+            let state = UbiquityStatus.itemState(
+                relative, published: container.status, status: status, pending: container.pending)
             return Item.Ubiquity(containerName: container.name, state: state)
         }
     }
@@ -70,11 +67,7 @@ extension DocumentQuery.Item {
         let state = ubiquity.state
         switch key {
         case NSMetadataItemIsUbiquitousKey: return NSNumber(value: true)
-        case NSMetadataUbiquitousItemDownloadingStatusKey:
-            if state.isOnServerOnly { return NSMetadataUbiquitousItemDownloadingStatusNotDownloaded }
-            return state.isDownloading
-                ? NSMetadataUbiquitousItemDownloadingStatusDownloaded
-                : NSMetadataUbiquitousItemDownloadingStatusCurrent
+        case NSMetadataUbiquitousItemDownloadingStatusKey: return state.downloadingStatus.metadataValue
         case NSMetadataUbiquitousItemIsDownloadingKey: return NSNumber(value: state.isDownloading)
         case NSMetadataUbiquitousItemIsUploadedKey: return NSNumber(value: state.isUploaded)
         case NSMetadataUbiquitousItemIsUploadingKey: return NSNumber(value: state.isUploading)
@@ -83,21 +76,13 @@ extension DocumentQuery.Item {
         case NSMetadataUbiquitousItemPercentUploadedKey:
             return state.isUploading
                 ? NSNumber(value: state.percent ?? 0) : (state.isUploaded ? NSNumber(value: 100.0) : nil)
-        case NSMetadataUbiquitousItemDownloadingErrorKey:
-            return state.downloadError.map { Self.syncError(4353, $0) }
-        case NSMetadataUbiquitousItemUploadingErrorKey:
-            return state.uploadError.map { Self.syncError(4355, $0) }
+        case NSMetadataUbiquitousItemDownloadingErrorKey: return state.downloadingError
+        case NSMetadataUbiquitousItemUploadingErrorKey: return state.uploadingError
         case NSMetadataUbiquitousItemDownloadRequestedKey: return NSNumber(value: state.isDownloading)
         case NSMetadataUbiquitousItemIsExternalDocumentKey: return NSNumber(value: false)
         case NSMetadataUbiquitousItemContainerDisplayNameKey: return ubiquity.containerName
         default: return nil
         }
-    }
-
-    /// An error as Apple's attributes give them: Cocoa's domain, a ubiquity code
-    /// (4353 the file is unavailable, 4355 the server is), and the reason in words.
-    private static func syncError(_ code: Int, _ reason: String) -> NSError {
-        NSError(domain: NSCocoaErrorDomain, code: code, userInfo: [NSLocalizedDescriptionKey: reason])
     }
 
     /// The ubiquitous attributes this item has a value for.
