@@ -79,6 +79,7 @@ let package = Package(
             name: "PortingTests",
             dependencies: [
                 "PortingSwift5", "PortingSwift6", "DocumentKit", "readme-example", "porting-cloud-notes",
+                "docs",
             ],
             path: "Tests/PortingTests"),
 

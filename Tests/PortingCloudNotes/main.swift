@@ -102,6 +102,66 @@ final class RefusingRemote: Remote {
     func changeMarker() throws -> RemoteTag? { try base.changeMarker() }
 }
 
+/// Runs the agent program (`docs`) with `arguments`: its exit status and what it printed.
+func docs(_ arguments: [String]) throws -> (Int32, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[4])
+    process.arguments = arguments
+    let errors = Pipe()
+    process.standardError = errors
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, text)
+}
+
+/// `curl URL` with no credentials: the HTTP status and the body.
+func curl(_ url: URL) throws -> (Int, String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+    process.arguments = ["-s", "-w", "\n%{http_code}", url.absoluteString]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    guard let newline = text.lastIndex(of: "\n") else { return (0, text) }
+    return (Int(text[text.index(after: newline)...]) ?? 0, String(text[..<newline]))
+}
+
+/// A second container, synced with an S3 store by `docs` (its credentials in the environment,
+/// as the agent has them): the app's share link is a presigned URL curl downloads the note
+/// with, until it expires.
+@MainActor
+func shareOnS3(bucket: String, folderA: URL) throws {
+    let environment = ProcessInfo.processInfo.environment
+    let folder = folderA.deletingLastPathComponent().appendingPathComponent("Shared", isDirectory: true)
+    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    let added = try docs([
+        "remote", "add", "shared", "s3://\(bucket)/porting-\(UUID().uuidString.prefix(8))", "--endpoint",
+        environment["DOCUMENTSYNC_S3_ENDPOINT"] ?? "", "--region",
+        environment["DOCUMENTSYNC_S3_REGION"] ?? "",
+        "--container", folder.path,
+    ])
+    let note = folder.appendingPathComponent("Shared.note")
+    try Data("shared\n".utf8).write(to: note)
+    let synced = try docs(["sync", "--container", folder.path])
+    UbiquityConfiguration.publishedLinkLifetime = .seconds(3)
+    let shared = try CloudNotes.shareLink(for: note)
+    let fetched = try curl(shared.link)
+    Thread.sleep(until: (shared.expires ?? Date()).addingTimeInterval(2))
+    let late = try curl(shared.link)
+    observe(
+        "shared on S3",
+        [
+            "added": added.0, "synced": synced.0, "errors": added.1 + synced.1,
+            "link": shared.link.absoluteString,
+            "expiresIn": (shared.expires?.timeIntervalSinceNow ?? -99) + 5, "status": fetched.0,
+            "body": fetched.1, "lateStatus": late.0,
+        ])
+}
+
 @MainActor
 func run() async throws {
     let arguments = CommandLine.arguments
@@ -109,11 +169,14 @@ func run() async throws {
     let folderA = URL(fileURLWithPath: arguments[2], isDirectory: true)
     let deviceB = URL(fileURLWithPath: arguments[3], isDirectory: true)
 
-    // What `docs remote add notes file:///… --container A` records.
+    // What `docs remote add notes file:///… --container A` records, with the agent program.
     let entry = UbiquityContainer(
         name: "notes", identifier: "iCloud.com.example.CloudNotes", folder: folderA.path,
         remote: remoteFolder.absoluteString)
-    try UbiquityConfiguration.update { try $0.add(entry) }
+    try UbiquityConfiguration.update {
+        try $0.add(entry)
+        $0.agent = arguments.count > 4 ? arguments[4] : nil
+    }
 
     var settingsA = SyncConfiguration.ubiquityContainer(entry)
     settingsA.settleTime = .zero
@@ -278,6 +341,22 @@ func run() async throws {
     _ = try await engineA.sync()
     observe("refused", ["file": fileStatus(full.fileURL), "helper": helperStatus(full.fileURL)])
     _ = await full.close()
+
+    // A share link: the folder remote has none, and the error says so.
+    do {
+        let shared = try CloudNotes.shareLink(for: plan.fileURL)
+        observe("shared", ["link": shared.link.absoluteString])
+    } catch {
+        let cocoa = error as? CocoaError
+        observe(
+            "shared",
+            [
+                "code": cocoa?.code.rawValue ?? -1,
+                "reason": cocoa?.userInfo[NSLocalizedDescriptionKey] as? String ?? "\(error)",
+                "helper": ICloudItemStatus(url: plan.fileURL).publicLink()?.absoluteString ?? "none",
+            ])
+    }
+    if arguments.count > 5 { try shareOnS3(bucket: arguments[5], folderA: folderA) }
 
     _ = await plan.close()
     notes.stop()

@@ -8,7 +8,13 @@ import Testing
 /// here against what Apple documents.
 @Suite struct CloudNotesScenarioTests {
     /// The observations of one run, by step.
-    func run() throws -> (status: Int32, steps: [String: [String: Any]], printed: String) {
+    ///
+    /// - Parameter s3: The environment of an S3 store (`DOCUMENTSYNC_S3_*`, its access key as
+    ///   `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`) and its bucket: the scenario then also
+    ///   shares a note of a container synced with it.
+    func run(s3: (environment: [String: String], bucket: String)? = nil) throws -> (
+        status: Int32, steps: [String: [String: Any]], printed: String
+    ) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "cloud-notes-\(UUID().uuidString)", isDirectory: true)
         for name in ["remote", "A", "B"] {
@@ -22,14 +28,16 @@ import Testing
         ] {
             environment[variable] = folder.appendingPathComponent(name).path
         }
-        // No agent is started: the scenario runs device A's engine itself.
+        // No agent is started: the scenario runs device A's engine itself. `docs` is the agent
+        // program it records, which makes share links.
         environment["DOCUMENTKIT_SYNC_AGENT"] = "manual"
+        if let s3 { environment.merge(s3.environment) { $1 } }
         let (status, printed) = try runExample(
             "porting-cloud-notes",
             arguments: [
                 folder.appendingPathComponent("remote").path, folder.appendingPathComponent("A").path,
-                folder.appendingPathComponent("B/device").path,
-            ], environment: environment, timeout: 120)
+                folder.appendingPathComponent("B/device").path, executable("docs").path,
+            ] + (s3.map { [$0.bucket] } ?? []), environment: environment, timeout: 120)
         var steps: [String: [String: Any]] = [:]
         for line in printed.split(separator: "\n") {
             guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -95,6 +103,50 @@ import Testing
 
         // One run of the scenario serves both: it takes seconds.
         try checkUbiquitousResourceValues(steps, printed)
+
+        // url(forPublishingUbiquitousItemAt:expiration:) on a folder remote: Cocoa's
+        // featureUnsupported, naming the kind of remote; the Swift 5 helper gets nil.
+        let shared = try #require(steps["shared"], "\(printed)")
+        #expect(shared["code"] as? Int == CocoaError.featureUnsupported.rawValue, "\(shared)")
+        #expect((shared["reason"] as? String)?.contains("a folder remote (file://)") == true, "\(shared)")
+        #expect(shared["helper"] as? String == "none")
+    }
+
+    /// The app's share link of a note in a container synced with S3 (SeaweedFS here): a
+    /// presigned URL, made by the agent program, that curl downloads the note with until it
+    /// expires (3 s here), and that holds no secret.
+    @Test func anICloudNotesAppsShareLinkOnS3DownloadsTheNoteUntilItExpires() throws {
+        func setting(_ name: String) throws -> String {
+            guard let value = ProcessInfo.processInfo.environment[name], !value.isEmpty else {
+                throw CocoaError(
+                    .featureUnsupported,
+                    userInfo: [
+                        NSLocalizedDescriptionKey: "\(name) is not set: run the tests with scripts/test"
+                    ])
+            }
+            return value
+        }
+        let keys = URL(fileURLWithPath: try setting("DOCUMENTSYNC_S3_DIR"))
+        func key(_ name: String) throws -> String {
+            try String(contentsOf: keys.appendingPathComponent(name), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let secret = try key("secret-access-key")
+        let environment = [
+            "DOCUMENTSYNC_S3_ENDPOINT": try setting("DOCUMENTSYNC_S3_ENDPOINT"),
+            "DOCUMENTSYNC_S3_REGION": try setting("DOCUMENTSYNC_S3_REGION"),
+            "AWS_ACCESS_KEY_ID": try key("access-key-id"), "AWS_SECRET_ACCESS_KEY": secret,
+        ]
+        let (status, steps, printed) = try run(s3: (environment, try setting("DOCUMENTSYNC_S3_BUCKET")))
+        #expect(status == 0, "\(printed)")
+        let shared = try #require(steps["shared on S3"], "\(printed)")
+        #expect(shared["added"] as? Int == 0 && shared["synced"] as? Int == 0, "\(shared)")
+        let link = try #require(shared["link"] as? String)
+        #expect(link.contains("X-Amz-Expires=3&") && link.contains("X-Amz-Signature="))
+        #expect(!link.contains(secret) && !printed.contains(secret))
+        #expect(abs((shared["expiresIn"] as? Double ?? 0) - 3) < 2, "\(shared)")
+        #expect(shared["status"] as? Int == 200 && shared["body"] as? String == "shared\n", "\(shared)")
+        #expect(shared["lateStatus"] as? Int == 403, "\(shared)")
     }
 
     func file(_ step: String, _ steps: [String: [String: Any]], _ key: String = "file") -> [String: Any] {
