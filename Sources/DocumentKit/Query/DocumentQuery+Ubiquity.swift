@@ -11,6 +11,8 @@ extension DocumentQuery {
             var statusFile: URL
             var status: UbiquityStatus?
             var pending: UbiquityStatus.Pending?
+            /// The downloads apps asked of the agent.
+            var requested: Set<String> = []
         }
 
         var containers: [Container] = []
@@ -25,7 +27,8 @@ extension DocumentQuery {
                     return Container(
                         root: Array(CanonicalPath.of(container.url).utf8), name: container.name,
                         statusFile: file,
-                        status: status, pending: status?.pending)
+                        status: status, pending: status?.pending,
+                        requested: UbiquityDownloadRequests(forContainer: container.url).load())
                 })
         }
 
@@ -46,7 +49,8 @@ extension DocumentQuery {
             else { return nil }
             let relative = String(decoding: path[(container.root.count + 1)...], as: UTF8.self)
             let state = UbiquityStatus.itemState(
-                relative, published: container.status, status: status, pending: container.pending)
+                relative, published: container.status, status: status, pending: container.pending,
+                requested: container.requested)
             return Item.Ubiquity(containerName: container.name, state: state)
         }
     }
@@ -78,7 +82,7 @@ extension DocumentQuery.Item {
                 ? NSNumber(value: state.percent ?? 0) : (state.isUploaded ? NSNumber(value: 100.0) : nil)
         case NSMetadataUbiquitousItemDownloadingErrorKey: return state.downloadingError
         case NSMetadataUbiquitousItemUploadingErrorKey: return state.uploadingError
-        case NSMetadataUbiquitousItemDownloadRequestedKey: return NSNumber(value: state.isDownloading)
+        case NSMetadataUbiquitousItemDownloadRequestedKey: return NSNumber(value: state.isDownloadRequested)
         case NSMetadataUbiquitousItemIsExternalDocumentKey: return NSNumber(value: false)
         case NSMetadataUbiquitousItemContainerDisplayNameKey: return ubiquity.containerName
         default: return nil

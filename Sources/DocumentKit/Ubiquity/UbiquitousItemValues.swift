@@ -17,8 +17,6 @@ package struct UbiquitousItemValues: Sendable {
     package var state: UbiquityStatus.ItemState
     /// Whether unresolved conflict versions of the item exist.
     package var hasUnresolvedConflicts: Bool
-    /// Whether a download of the item was asked for (and not yet done).
-    package var isDownloadRequested: Bool
 
     /// The keys this answers for, besides `isUbiquitousItemKey`.
     package static let keys: Set<URLResourceKey> = [
@@ -39,14 +37,12 @@ package struct UbiquitousItemValues: Sendable {
         let relative = FileManager.relativePath(of: url, in: container)
         let published = UbiquityStatus.cachedRead(forContainer: container.url)
         self.container = container
-        state = UbiquityStatus.itemState(relative, published: published, status: status)
+        state = UbiquityStatus.itemState(
+            relative, published: published, status: status,
+            requested: status == nil ? UbiquityDownloadRequests(forContainer: container.url).load() : [])
         // The placeholder of a document on the server only carries no identity of its own:
         // its conflicts are the ones recorded at its path.
         hasUnresolvedConflicts = VersionStore.shared.hasUnresolvedConflicts(itemAt: url)
-        isDownloadRequested =
-            state.isDownloading
-            || (status == nil
-                && UbiquityDownloadRequests(forContainer: container.url).load().contains(relative))
     }
 
     /// The value for `key`, as Apple's resource values hold it (Booleans as `NSNumber`, the
@@ -62,7 +58,7 @@ package struct UbiquitousItemValues: Sendable {
         case .ubiquitousItemHasUnresolvedConflictsKey: return NSNumber(value: hasUnresolvedConflicts)
         case .ubiquitousItemDownloadingErrorKey: return state.downloadingError
         case .ubiquitousItemUploadingErrorKey: return state.uploadingError
-        case .ubiquitousItemDownloadRequestedKey: return NSNumber(value: isDownloadRequested)
+        case .ubiquitousItemDownloadRequestedKey: return NSNumber(value: state.isDownloadRequested)
         case .ubiquitousItemContainerDisplayNameKey: return container.name
         default: return nil
         }
@@ -127,13 +123,19 @@ extension UbiquityStatus.ItemState {
 extension UbiquityStatus {
     /// Where the item at `path` (relative to its container), whose file here is `status`,
     /// stands in `published`; with no status published yet (no agent has run), an item that is
-    /// neither uploaded nor moving.
+    /// neither uploaded nor moving. `requested` holds the downloads apps asked of the agent
+    /// (``UbiquityDownloadRequests``), which a document kept on the server only may be in
+    /// before the agent takes it.
     package static func itemState(
-        _ path: String, published: UbiquityStatus?, status: FileStatus?, pending: Pending? = nil
+        _ path: String, published: UbiquityStatus?, status: FileStatus?, pending: Pending? = nil,
+        requested: Set<String> = []
     ) -> ItemState {
-        published?.item(path, status: status, pending: pending)
+        var state =
+            published?.item(path, status: status, pending: pending)
             ?? ItemState(
                 isUploaded: false, isUploading: false, isDownloading: false, isOnServerOnly: status == nil)
+        if status == nil, requested.contains(path) { state.isDownloadRequested = true }
+        return state
     }
 
     /// The status last published for the container at `container`, read again only when its

@@ -135,6 +135,14 @@ extension UbiquitySettingsTests {
                 #expect(values.contentModificationDate == nil)
                 #expect(values.ubiquitousItemDownloadingStatus == .notDownloaded)
                 #expect(values.isUbiquitousItem == true)
+                // Asked for: requested at once, before any agent took the request.
+                #expect(
+                    try plan.promisedItemResourceValues(forKeys: [.ubiquitousItemDownloadRequestedKey])
+                        .ubiquitousItemDownloadRequested == false)
+                try FileManager.default.startDownloadingUbiquitousItem(at: plan)
+                #expect(
+                    try plan.promisedItemResourceValues(forKeys: [.ubiquitousItemDownloadRequestedKey])
+                        .ubiquitousItemDownloadRequested == true)
                 var size: AnyObject?
                 try (plan as NSURL).getPromisedItemResourceValue(&size, forKey: .fileSizeKey)
                 #expect((size as? NSNumber)?.intValue == 1234)
