@@ -46,8 +46,8 @@ enum Help {
                             “Simple Text Editor” in your Documents folder, made on first
                             use); a folder named here or in $STE_CONTAINER must exist,
                             except for `remote add`, which makes it
-          --json            machine-readable output for list, versions, watch, sync, status
-                            and remote list
+          --json            machine-readable output for list, versions, watch, sync, status,
+                            share and remote list
           -h, --help        this help, or a command's with `docs COMMAND --help`
           --version         the version, and which parts of DocumentKit this build has
 

@@ -65,6 +65,7 @@ func helperStatus(_ url: URL) -> [String: Any] {
         "downloaded": helper.isDownloaded, "uploaded": helper.isUploaded, "conflicts": helper.hasConflicts,
         "uploadError": helper.uploadError?.code ?? 0, "promisedSize": (try? helper.promisedFileSize()) ?? -1,
         "promisedStatus": (try? helper.promisedDownloadingStatus()) ?? "none",
+        "coordinatedSize": helper.sizeWithoutDownloading() ?? -1,
     ]
 }
 
@@ -312,6 +313,7 @@ func run() async throws {
             "requested": (promisedValues[.ubiquitousItemDownloadRequestedKey] as? NSNumber)?.boolValue
                 ?? "none",
             "name": promisedValues[.nameKey] as? String ?? "none",
+            "promisedName": (try? CloudNotes.promisedName(of: moved)) ?? "none",
         ])
     let agent = Task {
         while !FileManager.default.fileExists(atPath: moved.path) {

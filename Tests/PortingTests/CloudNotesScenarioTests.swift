@@ -194,9 +194,11 @@ import Testing
         #expect(evicted["promisedDownloaded"] as? Bool == false)
         #expect(evicted["requested"] as? Bool == true)
         #expect(evicted["name"] as? String == "Recipe.note")
+        #expect(evicted["promisedName"] as? String == "Recipe.note")
         let evictedHelper = file("evicted", steps, "helper")
         #expect(evictedHelper["downloaded"] as? Bool == false)
         #expect(evictedHelper["promisedSize"] as? Int == 6)
+        #expect(evictedHelper["coordinatedSize"] as? Int == 6)
         #expect(
             evictedHelper["promisedStatus"] as? String == "NSURLUbiquitousItemDownloadingStatusNotDownloaded")
         // Downloaded again: current.

@@ -50,6 +50,20 @@ public final class ICloudItemStatus {
         return value as? String
     }
 
+    /// The item's size without downloading it: its promised values, inside a coordinated read
+    /// that asks for metadata only.
+    public func sizeWithoutDownloading() -> Int? {
+        var size: Int?
+        var error: NSError?
+        NSFileCoordinator(filePresenter: nil).coordinate(
+            readingItemAt: url, options: .immediatelyAvailableMetadataOnly, error: &error
+        ) { url in
+            let keys: Set<URLResourceKey> = [.fileSizeKey]
+            size = (try? url.promisedItemResourceValues(forKeys: keys))?.fileSize
+        }
+        return error == nil ? size : nil
+    }
+
     /// A link to email, when iCloud can make one; nil otherwise.
     public func publicLink() -> URL? {
         return try? FileManager.default.url(forPublishingUbiquitousItemAt: url, expiration: nil)

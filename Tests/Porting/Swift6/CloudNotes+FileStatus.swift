@@ -65,6 +65,13 @@ extension CloudNotes {
         return (size, isDownloaded)
     }
 
+    /// The note's name as iCloud knows it, downloaded or not.
+    public nonisolated static func promisedName(of url: URL) throws -> String? {
+        var value: AnyObject?
+        try (url as NSURL).getPromisedItemResourceValue(&value, forKey: .nameKey)
+        return value as? String
+    }
+
     /// A link that lets someone download a copy of the note, and until when it works.
     public nonisolated static func shareLink(for url: URL) throws -> (link: URL, expires: Date?) {
         var expiration: NSDate?
