@@ -30,11 +30,14 @@ package struct UbiquitousItemValues: Sendable {
     /// The values of the item at `url`, whose file here is `status` (nil for a document kept
     /// on the server only); nil when `url` is in no ubiquity container.
     package init?(of url: URL, status: FileStatus?) {
-        guard url.isFileURL, let configuration = try? UbiquityConfiguration.load(),
-            let container = configuration.container(holding: url),
-            CanonicalPath.of(url) != CanonicalPath.of(container.url)
+        guard url.isFileURL else { return nil }
+        let path = CanonicalPath.of(url)
+        guard
+            let (container, root) = Self.containers().first(where: {
+                CanonicalPath.isAncestor($0.root, of: path)
+            })
         else { return nil }
-        let relative = FileManager.relativePath(of: url, in: container)
+        let relative = String(path.dropFirst(root.count == 1 ? 1 : root.count + 1))
         let published = UbiquityStatus.cachedRead(forContainer: container.url)
         self.container = container
         state = UbiquityStatus.itemState(
@@ -44,6 +47,23 @@ package struct UbiquitousItemValues: Sendable {
         // its conflicts are the ones recorded at its path.
         hasUnresolvedConflicts = VersionStore.shared.hasUnresolvedConflicts(itemAt: url)
     }
+
+    /// The configured containers with their roots as ``CanonicalPath`` spells them, read again
+    /// only when the settings file changed: an app asks for one row's values after another.
+    private static func containers() -> [(container: UbiquityContainer, root: String)] {
+        let file = UbiquityConfiguration.fileURL.path
+        let stamp = FileStatus(path: file)
+        if let known = known.withLock({ $0 }), known.file == file, known.stamp == stamp { return known.list }
+        let list = ((try? UbiquityConfiguration.load())?.containers ?? []).map {
+            ($0, CanonicalPath.of($0.url))
+        }
+        known.withLock { $0 = (file, stamp, list) }
+        return list
+    }
+
+    private static let known = Mutex<
+        (file: String, stamp: FileStatus?, list: [(container: UbiquityContainer, root: String)])?
+    >(nil)
 
     /// The value for `key`, as Apple's resource values hold it (Booleans as `NSNumber`, the
     /// downloading status as its raw string, errors as `NSError`); nil for a key this does not
