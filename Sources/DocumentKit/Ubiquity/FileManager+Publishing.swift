@@ -42,9 +42,22 @@ import Synchronization
                 )
             }
             let seconds = max(1, Int(UbiquityConfiguration.publishedLinkLifetime.components.seconds))
-            let (status, output, message) = try Self.run(
-                agent,
-                ["share", "--container", container.folder, url.path, "--expires", String(seconds), "--json"])
+            let status: Int32
+            let output: Data
+            let message: String
+            do {
+                (status, output, message) = try Self.run(
+                    agent,
+                    [
+                        "share", "--container", container.folder, url.path, "--expires", String(seconds),
+                        "--json",
+                    ])
+            } catch {
+                throw Self.publishingError(
+                    .featureUnsupported, url,
+                    "cannot make a share link of \(url.path): the sync agent \(agent) did not start (\(error.localizedDescription))"
+                )
+            }
             let answer = (try? JSONSerialization.jsonObject(with: output)) as? [String: Any]
             guard status == 0 else {
                 // The agent's own sentence ("docs: …"): it names the remote's kind and why.

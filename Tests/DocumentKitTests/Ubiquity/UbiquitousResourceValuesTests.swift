@@ -17,15 +17,20 @@ extension UbiquitySettingsTests {
             .ubiquitousItemUploadingErrorKey, .ubiquitousItemDownloadRequestedKey,
         ]
 
+        /// A container named "box" at `tree/Box`.
+        func addContainer(in tree: TemporaryTree) throws {
+            try UbiquityConfiguration.update {
+                try $0.add(
+                    UbiquityContainer(
+                        name: "box", identifier: "iCloud.box", folder: tree.file("Box").path,
+                        remote: "file:///srv/box"))
+            }
+        }
+
         @Test func foundationsKeysStayAndAnItemOutsideEveryContainerIsNotUbiquitous() throws {
             let tree = try TemporaryTree()
             try withSettings(in: tree) {
-                try UbiquityConfiguration.update {
-                    try $0.add(
-                        UbiquityContainer(
-                            name: "box", identifier: "iCloud.box", folder: tree.file("Box").path,
-                            remote: "file:///srv/box"))
-                }
+                try addContainer(in: tree)
                 let outside = try tree.write("outside", to: "Other/note.txt")
                 let values = try outside.resourceValues(
                     forKeys: [.fileSizeKey, .nameKey] + Self.ubiquitousKeys)
@@ -51,12 +56,7 @@ extension UbiquitySettingsTests {
         @Test func anItemOfAContainerFollowsTheAgentsStatus() throws {
             let tree = try TemporaryTree()
             try withSettings(in: tree) {
-                try UbiquityConfiguration.update {
-                    try $0.add(
-                        UbiquityContainer(
-                            name: "box", identifier: "iCloud.box", folder: tree.file("Box").path,
-                            remote: "file:///srv/box"))
-                }
+                try addContainer(in: tree)
                 let plan = try tree.write("plan", to: "Box/Documents/Plan.txt")
                 let container = tree.file("Box")
                 // No agent has published anything: ubiquitous, current, not uploaded.
@@ -109,12 +109,7 @@ extension UbiquitySettingsTests {
         @Test func aPlaceholdersPromisedValuesAreItsDocumentsAndItsOwnValuesFail() throws {
             let tree = try TemporaryTree()
             try withSettings(in: tree) {
-                try UbiquityConfiguration.update {
-                    try $0.add(
-                        UbiquityContainer(
-                            name: "box", identifier: "iCloud.box", folder: tree.file("Box").path,
-                            remote: "file:///srv/box"))
-                }
+                try addContainer(in: tree)
                 let plan = tree.file("Box/Documents/Plan.txt")
                 try FileManager.default.createDirectory(
                     at: plan.deletingLastPathComponent(), withIntermediateDirectories: true)
