@@ -310,6 +310,6 @@ struct DocsRemoteTests {
 
         let misplaced = try docs(device, ["list", "--ca-file", caFile])
         #expect(misplaced.status == 2)
-        #expect(misplaced.error.contains("--ca-file is for sync, status, download and remote"))
+        #expect(misplaced.error.contains("--ca-file is for sync, status, download, share and remote"))
     }
 }
