@@ -79,13 +79,14 @@ let package = Package(
         // An iCloud app's scenario across two devices, in a process of its own (its settings
         // are the process's), run and checked by PortingTests.
         .executableTarget(
-            name: "porting-cloud-notes", dependencies: ["PortingSwift6", "DocumentKit", "DocumentSync"],
+            name: "porting-cloud-notes",
+            dependencies: ["PortingSwift5", "PortingSwift6", "DocumentKit", "DocumentSync"],
             path: "Tests/PortingCloudNotes"),
         .testTarget(
             name: "PortingTests",
             dependencies: [
                 "PortingSwift5", "PortingSwift6", "PortingCorpusSwift5", "PortingCorpusSwift6", "DocumentKit",
-                "readme-example", "porting-cloud-notes",
+                "readme-example", "porting-cloud-notes", "docs",
             ],
             path: "Tests/PortingTests"),
 

@@ -113,6 +113,11 @@ func catalog(quick: Bool) -> [Benchmark] {
                 "peak RSS of a child syncing one \(memoryMiB) MiB file against a 4 KiB one (goal under 64 MiB)",
             run: { [try benchmarkSyncMemory(megabytes: memoryMiB)] }),
         Benchmark(
+            name: "resourcevalues.ubiquitous.10000", rows: ["resourcevalues.ubiquitous.10000"],
+            summary:
+                "the ubiquitous resource values of 10,000 synced documents against Foundation's file size",
+            run: { [try benchmarkUbiquitousResourceValues(items: 10_000, iterations: quick ? 3 : 9)] }),
+        Benchmark(
             name: "query", rows: ["query.gather.10000", "query.update.latency"],
             summary: "a metadata query gathering 10,000 items, and hearing an update against inotify",
             run: {

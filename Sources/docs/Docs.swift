@@ -10,7 +10,7 @@ enum Docs {
 
     static let commands = [
         "list", "new", "show", "edit", "rename", "delete", "versions", "restore", "resolve", "watch", "sync",
-        "status", "remote", "evict", "download",
+        "status", "remote", "evict", "download", "share",
     ]
 
     /// Runs the tool with the arguments after the program name and returns the exit status.
@@ -200,6 +200,11 @@ enum Docs {
             try requireOperands(operands, command: command, names: ["NAME"])
             return try OnDemandCommands.download(
                 container, name: operands[0], options: SyncCommand.options(invocation))
+        case "share":
+            try requireOperands(operands, command: command, names: ["NAME"])
+            return try OnDemandCommands.share(
+                container, name: operands[0], expires: invocation.expires,
+                options: SyncCommand.options(invocation), json: invocation.json)
         case "status":
             try requireOperands(operands, command: command, names: [])
             try StatusCommand.run(container, options: SyncCommand.options(invocation), json: invocation.json)
@@ -221,23 +226,28 @@ enum Docs {
 
     /// Refuses options that mean nothing to `command`, rather than ignoring them.
     static func checkOptions(_ invocation: Invocation, command: String) throws {
-        if invocation.json && !["list", "versions", "watch", "sync", "status", "remote"].contains(command) {
+        if invocation.json
+            && !["list", "versions", "watch", "sync", "status", "remote", "share"].contains(command)
+        {
             throw DocsFailure.usage(
-                "--json is for list, versions, watch, sync, status and remote list", command: command)
+                "--json is for list, versions, watch, sync, status, share and remote list", command: command)
+        }
+        if invocation.expires != nil && command != "share" {
+            throw DocsFailure.usage("--expires is for share", command: command)
         }
         if command != "remote" {
             if invocation.identifier != nil {
                 throw DocsFailure.usage("--identifier is for remote add", command: command)
             }
         }
-        if !["sync", "status", "remote", "download"].contains(command) {
+        if !["sync", "status", "remote", "download", "share"].contains(command) {
             for (given, option) in [
                 (invocation.user != nil, "--user"), (invocation.passwordFile != nil, "--password-file"),
                 (invocation.unsafeServer, "--unsafe-server"), (invocation.allowHTTP, "--allow-http"),
                 (invocation.caFile != nil, "--ca-file"),
             ] where given {
                 throw DocsFailure.usage(
-                    "\(option) is for sync, status, download and remote", command: command)
+                    "\(option) is for sync, status, download, share and remote", command: command)
             }
         }
         if command != "sync" {

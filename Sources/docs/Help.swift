@@ -29,6 +29,8 @@ enum Help {
           evict NAME                keep a synced document on the server only (a placeholder
                                     stays, and list shows it)
           download NAME             bring back a document kept on the server only
+          share NAME [--expires S]  print a link anyone can download the document from, for
+                                    S seconds (default 7 days): S3 and Nextcloud/ownCloud only
           remote add NAME URL [--user U] [--password-file FILE] [--identifier ID]
                      [--interval S] [--on-demand] [--allow-http] [--unsafe-server]
                      [--ca-file FILE]
@@ -44,8 +46,8 @@ enum Help {
                             “Simple Text Editor” in your Documents folder, made on first
                             use); a folder named here or in $STE_CONTAINER must exist,
                             except for `remote add`, which makes it
-          --json            machine-readable output for list, versions, watch, sync, status
-                            and remote list
+          --json            machine-readable output for list, versions, watch, sync, status,
+                            share and remote list
           -h, --help        this help, or a command's with `docs COMMAND --help`
           --version         the version, and which parts of DocumentKit this build has
 
@@ -75,6 +77,7 @@ enum Help {
         case "status": return status
         case "remote": return remote
         case "evict", "download": return onDemand
+        case "share": return share
         default: return tool
         }
     }
@@ -368,6 +371,28 @@ enum Help {
         Exit status: 0 done (test: the server is safe to sync with), 1 it could not be done or
         the server is not safe (the message says what it failed and what to change), 2 bad
         usage.
+
+        """
+
+    static let share = """
+        Usage: docs share NAME|PATH [--expires SECONDS] [--json]
+
+        Prints a link that lets anyone download a copy of the document, as FileManager's
+        url(forPublishingUbiquitousItemAt:expiration:) gives it (which runs this command):
+        the document must be uploaded already (sync first). PATH is a file's absolute path in
+        the container. The link works for SECONDS (default 7 days; the time it ends is printed
+        on standard error, or as "expires", seconds since 1970, with --json):
+
+          S3                   a presigned GET of the object, signed with the remote's access
+                               key (the link carries the key's id and a signature, never the
+                               secret); at most 7 days
+          Nextcloud, ownCloud  a public link share made through their sharing API, kept by
+                               the server to the end of the day it expires
+          any other remote     none: a folder remote (file://) and other WebDAV servers have
+                               no share links, and the message says so
+
+        Exit status: 0 done, 1 it could not be done (not uploaded, no remote, a remote without
+        share links, the server's refusal), 2 bad usage.
 
         """
 

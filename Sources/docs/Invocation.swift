@@ -24,6 +24,8 @@ struct Invocation: Equatable {
     /// `sync --stop`: stop the container's agent.
     var stop = false
     var interval: String?
+    /// `share NAME --expires SECONDS`: how long the link works.
+    var expires: String?
     var user: String?
     var passwordFile: String?
     var caFile: String?
@@ -78,6 +80,7 @@ struct Invocation: Equatable {
             case "--remote": remote = try value(for: option, inline: inline)
             case "--resume": resume = try value(for: option, inline: inline)
             case "--interval": interval = try value(for: option, inline: inline)
+            case "--expires": expires = try value(for: option, inline: inline)
             case "--user": user = try value(for: option, inline: inline)
             case "--identifier": identifier = try value(for: option, inline: inline)
             case "--endpoint": endpoint = try value(for: option, inline: inline)

@@ -79,4 +79,75 @@ enum OnDemandCommands {
         try Output.write("Downloaded “\(Output.escaped(name))”\n")
         return .success
     }
+
+    /// `docs share NAME|PATH [--expires SECONDS] [--json]`: a link anyone may download a copy
+    /// of the document from, made by the container's remote (what
+    /// `FileManager.url(forPublishingUbiquitousItemAt:expiration:)` asks the agent program
+    /// for, with the document's absolute path).
+    static func share(
+        _ container: TextContainer, name: String, expires: String?, options: RemoteOptions, json: Bool
+    ) throws -> ExitStatus {
+        var seconds = 7 * 86_400
+        if let expires {
+            guard let given = Int(expires), given > 0 else {
+                throw DocsFailure.usage(
+                    "--expires takes a whole number of seconds, not “\(expires)”", command: "share")
+            }
+            seconds = given
+        }
+        let url: URL
+        if name.hasPrefix("/") {
+            url = URL(fileURLWithPath: name)
+        } else {
+            do {
+                url = try container.url(forDocumentNamed: name)
+            } catch {
+                throw DocsFailure.cannot("share", name, error)
+            }
+        }
+        let relative: String
+        do {
+            (_, relative) = try FileManager.publishableItem(at: url)
+        } catch {
+            throw DocsFailure.failure(
+                (error as? CocoaError)?.userInfo[NSLocalizedDescriptionKey] as? String
+                    ?? "cannot share “\(name)”: \(error.localizedDescription)")
+        }
+        guard let (address, options) = try SyncCommand.remote(for: container, given: nil, options: options)
+        else {
+            throw DocsFailure.failure(
+                "cannot share “\(name)”: \(container.url.path) has no remote; add one with docs remote add NAME URL"
+            )
+        }
+        let link: PublishedLink
+        do {
+            let remote = try SyncRemotes.remote(for: address, options: options)
+            link = try remote.publishedLink(
+                of: RemotePath(components: relative.split(separator: "/").map(String.init)),
+                lifetime: .seconds(seconds))
+        } catch let error as RemoteError {
+            if json, error.kind == .unsupported { try Output.write("{\"unsupported\":true}\n") }
+            throw DocsFailure.failure(error.description)
+        } catch let error as RemoteSetupError {
+            throw DocsFailure.failure(error.message)
+        }
+        if json {
+            var object = JSONWriter(reservingCapacity: 256)
+            object.raw("{")
+            object.field("url", link.url.absoluteString)
+            if let expires = link.expires {
+                object.field("expires", Int(expires.timeIntervalSince1970.rounded(.down)))
+            }
+            object.raw("}\n")
+            try Output.write(object.bytes)
+        } else {
+            try Output.write(link.url.absoluteString + "\n")
+            if let expires = link.expires {
+                Output.error(
+                    "docs: the link works until \(LocalTime.format(seconds: Int64(expires.timeIntervalSince1970)))"
+                )
+            }
+        }
+        return .success
+    }
 }

@@ -317,6 +317,6 @@ struct DocsRemoteTests {
         #expect(folderRemote.error.contains("is for https:// servers"), "\(folderRemote.error)")
         let misplaced = try docs(device, ["list", "--ca-file", caFile])
         #expect(misplaced.status == 2)
-        #expect(misplaced.error.contains("--ca-file is for sync, status, download and remote"))
+        #expect(misplaced.error.contains("--ca-file is for sync, status, download, share and remote"))
     }
 }

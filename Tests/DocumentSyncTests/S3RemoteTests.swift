@@ -78,6 +78,26 @@ import Testing
         #expect(headers["Authorization"]?.contains("x-amz-date;x-amz-security-token,") == true)
     }
 
+    /// AWS's "Authenticating Requests: Using Query Parameters (AWS Signature Version 4)"
+    /// example: a presigned GET of test.txt for a day, the URL as the page prints it.
+    @Test func aPresignedGetIsAWSsPublishedExample() {
+        let query = signer.presignedQuery(host: host, path: "/test.txt", lifetime: 86_400, date: date)
+        let published: String = [
+            "https://examplebucket.s3.amazonaws.com/test.txt?X-Amz-Algorithm=AWS4-HMAC-SHA256",
+            "&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request",
+            "&X-Amz-Date=20130524T000000Z&X-Amz-Expires=86400&X-Amz-SignedHeaders=host",
+            "&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404",
+        ].joined()
+        #expect("https://\(host)/test.txt?\(query)" == published)
+        #expect(!query.contains(signer.credentials.secretAccessKey))
+        // Temporary credentials: the token is in the query, and signed.
+        var temporary = signer
+        temporary.credentials.sessionToken = "token/with+signs"
+        let withToken = temporary.presignedQuery(host: host, path: "/test.txt", lifetime: 86_400, date: date)
+        #expect(withToken.contains("&X-Amz-Security-Token=token%2Fwith%2Bsigns&X-Amz-SignedHeaders=host"))
+        #expect(withToken.suffix(64) != query.suffix(64))
+    }
+
     @Test func keysAreEncodedAsS3WantsThem() {
         #expect(S3Signer.encode("a b/ü~+*.txt", keepingSlashes: true) == "a%20b/%C3%BC~%2B%2A.txt")
         #expect(S3Signer.encode("a/b", keepingSlashes: false) == "a%2Fb")
@@ -438,6 +458,53 @@ extension BlockingSyncTests {
                 Issue.record("not a RemoteError: \(error)")
                 return nil
             }
+        }
+
+        /// `curl URL`: the HTTP status and the bytes, with no credentials of ours.
+        func curl(_ url: URL) throws -> (status: Int, body: Data) {
+            let folder = try TemporaryFolder("share-link")
+            let file = folder.url.appendingPathComponent("body")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["curl", "-s", "-o", file.path, "-w", "%{http_code}", url.absoluteString]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let status = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (Int(status) ?? 0, (try? Data(contentsOf: file)) ?? Data())
+        }
+
+        /// A share link (`FileManager.url(forPublishingUbiquitousItemAt:expiration:)`): a
+        /// presigned GET that curl downloads the object with, with no credentials, until it
+        /// expires; then the store refuses it. The URL holds no secret.
+        @Test func aShareLinkDownloadsTheFileUntilItExpires() throws {
+            let remote = try S3Servers.remote()
+            let bytes = Data("the plan, shared\n".utf8)
+            try remote.makeFolder(RemotePath("Documents"))
+            try remote.write(
+                RemotePath("Documents/Plan ü.txt"), from: UploadSource(bytes), condition: .absent)
+            let link = try remote.publishedLink(of: RemotePath("Documents/Plan ü.txt"), lifetime: .seconds(3))
+            let expires = try #require(link.expires)
+            #expect(abs(expires.timeIntervalSinceNow - 3) < 1)
+            let secret = remote.configuration.credentials.secretAccessKey
+            #expect(!link.url.absoluteString.contains(secret))
+            #expect(link.url.absoluteString.contains("X-Amz-Expires=3&"))
+            let fetched = try curl(link.url)
+            #expect(fetched.status == 200)
+            #expect(fetched.body == bytes)
+            // Past its expiration (SigV4 counts whole seconds from the signing time).
+            Thread.sleep(until: expires.addingTimeInterval(1.5))
+            let late = try curl(link.url)
+            #expect(late.status == 403, "\(String(decoding: late.body, as: UTF8.self))")
+            #expect(late.body != bytes)
+            // Only a file the store holds has a link.
+            #expect {
+                try remote.publishedLink(of: RemotePath("Documents/missing.txt"), lifetime: .seconds(60))
+            } throws: { ($0 as? RemoteError)?.kind == .notFound }
+            #expect {
+                try remote.publishedLink(of: RemotePath("Documents"), lifetime: .seconds(60))
+            } throws: { ($0 as? RemoteError)?.kind == .notAFile }
         }
 
         @Test func aWrongSecretIsRefusedNamingWhereTheKeyCameFromNeverTheKeyOrTheSecret() throws {

@@ -61,20 +61,24 @@ import Testing
     }
 }
 
-/// Whether a child was waited for, so that its watchdog never signals a reused process ID.
+/// The executable product `name` of this build, beside the test bundle.
+func executable(_ name: String) -> URL {
+    var binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    if binary.pathExtension == "xctest" { binary.deleteLastPathComponent() }
+    if !FileManager.default.isExecutableFile(atPath: binary.appendingPathComponent(name).path) {
+        binary.deleteLastPathComponent()
+    }
+    return binary.appendingPathComponent(name)
+}
+
 /// Runs one of the package's example executables, built beside the tests, and returns its
 /// exit status and standard output; killed after `timeout` seconds, a failure bound rather
 /// than a wait a test relies on, so that a hung run fails instead of hanging.
 func runExample(_ name: String, arguments: [String] = [], environment: [String: String], timeout: Double)
     throws -> (status: Int32, output: String)
 {
-    var binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    if binary.pathExtension == "xctest" { binary.deleteLastPathComponent() }
-    if !FileManager.default.isExecutableFile(atPath: binary.appendingPathComponent(name).path) {
-        binary.deleteLastPathComponent()
-    }
     let process = Process()
-    process.executableURL = binary.appendingPathComponent(name)
+    process.executableURL = executable(name)
     process.arguments = arguments
     process.environment = environment
     let output = Pipe()
@@ -92,6 +96,7 @@ func runExample(_ name: String, arguments: [String] = [], environment: [String: 
     return (process.terminationStatus, printed)
 }
 
+/// Whether a child was waited for, so that its watchdog never signals a reused process ID.
 final class Ended: Sendable {
     let flag = Mutex(false)
 }

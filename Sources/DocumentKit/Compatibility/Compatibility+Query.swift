@@ -135,14 +135,17 @@ import Foundation
     /// Whether the item's contents are downloaded, a `String`: one of the three values below.
     public let NSMetadataUbiquitousItemDownloadingStatusKey = "NSMetadataUbiquitousItemDownloadingStatusKey"
     /// The downloading status of an item whose local copy is the latest.
-    public let NSMetadataUbiquitousItemDownloadingStatusCurrent =
-        "NSMetadataUbiquitousItemDownloadingStatusCurrent"
+    public let NSMetadataUbiquitousItemDownloadingStatusCurrent = UbiquityStatus.ItemState.DownloadingStatus
+        .current
+        .metadataValue
     /// The downloading status of an item with a local copy that may not be the latest.
-    public let NSMetadataUbiquitousItemDownloadingStatusDownloaded =
-        "NSMetadataUbiquitousItemDownloadingStatusDownloaded"
+    public let NSMetadataUbiquitousItemDownloadingStatusDownloaded = UbiquityStatus.ItemState
+        .DownloadingStatus.downloaded
+        .metadataValue
     /// The downloading status of an item with no local copy.
-    public let NSMetadataUbiquitousItemDownloadingStatusNotDownloaded =
-        "NSMetadataUbiquitousItemDownloadingStatusNotDownloaded"
+    public let NSMetadataUbiquitousItemDownloadingStatusNotDownloaded = UbiquityStatus.ItemState
+        .DownloadingStatus.notDownloaded
+        .metadataValue
     /// Whether the item is being downloaded, an `NSNumber` holding a `Bool`.
     public let NSMetadataUbiquitousItemIsDownloadingKey = "NSMetadataUbiquitousItemIsDownloadingKey"
     /// Whether the item's contents are uploaded, an `NSNumber` holding a `Bool`.

@@ -66,7 +66,11 @@ extension DocumentQuery {
                 try? FileManager.default.createDirectory(
                     at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
                 let statusWatcher = try? DirectoryWatcher(queue: queue) { [self] events in
-                    if events.contains(where: { $0.url.lastPathComponent.hasSuffix(".status.json") }) {
+                    // The agents' status, and the downloads apps ask of them.
+                    if events.contains(where: {
+                        let name = $0.url.lastPathComponent
+                        return name.hasSuffix(".status.json") || name.hasSuffix(".downloads.json")
+                    }) {
                         ubiquityChanged()
                     }
                 }

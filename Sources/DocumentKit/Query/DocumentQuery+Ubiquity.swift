@@ -11,6 +11,8 @@ extension DocumentQuery {
             var statusFile: URL
             var status: UbiquityStatus?
             var pending: UbiquityStatus.Pending?
+            /// The downloads apps asked of the agent.
+            var requested: Set<String> = []
         }
 
         var containers: [Container] = []
@@ -25,7 +27,8 @@ extension DocumentQuery {
                     return Container(
                         root: Array(CanonicalPath.of(container.url).utf8), name: container.name,
                         statusFile: file,
-                        status: status, pending: status?.pending)
+                        status: status, pending: status?.pending,
+                        requested: UbiquityDownloadRequests(forContainer: container.url).load())
                 })
         }
 
@@ -45,11 +48,9 @@ extension DocumentQuery {
                 })
             else { return nil }
             let relative = String(decoding: path[(container.root.count + 1)...], as: UTF8.self)
-            let state =
-                container.status?.item(relative, status: status, pending: container.pending)
-                ?? UbiquityStatus.ItemState(
-                    isUploaded: false, isUploading: false, isDownloading: false, isOnServerOnly: status == nil
-                )
+            let state = UbiquityStatus.itemState(
+                relative, published: container.status, status: status, pending: container.pending,
+                requested: container.requested)
             return Item.Ubiquity(containerName: container.name, state: state)
         }
     }
@@ -70,11 +71,7 @@ extension DocumentQuery.Item {
         let state = ubiquity.state
         switch key {
         case NSMetadataItemIsUbiquitousKey: return NSNumber(value: true)
-        case NSMetadataUbiquitousItemDownloadingStatusKey:
-            if state.isOnServerOnly { return NSMetadataUbiquitousItemDownloadingStatusNotDownloaded }
-            return state.isDownloading
-                ? NSMetadataUbiquitousItemDownloadingStatusDownloaded
-                : NSMetadataUbiquitousItemDownloadingStatusCurrent
+        case NSMetadataUbiquitousItemDownloadingStatusKey: return state.downloadingStatus.metadataValue
         case NSMetadataUbiquitousItemIsDownloadingKey: return NSNumber(value: state.isDownloading)
         case NSMetadataUbiquitousItemIsUploadedKey: return NSNumber(value: state.isUploaded)
         case NSMetadataUbiquitousItemIsUploadingKey: return NSNumber(value: state.isUploading)
@@ -83,21 +80,13 @@ extension DocumentQuery.Item {
         case NSMetadataUbiquitousItemPercentUploadedKey:
             return state.isUploading
                 ? NSNumber(value: state.percent ?? 0) : (state.isUploaded ? NSNumber(value: 100.0) : nil)
-        case NSMetadataUbiquitousItemDownloadingErrorKey:
-            return state.downloadError.map { Self.syncError(4353, $0) }
-        case NSMetadataUbiquitousItemUploadingErrorKey:
-            return state.uploadError.map { Self.syncError(4355, $0) }
-        case NSMetadataUbiquitousItemDownloadRequestedKey: return NSNumber(value: state.isDownloading)
+        case NSMetadataUbiquitousItemDownloadingErrorKey: return state.downloadingError
+        case NSMetadataUbiquitousItemUploadingErrorKey: return state.uploadingError
+        case NSMetadataUbiquitousItemDownloadRequestedKey: return NSNumber(value: state.isDownloadRequested)
         case NSMetadataUbiquitousItemIsExternalDocumentKey: return NSNumber(value: false)
         case NSMetadataUbiquitousItemContainerDisplayNameKey: return ubiquity.containerName
         default: return nil
         }
-    }
-
-    /// An error as Apple's attributes give them: Cocoa's domain, a ubiquity code
-    /// (4353 the file is unavailable, 4355 the server is), and the reason in words.
-    private static func syncError(_ code: Int, _ reason: String) -> NSError {
-        NSError(domain: NSCocoaErrorDomain, code: code, userInfo: [NSLocalizedDescriptionKey: reason])
     }
 
     /// The ubiquitous attributes this item has a value for.

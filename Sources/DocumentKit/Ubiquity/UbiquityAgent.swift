@@ -87,6 +87,17 @@ public enum UbiquityAgent {
         try? start(agent, for: container)
     }
 
+    /// The environment the agent program runs with: this process's, with the folders this
+    /// process resolved (a test or an app may have set them), not only the ones it was started
+    /// with.
+    static func environment() -> [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = UbiquityConfiguration.configurationHome.path
+        environment["XDG_DATA_HOME"] = StandardDirectories.current.applicationSupport.path
+        environment["XDG_STATE_HOME"] = SyncStateFiles.stateHome().path
+        return environment
+    }
+
     /// Starts `agent sync --watch --container FOLDER` in a session of its own.
     static func start(_ agent: String, for container: UbiquityContainer) throws {
         let log = SyncStateFiles.log(forContainer: container.url)
@@ -118,12 +129,7 @@ public enum UbiquityAgent {
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(
             &attributes, Int16(CDS_POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        // The folders this process resolved (a test or an app may have set them), not only
-        // the environment it was started with.
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_CONFIG_HOME"] = UbiquityConfiguration.configurationHome.path
-        environment["XDG_DATA_HOME"] = StandardDirectories.current.applicationSupport.path
-        environment["XDG_STATE_HOME"] = SyncStateFiles.stateHome().path
+        let environment = environment()
         let arguments = [agent, "sync", "--watch", "--container", container.folder]
         let argv = arguments.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]

@@ -130,6 +130,16 @@ public struct UbiquityConfiguration: Codable, Sendable, Equatable {
 
     private static let homeOverride = Mutex<URL?>(nil)
 
+    private static let linkLifetime = Mutex<Duration>(.seconds(7 * 86_400))
+
+    /// How long a share link made by `url(forPublishingUbiquitousItemAt:expiration:)` works:
+    /// seven days unless set (the longest an S3 presigned URL may live; a Nextcloud or ownCloud
+    /// share lasts to the end of the day it reaches).
+    public static var publishedLinkLifetime: Duration {
+        get { linkLifetime.withLock { $0 } }
+        set { linkLifetime.withLock { $0 = newValue } }
+    }
+
     /// The folder standing for `$XDG_CONFIG_HOME`: ``StandardDirectories/configuration``
     /// unless set (tests set it, to keep their containers out of the user's settings). An
     /// agent started on demand is given it as its `XDG_CONFIG_HOME`.

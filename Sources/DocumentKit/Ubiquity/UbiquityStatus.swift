@@ -183,6 +183,11 @@ public struct UbiquityStatus: Codable, Sendable, Equatable {
         public var isDownloading: Bool
         /// Only a placeholder is here: the document is on the server only.
         public var isOnServerOnly: Bool
+        /// A download of the item was asked for and is not done
+        /// (`…DownloadRequestedKey`): the item is waiting for or in its download, or, kept on the
+        /// server only, an app asked for it (`startDownloadingUbiquitousItem(at:)`) before the
+        /// agent took the request.
+        public var isDownloadRequested = false
         /// Percent of the upload or download under way.
         public var percent: Double?
         public var uploadError: String?
@@ -204,11 +209,12 @@ public struct UbiquityStatus: Codable, Sendable, Equatable {
         let recorded = synced[path]
         let current = status.map(Self.record(of:))
         let uploadingNow = pending.uploading.contains(path)
+        let downloadingNow = pending.downloading.contains(path)
         return ItemState(
             isUploaded: recorded != nil && recorded == current && !uploadingNow,
-            isUploading: uploadingNow, isDownloading: pending.downloading.contains(path),
-            isOnServerOnly: status == nil, percent: percent[path], uploadError: uploadErrors[path],
-            downloadError: downloadErrors[path])
+            isUploading: uploadingNow, isDownloading: downloadingNow,
+            isOnServerOnly: status == nil, isDownloadRequested: downloadingNow, percent: percent[path],
+            uploadError: uploadErrors[path], downloadError: downloadErrors[path])
     }
 
     /// The container's state in words, for a status line: "up to date", "3 to upload",

@@ -381,3 +381,14 @@ private struct ASCIIWriter {
         digits.reverse()
     }
 }
+
+extension LocalFolderRemote {
+    /// A folder remote has no address anyone else could download from: no share links.
+    public func publishedLink(of path: RemotePath, lifetime: Duration) throws -> PublishedLink {
+        throw failure(
+            .unsupported, .publish, path,
+            detail:
+                "a folder remote (file://) has no address others can download from; share links need an S3 remote, or a Nextcloud or ownCloud server"
+        )
+    }
+}

@@ -333,6 +333,28 @@ public protocol Remote: AnyObject, Sendable {
     ///
     /// - Throws: What starting the watch threw.
     func watchChanges(_ changed: @escaping @Sendable () -> Void) throws -> RemoteWatch?
+
+    /// A link anyone may download the file at `path` from, without credentials, for about
+    /// `lifetime` (less where the remote allows less): what
+    /// `FileManager.url(forPublishingUbiquitousItemAt:expiration:)` gives. S3 presigns a `GET`
+    /// of the object; a remote with no such links throws.
+    ///
+    /// - Throws: ``RemoteError``: `.unsupported`, naming the kind of remote, when it has no share
+    ///   links (the default); `.notFound` or `.notAFile` when no file is at `path`.
+    func publishedLink(of path: RemotePath, lifetime: Duration) throws -> PublishedLink
+}
+
+/// A share link to a file of a remote, and until when it works.
+public struct PublishedLink: Sendable, Equatable {
+    /// The link: it carries no secret (an S3 link carries the access key's id and a signature).
+    public var url: URL
+    /// When the link stops working, by this computer's clock; nil when it does not expire.
+    public var expires: Date?
+
+    public init(url: URL, expires: Date?) {
+        self.url = url
+        self.expires = expires
+    }
 }
 
 extension Remote {
@@ -364,6 +386,10 @@ extension Remote {
     public func listTree() throws -> [RemotePath: RemoteEntry]? { try listTree(keeping: { _, _ in true }) }
 
     public func deferDurability() -> Bool { false }
+
+    public func publishedLink(of path: RemotePath, lifetime: Duration) throws -> PublishedLink {
+        throw failure(.unsupported, .publish, path, detail: "this kind of remote has no share links")
+    }
 
     public func makeWritesDurable() throws {}
 

@@ -68,6 +68,9 @@ public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
         case permissionDenied
         /// The remote is full.
         case outOfSpace
+        /// The remote cannot do what was asked (a share link of a folder remote); the detail
+        /// says why.
+        case unsupported
         /// Any other failure; the detail says what.
         case other
     }
@@ -105,6 +108,8 @@ public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
         case delete
         case move
         case makeFolder
+        /// Making a share link (``Remote/publishedLink(of:lifetime:)``).
+        case publish
     }
 
     /// What went wrong: what the engine acts on.
@@ -145,7 +150,7 @@ public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
             return .conflict
         case .notFound: return .notFound
         case .badAnswer: return .badAnswer
-        case .invalidName, .invalidMove, .server, .outOfSpace, .other: return .failed
+        case .invalidName, .invalidMove, .server, .outOfSpace, .unsupported, .other: return .failed
         }
     }
 
@@ -199,6 +204,7 @@ public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
         case .delete: return "delete"
         case .move: return "move"
         case .makeFolder: return "make the folder"
+        case .publish: return "make a share link of"
         }
     }
 
@@ -225,6 +231,7 @@ public struct RemoteError: Error, CustomStringConvertible, Equatable, Sendable {
         case .insecure: return "the server's certificate did not verify"
         case .permissionDenied: return "permission denied"
         case .outOfSpace: return "no space left"
+        case .unsupported: return "the remote cannot do this"
         case .other: return "it failed"
         }
     }

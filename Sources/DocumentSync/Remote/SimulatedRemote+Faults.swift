@@ -115,6 +115,7 @@ extension SimulatedRemote {
             case .delete: delete += 1
             case .move: move += 1
             case .makeFolder: makeFolder += 1
+            case .publish: break
             }
         }
     }

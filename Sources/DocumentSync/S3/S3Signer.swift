@@ -39,7 +39,9 @@ public struct S3Credentials: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "the access key of \(source)" }
 }
 
-/// AWS Signature Version 4 for S3 requests, in the `Authorization` header.
+/// AWS Signature Version 4 for S3 requests: in the `Authorization` header of the requests sync
+/// sends, and in the query of a presigned URL (a share link) that anyone may use until it
+/// expires.
 ///
 /// The canonical request is built from what the caller gives (the path already encoded the
 /// S3 way, the query items, the headers) rather than read back from a `URL`, so that no
@@ -82,12 +84,53 @@ struct S3Signer: Sendable {
         for (name, value) in headers.merging(added, uniquingKeysWith: { $1 }) {
             signed[name.lowercased()] = Self.trimmed(value)
         }
-        let names = signed.keys.sorted()
+        let signature = self.signature(
+            method: method, path: path, query: query, headers: signed, payloadHash: payloadHash, stamp: stamp)
+        added["Authorization"] =
+            "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(signature.scope), "
+            + "SignedHeaders=\(signature.signedHeaders), Signature=\(signature.value)"
+        return added
+    }
+
+    /// The query of a presigned `GET` of `path`: anyone holding the URL may read the object
+    /// until `date` plus `lifetime`, without credentials of their own. The URL carries the
+    /// access key's id and the signature, never the secret (SigV4's query form, as AWS's
+    /// presigned URLs are made).
+    ///
+    /// - Parameters:
+    ///   - path: The object's path, encoded as ``encode(_:keepingSlashes:)`` does.
+    ///   - lifetime: Whole seconds, 1 to 604,800 (seven days: SigV4's longest).
+    /// - Returns: The query, encoded and in its signed order, `X-Amz-Signature` last.
+    func presignedQuery(host: String, path: String, lifetime: Int, date: Date) -> String {
+        let stamp = Self.timestamp(date)
+        let day = String(stamp.prefix(8))
+        var query = [
+            ("X-Amz-Algorithm", "AWS4-HMAC-SHA256"),
+            ("X-Amz-Credential", "\(credentials.accessKeyID)/\(day)/\(region)/\(service)/aws4_request"),
+            ("X-Amz-Date", stamp), ("X-Amz-Expires", String(lifetime)), ("X-Amz-SignedHeaders", "host"),
+        ]
+        if let token = credentials.sessionToken { query.append(("X-Amz-Security-Token", token)) }
+        // The bytes are not known to whoever signs a link: the payload is unsigned, as in AWS's.
+        let signature = self.signature(
+            method: "GET", path: path, query: query, headers: ["host": host], payloadHash: "UNSIGNED-PAYLOAD",
+            stamp: stamp)
+        return Self.queryString(query) + "&X-Amz-Signature=" + signature.value
+    }
+
+    /// SigV4's signature of a request: the canonical request made of the parts given
+    /// (`headers` by lowercase name, their values trimmed), signed with the key derived from
+    /// the secret for the day of `stamp`. What the header form and the query form share.
+    private func signature(
+        method: String, path: String, query: [(String, String)], headers: [String: String],
+        payloadHash: String,
+        stamp: String
+    ) -> (value: String, scope: String, signedHeaders: String) {
+        let names = headers.keys.sorted()
         let canonical = [
             method,
             path.isEmpty ? "/" : path,
             Self.queryString(query),
-            names.map { "\($0):\(signed[$0]!)\n" }.joined(),
+            names.map { "\($0):\(headers[$0]!)\n" }.joined(),
             names.joined(separator: ";"),
             payloadHash,
         ].joined(separator: "\n")
@@ -97,11 +140,7 @@ struct S3Signer: Sendable {
             separator: "\n")
         var key = Self.hmac(key: Data("AWS4\(credentials.secretAccessKey)".utf8), Data(day.utf8))
         for part in [region, service, "aws4_request"] { key = Self.hmac(key: key, Data(part.utf8)) }
-        let signature = Self.hex(Self.hmac(key: key, Data(toSign.utf8)))
-        added["Authorization"] =
-            "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope), "
-            + "SignedHeaders=\(names.joined(separator: ";")), Signature=\(signature)"
-        return added
+        return (Self.hex(Self.hmac(key: key, Data(toSign.utf8))), scope, names.joined(separator: ";"))
     }
 
     /// The query as SigV4 and the URL both spell it: names and values encoded, sorted by name
