@@ -77,6 +77,45 @@ struct DocsTrashTests {
         }
     }
 
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs, another file system, needs root (CI runs as root)"))
+    func aDocumentOnAnotherFileSystemGoesToItsTrashWhichTrashCLIReadsAndRestores() throws {
+        let folder = try DocsFolder()
+        // The container on a file system of its own, apart from the data home's trash.
+        let mount = try Process.run(
+            URL(fileURLWithPath: "/bin/mount"),
+            arguments: ["-t", "tmpfs", "-o", "size=4m", "tmpfs", folder.container.path])
+        mount.waitUntilExit()
+        try #require(mount.terminationStatus == 0)
+        defer {
+            _ = try? Process.run(
+                URL(fileURLWithPath: "/bin/umount"), arguments: ["-l", folder.container.path]
+            )
+            .waitUntilExit()
+        }
+        let text = "on its own volume\n"
+        try folder.write("Volume notes.txt", text)
+        let deleted = try folder.run(["delete", "Volume notes"])
+        #expect(deleted.status == 0, "\(deleted.error)")
+        let trash = folder.container.appendingPathComponent(".Trash-\(getuid())")
+        #expect(deleted.output == trash.appendingPathComponent("files/Volume notes.txt").path + "\n")
+        let record = try String(
+            contentsOf: trash.appendingPathComponent("info/Volume notes.txt.trashinfo"), encoding: .utf8)
+        #expect(record.contains("\nPath=Volume%20notes.txt\n"), "\(record)")
+        // Nothing in the home trash: the document was not copied across.
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: folder.dataHome.appendingPathComponent("Trash/files").path))
+
+        let listed = try Self.trashCLI("trash-list", [], folder: folder)
+        let path = folder.url("Volume notes.txt").path
+        #expect(
+            listed.output.split(separator: "\n").contains { $0.hasSuffix(" " + path) }, "\(listed.output)")
+        let restored = try Self.trashCLI(
+            "trash-restore", [folder.container.path], folder: folder, input: "0\n", in: folder.container)
+        #expect(restored.status == 0, "\(restored.error)")
+        #expect(try folder.contents("Volume notes.txt") == text)
+    }
+
     @Test func aTrashThatIsASymbolicLinkIsRefusedAndTheDocumentStays() throws {
         let folder = try DocsFolder()
         try folder.write("Notes.txt", "stay")
