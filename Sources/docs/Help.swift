@@ -154,12 +154,13 @@ enum Help {
         Usage: docs delete NAME
 
         Moves the document, under file coordination, to the desktop's trash (the
-        freedesktop.org trash: $XDG_DATA_HOME/Trash, by default ~/.local/share/Trash, or the
-        trash of the document's own file system, .Trash-UID at its top); an editor showing it
-        follows it there. Prints where it went. The file manager's trash, `gio trash --list`
-        and trash-cli's `trash-list` show it with its original path, and restore it there
-        (`trash-restore`); its versions stay in the version store. A document on another file
-        system whose trash cannot be made is not deleted: it is never copied to the home trash.
+        freedesktop.org trash: $XDG_DATA_HOME/Trash, by default ~/.local/share/Trash, or
+        the trash of the document's own file system, .Trash-UID at its top); an editor
+        showing it follows it there. Prints where it went. The file manager's trash,
+        `gio trash --list` and trash-cli's `trash-list` show it with its original path
+        and restore it there (`trash-restore`); its versions stay in the version store.
+        A document on another file system whose trash cannot be made is not deleted: it
+        is never copied to the home trash.
 
         Documents deleted by earlier versions are in the Deleted folder
         ($XDG_DATA_HOME/Simple Text Editor/Deleted), which now holds only what sync sets

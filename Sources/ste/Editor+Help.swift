@@ -19,7 +19,7 @@ enum KeyHelp {
                 Binding(keys: "^R", action: "rename the document (its undo history stays)"),
                 Binding(
                     keys: "^D",
-                    action: "delete the document (it goes to the desktop's trash, to restore from)"),
+                    action: "delete the document (it goes to the desktop's trash)"),
                 Binding(keys: "^H", action: "version history: Enter previews, r restores (^Z undoes it)"),
                 Binding(keys: "^T", action: "resolve a conflict: e merge, m mine, t theirs, b both"),
                 Binding(
