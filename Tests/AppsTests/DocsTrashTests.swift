@@ -35,7 +35,9 @@ struct DocsTrashTests {
 
         let listed = try Self.trashCLI("trash-list", [], folder: folder)
         #expect(listed.status == 0, "\(listed.error)")
-        let lines = listed.output.split(separator: "\n")
+        // Only ours: trash-list also lists the trash of every mounted file system, which other
+        // tests may be using.
+        let lines = listed.output.split(separator: "\n").filter { $0.contains(folder.container.path) }
         #expect(lines.count == 1, "\(listed.output)")
         // "YYYY-MM-DD hh:mm:ss PATH": the original path, decoded from the info file's Path=.
         #expect(lines.first?.hasSuffix(" " + folder.url(name + ".txt").path) == true, "\(listed.output)")
@@ -47,7 +49,7 @@ struct DocsTrashTests {
             "trash-restore", [folder.container.path], folder: folder, input: "0\n", in: folder.container)
         #expect(restored.status == 0, "\(restored.error)")
         #expect(try Data(contentsOf: folder.url(name + ".txt")) == edited)
-        #expect(try Self.trashCLI("trash-list", [], folder: folder).output.isEmpty)
+        #expect(!(try Self.trashCLI("trash-list", [], folder: folder).output.contains(folder.container.path)))
         // The version store was left alone: the versions from before the delete are there,
         // and a restore of one still works.
         #expect(try folder.run(["versions", name, "--json"]).output == versionsBefore)

@@ -71,14 +71,23 @@ package struct Trash: Sendable {
                 .invalidArgument, operation: operation, url: url, detail: "not an item's name")
         }
         let parentURL = url.deletingLastPathComponent()
-        let parent = try FileDescriptor.open(parentURL, O_RDONLY | O_DIRECTORY, operation: operation)
+        let parent = FileDescriptor(
+            rawValue: try Syscall.openat(AT_FDCWD, parentURL.path, O_RDONLY | O_DIRECTORY).get(
+                operation, url),
+            url: parentURL)
         let item = try Syscall.fstatat(parent.rawValue, name, followLinks: false).get(operation, url)
-        let parentPath = try Syscall.realPath(parentURL.path).get(operation, parentURL)
+        let parentPath = try Syscall.realPath(parentURL.path).get(operation, url)
         let itemPath = parentPath == "/" ? "/" + name : parentPath + "/" + name
-        let can = try TrashCan.forItem(onDevice: item.st_dev, at: itemPath, of: self, url: url)
-        return try can.take(
-            name, in: parent, url: url, originalPath: can.recordedPath(of: itemPath), date: date,
-            willMove: willMove)
+        do {
+            let can = try TrashCan.forItem(onDevice: item.st_dev, at: itemPath, of: self, url: url)
+            return try can.take(
+                name, in: parent, url: url, originalPath: can.recordedPath(of: itemPath), date: date,
+                willMove: willMove)
+        } catch let error as DocumentKitError where error.url != url {
+            // A trash folder's error: said as one about the item, which is what was asked.
+            throw DocumentKitError(
+                error.code, operation: operation, url: url, detail: error.description, underlying: error)
+        }
     }
 }
 

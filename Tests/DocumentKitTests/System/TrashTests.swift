@@ -197,8 +197,10 @@ import Testing
         let item = try fixture.item("Notes.txt", "stay")
         let error = try #require(throws: DocumentKitError.self) { try fixture.trash.moveItem(at: item) }
         #expect(error.code == .invalidSymbolicLink)
-        #expect(error.url == link)
-        #expect(error.description.contains("symbolic link"), "\(error)")
+        // The error names the item, what was being done, and the folder at fault.
+        #expect(error.url == item)
+        #expect(error.description.contains("move the item to the trash"), "\(error)")
+        #expect(error.description.contains("“\(link.path)”: it is a symbolic link"), "\(error)")
         #expect(try String(contentsOf: item, encoding: .utf8) == "stay")
         #expect(fixture.names(elsewhere).isEmpty)
     }
@@ -211,7 +213,8 @@ import Testing
         let item = try fixture.item("Notes.txt", "stay")
         let error = try #require(throws: DocumentKitError.self) { try fixture.trash.moveItem(at: item) }
         #expect(error.code == .permissionDenied)
-        #expect(error.description.contains("belongs to user 65534"), "\(error)")
+        #expect(error.url == item)
+        #expect(error.description.contains("“\(fixture.info.path)”: it belongs to user 65534"), "\(error)")
         #expect(try String(contentsOf: item, encoding: .utf8) == "stay")
         #expect(fixture.names(fixture.files).isEmpty)
     }
