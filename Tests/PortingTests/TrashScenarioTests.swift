@@ -34,7 +34,8 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: trashed.path))
         #expect(trashed.deletingLastPathComponent().path.hasSuffix("/Trash/files"))
         // Presenters hear the move, as from any coordinated move: the open document follows.
-        #expect(await PortingScenarioTests.waitUntil { journal.fileURL.path == trashed.path }, "\(journal.fileURL)")
+        let followed = await PortingScenarioTests.waitUntil { journal.fileURL.path == trashed.path }
+        #expect(followed, "\(journal.fileURL)")
         #expect(await journal.close())
         let record = try Self.takeBack(trashed)
         #expect(record.hasPrefix("[Trash Info]\nPath=\(url.path)\nDeletionDate="), "\(record)")
