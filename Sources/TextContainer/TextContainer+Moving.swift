@@ -35,52 +35,41 @@ extension TextContainer {
         return destination
     }
 
-    /// Where deleted documents go: `Deleted` in the Simple Text Editor's application data
-    /// folder (`$XDG_DATA_HOME/Simple Text Editor/Deleted`).
+    /// Where sync sets aside a document that another device deleted: `Deleted` in the Simple
+    /// Text Editor's application data folder (`$XDG_DATA_HOME/Simple Text Editor/Deleted`).
+    /// `docs delete` and ste's ^D move documents to the desktop's trash instead (see
+    /// ``deleteDocument(named:)``); documents deleted into this folder by earlier versions stay
+    /// in it.
     public static var deletedDocumentsFolder: URL {
         StandardDirectories.current.applicationSupport(for: "Simple Text Editor")
             .appendingPathComponent("Deleted", isDirectory: true)
     }
 
-    /// Deletes a document recoverably: moves it into ``deletedDocumentsFolder`` under file
-    /// coordination, so that an editor showing it closes it without writing it back.
+    /// Deletes a document recoverably: moves it to the desktop's trash with
+    /// `FileManager.trashItem(at:resultingItemURL:)`, a coordinated move, so that an editor
+    /// showing it follows it there. The file managers, `gio trash` and trash-cli list it with
+    /// its original path and restore it; its versions stay in the version store.
     ///
-    /// A document deleted twice keeps both copies: the second is `NAME 2.txt`, and so on.
+    /// A document deleted twice keeps both copies in the trash: the second is `NAME 2.txt`, and
+    /// so on.
     ///
-    /// - Returns: Where the document is now.
-    /// - Throws: ``DocumentKitError`` naming the document or the Deleted folder.
+    /// - Returns: Where the document is now, in the trash.
+    /// - Throws: ``DocumentKitError`` naming the document or the trash folder; the document is
+    ///   where it was.
     @discardableResult
     public func deleteDocument(named name: String) throws -> URL {
         let source = try url(forExistingDocumentNamed: name)
-        let folder = Self.deletedDocumentsFolder
-        // Private (0700), as sync keeps it: documents set aside may be as private as they were.
-        try PrivateFolder.open(at: folder, operation: "create the folder for deleted documents")
-        let coordinator = FileCoordinator(filePresenter: nil)
-        // Names are taken by a no-replace move, so a race with another delete only moves on
-        // to the next free name.
-        for attempt in 1...1000 {
-            let stem = source.deletingPathExtension().lastPathComponent
-            let fileName =
-                attempt == 1
-                ? source.lastPathComponent
-                : "\(Self.shortened(stem, leaving: Self.numberedSuffixRoom)) \(attempt).\(Self.fileExtension)"
-            let destination = folder.appendingPathComponent(fileName)
-            if FileManager.default.fileExists(atPath: destination.path) { continue }
-            do {
-                try coordinator.coordinate(
-                    writingItemAt: source, options: .forDeleting, writingItemAt: destination,
-                    options: .forReplacing
-                ) { from, to in
-                    try SafeSave.moveItem(
-                        at: from, to: to, operation: "move the document to the Deleted folder")
-                }
-                return destination
-            } catch Errno.fileExists {
-                continue
-            }
+        var trashed: NSURL?
+        do {
+            try FileManager.default.trashItem(at: source, resultingItemURL: &trashed)
+        } catch let error as CocoaError {
+            throw error.userInfo[NSUnderlyingErrorKey] as? DocumentKitError ?? error
         }
-        throw DocumentKitError(
-            .fileExists, operation: "move the document to the Deleted folder", url: source,
-            detail: "too many deleted documents with this name in \(folder.path)")
+        guard let trashed = trashed as URL? else {
+            throw DocumentKitError(
+                .ioFailure, operation: "move the document to the trash", url: source,
+                detail: "the trash gave no place for it")
+        }
+        return trashed
     }
 }

@@ -180,13 +180,13 @@ extension TextContainer {
         (try? status(atPath: path).get())?.isRegularFile ?? false
     }
 
-    /// Moves the document at `documentURL` into ``deletedDocumentsFolder`` (see
+    /// Moves the document at `documentURL` to the desktop's trash (see
     /// ``deleteDocument(named:)``): the editor holds a URL rather than a name.
     ///
-    /// - Returns: Where the document is now.
+    /// - Returns: Where the document is now, in the trash.
     /// - Throws: ``DocumentKitError`` naming the file.
     @discardableResult
-    public static func moveToDeleted(_ documentURL: URL) throws -> URL {
+    public static func moveToTrash(_ documentURL: URL) throws -> URL {
         let container = try TextContainer(path: documentURL.deletingLastPathComponent().path)
         return try container.deleteDocument(named: documentName(forFileName: documentURL.lastPathComponent))
     }

@@ -212,13 +212,13 @@ enum RenameCommand {
     }
 }
 
-/// `docs delete NAME`: recoverable, into the Deleted folder.
+/// `docs delete NAME`: recoverable, into the desktop's trash.
 enum DeleteCommand {
     static func run(_ container: TextContainer, name: String) throws {
         do {
             let destination = try container.deleteDocument(named: name)
             try Output.write(Output.escaped(destination.path) + "\n")
-        } catch let error as DocumentKitError {
+        } catch {
             throw DocsFailure.cannot("delete", name, error)
         }
     }

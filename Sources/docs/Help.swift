@@ -12,7 +12,7 @@ enum Help {
           show NAME                 print a document
           edit NAME                 edit a document in $EDITOR (default vi)
           rename OLD NEW            rename a document; never replaces another
-          delete NAME               move a document to the Deleted folder, from which it can be recovered
+          delete NAME               move a document to the desktop's trash, from which it can be restored
           versions NAME [--prune]   list a document's (or a file's) saved and conflict versions;
                                     --prune removes the old ones to free space
           restore NAME VERSION      make a saved version the current one
@@ -156,9 +156,18 @@ enum Help {
     static let delete = """
         Usage: docs delete NAME
 
-        Moves the document, under file coordination, to the Deleted folder
-        ($XDG_DATA_HOME/Simple Text Editor/Deleted, by default ~/.local/share/…); an editor
-        showing it closes it. Prints where it went: move it back to recover it.
+        Moves the document, under file coordination, to the desktop's trash (the
+        freedesktop.org trash: $XDG_DATA_HOME/Trash, by default ~/.local/share/Trash, or
+        the trash of the document's own file system, .Trash-UID at its top); an editor
+        showing it follows it there. Prints where it went. The file manager's trash,
+        `gio trash --list` and trash-cli's `trash-list` show it with its original path
+        and restore it there (`trash-restore`); its versions stay in the version store.
+        A document on another file system whose trash cannot be made is not deleted: it
+        is never copied to the home trash.
+
+        Documents deleted by earlier versions are in the Deleted folder
+        ($XDG_DATA_HOME/Simple Text Editor/Deleted), which now holds only what sync sets
+        aside; move them back from there.
 
         """
 
@@ -245,7 +254,8 @@ enum Help {
         other; documents changed on both are merged when their changes do not overlap, and
         otherwise the remote's stays and this computer's becomes a conflict version (see
         `docs versions` and `docs resolve`), on every computer that syncs. Nothing is chosen by
-        modification time; documents the remote deleted go to the Deleted folder.
+        modification time; documents the remote deleted go to the Deleted folder
+        ($XDG_DATA_HOME/Simple Text Editor/Deleted).
 
         The remote is the one `docs remote add` set for the container, or one given with
         --remote: the NAME of an added remote, a folder given as file:///absolute/path (another

@@ -18,7 +18,7 @@ enum SyncCommand {
 
     /// The sync engine's settings for the Simple Text Editor's container: its versions in the
     /// shared store (where `docs versions` finds conflicts), documents deleted by the remote in
-    /// the Deleted folder `docs delete` uses.
+    /// the Deleted folder (`docs delete` uses the desktop's trash).
     static var configuration: SyncConfiguration {
         var settings = SyncConfiguration(deletedItemsFolder: TextContainer.deletedDocumentsFolder)
         settings.publishesStatus = true

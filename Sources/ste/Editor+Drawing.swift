@@ -508,7 +508,7 @@ extension Editor {
         case .confirmReplace:
             prompt = " Replace this one? y Yes  n No  a All  Esc Stop "
         case .confirmDelete:
-            prompt = " Delete “\(document?.localizedName ?? "")”? It goes to the Deleted folder. (y/n) "
+            prompt = " Delete “\(document?.localizedName ?? "")”? It goes to the trash. (y/n) "
         case .history(let screen) where screen.confirmingRestore:
             prompt = " Replace the document with this version? (y/n) "
         default: prompt = nil

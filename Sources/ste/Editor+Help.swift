@@ -17,7 +17,9 @@ enum KeyHelp {
                 Binding(keys: "^Q", action: "save and quit"),
                 Binding(keys: "^N", action: "new document"),
                 Binding(keys: "^R", action: "rename the document (its undo history stays)"),
-                Binding(keys: "^D", action: "delete the document (it goes to the Deleted folder)"),
+                Binding(
+                    keys: "^D",
+                    action: "delete the document (it goes to the desktop's trash)"),
                 Binding(keys: "^H", action: "version history: Enter previews, r restores (^Z undoes it)"),
                 Binding(keys: "^T", action: "resolve a conflict: e merge, m mine, t theirs, b both"),
                 Binding(

@@ -399,9 +399,11 @@ extension Editor {
         Task { @MainActor in
             _ = await deleting.close()
             do {
-                let moved = try TextContainer.moveToDeleted(deleting.fileURL)
+                let trashed = try TextContainer.moveToTrash(deleting.fileURL)
                 self.updateListing(removing: deleting.fileURL, adding: nil)
-                self.show("Moved “\(deleting.localizedName)” to \(moved.deletingLastPathComponent().path)")
+                self.show(
+                    "Moved “\(deleting.localizedName)” to the trash (\(trashed.deletingLastPathComponent().path))"
+                )
             } catch {
                 self.show(error)
             }

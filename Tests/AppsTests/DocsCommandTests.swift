@@ -305,9 +305,9 @@ struct DocsCommandTests {
         #expect(try folder.contents("Final draft.txt") == "draft")
     }
 
-    @Test func deleteMovesTheDocumentToTheDeletedFolderAndSaysWhere() throws {
+    @Test func deleteMovesTheDocumentToTheTrashAndSaysWhere() throws {
         let folder = try DocsFolder()
-        let deleted = folder.dataHome.appendingPathComponent("Simple Text Editor/Deleted", isDirectory: true)
+        let deleted = folder.dataHome.appendingPathComponent("Trash/files", isDirectory: true)
         try folder.write("Notes.txt", "first")
         let first = try folder.run(["delete", "Notes"])
         #expect(first.status == 0)
@@ -323,8 +323,11 @@ struct DocsCommandTests {
             try String(contentsOf: deleted.appendingPathComponent("Notes 2.txt"), encoding: .utf8) == "second"
         )
         #expect(try folder.run(["list", "--json"]).output.contains("\"documents\":[\n]"))
-        // The folder is private, as sync keeps it: what is set aside may be as private as it was.
-        let mode = try FileManager.default.attributesOfItem(atPath: deleted.path)[.posixPermissions] as? Int
-        #expect(mode == 0o700)
+        // The trash is private: what is deleted may be as private as it was.
+        for folder in [deleted, deleted.deletingLastPathComponent()] {
+            let mode =
+                try FileManager.default.attributesOfItem(atPath: folder.path)[.posixPermissions] as? Int
+            #expect(mode == 0o700, "\(folder.path)")
+        }
     }
 }

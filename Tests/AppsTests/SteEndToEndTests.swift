@@ -103,7 +103,7 @@ struct SteEndToEndTests {
         #expect(ste.text(of: "Greek.txt") == "alpha\nbeta\ngamma Xdelta\n")
     }
 
-    @Test func deleteMovesTheFileToTheDeletedFolder() async throws {
+    @Test func deleteMovesTheFileToTheTrash() async throws {
         let ste = try SteSession { container in
             try Data("keep me".utf8).write(to: container.appendingPathComponent("Old.txt"))
         }
@@ -113,8 +113,12 @@ struct SteEndToEndTests {
         #expect(await ste.waitForScreen(containing: "(y/n)"))
         ste.type("y")
         #expect(await ste.waitForScreen(containing: "No documents"))
-        let deleted = ste.dataHome.appendingPathComponent("Simple Text Editor/Deleted/Old.txt")
+        let deleted = ste.dataHome.appendingPathComponent("Trash/files/Old.txt")
         #expect((try? String(contentsOf: deleted, encoding: .utf8)) == "keep me")
+        let info = ste.dataHome.appendingPathComponent("Trash/info/Old.txt.trashinfo")
+        let record = (try? String(contentsOf: info, encoding: .utf8)) ?? ""
+        #expect(record.contains("\nPath=\(ste.file("Old.txt").path)\n"), "\(record)")
+        #expect(ste.screen.contains("to the trash"), "\(ste.screen)")
         #expect(!FileManager.default.fileExists(atPath: ste.file("Old.txt").path))
         ste.keys("C-q")
         #expect(await ste.wait { ste.exitStatus == 0 })

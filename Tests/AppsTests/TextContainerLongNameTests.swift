@@ -9,15 +9,21 @@ import TextContainer
 
     @Test func aSecondDeletedDocumentOfALongNameStillFits() throws {
         let folder = try DocsFolder()
-        let deleted = folder.dataHome.appendingPathComponent("Simple Text Editor/Deleted")
+        let trash = folder.dataHome.appendingPathComponent("Trash")
         for round in 1...2 {
             try folder.write(Self.longName + ".txt", "round \(round)")
             let result = try folder.run(["delete", Self.longName])
             #expect(result.status == 0, "\(result.error)")
         }
-        let names = try FileManager.default.contentsOfDirectory(atPath: deleted.path)
+        let names = try FileManager.default.contentsOfDirectory(
+            atPath: trash.appendingPathComponent("files").path)
         #expect(names.count == 2, "\(names)")
-        #expect(names.allSatisfy { $0.utf8.count <= 255 && $0.hasSuffix(".txt") })
+        #expect(names.allSatisfy { $0.hasSuffix(".txt") })
+        // Each trashed name leaves room for its info file's ".trashinfo" in 255 bytes.
+        let infos = try FileManager.default.contentsOfDirectory(
+            atPath: trash.appendingPathComponent("info").path)
+        #expect(Set(infos) == Set(names.map { $0 + ".trashinfo" }), "\(infos)")
+        #expect(infos.allSatisfy { $0.utf8.count <= 255 })
     }
 
     @Test func aConflictCopyOfALongNameFits() {
