@@ -7,9 +7,25 @@ import Testing
     import Glibc
 #endif
 
-/// A text document that records what AppKit's further members saw while it worked.
-final class MemberNotes: NSDocument {
+/// A plain-text document: the text is its file's bytes.
+class PlainNotes: NSDocument {
     var text = ""
+
+    override func data(ofType typeName: String) throws -> Data { Data(text.utf8) }
+
+    override func read(from data: Data, ofType typeName: String) throws {
+        text = String(decoding: data, as: UTF8.self)
+    }
+
+    /// The user types `newText`.
+    func type(_ newText: String) {
+        text = newText
+        updateChangeCount(.changeDone)
+    }
+}
+
+/// A text document that records what AppKit's further members saw while it worked.
+final class MemberNotes: PlainNotes {
     var cancellableWhileWriting: [Bool] = []
     var writes: [(url: URL, original: URL?, operation: SaveOperationType)] = []
     var errorsPresented: [String] = []
@@ -17,11 +33,7 @@ final class MemberNotes: NSDocument {
 
     override func data(ofType typeName: String) throws -> Data {
         cancellableWhileWriting.append(autosavingIsImplicitlyCancellable)
-        return Data(text.utf8)
-    }
-
-    override func read(from data: Data, ofType typeName: String) throws {
-        text = String(decoding: data, as: UTF8.self)
+        return try super.data(ofType: typeName)
     }
 
     override func write(
@@ -52,23 +64,13 @@ final class MemberNotes: NSDocument {
 }
 
 /// A class whose documents are never autosaved: its autosaving type is nil.
-final class NeverAutosavedNotes: NSDocument {
-    var text = ""
+final class NeverAutosavedNotes: PlainNotes {
     override var autosavingFileType: String? { nil }
-    override func data(ofType typeName: String) throws -> Data { Data(text.utf8) }
-    override func read(from data: Data, ofType typeName: String) throws {
-        text = String(decoding: data, as: UTF8.self)
-    }
 }
 
 /// A class that keeps no versions of what its saves replace.
-final class UnversionedNotes: NSDocument {
-    var text = ""
+final class UnversionedNotes: PlainNotes {
     override class var preservesVersions: Bool { false }
-    override func data(ofType typeName: String) throws -> Data { Data(text.utf8) }
-    override func read(from data: Data, ofType typeName: String) throws {
-        text = String(decoding: data, as: UTF8.self)
-    }
 }
 
 /// A class that declares its types in code, as apps without an `Info.plist` do.
@@ -124,8 +126,7 @@ final class TypedNotes: NSDocument {
         let tree = try TemporaryTree()
         let url = try tree.write("first", to: "never.txt")
         let never = try NeverAutosavedNotes(contentsOf: url, ofType: "public.plain-text")
-        never.text = "second"
-        never.updateChangeCount(.changeDone)
+        never.type("second")
         #expect(await autosave(never) == nil)
         #expect(fileText(url) == "first", "no autosaving type: not autosaved")
         #expect(never.hasUnautosavedChanges)
@@ -143,14 +144,12 @@ final class TypedNotes: NSDocument {
         let tree = try TemporaryTree()
         let url = try tree.write("first", to: "notes.txt")
         let document = try MemberNotes(contentsOf: url, ofType: "public.plain-text")
-        document.text = "second"
-        document.updateChangeCount(.changeDone)
+        document.type("second")
         #expect(document.hasUnautosavedChanges)
         #expect(await autosave(document, cancellable: true) == nil)
         #expect(fileText(url) == "second")
         #expect(!document.hasUnautosavedChanges)
-        document.text = "third"
-        document.updateChangeCount(.changeDone)
+        document.type("third")
         #expect(await autosave(document, cancellable: false) == nil)
         #expect(document.cancellableWhileWriting == [true, false])
         #expect(!document.autosavingIsImplicitlyCancellable, "false once no autosave runs")
@@ -162,8 +161,7 @@ final class TypedNotes: NSDocument {
         let url = try tree.write("first", to: "notes.txt")
         let document = try MemberNotes(contentsOf: url, ofType: "public.plain-text")
         document.safetyError = CocoaError(.fileWriteNoPermission)
-        document.text = "second"
-        document.updateChangeCount(.changeDone)
+        document.type("second")
         let error = await autosave(document)
         #expect((error as? CocoaError)?.code == .fileWriteNoPermission)
         #expect(fileText(url) == "first")
@@ -178,8 +176,7 @@ final class TypedNotes: NSDocument {
         let url = try tree.write("first", to: "notes.txt")
         try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: url.path)
         let document = try MemberNotes(contentsOf: url, ofType: "public.plain-text")
-        document.text = "typed before locking"
-        document.updateChangeCount(.changeDone)
+        document.type("typed before locking")
 
         let locked: Bool = await withCheckedContinuation { done in
             document.lock { (didLock: Bool) in done.resume(returning: didLock) }
@@ -189,8 +186,7 @@ final class TypedNotes: NSDocument {
         #expect(mode(url) & 0o222 == 0, "no one may write a locked file")
         #expect(fileText(url) == "typed before locking", "locking autosaved the document first")
 
-        document.text = "typed while locked"
-        document.updateChangeCount(.changeDone)
+        document.type("typed while locked")
         #expect(await autosave(document) != nil, "a locked document is not safe to autosave")
         #expect(fileText(url) == "typed before locking")
 
@@ -226,8 +222,7 @@ final class TypedNotes: NSDocument {
         #expect(!FileManager.default.fileExists(atPath: url.path))
         #expect(fileText(destination) == "mine")
         #expect(document.fileURL?.standardizedFileURL == destination.standardizedFileURL)
-        document.text = "after the move"
-        document.updateChangeCount(.changeDone)
+        document.type("after the move")
         #expect(await autosave(document) == nil)
         #expect(fileText(destination) == "after the move")
         #expect(!FileManager.default.fileExists(atPath: url.path), "saved at the new place only")
@@ -285,9 +280,7 @@ final class TypedNotes: NSDocument {
                 versioned
                 ? try MemberNotes(contentsOf: url, ofType: "public.plain-text")
                 : try UnversionedNotes(contentsOf: url, ofType: "public.plain-text")
-            (document as? MemberNotes)?.text = "second"
-            (document as? UnversionedNotes)?.text = "second"
-            document.updateChangeCount(.changeDone)
+            (document as? PlainNotes)?.type("second")
             #expect(await autosave(document) == nil)
             #expect(fileText(url) == "second")
             _ = await document.close()
@@ -370,8 +363,7 @@ final class TypedNotes: NSDocument {
         let tree = try TemporaryTree()
         let url = try tree.write("first", to: "notes.txt")
         let document = try MemberNotes(contentsOf: url, ofType: "public.plain-text")
-        document.text = "second"
-        document.updateChangeCount(.changeDone)
+        document.type("second")
         document.scheduleAutosaving()
         #expect(await eventually { fileText(url) == "second" && !document.hasUnautosavedChanges })
         _ = await document.close()
