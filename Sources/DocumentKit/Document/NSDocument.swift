@@ -125,7 +125,7 @@ open class NSDocument: NSObject {
         set { backing.fileModificationDate = newValue }
     }
 
-    /// The name to show: the file name without its extension, or "Untitled".
+    /// The name to show: the file name without its extension, or ``defaultDraftName()``.
     open var displayName: String! {
         get { fileURL.map { $0.deletingPathExtension().lastPathComponent } ?? defaultDraftName() }
         set {}
@@ -283,7 +283,7 @@ open class NSDocument: NSObject {
 
     /// Autosaves in place when the document has unsaved changes and a file, and
     /// ``autosavingFileType`` is not nil. ``checkAutosavingSafety()`` is asked first (until
-    /// ``unlock(completionHandler:)-(((Bool)->Void)?)`` turns the check off), and its error, if
+    /// `unlock(completionHandler:)` turns the check off), and its error, if
     /// any, is handed to `completionHandler` with nothing written.
     /// ``autosavingIsImplicitlyCancellable`` holds `autosavingIsImplicitlyCancellable` meanwhile.
     open func autosave(
@@ -581,7 +581,7 @@ open class NSDocument: NSObject {
     }
 
     /// Locks the document: autosaves it when it has unautosaved changes, then locks its file
-    /// (``lock(completionHandler:)-((((any Error)?)->Void)?)``), and calls `completionHandler`
+    /// (`lock(completionHandler:)`), and calls `completionHandler`
     /// on the main actor with whether it is locked.
     open func lock(completionHandler: ((Bool) -> Void)? = nil) {
         Task { @MainActor in
@@ -600,7 +600,7 @@ open class NSDocument: NSObject {
         setFileLocked(false, completionHandler: completionHandler)
     }
 
-    /// Unlocks the document (``unlock(completionHandler:)-((((any Error)?)->Void)?)``) and, as
+    /// Unlocks the document (`unlock(completionHandler:)`) and, as
     /// AppKit's, stops asking ``checkAutosavingSafety()`` before autosaves. Calls
     /// `completionHandler` on the main actor with whether it is unlocked.
     open func unlock(completionHandler: ((Bool) -> Void)? = nil) {

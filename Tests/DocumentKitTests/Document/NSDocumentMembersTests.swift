@@ -80,6 +80,18 @@ final class TypedNotes: NSDocument {
     override func defaultDraftName() -> String { "New Note" }
 }
 
+/// Waits until `condition` holds, for up to 300 turns of 100 ms; false if it never does. Counted
+/// in turns, not by the clock as `eventually` is: a test running beside these may hold the main
+/// actor for longer than a clock-bounded wait lasts.
+@MainActor
+func inTurns(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<300 {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(100))
+    }
+    return condition()
+}
+
 @MainActor
 @Suite struct NSDocumentMembersTests {
     private func mode(_ url: URL) -> Int {
@@ -286,7 +298,7 @@ final class TypedNotes: NSDocument {
             _ = await document.close()
             if versioned {
                 #expect(
-                    await eventually { !VersionStore.shared.otherVersionsOfItem(at: url).isEmpty },
+                    await inTurns { !VersionStore.shared.otherVersionsOfItem(at: url).isEmpty },
                     "the replaced text is a version")
             } else {
                 #expect(VersionStore.shared.otherVersionsOfItem(at: url).isEmpty, "no version kept")
@@ -309,7 +321,7 @@ final class TypedNotes: NSDocument {
         #expect(log == ["first began"], "the second waits for the first's completion handler")
         nonisolated(unsafe) let finish = finishFirst
         DispatchQueue.global().async { finish?() }
-        #expect(await eventually { log == ["first began", "second began"] })
+        #expect(await inTurns { log == ["first began", "second began"] })
     }
 
     @Test func aSynchronousAccessWaitsAndRunsMainThreadWorkMeanwhile() async throws {
@@ -356,7 +368,7 @@ final class TypedNotes: NSDocument {
             log.append("next")
             done()
         }
-        #expect(await eventually { log == ["outer", "inner", "outer ends", "next"] })
+        #expect(await inTurns { log == ["outer", "inner", "outer ends", "next"] })
     }
 
     @Test func schedulingAnAutosaveSavesUnautosavedChangesAfterTheQuietDelay() async throws {
@@ -365,7 +377,7 @@ final class TypedNotes: NSDocument {
         let document = try MemberNotes(contentsOf: url, ofType: "public.plain-text")
         document.type("second")
         document.scheduleAutosaving()
-        #expect(await eventually { fileText(url) == "second" && !document.hasUnautosavedChanges })
+        #expect(await inTurns { fileText(url) == "second" && !document.hasUnautosavedChanges })
         _ = await document.close()
     }
 }
