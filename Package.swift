@@ -73,7 +73,8 @@ let package = Package(
             name: "PortingCorpusSwift5", dependencies: ["DocumentKit"], path: "Tests/PortingCorpus/Swift5",
             // The calls of the issue-29 items that have landed, compiled as their sources wrote them.
             swiftSettings: [
-                .swiftLanguageMode(.v5), .define("DOCUMENTKIT_GAP_5"), .define("DOCUMENTKIT_GAP_6"),
+                .swiftLanguageMode(.v5), .define("DOCUMENTKIT_GAP_4"), .define("DOCUMENTKIT_GAP_5"),
+                .define("DOCUMENTKIT_GAP_6"),
             ]),
         .target(
             name: "PortingCorpusSwift6", dependencies: ["DocumentKit"], path: "Tests/PortingCorpus/Swift6"),

@@ -115,6 +115,88 @@ import Testing
         #expect(await draft.close())
     }
 
+    @Test func archiveDocumentUsesAppKitsFurtherMembers() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("Notes.txt")
+        let archive = ArchiveDocument(readsLazily: true)
+        #expect(!archive.isEntireFileLoaded)
+        #expect(archive.displayName == "New Archive")
+        #expect(archive.saveAsTypes == ["public.plain-text"])
+        #expect(
+            archive.fileNameExtension(forType: "com.example.archive", saveOperation: .saveOperation)
+                == "archive")
+        let created: (any Error)? = await withCheckedContinuation { done in
+            archive.save(to: url, ofType: "public.plain-text", for: .saveAsOperation) {
+                done.resume(returning: $0)
+            }
+        }
+        #expect(created == nil)
+        archive.add("one")
+        archive.add("two")
+        #expect(await Self.waitUntil { (try? String(contentsOf: url, encoding: .utf8)) == "one\ntwo" })
+
+        let export = folder.appendingPathComponent("Export.txt")
+        try archive.export(to: export)
+        #expect((try? String(contentsOf: export, encoding: .utf8)) == "one\ntwo")
+        let exportMode =
+            (try FileManager.default.attributesOfItem(atPath: export.path)[.posixPermissions] as? NSNumber)?
+            .intValue
+        #expect(exportMode == 0o640)
+
+        let steps: (Bool, Bool) = await withCheckedContinuation { done in
+            archive.lockThenUnlock { done.resume(returning: ($0, $1)) }
+        }
+        #expect(steps == (true, true))
+
+        let moved = folder.appendingPathComponent("Moved.txt")
+        let moveError: (any Error)? = await withCheckedContinuation { done in
+            archive.moveArchive(to: moved) { done.resume(returning: $0) }
+        }
+        #expect(moveError == nil)
+        #expect(archive.fileURL?.standardizedFileURL == moved.standardizedFileURL)
+
+        let size: Int = await withCheckedContinuation { done in archive.measure { done.resume(returning: $0) }
+        }
+        #expect(size == 7)
+        var log: [String] = []
+        archive.nestedActivities { log.append($0) }
+        #expect(await Self.waitUntil { log == ["outer", "inner", "file access"] })
+        #expect(await archive.close())
+    }
+
+    @Test func ledgerDocumentLocksMovesAndCountsTheSwift5Way() async throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = folder.appendingPathComponent("Ledger.txt")
+        try Data("opening balance".utf8).write(to: url)
+        let ledger = try LedgerDocument(contentsOf: url, ofType: "public.plain-text")
+        ledger.append("coffee")
+        #expect(ledger.status == "unsaved")
+        let locked: Bool = await withCheckedContinuation { done in
+            ledger.toggleLock { done.resume(returning: $0) }
+        }
+        #expect(locked && ledger.isLocked)
+        #expect(ledger.status == "locked", "locking autosaved first")
+        let unlocked: Bool = await withCheckedContinuation { done in
+            ledger.toggleLock { done.resume(returning: $0) }
+        }
+        #expect(unlocked && !ledger.isLocked)
+        let archiveFolder = folder.appendingPathComponent("2026", isDirectory: true)
+        try FileManager.default.createDirectory(at: archiveFolder, withIntermediateDirectories: true)
+        let moveError: (any Error)? = await withCheckedContinuation { done in
+            ledger.archive(to: archiveFolder) { done.resume(returning: $0) }
+        }
+        #expect(moveError == nil)
+        #expect(
+            FileManager.default.fileExists(atPath: archiveFolder.appendingPathComponent("Ledger.txt").path))
+        let count: Int = await withCheckedContinuation { done in
+            ledger.countLines { done.resume(returning: $0) }
+        }
+        #expect(count == 2)
+        #expect(await ledger.close())
+    }
+
     @Test func folderWatcherHearsAppearancesAndChanges() async throws {
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(at: folder) }

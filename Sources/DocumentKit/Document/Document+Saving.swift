@@ -500,6 +500,22 @@ extension Document {
     nonisolated static func attribute(_ key: FileAttributeKey, in attributes: [AnyHashable: Any]?) -> Any? {
         attributes?[AnyHashable(key)] ?? attributes?[AnyHashable(key.rawValue)]
     }
+
+    /// The POSIX permissions asked for in `attributes`, as a number or an `Int`.
+    nonisolated static func permissions(in attributes: [AnyHashable: Any]?) -> mode_t? {
+        let requestedMode = attribute(.posixPermissions, in: attributes)
+        return (requestedMode as? NSNumber).map { mode_t($0.uint32Value) }
+            ?? (requestedMode as? Int).map { mode_t($0) }
+    }
+
+    /// Gives the item at `url` the modification date asked for in `attributes`, if any: a
+    /// date that cannot be set is not worth failing a save for.
+    nonisolated static func applyModificationDate(in attributes: [AnyHashable: Any]?, to url: URL) {
+        if let modificationDate = attribute(.modificationDate, in: attributes) as? Date {
+            try? FileManager.default.setAttributes(
+                [.modificationDate: modificationDate], ofItemAtPath: url.path)
+        }
+    }
 }
 
 /// What a coordinated save found and did.

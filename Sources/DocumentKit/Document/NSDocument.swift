@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// AppKit's document class, on the same machinery as ``Document``: the macOS side of the
 /// porting contract, so that an `NSDocument` subclass's model layer ports by changing imports.
@@ -91,7 +92,7 @@ open class NSDocument: NSObject {
         if let url = urlOrNil {
             backing.adopt(url)
             isUntitled = false
-            backing.autosaveConfiguration.isEnabled = Self.autosavesInPlace
+            applyClassPolicies()
             backing.startPresentingOpened()
         }
         if urlOrNil != contentsURL { updateChangeCount(.changeReadOtherContents) }
@@ -110,7 +111,13 @@ open class NSDocument: NSObject {
     }
 
     /// The document's type; by default the one its file's extension names.
-    open var fileType: String?
+    open var fileType: String? {
+        get { fileTypeStorage.withLock { $0 } }
+        set { fileTypeStorage.withLock { $0 = newValue } }
+    }
+    /// ``fileType``, where the members Apple declares `nonisolated` (``autosavingFileType``)
+    /// may read it from any thread.
+    nonisolated let fileTypeStorage = Mutex<String?>(nil)
 
     /// When the file was last read or written by this document.
     open var fileModificationDate: Date? {
@@ -118,9 +125,9 @@ open class NSDocument: NSObject {
         set { backing.fileModificationDate = newValue }
     }
 
-    /// The name to show: the file name without its extension, or "Untitled".
+    /// The name to show: the file name without its extension, or ``defaultDraftName()``.
     open var displayName: String! {
-        get { fileURL.map { $0.deletingPathExtension().lastPathComponent } ?? "Untitled" }
+        get { fileURL.map { $0.deletingPathExtension().lastPathComponent } ?? defaultDraftName() }
         set {}
     }
 
@@ -238,16 +245,14 @@ open class NSDocument: NSObject {
         fileType = typeName
         if saveOperation == .saveToOperation {
             do {
-                let wrapper = try fileWrapper(ofType: typeName)
-                try SafeSave.writeItem(at: url) { staging in
-                    try wrapper.write(to: staging, options: [], originalContentsURL: nil)
-                }
+                try writeSafely(to: url, ofType: typeName, for: saveOperation)
                 completionHandler(nil)
             } catch {
                 completionHandler(error)
             }
             return
         }
+        applyVersionPolicy()
         let creating = isUntitled || url.standardizedFileURL != backing.fileURL
         if creating { backing.adoptForSaving() }
         backing.save(
@@ -259,7 +264,7 @@ open class NSDocument: NSObject {
             Task { @MainActor in
                 if saved {
                     self.isUntitled = false
-                    self.backing.autosaveConfiguration.isEnabled = Self.autosavesInPlace
+                    self.applyClassPolicies()
                 }
                 completionHandler(
                     saved
@@ -276,14 +281,27 @@ open class NSDocument: NSObject {
         save(to: url, ofType: fileType ?? backing.fileType ?? "public.data", for: .saveOperation) { _ in }
     }
 
-    /// Autosaves in place when the document has unsaved changes and a file.
+    /// Autosaves in place when the document has unsaved changes and a file, and
+    /// ``autosavingFileType`` is not nil. ``checkAutosavingSafety()`` is asked first (until
+    /// `unlock(completionHandler:)` turns the check off), and its error, if
+    /// any, is handed to `completionHandler` with nothing written.
+    /// ``autosavingIsImplicitlyCancellable`` holds `autosavingIsImplicitlyCancellable` meanwhile.
     open func autosave(
         withImplicitCancellability autosavingIsImplicitlyCancellable: Bool,
         completionHandler: @escaping @Sendable ((any Error)?) -> Void
     ) {
-        guard fileURL != nil else { return completionHandler(nil) }
+        guard fileURL != nil, autosavingFileType != nil else { return completionHandler(nil) }
+        if !autosavingSafetyCheckIsOff {
+            do {
+                try checkAutosavingSafety()
+            } catch {
+                return completionHandler(error)
+            }
+        }
+        autosaveInProgressIsCancellable = autosavingIsImplicitlyCancellable
         backing.autosave { saved in
             Task { @MainActor in
+                self.autosaveInProgressIsCancellable = false
                 completionHandler(saved ? nil : self.backing.lastError)
             }
         }
@@ -324,7 +342,337 @@ open class NSDocument: NSObject {
     /// Errors from the document's own work, as ``Document/handleError(_:userInteractionPermitted:)``;
     /// the default logs them.
     open func presentError(_ error: any Error) -> Bool {
-        DocumentLog.write("\(error)")
+        DocumentLog.write("\(willPresentError(error))")
         return false
     }
+
+    // MARK: - Apple's further members
+    //
+    // Declared here in the class and not in an extension, because apps override them and Swift
+    // overrides only what the class itself declares. Their helpers are in NSDocument+Members.swift.
+    // docs/Porting.md lists the members left out, and why.
+
+    // MARK: Types
+
+    /// The types this class reads. AppKit takes them from the app's `Info.plist`, which a
+    /// Linux program does not have: empty unless a subclass overrides it, as apps that declare
+    /// their types in code do.
+    open class var readableTypes: [String] { [] }
+
+    /// The types this class writes, natively or by export. Empty unless overridden, like
+    /// ``readableTypes``.
+    open class var writableTypes: [String] { [] }
+
+    /// Whether `type` is native to this class: one it both reads and writes (AppKit: one for
+    /// which the app is an Editor).
+    open class func isNativeType(_ type: String) -> Bool {
+        readableTypes.contains(type) && writableTypes.contains(type)
+    }
+
+    /// The types a `saveOperation` may write: ``writableTypes``, without the types that are not
+    /// native (``isNativeType(_:)``) except for `.saveToOperation`, an export. As AppKit's.
+    open func writableTypes(for saveOperation: SaveOperationType) -> [String] {
+        let writable = Self.writableTypes
+        return saveOperation == .saveToOperation ? writable : writable.filter { Self.isNativeType($0) }
+    }
+
+    /// The extension a file of `typeName` gets: the one ``FileTypes`` registers for it (AppKit
+    /// asks `NSWorkspace` the same), or nil for a type with none.
+    nonisolated open func fileNameExtension(forType typeName: String, saveOperation: SaveOperationType)
+        -> String?
+    {
+        FileTypes.shared.preferredFilenameExtension(forType: typeName)
+    }
+
+    /// Whether this class keeps its documents in iCloud. AppKit answers from the app's
+    /// ubiquity-container entitlement; a Linux program has no entitlements, and a synced folder
+    /// is synced by the sync agent whatever the class says, so false unless overridden.
+    open class var usesUbiquitousStorage: Bool { false }
+
+    // MARK: Loading
+
+    /// Whether the whole file is in memory. True, as AppKit's default; a document that reads
+    /// its file lazily overrides it to answer false. AppKit uses it to keep a volume from
+    /// ejecting and to warn when a partly read file disappears; here a document keeps what it
+    /// holds in either case (see ``Document``), and the answer is the subclass's to give.
+    nonisolated open var isEntireFileLoaded: Bool { true }
+
+    // MARK: The Save panel's choices
+
+    /// Whether the user hid the file name's extension in the last Save panel. No Save panel
+    /// runs here, so false unless a subclass overrides it, as AppKit's is before any panel ran.
+    nonisolated open var fileNameExtensionWasHiddenInLastRunSavePanel: Bool { false }
+
+    /// The type the user chose in the last Save panel: nil, as no Save panel runs here.
+    nonisolated open var fileTypeFromLastRunSavePanel: String? { nil }
+
+    // MARK: Drafts and versions
+
+    /// Whether the document is a draft: one the app made (an import, say) rather than the
+    /// user. False until set.
+    open var isDraft = false
+
+    /// The name of an untitled document: "Untitled", as AppKit's default (it localizes it).
+    /// ``displayName`` uses it.
+    open func defaultDraftName() -> String { "Untitled" }
+
+    /// Whether drafts of this class are autosaved. True, as AppKit's default. An untitled
+    /// document is not autosaved here in any case (it has no file until saved), so this only
+    /// answers for the subclass.
+    open class var autosavesDrafts: Bool { true }
+
+    /// Whether saves keep the contents they replace as versions (``FileVersion``). As AppKit's,
+    /// the default is ``autosavesInPlace``; a class that answers false keeps no history
+    /// versions: its documents have no ``Document/versionStore``, and unsaved changes that
+    /// another writer's change or a deletion would lose are kept in files beside the document
+    /// instead.
+    open class var preservesVersions: Bool { autosavesInPlace }
+
+    /// Whether saving also keeps the previous contents in a backup file. False, as AppKit's.
+    /// Here the previous contents are kept as a version (``preservesVersions``), never as a
+    /// file beside the document, so ``backupFileURL`` stays nil either way.
+    nonisolated open var keepBackupFile: Bool { false }
+
+    /// The backup file made while saving: nil, as AppKit's is when none is needed; see
+    /// ``keepBackupFile``.
+    nonisolated open var backupFileURL: URL? { nil }
+
+    // MARK: Autosaving
+
+    /// The type an autosave writes: ``fileType`` by default. A subclass that answers nil turns
+    /// autosaving off for the document, as in AppKit: neither the quiet-delay timer nor
+    /// ``autosave(withImplicitCancellability:completionHandler:)`` saves it (the answer is read
+    /// when the document opens or is saved, and by each autosave call).
+    nonisolated open var autosavingFileType: String? {
+        // A subclass's fileType where it can be asked (the main actor); the stored one elsewhere.
+        isOnMainQueue ? MainActor.assumeIsolated { fileType } : fileTypeStorage.withLock { $0 }
+    }
+
+    /// Where autosaved contents are kept when the document autosaves elsewhere. Documents here
+    /// autosave in place, into their own file, so it stays nil unless set.
+    open var autosavedContentsFileURL: URL?
+
+    /// Whether the document has changes no autosave has written yet. An autosave writes the
+    /// document's own file here, so these are its unsaved changes.
+    open var hasUnautosavedChanges: Bool { backing.hasUnsavedChanges }
+
+    /// Whether the autosave in progress may be cancelled without harm: what
+    /// ``autosave(withImplicitCancellability:completionHandler:)`` was given, while it runs;
+    /// false otherwise.
+    open var autosavingIsImplicitlyCancellable: Bool { autosaveInProgressIsCancellable }
+    var autosaveInProgressIsCancellable = false
+
+    /// Schedules an autosave after the quiet delay when autosaving is on and the document has
+    /// unautosaved changes; with none, cancels one scheduled. As AppKit's, it never starts a
+    /// second autosave while one runs.
+    open func scheduleAutosaving() {
+        guard backing.autosaveConfiguration.isEnabled else { return }
+        backing.changeCountChanged()
+    }
+
+    /// Throws when autosaving in place is not safe. The default throws for a locked document
+    /// (``isLocked``), which the document machinery never autosaves either; AppKit's also
+    /// questions documents not edited for a while or kept in the Downloads folder, a
+    /// question asked in a dialog, which has no place here. Overrides may add their own checks.
+    /// ``autosave(withImplicitCancellability:completionHandler:)`` asks it first.
+    ///
+    /// - Throws: ``DocumentKitError`` with ``DocumentKitError/Code/permissionDenied``.
+    open func checkAutosavingSafety() throws {
+        if isLocked {
+            throw DocumentKitError(
+                .permissionDenied, operation: "autosave", url: fileURL, detail: "the document is locked")
+        }
+    }
+    var autosavingSafetyCheckIsOff = false
+
+    // MARK: Writing
+
+    /// Whether `save(to:ofType:for:completionHandler:)` may write off the main thread. False,
+    /// as AppKit's default; writes here are always off the main actor, from contents taken on
+    /// it, so the answer only records the subclass's wish.
+    open func canAsynchronouslyWrite(
+        to url: URL, ofType typeName: String, for saveOperation: SaveOperationType
+    )
+        -> Bool
+    {
+        false
+    }
+
+    /// Lets the user go on while a save writes: the main actor is never held by a save here,
+    /// so it does nothing, as AppKit's does when nothing is blocked.
+    nonisolated open func unblockUserInteraction() {}
+
+    /// Writes the document to `url` safely: ``write(to:ofType:for:originalContentsURL:)``
+    /// writes a new item beside it, which gets the attributes of
+    /// ``fileAttributesToWrite(to:ofType:for:originalContentsURL:)`` (POSIX permissions and
+    /// modification date) and is flushed and renamed into place (``SafeSave``). A crash leaves
+    /// the old file or the new. `.saveToOperation` saves come through here.
+    ///
+    /// - Throws: ``DocumentKitError`` naming the file, or what the subclass's writing throws;
+    ///   the file at `url` is then untouched.
+    open func writeSafely(to url: URL, ofType typeName: String, for saveOperation: SaveOperationType) throws {
+        let original = FileManager.default.fileExists(atPath: url.path) ? url : nil
+        let attributes = try fileAttributesToWrite(
+            to: url, ofType: typeName, for: saveOperation, originalContentsURL: original)
+        let keyed = Dictionary(uniqueKeysWithValues: attributes.map { (AnyHashable($0.key), $0.value) })
+        try SafeSave.writeItem(at: url, permissions: Document.permissions(in: keyed)) { staging in
+            try write(to: staging, ofType: typeName, for: saveOperation, originalContentsURL: original)
+            Document.applyModificationDate(in: keyed, to: staging)
+        }
+    }
+
+    /// Writes the document to `url`, where nothing is yet, for `saveOperation`; the original
+    /// file, if any, is at `absoluteOriginalContentsURL`. The default calls
+    /// ``write(to:ofType:)``.
+    open func write(
+        to url: URL, ofType typeName: String, for saveOperation: SaveOperationType,
+        originalContentsURL absoluteOriginalContentsURL: URL?
+    ) throws {
+        try write(to: url, ofType: typeName)
+    }
+
+    /// The attributes ``writeSafely(to:ofType:for:)`` gives the written file, keyed by
+    /// `FileAttributeKey` raw values. None by default (AppKit's adds Finder's type codes and
+    /// hidden-extension flag, which Linux files do not have); the original's permissions are
+    /// kept regardless.
+    open func fileAttributesToWrite(
+        to url: URL, ofType typeName: String, for saveOperation: SaveOperationType,
+        originalContentsURL absoluteOriginalContentsURL: URL?
+    ) throws -> [String: Any] {
+        [:]
+    }
+
+    // MARK: Moving
+
+    /// Moves the document's file to `url`, replacing what is there, as a coordinated move:
+    /// other programs' presenters of the file follow it, and the document goes on at `url`
+    /// (unsaved changes are saved there). Calls `completionHandler` on the main actor with nil
+    /// or the error; the file stays where it was on error.
+    open func move(to url: URL, completionHandler: (((any Error)?) -> Void)? = nil) {
+        guard let source = fileURL else {
+            completionHandler?(
+                DocumentKitError(
+                    .invalidArgument, operation: "move the document", url: url, detail: "it is untitled"))
+            return
+        }
+        let backing = backing
+        Task { @MainActor in
+            let outcome = await Task.detached { NSDocument.moveFile(at: source, to: url, presenter: backing) }
+                .value
+            switch outcome {
+            case .success(let moved):
+                backing.defaultPresentedItemDidMove(to: moved)
+                backing.adopt(moved)
+                completionHandler?(nil)
+            case .failure(let error):
+                completionHandler?(error)
+            }
+        }
+    }
+
+    // MARK: Locking
+
+    /// Locks the document's file: makes it read-only (no write permission for anyone, where
+    /// AppKit sets the "user immutable" flag, which needs root on Linux), in a coordinated
+    /// metadata write. ``isLocked`` is then true. A document without a file cannot be locked.
+    /// Calls `completionHandler` on the main actor with nil or the error.
+    open func lock(completionHandler: (((any Error)?) -> Void)? = nil) {
+        setFileLocked(true, completionHandler: completionHandler)
+    }
+
+    /// Locks the document: autosaves it when it has unautosaved changes, then locks its file
+    /// (`lock(completionHandler:)`), and calls `completionHandler`
+    /// on the main actor with whether it is locked.
+    open func lock(completionHandler: ((Bool) -> Void)? = nil) {
+        Task { @MainActor in
+            if self.hasUnautosavedChanges, self.fileURL != nil, !(await self.backing.autosave()) {
+                completionHandler?(false)
+                return
+            }
+            self.lock { (error: (any Error)?) in completionHandler?(error == nil) }
+        }
+    }
+
+    /// Unlocks the document's file: gives its owner write permission again, in a coordinated
+    /// metadata write. ``isLocked`` is then false. Calls `completionHandler` on the main actor
+    /// with nil or the error.
+    open func unlock(completionHandler: (((any Error)?) -> Void)? = nil) {
+        setFileLocked(false, completionHandler: completionHandler)
+    }
+
+    /// Unlocks the document (`unlock(completionHandler:)`) and, as
+    /// AppKit's, stops asking ``checkAutosavingSafety()`` before autosaves. Calls
+    /// `completionHandler` on the main actor with whether it is unlocked.
+    open func unlock(completionHandler: ((Bool) -> Void)? = nil) {
+        unlock { (error: (any Error)?) in
+            if error == nil { self.autosavingSafetyCheckIsOff = true }
+            completionHandler?(error == nil)
+        }
+    }
+
+    // MARK: Serialized work
+
+    /// Runs `block` once the activities begun before it have finished, passing it the handler
+    /// to call when its own activity is finished. With `waitSynchronously`, it does not return
+    /// before `block` has been called (it waits for the earlier activities, running meanwhile
+    /// the work handed to ``continueAsynchronousWorkOnMainThread(_:)``); otherwise `block` may
+    /// run later on the main actor. Inside ``continueActivity(_:)``, `block` runs at once.
+    open func performActivity(
+        withSynchronousWaiting waitSynchronously: Bool, using block: @escaping (@escaping () -> Void) -> Void
+    ) {
+        if activityContinuations > 0 {
+            block {}
+            return
+        }
+        if waitSynchronously {
+            activities.waitForTurn()
+            block(activities.finisher())
+        } else {
+            activities.enqueue(block)
+        }
+    }
+
+    /// Runs `block` now, such that activities it begins with
+    /// ``performActivity(withSynchronousWaiting:using:)`` do not wait for the one in progress,
+    /// which would never finish.
+    open func continueActivity(_ block: () -> Void) {
+        activityContinuations += 1
+        defer { activityContinuations -= 1 }
+        block()
+    }
+    var activityContinuations = 0
+
+    /// Waits for the file accesses begun before it, then runs `block`; the next access starts
+    /// when `block` returns. A wait on the main thread runs meanwhile the work handed to
+    /// ``continueAsynchronousWorkOnMainThread(_:)``.
+    nonisolated open func performSynchronousFileAccess(_ block: () -> Void) {
+        fileAccesses.waitForTurn()
+        block()
+        fileAccesses.finisher()()
+    }
+
+    /// Runs `block` once the file accesses begun before it have finished, without blocking: at
+    /// once when none is under way, otherwise later, on the main queue if called on the main
+    /// thread, else on the thread that finishes the access before it. `block` is passed the
+    /// handler to call, from any thread, when its access is finished.
+    nonisolated open func performAsynchronousFileAccess(_ block: @escaping (@escaping () -> Void) -> Void) {
+        fileAccesses.enqueue(block)
+    }
+
+    /// Runs `block` on the main thread and returns first: at the next turn of the main queue,
+    /// or, when the main thread is waiting in ``performSynchronousFileAccess(_:)`` or
+    /// ``performActivity(withSynchronousWaiting:using:)``, inside that wait, which would
+    /// otherwise wait for ever for work that needs the main thread.
+    nonisolated open func continueAsynchronousWorkOnMainThread(_ block: @escaping () -> Void) {
+        SerialAccessQueue.runOnMainThread(block)
+    }
+
+    nonisolated let fileAccesses = SerialAccessQueue()
+    nonisolated let activities = SerialAccessQueue()
+
+    // MARK: Errors
+
+    /// Gives a subclass the chance to replace `error` before it is presented: ``presentError(_:)``
+    /// presents what this returns. The default returns `error`.
+    open func willPresentError(_ error: any Error) -> any Error { error }
 }
