@@ -229,6 +229,16 @@ import Foundation
             else { return refuse() }
             var probe = URLResourceValues()
             probe.name = "probe"
+            // The stored properties, in order and by type, as reflection sees them, before any
+            // bit is read through this layout: a Foundation that reordered or retyped them is
+            // refused here, not misread.
+            let stored = Mirror(reflecting: probe).children.map { "\($0.label ?? ""): \(type(of: $0.value))" }
+            guard
+                stored == [
+                    "_values: \(type(of: [URLResourceKey: Any]()))",
+                    "_keys: \(type(of: Set<URLResourceKey>()))",
+                ]
+            else { return refuse() }
             let seen = unsafeBitCast(probe, to: Self.self)
             guard seen.keys == [.nameKey], seen.values.count == 1, seen.values[.nameKey] as? String == "probe"
             else { return refuse() }

@@ -82,6 +82,12 @@ final class PresenterRegistry: Sendable {
         }
         entries.withLock { $0[ObjectIdentifier(presenter)] = Entry(presenter: presenter, item: item) }
         PresenterPublisher.shared.refresh()
+        // The watch is armed now. A change another program made between the owner's read and
+        // this moment raised no event it could see: the presenter hears of it here (one told of
+        // a change that is not one finds its item as it read it, and does nothing).
+        if let path, let seen = item.seenState, FileStatus(path: path) != seen {
+            presenter.enqueue { $0.presentedItemDidChange() }
+        }
     }
 
     func remove(_ presenter: any FilePresenter) {
