@@ -17,7 +17,10 @@ final class TLSRelay {
     /// certificate and key kept beside the authority's file `caFile`.
     init(to target: URL, caFile: String) throws {
         let folder = URL(fileURLWithPath: caFile).deletingLastPathComponent()
-        port = Self.freePort()
+        // A port the kernel picks, let go for socat to take.
+        let (listener, free) = try FaultProxy.listenOnLoopback()
+        close(listener)
+        port = free
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/socat")
         process.arguments = [
@@ -44,20 +47,6 @@ final class TLSRelay {
 
     /// The endpoint's URL as clients are given it: the name the certificate is for.
     var url: URL { URL(string: "https://localhost:\(port)")! }
-
-    /// A port of 127.0.0.1 nothing listens on now.
-    private static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = loopback(port: 0)
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 ? getsockname(fd, $0, &length) : -1
-            }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
 
     private static func accepts(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
