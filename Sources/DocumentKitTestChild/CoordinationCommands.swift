@@ -302,14 +302,6 @@ private final class ObservedTextDocument: Document {
 
 // MARK: - Helpers
 
-/// Ends the process if a test forgot it.
-private func startWatchdog() {
-    DispatchQueue.global().asyncAfter(deadline: .now() + 120) {
-        printLine("error=timed out")
-        _exit(3)
-    }
-}
-
 /// Writes a line straight to standard output, so the parent sees it at once.
 private func printLine(_ line: String) {
     let bytes = Array((line + "\n").utf8)

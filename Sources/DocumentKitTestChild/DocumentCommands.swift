@@ -24,10 +24,7 @@ func runDocumentCommand(_ name: String, _ arguments: [String]) -> Bool {
         let text = arguments[1]
         let marker = arguments.count == 3 ? URL(fileURLWithPath: arguments[2]) : nil
         let exitsByItself = name == "document-exit"
-        DispatchQueue.global().asyncAfter(deadline: .now() + 30) {
-            printUnbuffered("error=timed out")
-            _exit(3)
-        }
+        startWatchdog()
         Task { @MainActor in
             await editDocument(at: url, text: text, thenExit: exitsByItself, marker: marker)
         }

@@ -219,7 +219,7 @@ struct SteSyncTests {
                     in: try webDAV("DOCUMENTSYNC_WEBDAV_DEFAULT"), user: user, password: password)))
         // The server through a relay on a port of its own, which the test takes away and
         // brings back, as a network goes and comes.
-        let port = 20_000 + Int(getpid() % 20_000)
+        let port = Relay.freePort()
         let relay = Relay(port: port, to: server.port ?? 80)
         try relay.start()
         defer { relay.stop() }
@@ -231,10 +231,10 @@ struct SteSyncTests {
         #expect(added.status == 0, "\(added.error)")
         defer { Self.stopAgents(of: a.container) }
         a.start()
-        #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(20)))
+        #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(60)))
 
         relay.stop()
-        #expect(await a.waitForScreen(containing: "sync: offline since", timeout: .seconds(30)))
+        #expect(await a.waitForScreen(containing: "sync: offline since", timeout: .seconds(60)))
         // Typing goes on; it goes up when the server is back.
         a.keys("C-n")
         a.type("Offline")
@@ -243,13 +243,13 @@ struct SteSyncTests {
         a.type("written offline")
         #expect(await a.wait(timeout: .seconds(20)) { a.text(of: "Offline.txt") == "written offline" })
         try relay.start()
-        #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(40)))
+        #expect(await a.waitForScreen(containing: "sync: up to date", timeout: .seconds(90)))
         #expect(!a.screen.contains(password))
         // On the server: what was typed offline (the pass that said "up to date" may have
         // looked at the folder before the autosave; the next one uploads it).
         var fetched = ""
         #expect(
-            await a.wait(timeout: .seconds(20)) {
+            await a.wait(timeout: .seconds(60)) {
                 fetched = (try? runCurl(url + "Offline.txt", user: user, password: password)) ?? ""
                 return fetched == "written offline"
             }, "the server has \(fetched)")
@@ -313,8 +313,8 @@ final class Relay {
         process.standardError = FileHandle.nullDevice
         try process.run()
         self.process = process
-        // Listening before the caller goes on.
-        for _ in 0..<200 {
+        // Listening before the caller goes on: up to 20 s, socat's start on a loaded machine.
+        for _ in 0..<2000 {
             let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
@@ -329,6 +329,9 @@ final class Relay {
             if connected == 0 { return }
             usleep(10_000)
         }
+        stop()
+        throw CocoaError(
+            .fileReadUnknown, userInfo: [NSLocalizedDescriptionKey: "socat did not listen on \(port)"])
     }
 
     /// Stops the relay and every connection it forked, so that open connections break too.

@@ -508,8 +508,8 @@ extension BlockingSyncTests {
             #expect(recv(socket, &byte, 1, 0) == 1)
             close(socket)
 
-            // Only the listener is left.
-            let deadline = Date(timeIntervalSinceNow: 5)
+            // Only the listener is left (a whole test run's load can slow the proxy's threads).
+            let deadline = Date(timeIntervalSinceNow: 30)
             while fixture.proxy.openSocketCount > 1, Date() < deadline { usleep(10_000) }
             #expect(fixture.proxy.openSocketCount == 1)
             #expect(fixture.proxy.requestCount == 2)
@@ -526,7 +526,8 @@ extension BlockingSyncTests {
             usleep(50_000)
             let start = Date()
             fixture.proxy.stop()
-            #expect(Date().timeIntervalSince(start) < 1)
+            // It waits for none of them: well under the seconds an answer may take.
+            #expect(Date().timeIntervalSince(start) < 10)
             #expect(fixture.proxy.openSocketCount == 0)
             for socket in [idle, halfway] {
                 #expect(recv(socket, &byte, 1, 0) <= 0, "the proxy closed it")

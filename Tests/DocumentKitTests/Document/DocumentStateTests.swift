@@ -21,8 +21,7 @@ struct DocumentStateTests {
 
     /// The usual app observer, `queue: .main`, from the main actor under an async main: each
     /// change is one notification, delivered from the main queue after the change, in order.
-    @Test(.timeLimit(.minutes(1)))
-    func everyStateChangePostsANotificationToMainQueueObservers() async throws {
+    @Test func everyStateChangePostsANotificationToMainQueueObservers() async throws {
         let tree = try TemporaryTree()
         let url = try tree.write("v1", to: "states.txt")
         let document = TextDocument(fileURL: url)
