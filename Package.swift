@@ -74,7 +74,7 @@ let package = Package(
             // The calls of the issue-29 items that have landed, compiled as their sources wrote them.
             swiftSettings: [
                 .swiftLanguageMode(.v5), .define("DOCUMENTKIT_GAP_4"), .define("DOCUMENTKIT_GAP_5"),
-                .define("DOCUMENTKIT_GAP_6"),
+                .define("DOCUMENTKIT_GAP_6"), .define("DOCUMENTKIT_GAP_4_NONISOLATED"),
             ]),
         .target(
             name: "PortingCorpusSwift6", dependencies: ["DocumentKit"], path: "Tests/PortingCorpus/Swift6"),

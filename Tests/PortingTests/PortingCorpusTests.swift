@@ -56,6 +56,28 @@ import Testing
         #expect(state?["hasConflicts"] == false)
     }
 
+    /// icloud_storage_plus's macOS document: read on a background queue through its
+    /// `read(from:ofType:)` override (nonisolated, as Apple declares it, so the call compiles off
+    /// the main actor), and written through the four-argument `write(to:ofType:for:...)`.
+    @Test func streamingNSDocumentReadsOffTheMainThreadAndWrites() async throws {
+        let folder = try PortingScenarioTests.folder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let source = folder.appendingPathComponent("source.bin")
+        let bytes = Data((0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try bytes.write(to: source)
+
+        let copy = folder.appendingPathComponent("copies/read.bin")
+        let readError: String? = await withCheckedContinuation { done in
+            CorpusNSDocumentCalls.read(at: source, into: copy) { done.resume(returning: $0.map { "\($0)" }) }
+        }
+        #expect(readError == nil)
+        #expect(try Data(contentsOf: copy) == bytes)
+
+        let written = folder.appendingPathComponent("written.bin")
+        try CorpusNSDocumentCalls.write(from: source, to: written)
+        #expect(try Data(contentsOf: written) == bytes)
+    }
+
     /// iCloudDocumentSync's queries filter by path extension with `%K.pathExtension IN { ... }`
     /// and `LIKE`: DocumentKit's metadata predicate grammar takes both, and they select by the
     /// file name's extension as Apple's do.

@@ -671,9 +671,13 @@ extension NSDocument {
 
         /// Reads `url` through the document machinery, synchronously, for the owner: a
         /// coordinated read on the calling thread, as AppKit's `init(contentsOf:ofType:)`.
-        func readForOwner(from url: URL) throws {
+        nonisolated func readForOwner(from url: URL) throws {
             let standardized = url.standardizedFileURL
-            if standardized != fileURL, documentState.contains(.closed) { adopt(standardized) }
+            try onMainActor {
+                if standardized != self.fileURL, self.documentState.contains(.closed) {
+                    self.adopt(standardized)
+                }
+            }
             try read(from: standardized)
         }
 

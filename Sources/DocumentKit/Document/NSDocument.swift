@@ -19,8 +19,11 @@ import Synchronization
 ///     var text = ""
 ///     override class var autosavesInPlace: Bool { true }
 ///     override func data(ofType typeName: String) throws -> Data { Data(text.utf8) }
+///     // Nonisolated, as AppKit declares it; called on the main thread, as AppKit calls it
+///     // for a class that does not read concurrently.
 ///     override func read(from data: Data, ofType typeName: String) throws {
-///         text = String(decoding: data, as: UTF8.self)
+///         let text = String(decoding: data, as: UTF8.self)
+///         MainActor.assumeIsolated { self.text = text }
 ///     }
 /// }
 /// let notes = try Notes(contentsOf: url, ofType: "public.plain-text")
@@ -55,11 +58,15 @@ open class NSDocument: NSObject {
 
     /// The document that does the work: it calls back into this one for contents.
     let backing: Backing
-    private var isUntitled: Bool
+    /// Whether the document has no file yet; read by the nonisolated ``fileURL``.
+    private nonisolated var isUntitled: Bool {
+        get { untitled.withLock { $0 } }
+        set { untitled.withLock { $0 = newValue } }
+    }
+    private nonisolated let untitled = Mutex(true)
 
     /// Creates an untitled document: no file until it is saved.
     public override init() {
-        isUntitled = true
         backing = Backing(
             fileURL: FileManager.default.temporaryDirectory.appendingPathComponent(
                 "untitled-\(UUID().uuidString)"))
@@ -100,24 +107,25 @@ open class NSDocument: NSObject {
 
     // MARK: - Names and state
 
-    /// The document's file; nil while untitled.
-    open var fileURL: URL? {
-        get { isUntitled ? nil : backing.fileURL }
+    /// The document's file; nil while untitled. It follows the file when another program
+    /// moves it. Nonisolated, as AppKit's: it may be read from any thread (a background read
+    /// or write, say); setting it off the main actor waits for the main actor.
+    nonisolated open var fileURL: URL? {
+        get { isUntitled ? nil : backing.presentedItemURL }
         set {
             guard let newValue else { return }
-            backing.adopt(newValue)
+            try? onMainActor { self.backing.adopt(newValue) }
             isUntitled = false
         }
     }
 
-    /// The document's type; by default the one its file's extension names.
-    open var fileType: String? {
+    /// The document's type; by default the one its file's extension names. Nonisolated, as
+    /// AppKit's.
+    nonisolated open var fileType: String? {
         get { fileTypeStorage.withLock { $0 } }
         set { fileTypeStorage.withLock { $0 = newValue } }
     }
-    /// ``fileType``, where the members Apple declares `nonisolated` (``autosavingFileType``)
-    /// may read it from any thread.
-    nonisolated let fileTypeStorage = Mutex<String?>(nil)
+    private nonisolated let fileTypeStorage = Mutex<String?>(nil)
 
     /// When the file was last read or written by this document.
     open var fileModificationDate: Date? {
@@ -132,7 +140,8 @@ open class NSDocument: NSObject {
     }
 
     /// Whether the document saves itself in place after changes. True by default.
-    open class var autosavesInPlace: Bool { true }
+    /// Nonisolated, as AppKit's, which asks it "not always on the main thread".
+    nonisolated open class var autosavesInPlace: Bool { true }
 
     /// Whether documents of `typeName` may be read off the main thread; reads here are
     /// always off it, so the answer only documents the subclass's wish.
@@ -197,7 +206,7 @@ open class NSDocument: NSObject {
 
     /// Takes the document's contents from bytes. Override this or
     /// ``read(from:ofType:)-(FileWrapper,_)``.
-    open func read(from data: Data, ofType typeName: String) throws {
+    nonisolated open func read(from data: Data, ofType typeName: String) throws {
         throw DocumentKitError(
             .notSupported, operation: "open", url: fileURL,
             detail:
@@ -212,7 +221,7 @@ open class NSDocument: NSObject {
 
     /// Takes the document's contents from a file wrapper; by default the bytes of a regular
     /// file go to ``read(from:ofType:)-(Data,_)``.
-    open func read(from fileWrapper: FileWrapper, ofType typeName: String) throws {
+    nonisolated open func read(from fileWrapper: FileWrapper, ofType typeName: String) throws {
         guard fileWrapper.isRegularFile, let data = fileWrapper.regularFileContents else {
             throw DocumentKitError(
                 .wrongFileType, operation: "open", url: fileURL,
@@ -223,14 +232,17 @@ open class NSDocument: NSObject {
 
     /// Reads the file at `url`: a coordinated read handing its contents to
     /// ``read(from:ofType:)-(FileWrapper,_)``. Leaves the document without unsaved changes.
-    open func read(from url: URL, ofType typeName: String) throws {
+    nonisolated open func read(from url: URL, ofType typeName: String) throws {
         try backing.readForOwner(from: url)
     }
 
     /// Writes the document's contents to `url`, where nothing is yet: ``fileWrapper(ofType:)``
-    /// written out. The document's own saves write through the same contents, safely.
-    open func write(to url: URL, ofType typeName: String) throws {
-        try fileWrapper(ofType: typeName).write(to: url, options: [], originalContentsURL: nil)
+    /// (asked on the main actor, where it is isolated) written out on the calling thread. The
+    /// document's own saves write through the same contents, safely.
+    nonisolated open func write(to url: URL, ofType typeName: String) throws {
+        nonisolated(unsafe) var contents: FileWrapper?
+        try onMainActor { contents = try self.fileWrapper(ofType: typeName) }
+        try contents?.write(to: url, options: [], originalContentsURL: nil)
     }
 
     // MARK: - Saving, reverting, closing
@@ -443,14 +455,15 @@ open class NSDocument: NSObject {
     /// autosaving off for the document, as in AppKit: neither the quiet-delay timer nor
     /// ``autosave(withImplicitCancellability:completionHandler:)`` saves it (the answer is read
     /// when the document opens or is saved, and by each autosave call).
-    nonisolated open var autosavingFileType: String? {
-        // A subclass's fileType where it can be asked (the main actor); the stored one elsewhere.
-        isOnMainQueue ? MainActor.assumeIsolated { fileType } : fileTypeStorage.withLock { $0 }
-    }
+    nonisolated open var autosavingFileType: String? { fileType }
 
     /// Where autosaved contents are kept when the document autosaves elsewhere. Documents here
     /// autosave in place, into their own file, so it stays nil unless set.
-    open var autosavedContentsFileURL: URL?
+    nonisolated open var autosavedContentsFileURL: URL? {
+        get { autosavedContents.withLock { $0 } }
+        set { autosavedContents.withLock { $0 = newValue } }
+    }
+    private nonisolated let autosavedContents = Mutex<URL?>(nil)
 
     /// Whether the document has changes no autosave has written yet. An autosave writes the
     /// document's own file here, so these are its unsaved changes.
@@ -510,7 +523,9 @@ open class NSDocument: NSObject {
     ///
     /// - Throws: ``DocumentKitError`` naming the file, or what the subclass's writing throws;
     ///   the file at `url` is then untouched.
-    open func writeSafely(to url: URL, ofType typeName: String, for saveOperation: SaveOperationType) throws {
+    nonisolated open func writeSafely(
+        to url: URL, ofType typeName: String, for saveOperation: SaveOperationType
+    ) throws {
         let original = FileManager.default.fileExists(atPath: url.path) ? url : nil
         let attributes = try fileAttributesToWrite(
             to: url, ofType: typeName, for: saveOperation, originalContentsURL: original)
@@ -524,7 +539,7 @@ open class NSDocument: NSObject {
     /// Writes the document to `url`, where nothing is yet, for `saveOperation`; the original
     /// file, if any, is at `absoluteOriginalContentsURL`. The default calls
     /// ``write(to:ofType:)``.
-    open func write(
+    nonisolated open func write(
         to url: URL, ofType typeName: String, for saveOperation: SaveOperationType,
         originalContentsURL absoluteOriginalContentsURL: URL?
     ) throws {
@@ -535,7 +550,7 @@ open class NSDocument: NSObject {
     /// `FileAttributeKey` raw values. None by default (AppKit's adds Finder's type codes and
     /// hidden-extension flag, which Linux files do not have); the original's permissions are
     /// kept regardless.
-    open func fileAttributesToWrite(
+    nonisolated open func fileAttributesToWrite(
         to url: URL, ofType typeName: String, for saveOperation: SaveOperationType,
         originalContentsURL absoluteOriginalContentsURL: URL?
     ) throws -> [String: Any] {

@@ -14,7 +14,8 @@ class PlainNotes: NSDocument {
     override func data(ofType typeName: String) throws -> Data { Data(text.utf8) }
 
     override func read(from data: Data, ofType typeName: String) throws {
-        text = String(decoding: data, as: UTF8.self)
+        let text = String(decoding: data, as: UTF8.self)
+        MainActor.assumeIsolated { self.text = text }
     }
 
     /// The user types `newText`.
@@ -40,7 +41,7 @@ final class MemberNotes: PlainNotes {
         to url: URL, ofType typeName: String, for saveOperation: SaveOperationType,
         originalContentsURL absoluteOriginalContentsURL: URL?
     ) throws {
-        writes.append((url, absoluteOriginalContentsURL, saveOperation))
+        MainActor.assumeIsolated { writes.append((url, absoluteOriginalContentsURL, saveOperation)) }
         try super.write(
             to: url, ofType: typeName, for: saveOperation, originalContentsURL: absoluteOriginalContentsURL)
     }
@@ -120,6 +121,37 @@ func inTurns(_ condition: () -> Bool) async -> Bool {
         #expect(
             !document.canAsynchronouslyWrite(
                 to: URL(fileURLWithPath: "/tmp/x"), ofType: "public.data", for: .saveOperation))
+    }
+
+    /// Apple declares the reading and writing methods, `fileURL` and `fileType` nonisolated, and
+    /// libraries read documents on background queues: the default `read(from: URL, ofType:)`
+    /// reads the file on the calling thread and hands the bytes to `read(from: Data, ofType:)`
+    /// on the main thread; `write(to:ofType:)` asks `fileWrapper(ofType:)` there and writes
+    /// on the calling thread.
+    @Test func aDocumentIsReadAndWrittenFromABackgroundThread() async throws {
+        let tree = try TemporaryTree()
+        let url = try tree.write("first", to: "open.txt")
+        let document = try PlainNotes(contentsOf: url, ofType: "public.plain-text")
+        let other = try tree.write("from the background", to: "other.txt")
+        let copy = tree.file("copy.txt")
+        let seen: (url: URL?, type: String?, error: String?) = await withCheckedContinuation { done in
+            Thread.detachNewThread {
+                do {
+                    try document.read(from: other, ofType: "public.plain-text")
+                    try document.write(to: copy, ofType: "public.plain-text")
+                    done.resume(returning: (document.fileURL, document.fileType, nil))
+                } catch {
+                    done.resume(returning: (nil, nil, "\(error)"))
+                }
+            }
+        }
+        #expect(seen.error == nil)
+        #expect(seen.url?.standardizedFileURL == url.standardizedFileURL, "its file stays the one it opened")
+        #expect(seen.type == "public.plain-text")
+        #expect(document.text == "from the background")
+        #expect(fileText(copy) == "from the background")
+        #expect(fileText(url) == "first", "reading other contents writes nothing")
+        _ = await document.close()
     }
 
     @Test func typesComeFromTheClassAndExportsMayWriteForeignTypes() {

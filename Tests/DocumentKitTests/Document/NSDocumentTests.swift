@@ -16,8 +16,11 @@ final class NotesDocument: NSDocument {
 
     override func read(from data: Data, ofType typeName: String) throws {
         guard let text = String(data: data, encoding: .utf8) else { throw CocoaError(.fileReadCorruptFile) }
-        self.text = text
-        reloads += 1
+        // Nonisolated, as AppKit's; DocumentKit, as AppKit, calls it on the main thread.
+        MainActor.assumeIsolated {
+            self.text = text
+            reloads += 1
+        }
     }
 }
 

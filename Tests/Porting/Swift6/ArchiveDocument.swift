@@ -84,8 +84,11 @@ public final class ArchiveDocument: NSDocument {
         Data(entries.joined(separator: "\n").utf8)
     }
 
+    // Nonisolated, as AppKit declares it; called on the main thread unless the class reads
+    // concurrently (canConcurrentlyReadDocuments), which this one does not.
     public override func read(from data: Data, ofType typeName: String) throws {
-        entries = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        let entries = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        MainActor.assumeIsolated { self.entries = entries }
     }
 
     public func add(_ entry: String) {

@@ -54,11 +54,18 @@ public final class SketchDocument: NSDocument {
         guard
             let list = try PropertyListSerialization.propertyList(from: data, format: nil) as? [[String: Any]]
         else { throw CocoaError(.fileReadCorruptFile) }
-        shapes = list.compactMap { entry in
+        let entries = list.compactMap { entry -> (name: String, x: Double)? in
             guard let name = entry["name"] as? String, let x = entry["x"] as? Double else { return nil }
-            let shape = Shape(name: name, x: x)
-            shape.document = self
-            return shape
+            return (name, x)
+        }
+        // read(from:ofType:) is nonisolated, as AppKit declares it; AppKit calls it on the
+        // main thread for a class that does not read concurrently.
+        MainActor.assumeIsolated {
+            shapes = entries.map { entry in
+                let shape = Shape(name: entry.name, x: entry.x)
+                shape.document = self
+                return shape
+            }
         }
     }
 }

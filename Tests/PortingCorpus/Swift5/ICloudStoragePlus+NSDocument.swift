@@ -72,7 +72,7 @@ public enum CorpusNSDocumentCalls {
     public static func read(at url: URL, into destination: URL, completion: @escaping (Error?) -> Void) {
         let document = CorpusStreamingNSDocument()
         document.destinationURL = destination
-        #if DOCUMENTKIT_GAP_4_NONISOLATED  // GAP 4 (open): Apple's read(from:ofType:) and write(to:ofType:) are `nonisolated`, DocumentKit's main-actor
+        #if DOCUMENTKIT_GAP_4_NONISOLATED  // GAP 4 (fixed): Apple's read(from:ofType:) and write(to:ofType:) are `nonisolated`, as DocumentKit's now are
             DispatchQueue.global(qos: .userInitiated).async {
                 defer { DispatchQueue.main.async { document.close() } }
                 do {
