@@ -63,7 +63,10 @@ public final class FileCoordinator: Sendable {
 
     /// The presenter this coordinator acts for: it is never messaged about this
     /// coordinator's own accesses.
-    public var filePresenter: (any FilePresenter)? { ownPresenter?.presenter }
+    public var filePresenter: (any FilePresenter)? { givenPresenter?.presenter }
+    private let givenPresenter: PresenterReference?
+    /// The registered presenter this coordinator's accesses leave out: the given one, or the
+    /// one it stands in for (an `NSDocument`'s machinery).
     private let ownPresenter: PresenterReference?
 
     /// How long a presenter may take to answer before the access goes on without it.
@@ -81,7 +84,10 @@ public final class FileCoordinator: Sendable {
 
     /// Creates a coordinator acting for `filePresenter`, or for no presenter.
     public init(filePresenter: (any FilePresenter)? = nil) {
-        ownPresenter = filePresenter.map(PresenterReference.init)
+        givenPresenter = filePresenter.map(PresenterReference.init)
+        ownPresenter = filePresenter.map {
+            PresenterReference(($0 as? any PresenterStandIn)?.presenterStoodInFor ?? $0)
+        }
     }
 
     /// A string naming what this coordinator's accesses are for, as Apple's is: coordinators
@@ -288,11 +294,11 @@ public final class FileCoordinator: Sendable {
             zip(accesses, paths).allSatisfy { access, path in Self.covers(held, path, access.lockMode) }
         }
         if alreadyHeld { return try body(accesses.map(\.url)) }
-        if let own = filePresenter {
+        if let own = ownPresenter?.presenter {
             PresenterRegistry.shared.beginOwnAccess(of: own)
         }
         defer {
-            if let own = filePresenter { PresenterRegistry.shared.endOwnAccess(of: own) }
+            if let own = ownPresenter?.presenter { PresenterRegistry.shared.endOwnAccess(of: own) }
         }
 
         let timeout = Self.presenterTimeout
@@ -310,7 +316,7 @@ public final class FileCoordinator: Sendable {
             events[index].itemExisted = FileStatus(path: events[index].path) != nil
         }
         let sessions = events.map {
-            LocalPresenterSession(event: $0, excluding: filePresenter, timeout: timeout)
+            LocalPresenterSession(event: $0, excluding: ownPresenter?.presenter, timeout: timeout)
         }
         let remote = events.indices.map {
             RemotePresenters.shared.prepare(events[$0], processes: remoteProcesses[$0], timeout: timeout)
@@ -334,7 +340,7 @@ public final class FileCoordinator: Sendable {
                     itemExists: told && FileStatus(path: destination ?? event.path) != nil)
                 session.finish(outcome)
                 remote[index].finish(outcome)
-                if event.kind == .write, let own = filePresenter {
+                if event.kind == .write, let own = ownPresenter?.presenter {
                     // Never messaged about its own access, but it must not hear of it from inotify either.
                     if let destination {
                         PresenterRegistry.shared.updatePath(of: own, to: destination)

@@ -136,3 +136,11 @@ enum FilePresenterDefaults {
         return queue
     }()
 }
+
+/// A presenter another registered presenter acts for: a coordinator given it leaves that one
+/// out of its own accesses. An `NSDocument` is one: the document machinery behind it is
+/// the presenter registered, and `FileCoordinator(filePresenter: document)` must not message
+/// the document about the document's own writes.
+package protocol PresenterStandIn: FilePresenter {
+    var presenterStoodInFor: any FilePresenter { get }
+}

@@ -531,9 +531,13 @@ open class Document {
         // At once, not on the main actor's next turn: a save waiting for the mover's lock
         // must see that its file is gone elsewhere.
         presentedItem.state.withLock { $0.url = moved }
-        noteMetadataChange(at: moved)
+        let unchanged = noteMetadataChange(at: moved)
         Task { @MainActor in
             self.fileURL = moved
+            // Changed as well as moved: a change looked at while the file was away from the
+            // path the document knew found nothing there, and no event will come again for it
+            // (written in place, then moved away and back at once). It is looked at here.
+            if !unchanged { await self.fileChangedElsewhere() }
         }
     }
 
@@ -632,7 +636,6 @@ public struct AutosaveConfiguration: Sendable {
 extension NSDocument {
     /// The document machinery the `NSDocument` drives.
     final class Backing: Document {
-        weak var owner: NSDocument?
         var lastError: (any Error)?
 
         override func contents(forType typeName: String) throws -> Any {
@@ -656,17 +659,130 @@ extension NSDocument {
             finishedHandlingError(error, recovered: false)
         }
 
+        weak var owner: NSDocument? {
+            didSet { presentingOwner.withLock { $0.document = owner } }
+        }
+        /// ``owner``, for the presenter calls, which come on the presenter queue.
+        private nonisolated let presentingOwner = Mutex(WeakOwner())
+        struct WeakOwner: Sendable { weak var document: NSDocument? }
+
+        // The coordinator knows this object as the presenter: each call goes to the owner's
+        // member of the same name, at once on the queue it came on, so that a subclass's
+        // override of it is the one called, as AppKit calls the document's; the owner's
+        // default comes back to the machinery's below.
+
+        private nonisolated var presentingDocument: NSDocument? {
+            presentingOwner.withLock { $0.document }
+        }
+
+        nonisolated override var presentedItemURL: URL? {
+            presentingDocument?.presentedItemURL ?? super.presentedItemURL
+        }
+
+        nonisolated override var presentedItemOperationQueue: OperationQueue {
+            presentingDocument?.presentedItemOperationQueue ?? super.presentedItemOperationQueue
+        }
+
+        nonisolated override func savePresentedItemChanges(
+            completionHandler: @escaping @Sendable ((any Error)?) -> Void
+        ) {
+            guard let document = presentingDocument else {
+                return super.savePresentedItemChanges(completionHandler: completionHandler)
+            }
+            document.savePresentedItemChanges(completionHandler: completionHandler)
+        }
+
+        nonisolated override func accommodatePresentedItemDeletion(
+            completionHandler: @escaping @Sendable ((any Error)?) -> Void
+        ) {
+            guard let document = presentingDocument else {
+                return super.accommodatePresentedItemDeletion(completionHandler: completionHandler)
+            }
+            document.accommodatePresentedItemDeletion(completionHandler: completionHandler)
+        }
+
+        nonisolated override func relinquishPresentedItem(
+            toReader reader: @escaping @Sendable ((@Sendable () -> Void)?) -> Void
+        ) {
+            guard let document = presentingDocument else {
+                return super.relinquishPresentedItem(toReader: reader)
+            }
+            document.relinquishPresentedItem(toReader: reader)
+        }
+
+        nonisolated override func relinquishPresentedItem(
+            toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void
+        ) {
+            guard let document = presentingDocument else {
+                return super.relinquishPresentedItem(toWriter: writer)
+            }
+            document.relinquishPresentedItem(toWriter: writer)
+        }
+
         nonisolated override func presentedItemDidChange() {
-            Task { @MainActor in self.owner?.presentedItemDidChange() }
+            guard let document = presentingDocument else { return super.presentedItemDidChange() }
+            document.presentedItemDidChange()
         }
 
         nonisolated override func presentedItemDidMove(to newURL: URL) {
-            Task { @MainActor in self.owner?.presentedItemDidMove(to: newURL) }
+            guard let document = presentingDocument else { return super.presentedItemDidMove(to: newURL) }
+            document.presentedItemDidMove(to: newURL)
         }
 
+        nonisolated override func presentedItemDidGain(_ version: FileVersion) {
+            guard let document = presentingDocument else { return super.presentedItemDidGain(version) }
+            document.presentedItemDidGain(version)
+        }
+
+        nonisolated override func presentedItemDidLose(_ version: FileVersion) {
+            guard let document = presentingDocument else { return super.presentedItemDidLose(version) }
+            document.presentedItemDidLose(version)
+        }
+
+        nonisolated override func presentedItemDidResolveConflict(_ version: FileVersion) {
+            guard let document = presentingDocument else {
+                return super.presentedItemDidResolveConflict(version)
+            }
+            document.presentedItemDidResolveConflict(version)
+        }
+
+        // The machinery's own answers, the owner's defaults.
+        nonisolated var defaultPresentedItemURL: URL? { super.presentedItemURL }
+        nonisolated var defaultPresentedItemOperationQueue: OperationQueue {
+            super.presentedItemOperationQueue
+        }
+        nonisolated func defaultSavePresentedItemChanges(
+            completionHandler: @escaping @Sendable ((any Error)?) -> Void
+        ) {
+            super.savePresentedItemChanges(completionHandler: completionHandler)
+        }
+        nonisolated func defaultAccommodatePresentedItemDeletion(
+            completionHandler: @escaping @Sendable ((any Error)?) -> Void
+        ) {
+            super.accommodatePresentedItemDeletion(completionHandler: completionHandler)
+        }
+        nonisolated func defaultRelinquishPresentedItem(
+            toReader reader: @escaping @Sendable ((@Sendable () -> Void)?) -> Void
+        ) {
+            super.relinquishPresentedItem(toReader: reader)
+        }
+        nonisolated func defaultRelinquishPresentedItem(
+            toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void
+        ) {
+            super.relinquishPresentedItem(toWriter: writer)
+        }
         nonisolated func defaultPresentedItemDidChange() { super.presentedItemDidChange() }
         nonisolated func defaultPresentedItemDidMove(to newURL: URL) {
             super.presentedItemDidMove(to: newURL)
+        }
+        nonisolated func defaultPresentedItemDidGain(_ version: FileVersion) {
+            super.presentedItemDidGain(version)
+        }
+        nonisolated func defaultPresentedItemDidLose(_ version: FileVersion) {
+            super.presentedItemDidLose(version)
+        }
+        nonisolated func defaultPresentedItemDidResolveConflict(_ version: FileVersion) {
+            super.presentedItemDidResolveConflict(version)
         }
 
         /// Reads `url` through the document machinery, synchronously, for the owner: a

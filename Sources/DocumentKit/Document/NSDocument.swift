@@ -111,7 +111,7 @@ open class NSDocument: NSObject {
     /// moves it. Nonisolated, as AppKit's: it may be read from any thread (a background read
     /// or write, say); setting it off the main actor waits for the main actor.
     nonisolated open var fileURL: URL? {
-        get { isUntitled ? nil : backing.presentedItemURL }
+        get { isUntitled ? nil : backing.defaultPresentedItemURL }
         set {
             guard let newValue else { return }
             try? onMainActor { self.backing.adopt(newValue) }
@@ -338,7 +338,51 @@ open class NSDocument: NSObject {
         await backing.close()
     }
 
-    // MARK: - Presenting (overridable)
+    // MARK: - Presenting (NSFilePresenter, overridable)
+
+    // A document is its file's presenter, as AppKit's NSDocument is: coordinators in this and
+    // other programs call these on ``presentedItemOperationQueue``, and a subclass's override
+    // is the one called. A coordinator made with the document
+    // (`NSFileCoordinator(filePresenter: self)`) never messages it about its own accesses.
+
+    /// The presented file: the document's.
+    nonisolated open var presentedItemURL: URL? { backing.defaultPresentedItemURL }
+
+    /// The serial queue the presenter calls come on.
+    nonisolated open var presentedItemOperationQueue: OperationQueue {
+        backing.defaultPresentedItemOperationQueue
+    }
+
+    /// Another program is about to read or write the file: unsaved changes are saved first,
+    /// then `completionHandler` is called with nil or the save's error.
+    nonisolated open func savePresentedItemChanges(
+        completionHandler: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        backing.defaultSavePresentedItemChanges(completionHandler: completionHandler)
+    }
+
+    /// The file is about to be deleted by a coordinated writer: unsaved changes are kept
+    /// (see ``Document``) and the document closes.
+    nonisolated open func accommodatePresentedItemDeletion(
+        completionHandler: @escaping @Sendable ((any Error)?) -> Void
+    ) {
+        backing.defaultAccommodatePresentedItemDeletion(completionHandler: completionHandler)
+    }
+
+    /// Another program is about to read the file: the document lets it at once.
+    nonisolated open func relinquishPresentedItem(
+        toReader reader: @escaping @Sendable ((@Sendable () -> Void)?) -> Void
+    ) {
+        backing.defaultRelinquishPresentedItem(toReader: reader)
+    }
+
+    /// Another program is about to write the file: the document lets it at once (its own
+    /// saves wait behind the writer and check the file after).
+    nonisolated open func relinquishPresentedItem(
+        toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void
+    ) {
+        backing.defaultRelinquishPresentedItem(toWriter: writer)
+    }
 
     /// Another writer changed the file: the document reloads it, its unsaved changes kept as a
     /// conflict version first (see ``Document``).
@@ -349,6 +393,22 @@ open class NSDocument: NSObject {
     /// The file moved: ``fileURL`` follows it.
     nonisolated open func presentedItemDidMove(to newURL: URL) {
         backing.defaultPresentedItemDidMove(to: newURL)
+    }
+
+    /// A version of the file appeared (a conflict from another device, say): the document's
+    /// conflict state is brought up to date.
+    nonisolated open func presentedItemDidGain(_ version: FileVersion) {
+        backing.defaultPresentedItemDidGain(version)
+    }
+
+    /// A version of the file went away.
+    nonisolated open func presentedItemDidLose(_ version: FileVersion) {
+        backing.defaultPresentedItemDidLose(version)
+    }
+
+    /// A conflict version of the file was resolved.
+    nonisolated open func presentedItemDidResolveConflict(_ version: FileVersion) {
+        backing.defaultPresentedItemDidResolveConflict(version)
     }
 
     /// Errors from the document's own work, as ``Document/handleError(_:userInteractionPermitted:)``;
@@ -690,4 +750,9 @@ open class NSDocument: NSObject {
     /// Gives a subclass the chance to replace `error` before it is presented: ``presentError(_:)``
     /// presents what this returns. The default returns `error`.
     open func willPresentError(_ error: any Error) -> any Error { error }
+}
+
+extension NSDocument: FilePresenter, PresenterStandIn {
+    /// The machinery behind the document is the presenter the coordinator knows.
+    nonisolated package var presenterStoodInFor: any FilePresenter { backing }
 }

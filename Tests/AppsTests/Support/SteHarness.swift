@@ -188,8 +188,9 @@ final class SteSession {
         (try? Data(contentsOf: file(name))).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    /// Polls `condition` every 50 ms until it holds or `timeout` passes.
-    func wait(timeout: Duration = .seconds(10), until condition: () -> Bool) async -> Bool {
+    /// Polls `condition` every 50 ms until it holds or `timeout` passes (long by default: a
+    /// bound on a failure, not a wait a test relies on, and a loaded run is slow).
+    func wait(timeout: Duration = .seconds(30), until condition: () -> Bool) async -> Bool {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         while clock.now < deadline {

@@ -284,6 +284,29 @@ final class PresentedTextDocument: Document {
         #expect(try FileManager.default.contentsOfDirectory(atPath: tree.url.path) == [])
     }
 
+    /// Another program writes the file in place and moves it away at once (the adversarial
+    /// writer test lost a word so: its document took no notice of the write and went on
+    /// showing, as saved, a text no longer on disk). The change, looked at while the file was
+    /// gone from the document's path, is looked at again where the file went: the document
+    /// keeps what it showed as history and loads the other program's text.
+    @MainActor
+    @Test func aWriteFollowedAtOnceByAMoveIsReloaded() async throws {
+        let tree = try TemporaryTree()
+        let file = try tree.write("saved by the document", to: "notes.txt")
+        let away = tree.file("away.txt")
+        let document = PresentedTextDocument(fileURL: file)
+        document.versionStore = VersionStore(root: tree.file("store"))
+        try #require(await document.open())
+
+        try shell("printf theirs > '\(file.path)' && mv '\(file.path)' '\(away.path)'")
+        #expect(await waitUntil { document.fileURL.lastPathComponent == "away.txt" }, "\(document.fileURL)")
+        #expect(await waitUntil(timeout: .seconds(20)) { document.text == "theirs" }, "\(document.text)")
+        document.versionStore?.waitUntilIdle()
+        let history = document.versionStore?.otherVersionsOfItem(at: away).compactMap(contents(of:)) ?? []
+        #expect(history.contains("saved by the document"), "\(history)")
+        #expect(await document.close())
+    }
+
     @MainActor
     @Test func uncoordinatedMoveAndRemovalReachAnOpenDocument() async throws {
         let tree = try TemporaryTree()

@@ -64,6 +64,28 @@ final class MemberNotes: PlainNotes {
     }
 }
 
+/// A text document that notes the presenter calls it is given, each passed on to AppKit's.
+final class PresentingNotes: PlainNotes {
+    let calls = Mutex<[String]>([])
+
+    override func savePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
+        calls.withLock { $0.append("save") }
+        super.savePresentedItemChanges(completionHandler: completionHandler)
+    }
+
+    override func relinquishPresentedItem(
+        toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void
+    ) {
+        calls.withLock { $0.append("relinquish to writer") }
+        super.relinquishPresentedItem(toWriter: writer)
+    }
+
+    override func presentedItemDidChange() {
+        calls.withLock { $0.append("did change") }
+        super.presentedItemDidChange()
+    }
+}
+
 /// A class whose documents are never autosaved: its autosaving type is nil.
 final class NeverAutosavedNotes: PlainNotes {
     override var autosavingFileType: String? { nil }
@@ -151,6 +173,40 @@ func inTurns(_ condition: () -> Bool) async -> Bool {
         #expect(document.text == "from the background")
         #expect(fileText(copy) == "from the background")
         #expect(fileText(url) == "first", "reading other contents writes nothing")
+        _ = await document.close()
+    }
+
+    /// The document is its file's presenter, as AppKit's: another writer's coordinated write
+    /// goes through the subclass's overrides (save first, let the writer in, hear of the
+    /// change and reload), and a coordinator made with the document itself, as a subclass
+    /// makes one for its own writes, never messages it (the document may still find, on its
+    /// own, that the file is not what it last read or wrote).
+    @Test func theDocumentPresentsItsFileAndItsOwnCoordinatorLeavesItOut() async throws {
+        let tree = try TemporaryTree()
+        let url = try tree.write("first", to: "presented.txt")
+        let document = try PresentingNotes(contentsOf: url, ofType: "public.plain-text")
+        #expect(document.presentedItemURL?.standardizedFileURL == url.standardizedFileURL)
+        document.type("typed")
+
+        try await onBackground {
+            try FileCoordinator(filePresenter: nil).coordinate(writingItemAt: url, options: []) { url in
+                #expect(fileText(url) == "typed", "the unsaved text was saved before the write")
+                try Data("theirs".utf8).write(to: url)
+            }
+        }
+        #expect(await waitUntil { document.text == "theirs" }, "\(document.text)")
+        #expect(document.calls.withLock { $0 } == ["save", "relinquish to writer", "did change"])
+
+        document.calls.withLock { $0 = [] }
+        let coordinator = FileCoordinator(filePresenter: document)
+        #expect(coordinator.filePresenter === document)
+        try await onBackground {
+            try coordinator.coordinate(writingItemAt: url, options: []) { url in
+                try Data("its own".utf8).write(to: url)
+            }
+        }
+        try await Task.sleep(for: .seconds(1))
+        #expect(document.calls.withLock { $0 }.isEmpty, "\(document.calls.withLock { $0 })")
         _ = await document.close()
     }
 
