@@ -52,13 +52,9 @@ public final class AESGCM {
         guard EVP_EncryptInit_ex2(context, nil, nil, libcryptoBytes(nonce), nil) == 1 else {
             throw VaultError(.libcrypto, LibCryptoErrors.drain("AES-256-GCM nonce"))
         }
+        try sealing.authenticate(
+            additionalData.filter { !$0.isEmpty }, operation: "AES-256-GCM additional data")
         var written: Int32 = 0
-        for piece in additionalData where !piece.isEmpty {
-            guard EVP_EncryptUpdate(context, nil, &written, libcryptoBytes(piece), Int32(piece.count)) == 1
-            else {
-                throw VaultError(.libcrypto, LibCryptoErrors.drain("AES-256-GCM additional data"))
-            }
-        }
         let output = ciphertext.baseAddress?.assumingMemoryBound(to: UInt8.self)
         if !plaintext.isEmpty {
             guard
@@ -89,13 +85,9 @@ public final class AESGCM {
                 UnsafeMutableRawPointer(mutating: tag.baseAddress))
                 == 1
         else { throw VaultError(.libcrypto, LibCryptoErrors.drain("AES-256-GCM nonce")) }
+        try opening.authenticate(
+            additionalData.filter { !$0.isEmpty }, operation: "AES-256-GCM additional data")
         var written: Int32 = 0
-        for piece in additionalData where !piece.isEmpty {
-            guard EVP_DecryptUpdate(context, nil, &written, libcryptoBytes(piece), Int32(piece.count)) == 1
-            else {
-                throw VaultError(.libcrypto, LibCryptoErrors.drain("AES-256-GCM additional data"))
-            }
-        }
         let output = plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self)
         if !ciphertext.isEmpty {
             guard

@@ -121,23 +121,11 @@ public enum AESSIV {
         }
     }
 
-    /// Each associated datum as one S2V string. An empty one still counts (a vault's root
-    /// folder ID), so it is passed through a pointer that is not null: a null input is how
-    /// libcrypto's SIV is told to finish.
     private static func authenticate(_ associatedData: [Data], in context: CipherContext, operation: String)
         throws
     {
-        var placeholder: UInt8 = 0
         for datum in associatedData {
-            let done = datum.withUnsafeBytes { datum in
-                var written: Int32 = 0
-                return withUnsafePointer(to: &placeholder) { placeholder in
-                    EVP_CipherUpdate(
-                        context.pointer, nil, &written, datum.isEmpty ? placeholder : libcryptoBytes(datum),
-                        Int32(datum.count)) == 1
-                }
-            }
-            guard done else { throw VaultError(.libcrypto, LibCryptoErrors.drain(operation)) }
+            try datum.withUnsafeBytes { try context.authenticate([$0], operation: operation) }
         }
     }
 
@@ -237,6 +225,19 @@ final class CipherContext {
     }
 
     deinit { EVP_CIPHER_CTX_free(pointer) }
+
+    /// Gives the cipher `pieces` of associated data, one call each: AES-SIV takes each as one of
+    /// S2V's strings, an empty one too (a vault's root folder ID). An empty piece goes by a
+    /// pointer that is not null, since a null input is how libcrypto's SIV is told to finish.
+    func authenticate(_ pieces: [UnsafeRawBufferPointer], operation: String) throws {
+        for piece in pieces {
+            var written: Int32 = 0
+            guard EVP_CipherUpdate(pointer, nil, &written, libcryptoBytes(piece), Int32(piece.count)) == 1
+            else {
+                throw VaultError(.libcrypto, LibCryptoErrors.drain(operation))
+            }
+        }
+    }
 }
 
 /// The ciphers the vault uses, fetched from libcrypto's default provider once: a fetch looks

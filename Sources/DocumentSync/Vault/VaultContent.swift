@@ -138,9 +138,11 @@ public final class VaultContentEncryptor {
     public func update(_ plaintext: Data) throws -> Data {
         precondition(!finished, "update after finish")
         var output = Data()
-        output.reserveCapacity(
-            (pending.count + plaintext.count) / VaultContent.chunkPlaintextCount
-                * VaultContent.chunkCiphertextCount)
+        // Reserved only when a chunk is sealed here, so that the output is never left empty
+        // with room reserved: Foundation's Data (Swift 6.3.1) traps when an empty Data is
+        // appended to one of those.
+        let chunks = (pending.count + plaintext.count) / VaultContent.chunkPlaintextCount
+        if chunks > 0 { output.reserveCapacity(chunks * VaultContent.chunkCiphertextCount) }
         try plaintext.withUnsafeBytes { input in
             var offset = 0
             if !pending.isEmpty {

@@ -196,12 +196,20 @@ func runPycryptomator(_ arguments: [String], passphrase: String) throws {
     var environment = ProcessInfo.processInfo.environment
     environment["PYCRYPTOMATOR_PASSPHRASE"] = passphrase
     process.environment = environment
-    let errors = Pipe()
+    // Its standard error goes to a file, read once it has exited: a pipe read by Foundation's
+    // readDataToEndOfFile traps when a signal (another test's child ending) interrupts it.
+    let scratch = try TemporaryFolder()
+    let errorsFile = scratch.file("stderr")
+    guard FileManager.default.createFile(atPath: errorsFile.path, contents: nil) else {
+        throw VaultTestFailure(description: "cannot make \(errorsFile.path)")
+    }
+    let errors = try FileHandle(forWritingTo: errorsFile)
+    defer { try? errors.close() }
     process.standardError = errors
     process.standardOutput = FileHandle.nullDevice
     try process.run()
-    let said = errors.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
+    let said = (try? Data(contentsOf: errorsFile)) ?? Data()
     guard process.terminationStatus == 0 else {
         throw VaultTestFailure(
             description:
