@@ -102,16 +102,20 @@ struct VaultFileHeader {
 
 /// Encrypts a file's contents as they come, a chunk at a time: never the whole file in memory.
 ///
-/// Give it the plaintext in pieces of any size with ``update(_:)``, then call ``finish()``;
-/// write ``header`` first, then everything the two return, in order.
+/// Give it the plaintext in pieces of any size with ``update(_:to:)``, then call
+/// ``finish(to:)``; write ``header`` first, then every chunk the two hand to `sink`, in order.
+/// Each chunk is sealed into one buffer the encryptor keeps, so a file of any size costs no
+/// allocation a chunk. ``update(_:)`` and ``finish()`` return the chunks as `Data` instead.
 ///
 /// For example:
 ///
 /// ```swift
 /// let encryptor = try VaultContentEncryptor(keys: keys)
-/// output.write(encryptor.header)
-/// while let piece = try input.read(upToCount: 1 << 20) { output.write(try encryptor.update(piece)) }
-/// output.write(try encryptor.finish())
+/// try output.write(encryptor.header)
+/// while let piece = try input.read(upToCount: 1 << 20) {
+///     try piece.withUnsafeBytes { try encryptor.update($0) { try output.write($0) } }
+/// }
+/// try encryptor.finish { try output.write($0) }
 /// ```
 public final class VaultContentEncryptor {
     /// The file's header, to be written before any chunk.
@@ -120,6 +124,8 @@ public final class VaultContentEncryptor {
     private let headerNonce: Data
     private let cipher: AESGCM
     private var pending: [UInt8] = []
+    private let sealed = UnsafeMutableRawBufferPointer.allocate(
+        byteCount: VaultContent.chunkCiphertextCount, alignment: 16)
     private var chunkNumber: UInt64 = 0
     private var finished = false
 
@@ -134,79 +140,93 @@ public final class VaultContentEncryptor {
         pending.reserveCapacity(VaultContent.chunkPlaintextCount)
     }
 
+    deinit { sealed.deallocate() }
+
+    /// Seals the chunks that `plaintext` completes, handing each to `sink` (valid only during
+    /// the call); the rest is kept for the next call.
+    public func update(_ plaintext: UnsafeRawBufferPointer, to sink: (UnsafeRawBufferPointer) throws -> Void)
+        throws
+    {
+        precondition(!finished, "update after finish")
+        var offset = 0
+        if !pending.isEmpty {
+            let take = Swift.min(VaultContent.chunkPlaintextCount - pending.count, plaintext.count)
+            pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: plaintext[0..<take]))
+            offset = take
+            if pending.count == VaultContent.chunkPlaintextCount {
+                try pending.withUnsafeBytes { try seal($0, to: sink) }
+                pending.removeAll(keepingCapacity: true)
+            }
+        }
+        while plaintext.count - offset >= VaultContent.chunkPlaintextCount {
+            try seal(
+                UnsafeRawBufferPointer(
+                    rebasing: plaintext[offset..<offset + VaultContent.chunkPlaintextCount]),
+                to: sink)
+            offset += VaultContent.chunkPlaintextCount
+        }
+        pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: plaintext[offset...]))
+    }
+
+    /// Seals the last, shorter chunk and hands it to `sink` (nothing if the plaintext ended on a
+    /// chunk boundary, or was empty). The encryptor takes nothing more.
+    public func finish(to sink: (UnsafeRawBufferPointer) throws -> Void) throws {
+        precondition(!finished, "finish twice")
+        finished = true
+        if !pending.isEmpty {
+            try pending.withUnsafeBytes { try seal($0, to: sink) }
+        }
+        pending.removeAll()
+    }
+
     /// The chunks that `plaintext` completes, sealed; the rest is kept for the next call.
     public func update(_ plaintext: Data) throws -> Data {
-        precondition(!finished, "update after finish")
         var output = Data()
         // Reserved only when a chunk is sealed here, so that the output is never left empty
         // with room reserved: Foundation's Data (Swift 6.3.1) traps when an empty Data is
         // appended to one of those.
         let chunks = (pending.count + plaintext.count) / VaultContent.chunkPlaintextCount
         if chunks > 0 { output.reserveCapacity(chunks * VaultContent.chunkCiphertextCount) }
-        try plaintext.withUnsafeBytes { input in
-            var offset = 0
-            if !pending.isEmpty {
-                let take = Swift.min(VaultContent.chunkPlaintextCount - pending.count, input.count)
-                pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[0..<take]))
-                offset = take
-                if pending.count == VaultContent.chunkPlaintextCount {
-                    try pending.withUnsafeBytes { try seal($0, appendingTo: &output) }
-                    pending.removeAll(keepingCapacity: true)
-                }
-            }
-            while input.count - offset >= VaultContent.chunkPlaintextCount {
-                try seal(
-                    UnsafeRawBufferPointer(
-                        rebasing: input[offset..<offset + VaultContent.chunkPlaintextCount]),
-                    appendingTo: &output)
-                offset += VaultContent.chunkPlaintextCount
-            }
-            pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[offset...]))
-        }
+        try plaintext.withUnsafeBytes { try update($0) { output.append(contentsOf: $0) } }
         return output
     }
 
     /// The last, shorter chunk sealed (nothing if the plaintext ended on a chunk boundary, or
     /// was empty). The encryptor takes nothing more.
     public func finish() throws -> Data {
-        precondition(!finished, "finish twice")
-        finished = true
         var output = Data()
-        if !pending.isEmpty {
-            try pending.withUnsafeBytes { try seal($0, appendingTo: &output) }
-        }
-        pending.removeAll()
+        try finish { output.append(contentsOf: $0) }
         return output
     }
 
-    private func seal(_ chunk: UnsafeRawBufferPointer, appendingTo output: inout Data) throws {
-        let start = output.count
-        output.count += chunk.count + VaultContent.chunkOverhead
+    private func seal(_ chunk: UnsafeRawBufferPointer, to sink: (UnsafeRawBufferPointer) throws -> Void)
+        throws
+    {
+        let count = chunk.count + VaultContent.chunkOverhead
+        let nonce = UnsafeMutableRawBufferPointer(rebasing: sealed[0..<12])
+        try SecureRandom.fill(nonce)
         var number = chunkNumber.bigEndian
-        try output.withUnsafeMutableBytes { output in
-            let nonce = UnsafeMutableRawBufferPointer(rebasing: output[start..<start + 12])
-            try SecureRandom.fill(nonce)
-            try withUnsafeBytes(of: &number) { number in
-                try headerNonce.withUnsafeBytes { headerNonce in
-                    try cipher.seal(
-                        chunk, nonce: UnsafeRawBufferPointer(nonce), additionalData: [number, headerNonce],
-                        into: UnsafeMutableRawBufferPointer(
-                            rebasing: output[start + 12..<start + 12 + chunk.count]),
-                        tag: UnsafeMutableRawBufferPointer(rebasing: output[(start + 12 + chunk.count)...]))
-                }
+        try withUnsafeBytes(of: &number) { number in
+            try headerNonce.withUnsafeBytes { headerNonce in
+                try cipher.seal(
+                    chunk, nonce: UnsafeRawBufferPointer(nonce), additionalData: [number, headerNonce],
+                    into: UnsafeMutableRawBufferPointer(rebasing: sealed[12..<12 + chunk.count]),
+                    tag: UnsafeMutableRawBufferPointer(rebasing: sealed[12 + chunk.count..<count]))
             }
         }
         chunkNumber += 1
+        try sink(UnsafeRawBufferPointer(rebasing: sealed[0..<count]))
     }
 }
 
 /// Decrypts a file's contents as they come, a chunk at a time, checking each chunk before any
 /// of its bytes are given out.
 ///
-/// Give it the stored bytes in pieces of any size with ``update(_:)``; it returns the plaintext
-/// of each chunk that authenticated. ``finish()`` checks the end: a file cut inside its header
-/// or a chunk is an error there. After an error it takes nothing more: the caller must throw
-/// away what it wrote of this file, since the file as a whole is not the one that was stored.
+/// Give it the stored bytes in pieces of any size with ``update(_:to:)``; it hands `sink` the
+/// plaintext of each chunk that authenticated, from one buffer it keeps. ``finish(to:)`` checks
+/// the end: a file cut inside its header or a chunk is an error there. After an error it takes
+/// nothing more: the caller must throw away what it wrote of this file, since the file as a
+/// whole is not the one that was stored. ``update(_:)`` and ``finish()`` return `Data` instead.
 ///
 /// The format cannot tell a file that ends on a chunk boundary from one whose last whole chunks
 /// a server dropped: see docs/Encryption.md.
@@ -215,8 +235,10 @@ public final class VaultContentEncryptor {
 ///
 /// ```swift
 /// let decryptor = VaultContentDecryptor(keys: keys, file: "notes/todo.txt")
-/// while let piece = try input.read(upToCount: 1 << 20) { output.write(try decryptor.update(piece)) }
-/// output.write(try decryptor.finish())
+/// while let piece = try input.read(upToCount: 1 << 20) {
+///     try piece.withUnsafeBytes { try decryptor.update($0) { try output.write($0) } }
+/// }
+/// try decryptor.finish { try output.write($0) }
 /// ```
 public final class VaultContentDecryptor {
     private let keys: VaultMasterKeys
@@ -224,6 +246,8 @@ public final class VaultContentDecryptor {
     private var headerNonce: Data?
     private var cipher: AESGCM?
     private var pending: [UInt8] = []
+    private let opened = UnsafeMutableRawBufferPointer.allocate(
+        byteCount: VaultContent.chunkPlaintextCount, alignment: 16)
     private var chunkNumber: UInt64 = 0
     private var failure: VaultError?
     private var finished = false
@@ -235,50 +259,50 @@ public final class VaultContentDecryptor {
         pending.reserveCapacity(VaultContent.chunkCiphertextCount)
     }
 
-    /// The plaintext of the chunks that `ciphertext` completes; the rest is kept for the next call.
+    deinit { opened.deallocate() }
+
+    /// Opens the chunks that `ciphertext` completes, handing each one's plaintext to `sink`
+    /// (valid only during the call); the rest is kept for the next call.
     ///
     /// - Throws: ``VaultError`` naming the file: `.forgedHeader` or `.forgedChunk(n)`, then the
-    ///   same error on every later call.
-    public func update(_ ciphertext: Data) throws -> Data {
+    ///   same error on every later call; or what `sink` throws.
+    public func update(_ ciphertext: UnsafeRawBufferPointer, to sink: (UnsafeRawBufferPointer) throws -> Void)
+        throws
+    {
         precondition(!finished, "update after finish")
         if let failure { throw failure }
-        var output = Data()
         do {
-            try ciphertext.withUnsafeBytes { input in
-                var offset = 0
-                while offset < input.count {
-                    let wanted =
-                        (cipher == nil ? VaultContent.headerCount : VaultContent.chunkCiphertextCount)
-                    if pending.isEmpty && input.count - offset >= wanted {
-                        // A whole header or chunk in the input: used where it is, not copied.
-                        try consume(
-                            UnsafeRawBufferPointer(rebasing: input[offset..<offset + wanted]), into: &output)
-                        offset += wanted
-                        continue
-                    }
-                    let take = Swift.min(wanted - pending.count, input.count - offset)
-                    pending.append(
-                        contentsOf: UnsafeRawBufferPointer(rebasing: input[offset..<offset + take]))
-                    offset += take
-                    if pending.count == wanted {
-                        try pending.withUnsafeBytes { try consume($0, into: &output) }
-                        pending.removeAll(keepingCapacity: true)
-                    }
+            var offset = 0
+            while offset < ciphertext.count {
+                let wanted = (cipher == nil ? VaultContent.headerCount : VaultContent.chunkCiphertextCount)
+                if pending.isEmpty && ciphertext.count - offset >= wanted {
+                    // A whole header or chunk in the input: used where it is, not copied.
+                    try consume(
+                        UnsafeRawBufferPointer(rebasing: ciphertext[offset..<offset + wanted]), to: sink)
+                    offset += wanted
+                    continue
+                }
+                let take = Swift.min(wanted - pending.count, ciphertext.count - offset)
+                pending.append(
+                    contentsOf: UnsafeRawBufferPointer(rebasing: ciphertext[offset..<offset + take]))
+                offset += take
+                if pending.count == wanted {
+                    try pending.withUnsafeBytes { try consume($0, to: sink) }
+                    pending.removeAll(keepingCapacity: true)
                 }
             }
         } catch let error as VaultError {
             failure = error
             throw error
         }
-        return output
     }
 
-    /// The plaintext of the last, shorter chunk.
+    /// Opens the last, shorter chunk and hands its plaintext to `sink`.
     ///
     /// - Throws: ``VaultError`` naming the file: `.truncated` if the bytes ended inside the
     ///   header or inside a chunk's nonce and tag; `.forgedChunk(n)` if the last chunk does not
     ///   authenticate (which is also how a chunk cut short shows).
-    public func finish() throws -> Data {
+    public func finish(to sink: (UnsafeRawBufferPointer) throws -> Void) throws {
         precondition(!finished, "finish twice")
         finished = true
         if let failure { throw failure }
@@ -286,20 +310,44 @@ public final class VaultContentDecryptor {
             throw VaultError(
                 .truncated, item: file, "\(pending.count) bytes, shorter than the 68-byte header")
         }
-        guard !pending.isEmpty else { return Data() }
+        guard !pending.isEmpty else { return }
         guard pending.count > VaultContent.chunkOverhead else {
             throw VaultError(
                 .truncated, item: file,
                 "chunk \(chunkNumber) has \(pending.count) bytes, no more than its nonce and tag")
         }
-        var output = Data()
-        try pending.withUnsafeBytes { try consume($0, into: &output) }
+        try pending.withUnsafeBytes { try consume($0, to: sink) }
         pending.removeAll()
+    }
+
+    /// The plaintext of the chunks that `ciphertext` completes; the rest is kept for the next call.
+    ///
+    /// - Throws: ``VaultError`` as ``update(_:to:)``.
+    public func update(_ ciphertext: Data) throws -> Data {
+        var output = Data()
+        // Room for the whole chunks this completes, reserved only when one does (the
+        // encryptor's update says why).
+        let header = cipher == nil ? VaultContent.headerCount : 0
+        let chunks =
+            Swift.max(0, pending.count + ciphertext.count - header) / VaultContent.chunkCiphertextCount
+        if chunks > 0 { output.reserveCapacity(chunks * VaultContent.chunkPlaintextCount) }
+        try ciphertext.withUnsafeBytes { try update($0) { output.append(contentsOf: $0) } }
+        return output
+    }
+
+    /// The plaintext of the last, shorter chunk.
+    ///
+    /// - Throws: ``VaultError`` as ``finish(to:)``.
+    public func finish() throws -> Data {
+        var output = Data()
+        try finish { output.append(contentsOf: $0) }
         return output
     }
 
     /// Opens the header (the first call) or the next chunk.
-    private func consume(_ bytes: UnsafeRawBufferPointer, into output: inout Data) throws {
+    private func consume(_ bytes: UnsafeRawBufferPointer, to sink: (UnsafeRawBufferPointer) throws -> Void)
+        throws
+    {
         guard let cipher, let headerNonce else {
             let header = try VaultFileHeader(opening: bytes, keys: keys, file: file)
             self.headerNonce = header.nonce
@@ -307,25 +355,22 @@ public final class VaultContentDecryptor {
             return
         }
         let count = bytes.count - VaultContent.chunkOverhead
-        let start = output.count
-        output.count += count
         var number = chunkNumber.bigEndian
         do {
-            try output.withUnsafeMutableBytes { output in
-                try withUnsafeBytes(of: &number) { number in
-                    try headerNonce.withUnsafeBytes { headerNonce in
-                        try cipher.open(
-                            UnsafeRawBufferPointer(rebasing: bytes[12..<12 + count]),
-                            nonce: UnsafeRawBufferPointer(rebasing: bytes[0..<12]),
-                            additionalData: [number, headerNonce],
-                            tag: UnsafeRawBufferPointer(rebasing: bytes[(12 + count)...]),
-                            into: UnsafeMutableRawBufferPointer(rebasing: output[start...]))
-                    }
+            try withUnsafeBytes(of: &number) { number in
+                try headerNonce.withUnsafeBytes { headerNonce in
+                    try cipher.open(
+                        UnsafeRawBufferPointer(rebasing: bytes[12..<12 + count]),
+                        nonce: UnsafeRawBufferPointer(rebasing: bytes[0..<12]),
+                        additionalData: [number, headerNonce],
+                        tag: UnsafeRawBufferPointer(rebasing: bytes[(12 + count)...]),
+                        into: UnsafeMutableRawBufferPointer(rebasing: opened[0..<count]))
                 }
             }
         } catch let error as VaultError where error.code == .authenticationFailed {
             throw VaultError(.forgedChunk(Int(chunkNumber)), item: file)
         }
         chunkNumber += 1
+        try sink(UnsafeRawBufferPointer(rebasing: opened[0..<count]))
     }
 }
