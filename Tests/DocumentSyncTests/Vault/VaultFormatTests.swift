@@ -240,6 +240,26 @@ private var goodClaims: [String: Any] {
         }
     }
 
+    @Test func sinksAreHandedWholeChunksInOrder() throws {
+        let keys = try VaultMasterKeys.random()
+        let plaintext = try SecureRandom.bytes(2 * 32 * 1024 + 10)
+        let encryptor = try VaultContentEncryptor(keys: keys)
+        var chunks: [Data] = []
+        try plaintext.withUnsafeBytes { try encryptor.update($0) { chunks.append(Data($0)) } }
+        try encryptor.finish { chunks.append(Data($0)) }
+        #expect(chunks.map(\.count) == [32 * 1024 + 28, 32 * 1024 + 28, 10 + 28])
+
+        let decryptor = VaultContentDecryptor(keys: keys, file: "f")
+        var opened: [Data] = []
+        try encryptor.header.withUnsafeBytes { try decryptor.update($0) { opened.append(Data($0)) } }
+        for chunk in chunks {
+            try chunk.withUnsafeBytes { try decryptor.update($0) { opened.append(Data($0)) } }
+        }
+        try decryptor.finish { opened.append(Data($0)) }
+        #expect(opened.map(\.count) == [32 * 1024, 32 * 1024, 10])
+        #expect(opened.reduce(Data(), +) == plaintext)
+    }
+
     @Test func sizesNoFileHasAreRefused() {
         for count in [0, 67, 68 + 1, 68 + 28, 68 + 32 * 1024 + 28 + 28] {
             #expect(VaultContent.plaintextCount(ciphertextCount: Int64(count)) == nil, "\(count)")

@@ -163,20 +163,27 @@ enum LocalVault {
         return vault
     }
 
-    /// The plaintext encrypted in pieces of an odd size, as an upload reads its source.
+    /// The plaintext encrypted in pieces of an odd size, as an upload reads its source, each
+    /// chunk written as the encryptor hands it over.
     static func encryptFile(_ plaintext: Data, to url: URL, vault: UnlockedVault) throws {
         try FileManager.default.createDirectory(
             at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw VaultTestFailure(description: "cannot make \(url.path)")
+        }
+        let output = try FileHandle(forWritingTo: url)
+        defer { try? output.close() }
         let encryptor = try VaultContentEncryptor(keys: vault.keys)
-        var ciphertext = encryptor.header
+        try output.write(contentsOf: encryptor.header)
         var offset = 0
         while offset < plaintext.count {
             let end = min(offset + 9_001, plaintext.count)
-            ciphertext += try encryptor.update(plaintext.subdata(in: offset..<end))
+            try plaintext.subdata(in: offset..<end).withUnsafeBytes { piece in
+                try encryptor.update(piece) { try output.write(contentsOf: Data($0)) }
+            }
             offset = end
         }
-        ciphertext += try encryptor.finish()
-        try ciphertext.write(to: url)
+        try encryptor.finish { try output.write(contentsOf: Data($0)) }
     }
 
     static func put(_ contents: Data, at path: String, in folder: URL) throws {
