@@ -9,4 +9,12 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+// The encrypted vault (Sources/DocumentSync/Vault): AES-SIV, AES-GCM and AES key wrap through
+// EVP, CMAC for the one AES-SIV input OpenSSL 3.0 refuses, scrypt, random bytes, and
+// OPENSSL_cleanse and CRYPTO_memcmp for key material.
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/kdf.h>
+#include <openssl/params.h>
+#include <openssl/rand.h>
 #endif

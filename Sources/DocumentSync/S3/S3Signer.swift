@@ -200,18 +200,7 @@ struct S3Signer: Sendable {
     static func sha256Hex(_ data: Data) -> String { ContentHash(of: data).hex }
 
     static func hmac(key: Data, _ message: Data) -> Data {
-        LibCrypto.prepare()
-        var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        key.withUnsafeBytes { key in
-            message.withUnsafeBytes { message in
-                _ = HMAC(
-                    EVP_sha256(), key.baseAddress, Int32(key.count),
-                    message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count, &digest,
-                    &length)
-            }
-        }
-        return Data(digest.prefix(Int(length)))
+        key.withUnsafeBytes { Digests.hmacSHA256(message, key: $0) }
     }
 
     static func hex(_ data: Data) -> String {
