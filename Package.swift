@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -11,6 +11,17 @@ let package = Package(
         .executable(name: "symmetry", targets: ["symmetry"]),
         .executable(name: "ste", targets: ["ste"]),
         .executable(name: "docs", targets: ["docs"]),
+    ],
+    // Off by default. With it, Document's `init(fileURL:)` and NSDocument's initializers are
+    // `required`: generic code may make a document from a metatype, as with Apple's
+    // Objective-C classes, and subclasses write `required` on their overrides of them
+    // (docs/Porting.md, "Constructing a document from a metatype").
+    traits: [
+        .trait(
+            name: "RequiredDocumentInitializers",
+            description:
+                "Document's init(fileURL:) and NSDocument's initializers are required, so that generic code can make a document from a metatype (T(fileURL:)); subclasses then mark their overrides of them required."
+        )
     ],
     targets: [
         .target(name: "CDocumentSystem"),

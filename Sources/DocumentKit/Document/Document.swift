@@ -81,15 +81,32 @@ open class Document {
         }
     }
 
-    /// Creates a document for the file at `url`. Nothing is read until ``open()``.
-    public init(fileURL url: URL) {
-        fileURL = url.standardizedFileURL
-        fileRecord = Mutex(DocumentFileRecord())
-        presentedItem = PresentedItem(url: url)
-        autosave = AutosaveStateMachine(
-            quietDelay: AutosaveConfiguration().quietDelay, maximumDelay: AutosaveConfiguration().maximumDelay
-        )
-    }
+    // `required` with the package trait RequiredDocumentInitializers: generic code may then
+    // make a document from a metatype (`T(fileURL:)`), as Swift allows for UIKit's
+    // Objective-C class, and subclasses write `required` on their own `init(fileURL:)`.
+    #if RequiredDocumentInitializers
+        /// Creates a document for the file at `url`. Nothing is read until ``open()``.
+        public required init(fileURL url: URL) {
+            fileURL = url.standardizedFileURL
+            fileRecord = Mutex(DocumentFileRecord())
+            presentedItem = PresentedItem(url: url)
+            autosave = AutosaveStateMachine(
+                quietDelay: AutosaveConfiguration().quietDelay,
+                maximumDelay: AutosaveConfiguration().maximumDelay
+            )
+        }
+    #else
+        /// Creates a document for the file at `url`. Nothing is read until ``open()``.
+        public init(fileURL url: URL) {
+            fileURL = url.standardizedFileURL
+            fileRecord = Mutex(DocumentFileRecord())
+            presentedItem = PresentedItem(url: url)
+            autosave = AutosaveStateMachine(
+                quietDelay: AutosaveConfiguration().quietDelay,
+                maximumDelay: AutosaveConfiguration().maximumDelay
+            )
+        }
+    #endif
 
     /// Creates an untitled document, as `UIDocument()` (`NSObject`'s `init()`) compiles on
     /// Apple's platforms: its ``fileURL`` is a new name in the temporary folder, where nothing

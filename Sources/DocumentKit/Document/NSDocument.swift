@@ -65,35 +65,86 @@ open class NSDocument: NSObject {
     }
     private nonisolated let untitled = Mutex(true)
 
-    /// Creates an untitled document: no file until it is saved.
-    public override init() {
-        backing = Backing(
+    // The initializers are `required` with the package trait RequiredDocumentInitializers, so
+    // that generic code can make a document from a metatype (`T(contentsOf:ofType:)`), as
+    // Swift allows for AppKit's Objective-C class (docs/Porting.md says why that is not the
+    // default). The declarations differ in that word only.
+    #if RequiredDocumentInitializers
+        /// Creates an untitled document: no file until it is saved.
+        public required override init() {
+            backing = Self.untitledBacking()
+            super.init()
+            takeBacking()
+        }
+
+        /// Creates an untitled document of `typeName`.
+        public required convenience init(type typeName: String) throws {
+            self.init()
+            fileType = typeName
+        }
+
+        /// Opens the document at `url`: reads it now, through ``read(from:ofType:)-(URL,_)``.
+        ///
+        /// - Throws: What reading throws: a ``DocumentKitError`` naming the file, or the
+        ///   subclass's own error. Nothing is changed on disk.
+        public required convenience init(contentsOf url: URL, ofType typeName: String) throws {
+            try self.init(for: url, withContentsOf: url, ofType: typeName)
+        }
+
+        /// Opens the document that is to live at `urlOrNil` with the contents of `contentsURL`.
+        public required convenience init(
+            for urlOrNil: URL?, withContentsOf contentsURL: URL, ofType typeName: String
+        ) throws {
+            self.init()
+            try open(for: urlOrNil, withContentsOf: contentsURL, ofType: typeName)
+        }
+    #else
+        /// Creates an untitled document: no file until it is saved.
+        public override init() {
+            backing = Self.untitledBacking()
+            super.init()
+            takeBacking()
+        }
+
+        /// Creates an untitled document of `typeName`.
+        public convenience init(type typeName: String) throws {
+            self.init()
+            fileType = typeName
+        }
+
+        /// Opens the document at `url`: reads it now, through ``read(from:ofType:)-(URL,_)``.
+        ///
+        /// - Throws: What reading throws: a ``DocumentKitError`` naming the file, or the
+        ///   subclass's own error. Nothing is changed on disk.
+        public convenience init(contentsOf url: URL, ofType typeName: String) throws {
+            try self.init(for: url, withContentsOf: url, ofType: typeName)
+        }
+
+        /// Opens the document that is to live at `urlOrNil` with the contents of `contentsURL`.
+        public convenience init(
+            for urlOrNil: URL?, withContentsOf contentsURL: URL, ofType typeName: String
+        ) throws {
+            self.init()
+            try open(for: urlOrNil, withContentsOf: contentsURL, ofType: typeName)
+        }
+    #endif
+
+    /// The machinery of a new untitled document: a place in the temporary folder.
+    private static func untitledBacking() -> Backing {
+        Backing(
             fileURL: FileManager.default.temporaryDirectory.appendingPathComponent(
                 "untitled-\(UUID().uuidString)"))
-        super.init()
+    }
+
+    /// Becomes the owner of ``backing``; an untitled document does not autosave.
+    private func takeBacking() {
         backing.owner = self
         backing.autosaveConfiguration.isEnabled = false
     }
 
-    /// Creates an untitled document of `typeName`.
-    public convenience init(type typeName: String) throws {
-        self.init()
-        fileType = typeName
-    }
-
-    /// Opens the document at `url`: reads it now, through ``read(from:ofType:)-(URL,_)``.
-    ///
-    /// - Throws: What reading throws: a ``DocumentKitError`` naming the file, or the
-    ///   subclass's own error. Nothing is changed on disk.
-    public convenience init(contentsOf url: URL, ofType typeName: String) throws {
-        try self.init(for: url, withContentsOf: url, ofType: typeName)
-    }
-
-    /// Opens the document that is to live at `urlOrNil` with the contents of `contentsURL`.
-    public convenience init(for urlOrNil: URL?, withContentsOf contentsURL: URL, ofType typeName: String)
-        throws
-    {
-        self.init()
+    /// Reads `contentsURL` into the new document and, with `urlOrNil`, makes it the document
+    /// there.
+    private func open(for urlOrNil: URL?, withContentsOf contentsURL: URL, ofType typeName: String) throws {
         fileType = typeName
         try read(from: contentsURL, ofType: typeName)
         if let url = urlOrNil {
