@@ -96,7 +96,7 @@ open class NSDocument: NSObject {
             for urlOrNil: URL?, withContentsOf contentsURL: URL, ofType typeName: String
         ) throws {
             self.init()
-            try open(for: urlOrNil, withContentsOf: contentsURL, ofType: typeName)
+            try take(contentsOf: contentsURL, for: urlOrNil, ofType: typeName)
         }
     #else
         /// Creates an untitled document: no file until it is saved.
@@ -125,7 +125,7 @@ open class NSDocument: NSObject {
             for urlOrNil: URL?, withContentsOf contentsURL: URL, ofType typeName: String
         ) throws {
             self.init()
-            try open(for: urlOrNil, withContentsOf: contentsURL, ofType: typeName)
+            try take(contentsOf: contentsURL, for: urlOrNil, ofType: typeName)
         }
     #endif
 
@@ -144,7 +144,7 @@ open class NSDocument: NSObject {
 
     /// Reads `contentsURL` into the new document and, with `urlOrNil`, makes it the document
     /// there.
-    private func open(for urlOrNil: URL?, withContentsOf contentsURL: URL, ofType typeName: String) throws {
+    private func take(contentsOf contentsURL: URL, for urlOrNil: URL?, ofType typeName: String) throws {
         fileType = typeName
         try read(from: contentsURL, ofType: typeName)
         if let url = urlOrNil {
