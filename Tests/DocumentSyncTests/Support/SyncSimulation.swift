@@ -889,13 +889,13 @@ final class SyncSimulation {
     /// in 100.
     /// `faults` with hostile names in 2% of listings when it has any fault: set, not drawn, so
     /// that every other draw of a seed stays as it was.
-    private static func withHostileNames(_ faults: SimulatedRemote.Faults) -> SimulatedRemote.Faults {
+    static func withHostileNames(_ faults: SimulatedRemote.Faults) -> SimulatedRemote.Faults {
         var faults = faults
         if faults != .none { faults.hostileName = 0.02 }
         return faults
     }
 
-    private static func drawFaults(_ random: inout SeededGenerator) -> SimulatedRemote.Faults {
+    static func drawFaults(_ random: inout SeededGenerator) -> SimulatedRemote.Faults {
         guard Int.random(in: 0..<5, using: &random) != 0 else { return .none }
         func probability() -> Double {
             Bool.random(using: &random) ? Double(Int.random(in: 1...5, using: &random)) / 100 : 0
