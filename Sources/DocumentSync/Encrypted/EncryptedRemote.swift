@@ -419,15 +419,24 @@ public final class EncryptedRemote: Remote {
         let parentID = try directoryID(of: folder.parent, operation, path, missing: missing)
         let entry = try vault.names.entryName(for: folder.name, parentDirectoryID: parentID)
         let stored = try RemotePath(vault.names.directoryPath(of: parentID)).appending(entry.storedName)
-        guard let found = try inner.entry(at: stored) else { throw failure(missing, operation, path) }
-        guard found.kind == .folder,
-            let marker = try inner.entry(at: stored.appending(VaultNameCipher.directoryIDFileName))
-        else {
-            throw failure(missing == .notFound ? .notAFolder : missing, operation, path)
+        // The `dir.c9r` is read, not looked up first: a read sees the remote as it is, where an
+        // entry or a listing may be behind, and a folder must not read as missing because a
+        // look was stale (a read of a missing file says the file is gone).
+        let contents: Data
+        do {
+            contents = try Self.readSmall(
+                inner, stored.appending(VaultNameCipher.directoryIDFileName), limit: Self.smallFileLimit)
+        } catch let error as RemoteError
+            where [.notFound, .notAFolder, .notAFile, .parentMissing].contains(error.kind)
+        {
+            // Why there is none: nothing there, a file, or a folder whose making stopped before
+            // its `dir.c9r` (not a folder yet: made again by the next makeFolder).
+            let notAFolder: RemoteError.Kind = missing == .notFound ? .notAFolder : missing
+            guard let found = try inner.entry(at: stored) else { throw failure(missing, operation, path) }
+            guard found.kind == .folder else { throw failure(notAFolder, operation, path) }
+            let isFile = try inner.entry(at: stored.appending(VaultNameCipher.contentsFileName)) != nil
+            throw failure(isFile || error.kind == .notAFile ? notAFolder : missing, operation, path)
         }
-        guard marker.kind == .file else { throw failure(.notAFolder, operation, path) }
-        let contents = try Self.readSmall(
-            inner, stored.appending(VaultNameCipher.directoryIDFileName), limit: Self.smallFileLimit)
         let id = try VaultNameCipher.directoryID(contents: contents, item: folder.string)
         try remember(id, for: folder)
         return id
