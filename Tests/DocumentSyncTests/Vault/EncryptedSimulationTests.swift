@@ -81,18 +81,14 @@ extension BlockingSyncTests {
     /// its steps. `scripts/sync-soak --encrypted` runs 1,000.
     @Suite(.serialized) struct EncryptedSimulationTests {
         @Test func everySeedKeepsEveryPropertyOverAVault() throws {
-            let environment = ProcessInfo.processInfo.environment
-            let single = environment["ENCRYPTED_SIMULATION_SEED"].flatMap(UInt64.init)
-            let count = environment["ENCRYPTED_SIMULATION_SEEDS"].flatMap(UInt64.init) ?? 24
-            let first = environment["ENCRYPTED_SIMULATION_FIRST_SEED"].flatMap(UInt64.init) ?? 0
-            let seeds = single.map { [$0] } ?? Array(first..<first + count)
+            let (seeds, single) = SyncSimulation.seeds(prefix: "ENCRYPTED", count: 24)
             var broken: [UInt64] = []
             for seed in seeds {
                 let simulation = try SyncSimulation(seed: seed, deviceCounts: 2...4) { random in
                     try EncryptedTarget(random: &random)
                 }
                 let violations = simulation.run()
-                if single != nil {
+                if single {
                     print(simulation.trace.joined(separator: "\n") + "\n" + simulation.dump())
                 }
                 if !violations.isEmpty {
@@ -100,14 +96,14 @@ extension BlockingSyncTests {
                     Issue.record(
                         Comment(
                             rawValue: "encrypted: "
-                                + simulation.report(violations).replacingOccurrences(
-                                    of: "SYNC_SIMULATION_SEED=\(seed) swift test --filter SyncSimulation",
-                                    with:
+                                + simulation.report(
+                                    violations,
+                                    replayedBy:
                                         "ENCRYPTED_SIMULATION_SEED=\(seed) swift test --filter EncryptedSimulation"
                                 )))
                 }
             }
-            if single == nil { print("encrypted simulation: \(seeds.count) seeds, broken: \(broken)") }
+            if !single { print("encrypted simulation: \(seeds.count) seeds, broken: \(broken)") }
         }
     }
 }
