@@ -15,11 +15,7 @@ extension BlockingSyncTests {
     /// not.
     @Suite(.serialized) struct S3SimulationTests {
         @Test func everySeedKeepsEveryPropertyOnSeaweedFS() throws {
-            let environment = ProcessInfo.processInfo.environment
-            let single = environment["S3_SIMULATION_SEED"].flatMap(UInt64.init)
-            let count = environment["S3_SIMULATION_SEEDS"].flatMap(UInt64.init) ?? 40
-            let first = environment["S3_SIMULATION_FIRST_SEED"].flatMap(UInt64.init) ?? 0
-            let seeds = single.map { [$0] } ?? Array(first..<first + count)
+            let (seeds, single) = SyncSimulation.seeds(prefix: "S3", count: 40)
             var steps = 0
             var outages = 0
             for seed in seeds {
@@ -32,19 +28,20 @@ extension BlockingSyncTests {
                 let violations = simulation.run()
                 steps += simulation.steps
                 if target?.faultDescription.contains("volume server") == true { outages += 1 }
-                if single != nil {
+                if single {
                     print(simulation.trace.joined(separator: "\n") + "\n" + simulation.dump())
                 }
                 if !violations.isEmpty {
                     Issue.record(
                         Comment(
                             rawValue: "SeaweedFS: "
-                                + simulation.report(violations).replacingOccurrences(
-                                    of: "SYNC_SIMULATION_SEED=\(seed) swift test --filter SyncSimulation",
-                                    with: "S3_SIMULATION_SEED=\(seed) scripts/test --filter S3Simulation")))
+                                + simulation.report(
+                                    violations,
+                                    replayedBy:
+                                        "S3_SIMULATION_SEED=\(seed) scripts/test --filter S3Simulation")))
                 }
             }
-            if single == nil {
+            if !single {
                 #expect(steps >= 400, "only \(steps) steps ran on SeaweedFS")
                 #expect(outages >= 8, "only \(outages) runs had a volume server down")
             }

@@ -22,17 +22,12 @@ extension BlockingSyncTests {
 
         @Test(.serialized, arguments: servers)
         func everySeedKeepsEveryPropertyOnEachServer(_ server: WebDAVServers.Server) throws {
-            let environment = ProcessInfo.processInfo.environment
-            let single = environment["WEBDAV_SIMULATION_SEED"].flatMap(UInt64.init)
             // TLS changes the transport, not the server: fewer seeds prove it carries the same.
             // The servers that are not Apache get fewer too, to keep the whole run's time: their
             // differences (how ETags are quoted and compared, fake locks, locks kept after a
             // delete) show in most seeds.
-            let count =
-                environment["WEBDAV_SIMULATION_SEEDS"].flatMap(UInt64.init)
-                ?? (server == .tls ? 6 : server.isApache ? 20 : 10)
-            let first = environment["WEBDAV_SIMULATION_FIRST_SEED"].flatMap(UInt64.init) ?? 0
-            let seeds = single.map { [$0] } ?? Array(first..<first + count)
+            let (seeds, single) = SyncSimulation.seeds(
+                prefix: "WEBDAV", count: server == .tls ? 6 : server.isApache ? 20 : 10)
             var steps = 0
             for seed in seeds {
                 let simulation = try SyncSimulation(seed: seed, deviceCounts: 2...3) { random in
@@ -40,22 +35,22 @@ extension BlockingSyncTests {
                 }
                 let violations = simulation.run()
                 steps += simulation.steps
-                if single != nil {
+                if single {
                     print(simulation.trace.joined(separator: "\n") + "\n" + simulation.dump())
                 }
                 if !violations.isEmpty {
                     Issue.record(
                         Comment(
                             rawValue: "\(server.testDescription): "
-                                + simulation.report(violations).replacingOccurrences(
-                                    of: "SYNC_SIMULATION_SEED=\(seed) swift test --filter SyncSimulation",
-                                    with:
+                                + simulation.report(
+                                    violations,
+                                    replayedBy:
                                         "WEBDAV_SIMULATION_SEED=\(seed) scripts/test --filter WebDAVSimulation"
                                 )
                         ))
                 }
             }
-            if single == nil, server != .tls {
+            if !single, server != .tls {
                 #expect(steps >= 10 * seeds.count, "only \(steps) steps ran on \(server.testDescription)")
             }
         }

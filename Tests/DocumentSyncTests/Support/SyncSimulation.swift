@@ -216,9 +216,11 @@ final class SyncSimulation {
     }
 
     /// The report of a failed run: the seed, how to replay it, what broke, and the steps.
-    func report(_ violations: [Violation]) -> String {
+    func report(_ violations: [Violation], replayedBy replayCommand: String? = nil) -> String {
         let replay =
-            "replay: \(onDemand ? "SYNC_SIMULATION_ON_DEMAND=1 " : "")SYNC_SIMULATION_SEED=\(seed) swift test --filter SyncSimulation"
+            "replay: "
+            + (replayCommand
+                ?? "\(onDemand ? "SYNC_SIMULATION_ON_DEMAND=1 " : "")SYNC_SIMULATION_SEED=\(seed) swift test --filter SyncSimulation")
         return
             ([
                 "sync simulation seed \(seed) broke \(violations.count) properties; \(replay)"
@@ -889,13 +891,25 @@ final class SyncSimulation {
     /// in 100.
     /// `faults` with hostile names in 2% of listings when it has any fault: set, not drawn, so
     /// that every other draw of a seed stays as it was.
-    private static func withHostileNames(_ faults: SimulatedRemote.Faults) -> SimulatedRemote.Faults {
+    /// The seeds a simulation test over another target runs, from its environment variables
+    /// `PREFIX_SIMULATION_SEED` (one seed, whose steps are printed: `single`),
+    /// `PREFIX_SIMULATION_SEEDS` (how many, `count` by default) and
+    /// `PREFIX_SIMULATION_FIRST_SEED` (0 by default).
+    static func seeds(prefix: String, count: UInt64) -> (seeds: [UInt64], single: Bool) {
+        let environment = ProcessInfo.processInfo.environment
+        if let seed = environment["\(prefix)_SIMULATION_SEED"].flatMap(UInt64.init) { return ([seed], true) }
+        let count = environment["\(prefix)_SIMULATION_SEEDS"].flatMap(UInt64.init) ?? count
+        let first = environment["\(prefix)_SIMULATION_FIRST_SEED"].flatMap(UInt64.init) ?? 0
+        return (Array(first..<first + count), false)
+    }
+
+    static func withHostileNames(_ faults: SimulatedRemote.Faults) -> SimulatedRemote.Faults {
         var faults = faults
         if faults != .none { faults.hostileName = 0.02 }
         return faults
     }
 
-    private static func drawFaults(_ random: inout SeededGenerator) -> SimulatedRemote.Faults {
+    static func drawFaults(_ random: inout SeededGenerator) -> SimulatedRemote.Faults {
         guard Int.random(in: 0..<5, using: &random) != 0 else { return .none }
         func probability() -> Double {
             Bool.random(using: &random) ? Double(Int.random(in: 1...5, using: &random)) / 100 : 0

@@ -1,0 +1,584 @@
+import Foundation
+import Synchronization
+
+/// A remote that keeps its documents in a Cryptomator vault (format 8) at the root of another
+/// remote, and shows them as plain paths and bytes.
+///
+/// The inner remote holds `vault.cryptomator`, `masterkey.cryptomator` and the `d/` tree of
+/// encrypted directories; this one lists, reads and writes through it: names are decrypted in
+/// listings and encrypted in paths, contents stream through AES-GCM chunk by chunk (a 1 MiB
+/// chunk in memory at most, never the whole file), and every write keeps the inner remote's
+/// condition, since the tag of a plain file is the tag of its encrypted contents. The sync
+/// engine's own folder (``RemotePath/metadataFolder``) is a folder of the vault like any other:
+/// its names and bytes (which name documents) are encrypted too.
+///
+/// Each folder's directory ID (in its `dir.c9r`) is read once and kept by plain path; a move or
+/// a delete made through this remote forgets what it changed, and a directory ID found at two
+/// paths at once is refused (a `dir.c9r` copied or made to point at another folder), after
+/// checking that the path kept is not merely out of date.
+///
+/// Every failure is a ``RemoteError`` naming this remote, the operation and the plain path; a
+/// vault file that does not authenticate (a chunk, a name, a directory ID) is `.badAnswer` with
+/// the vault's own error as its detail. Errors of an ``UploadSource`` or a read's sink pass
+/// through as they are.
+///
+/// For example:
+///
+/// ```swift
+/// let folder = LocalFolderRemote(root: URL(fileURLWithPath: "/mnt/usb/Notes"))
+/// let remote = try EncryptedRemote.create(over: folder, passphrase: VaultPassphrase(text))
+/// try remote.write(RemotePath("plan.txt"), from: UploadSource(bytes), condition: .absent)
+/// ```
+public final class EncryptedRemote: Remote {
+    /// The remote holding the vault's files.
+    public let inner: any Remote
+    /// The vault's keys and ciphers.
+    public let vault: UnlockedVault
+    public let displayName: String
+
+    /// Directory IDs by plain folder path (the root's is not kept: it is always "").
+    private let directoryIDs = Mutex<[RemotePath: String]>([:])
+
+    /// The largest `dir.c9r`, `name.c9s`, `vault.cryptomator` or `masterkey.cryptomator` read:
+    /// anything larger is not one.
+    static let smallFileLimit = VaultNameCipher.smallFileLimit
+
+    /// The remote over `inner`, whose vault `vault` is unlocked.
+    public init(over inner: any Remote, vault: UnlockedVault) {
+        self.inner = inner
+        self.vault = vault
+        displayName = inner.displayName + " (encrypted)"
+    }
+
+    /// Opens the vault at the root of `inner` with `passphrase`.
+    ///
+    /// - Throws: ``VaultError`` naming the remote (`.wrongPassphrase`, a configuration that does
+    ///   not verify); ``RemoteError`` when a vault file cannot be read. Nothing is written.
+    public static func open(_ inner: any Remote, passphrase: VaultPassphrase) throws -> EncryptedRemote {
+        let configuration = try readSmall(
+            inner, RemotePath(VaultConfiguration.fileName), limit: smallFileLimit)
+        let masterkey = try readSmall(inner, RemotePath(VaultMasterkeyFile.fileName), limit: smallFileLimit)
+        let vault = try UnlockedVault(
+            configuration: configuration, masterkeyFile: masterkey, passphrase: passphrase,
+            vault: inner.displayName)
+        return EncryptedRemote(over: inner, vault: vault)
+    }
+
+    /// Makes a new vault at the root of `inner`, which must hold nothing (hidden names aside).
+    ///
+    /// - Throws: ``RemoteError`` `.exists` naming the root when `inner` holds anything;
+    ///   ``RemoteError`` of a write.
+    public static func create(
+        over inner: any Remote, passphrase: VaultPassphrase, cost: VaultScryptCost = .standard
+    ) throws -> EncryptedRemote {
+        // The inner remote's own files (a folder remote's lock, in its metadata folder) aside.
+        let listing = try inner.list(.root)
+        if let first = listing.entries.first(where: { !RemotePath($0.name).isMetadata }) {
+            throw RemoteError(
+                .exists, operation: .makeFolder, path: .root, remote: inner.displayName,
+                detail: "a new vault needs an empty remote; it holds \"\(first.name)\"")
+        }
+        let made = try UnlockedVault.create(passphrase: passphrase, vault: inner.displayName, cost: cost)
+        // The directories and the keys first, the configuration last: a remote with a
+        // `vault.cryptomator` is a whole vault.
+        let configuration = made.files.filter { $0.path == VaultConfiguration.fileName }
+        for file in made.files.filter({ $0.path != VaultConfiguration.fileName }) + configuration {
+            let path = RemotePath(file.path)
+            try makeFolders(inner, path.parent)
+            try inner.write(path, from: UploadSource(file.contents), condition: .absent)
+        }
+        return EncryptedRemote(over: inner, vault: made.vault)
+    }
+
+    public var hasFileIDs: Bool { inner.hasFileIDs }
+
+    public var mostRequestsAtOnce: Int { inner.mostRequestsAtOnce }
+
+    public var movesAreAtomic: Bool { inner.movesAreAtomic }
+
+    public func deferDurability() -> Bool { inner.deferDurability() }
+
+    public func makeWritesDurable() throws { try inner.makeWritesDurable() }
+
+    public func watchChanges(_ changed: @escaping @Sendable () -> Void) throws -> RemoteWatch? {
+        try inner.watchChanges(changed)
+    }
+
+    // MARK: Listing
+
+    public func list(_ folder: RemotePath) throws -> RemoteListing {
+        try mapping(.list, folder) {
+            let id = try directoryID(of: folder, .list, folder, missing: .notFound)
+            let directory = try vault.names.directoryPath(of: id)
+            let listing = try inner.list(RemotePath(directory))
+            var entries: [RemoteEntry] = []
+            for stored in listing.entries {
+                if let entry = try plainEntry(stored, in: directory, parentID: id, folder: folder) {
+                    entries.append(entry)
+                }
+            }
+            var folderTag = listing.folderTag
+            if !folder.isRoot { folderTag = try container(of: folder, .list)?.tag }
+            return try checkedListing(folder, entries, folderTag: folderTag)
+        }
+    }
+
+    public func entry(at path: RemotePath) throws -> RemoteEntry? {
+        if path.isRoot { return RemoteEntry(name: "", kind: .folder, size: 0, tag: nil) }
+        return try mapping(.entry, path) {
+            let parentID: String
+            do {
+                parentID = try directoryID(of: path.parent, .entry, path, missing: .notFound)
+            } catch let error as RemoteError where error.kind == .notFound || error.kind == .notAFolder {
+                return nil
+            }
+            let directory = try vault.names.directoryPath(of: parentID)
+            let stored = try vault.names.entryName(for: path.name, parentDirectoryID: parentID).storedName
+            guard let found = try inner.entry(at: RemotePath(directory).appending(stored)) else { return nil }
+            return try plainEntry(found, in: directory, parentID: parentID, folder: path.parent)
+        }
+    }
+
+    /// The plain entry for the item `stored` of the encrypted directory `directory` (the folder
+    /// `folder`, whose ID is `parentID`); nil for what is no item (the ID backup, a link, a
+    /// folder half made).
+    private func plainEntry(_ stored: RemoteEntry, in directory: String, parentID: String, folder: RemotePath)
+        throws -> RemoteEntry?
+    {
+        if stored.name == VaultNameCipher.directoryIDBackupFileName { return nil }
+        let storedPath = RemotePath(directory).appending(stored.name)
+        let item = folder.appending("(\(stored.name))").string
+        var longName: Data?
+        if stored.name.hasSuffix(".c9s") {
+            guard stored.kind == .folder else {
+                throw VaultError(.malformedName, item: item, "a long name that is not a folder")
+            }
+            longName = try Self.readSmall(
+                inner, storedPath.appending(VaultNameCipher.longNameFileName), limit: Self.smallFileLimit)
+        } else if !stored.name.hasSuffix(".c9r") {
+            // Not an item of the vault (another program's file beside them): not shown.
+            return nil
+        }
+        let name = try vault.names.decryptedName(
+            storedName: stored.name, longName: longName, parentDirectoryID: parentID, item: item)
+        let path = folder.appending(name)
+        if stored.kind == .file {
+            guard longName == nil else { return nil }
+            return try fileEntry(name, stored, path)
+        }
+        let inside = try inner.list(storedPath).entries
+        if let marker = inside.first(where: { $0.name == VaultNameCipher.directoryIDFileName }) {
+            let contents = try Self.readSmall(
+                inner, storedPath.appending(marker.name), limit: Self.smallFileLimit)
+            try remember(
+                VaultNameCipher.directoryID(contents: contents, item: path.string), for: path)
+            return RemoteEntry(name: name, kind: .folder, size: 0, tag: stored.tag, fileID: stored.fileID)
+        }
+        if longName != nil,
+            let contents = inside.first(where: { $0.name == VaultNameCipher.contentsFileName })
+        {
+            return try fileEntry(name, contents, path)
+        }
+        // A link (`symlink.c9r`), which sync does not follow, or a folder whose making stopped
+        // before its `dir.c9r`: not an item.
+        return nil
+    }
+
+    private func fileEntry(_ name: String, _ stored: RemoteEntry, _ path: RemotePath) throws -> RemoteEntry {
+        guard stored.kind == .file, let size = VaultContent.plaintextCount(ciphertextCount: stored.size)
+        else {
+            throw VaultError(
+                .truncated, item: path.string, "\(stored.size) bytes, a size no encrypted file has")
+        }
+        return RemoteEntry(name: name, kind: .file, size: size, tag: stored.tag, fileID: stored.fileID)
+    }
+
+    // MARK: Reading and writing
+
+    public func read(_ path: RemotePath, into sink: (Data) throws -> Void) throws -> RemoteTag {
+        try read(path, expectedSize: nil, into: sink)
+    }
+
+    public func read(_ path: RemotePath, expectedSize: Int64?, into sink: (Data) throws -> Void) throws
+        -> RemoteTag
+    {
+        try mapping(.read, path) {
+            let place = try filePlace(path, .read)
+            let decryptor = VaultContentDecryptor(keys: vault.keys, file: path.string)
+            return try withoutActuallyEscaping(sink) { sink in
+                // Only chunks that authenticated reach the caller's sink.
+                let pass: (UnsafeRawBufferPointer) throws -> Void = { plain in
+                    do { try sink(Data(plain)) } catch { throw PassedThrough(error: error) }
+                }
+                let tag = try inner.read(
+                    place.contents,
+                    expectedSize: expectedSize.map { VaultContent.ciphertextCount(plaintextCount: $0) }
+                ) { chunk in
+                    try chunk.withUnsafeBytes { try decryptor.update($0, to: pass) }
+                }
+                try decryptor.finish(to: pass)
+                return tag
+            }
+        }
+    }
+
+    @discardableResult
+    public func write(_ path: RemotePath, from source: UploadSource, condition: WriteCondition) throws
+        -> RemoteTag?
+    {
+        try write(path, from: source, condition: condition, placeListed: false)
+    }
+
+    @discardableResult
+    public func write(
+        _ path: RemotePath, from source: UploadSource, condition: WriteCondition, placeListed: Bool
+    ) throws -> RemoteTag? {
+        try mapping(.write, path) {
+            let place = try filePlace(path, .write)
+            if let longName = place.longName, try inner.entry(at: RemotePath(longName.path)) == nil {
+                try makeInnerFolder(RemotePath(longName.path).parent)
+                try inner.write(
+                    RemotePath(longName.path), from: UploadSource(longName.contents), condition: .absent)
+            }
+            return try inner.write(
+                place.contents, from: encrypted(source), condition: condition, placeListed: placeListed)
+        }
+    }
+
+    /// `source` encrypted as it is read: the header, then each chunk as the plain bytes complete it.
+    private func encrypted(_ source: UploadSource) throws -> UploadSource {
+        let encryptor = try VaultContentEncryptor(keys: vault.keys)
+        var header: Data? = encryptor.header
+        var done = false
+        return UploadSource(size: VaultContent.ciphertextCount(plaintextCount: source.size)) {
+            if let first = header {
+                header = nil
+                return first
+            }
+            while !done {
+                var output = Data()
+                let plain: Data?
+                do { plain = try source.nextChunk() } catch { throw PassedThrough(error: error) }
+                if let plain {
+                    try plain.withUnsafeBytes { try encryptor.update($0) { output.append(contentsOf: $0) } }
+                } else {
+                    done = true
+                    try encryptor.finish { output.append(contentsOf: $0) }
+                }
+                if !output.isEmpty { return output }
+            }
+            return nil
+        }
+    }
+
+    // MARK: Changing the tree
+
+    public func delete(_ path: RemotePath, condition: WriteCondition) throws {
+        try mapping(.delete, path) {
+            guard !path.isRoot else { throw failure(.invalidName, .delete, path, detail: "the root") }
+            let parentID = try directoryID(of: path.parent, .delete, path, missing: .notFound)
+            let entry = try vault.names.entryName(for: path.name, parentDirectoryID: parentID)
+            let stored = try RemotePath(vault.names.directoryPath(of: parentID)).appending(entry.storedName)
+            guard let found = try inner.entry(at: stored) else { throw failure(.notFound, .delete, path) }
+            if found.kind == .file {
+                try inner.delete(stored, condition: condition)
+                return
+            }
+            let inside = try inner.list(stored).entries
+            if inside.contains(where: { $0.name == VaultNameCipher.contentsFileName }) {
+                // A file with a long name: its contents, then its name.
+                try inner.delete(stored.appending(VaultNameCipher.contentsFileName), condition: condition)
+                try deleteInner(stored.appending(VaultNameCipher.longNameFileName))
+                try deleteInner(stored)
+                return
+            }
+            guard inside.contains(where: { $0.name == VaultNameCipher.directoryIDFileName }) else {
+                throw failure(.notFound, .delete, path)
+            }
+            if case .matches(let tag) = condition, found.tag != tag {
+                throw failure(.preconditionFailed, .delete, path)
+            } else if condition == .absent {
+                throw failure(.preconditionFailed, .delete, path)
+            }
+            let id = try directoryID(of: path, .delete, path, missing: .notFound)
+            let directory = RemotePath(try vault.names.directoryPath(of: id))
+            let held = try inner.list(directory).entries.filter {
+                $0.name != VaultNameCipher.directoryIDBackupFileName
+            }
+            guard held.isEmpty else { throw failure(.notEmpty, .delete, path) }
+            // The entry first: a crash after it leaves an unreachable directory, never an entry
+            // pointing at nothing.
+            for name in inside.map(\.name) { try deleteInner(stored.appending(name)) }
+            try deleteInner(stored)
+            forget(path)
+            if try inner.entry(at: directory.appending(VaultNameCipher.directoryIDBackupFileName)) != nil {
+                try deleteInner(directory.appending(VaultNameCipher.directoryIDBackupFileName))
+            }
+            try deleteInner(directory)
+        }
+    }
+
+    public func makeFolder(_ path: RemotePath) throws {
+        try mapping(.makeFolder, path) {
+            guard !path.isRoot else { throw failure(.exists, .makeFolder, path) }
+            let parentID = try directoryID(of: path.parent, .makeFolder, path, missing: .parentMissing)
+            let made = try vault.newFolder(named: path.name, parentDirectoryID: parentID)
+            let stored = try RemotePath(vault.names.directoryPath(of: parentID)).appending(
+                made.entry.storedName)
+            if let found = try inner.entry(at: stored) {
+                // A folder whose making stopped before its `dir.c9r` is made again.
+                guard found.kind == .folder,
+                    try inner.list(stored).entries.allSatisfy({ $0.name == VaultNameCipher.longNameFileName })
+                else { throw failure(.exists, .makeFolder, path) }
+            } else {
+                try inner.makeFolder(stored)
+            }
+            // The folder's own directory and its ID backup, then its long name, then the
+            // `dir.c9r` that makes it a folder: a folder is listed only once it is whole.
+            let marker = stored.appending(VaultNameCipher.directoryIDFileName)
+            for file in made.files where !RemotePath(file.path).isDescendant(of: stored) {
+                let filePath = RemotePath(file.path)
+                try Self.makeFolders(inner, filePath.parent)
+                try inner.write(filePath, from: UploadSource(file.contents), condition: .absent)
+            }
+            try writeLongName(made.entry, in: stored)
+            try inner.write(marker, from: UploadSource(Data(made.directoryID.utf8)), condition: .absent)
+            try remember(made.directoryID, for: path)
+        }
+    }
+
+    @discardableResult
+    public func move(_ source: RemotePath, to destination: RemotePath, condition: WriteCondition?) throws
+        -> RemoteTag?
+    {
+        try mapping(.move, source, destination: destination) {
+            guard !source.isRoot, !destination.isRoot else { throw failure(.invalidMove, .move, source) }
+            if destination.isDescendant(of: source) || destination == source {
+                throw failure(.invalidMove, .move, source, destination: destination)
+            }
+            let sourceID = try directoryID(of: source.parent, .move, source, missing: .notFound)
+            let targetID = try directoryID(of: destination.parent, .move, source, missing: .parentMissing)
+            let from = try vault.names.entryName(for: source.name, parentDirectoryID: sourceID)
+            let to = try vault.names.entryName(for: destination.name, parentDirectoryID: targetID)
+            let fromPath = try RemotePath(vault.names.directoryPath(of: sourceID)).appending(from.storedName)
+            let toPath = try RemotePath(vault.names.directoryPath(of: targetID)).appending(to.storedName)
+            guard let found = try inner.entry(at: fromPath) else { throw failure(.notFound, .move, source) }
+            if try inner.entry(at: toPath) != nil {
+                throw failure(.exists, .move, source, destination: destination)
+            }
+            forget(source)
+            if found.kind == .file {
+                // A file with a short name: its encrypted name alone changes.
+                if case .regular = to { return try inner.move(fromPath, to: toPath, condition: condition) }
+                try makeInnerFolder(toPath)
+                try writeLongName(to, in: toPath)
+                return try inner.move(
+                    fromPath, to: toPath.appending(VaultNameCipher.contentsFileName), condition: condition)
+            }
+            let inside = try inner.list(fromPath).entries
+            let isFile = inside.contains { $0.name == VaultNameCipher.contentsFileName }
+            if isFile, case .regular = to {
+                let tag = try inner.move(
+                    fromPath.appending(VaultNameCipher.contentsFileName), to: toPath, condition: condition)
+                try deleteInner(fromPath.appending(VaultNameCipher.longNameFileName))
+                try deleteInner(fromPath)
+                return tag
+            }
+            // A folder (its `dir.c9r`, with what it names unchanged) or a file with a long name
+            // moves whole; then its long name is written or removed.
+            var containerCondition = condition
+            if isFile, let condition {
+                let contents = inside.first { $0.name == VaultNameCipher.contentsFileName }
+                if case .matches(let tag) = condition, contents?.tag != tag {
+                    throw failure(.preconditionFailed, .move, source, destination: destination)
+                }
+                containerCondition = nil
+            }
+            let tag = try inner.move(fromPath, to: toPath, condition: containerCondition)
+            if case .shortened = to {
+                try writeLongName(to, in: toPath)
+            } else if case .shortened = from {
+                try deleteInner(toPath.appending(VaultNameCipher.longNameFileName))
+            }
+            return isFile ? nil : tag
+        }
+    }
+
+    // MARK: Directory IDs
+
+    /// The directory ID of the folder `folder`, from what is kept or its `dir.c9r`.
+    ///
+    /// - Throws: ``RemoteError`` of `missing` naming `path` when there is no such folder,
+    ///   `.notAFolder` for a file.
+    private func directoryID(
+        of folder: RemotePath, _ operation: RemoteError.Operation, _ path: RemotePath,
+        missing: RemoteError.Kind
+    ) throws -> String {
+        if folder.isRoot { return VaultNameCipher.rootDirectoryID }
+        if let kept = directoryIDs.withLock({ $0[folder] }) { return kept }
+        let parentID = try directoryID(of: folder.parent, operation, path, missing: missing)
+        let entry = try vault.names.entryName(for: folder.name, parentDirectoryID: parentID)
+        let stored = try RemotePath(vault.names.directoryPath(of: parentID)).appending(entry.storedName)
+        // The `dir.c9r` is read, not looked up first: a read sees the remote as it is, where an
+        // entry or a listing may be behind, and a folder must not read as missing because a
+        // look was stale (a read of a missing file says the file is gone).
+        let contents: Data
+        do {
+            contents = try Self.readSmall(
+                inner, stored.appending(VaultNameCipher.directoryIDFileName), limit: Self.smallFileLimit)
+        } catch let error as RemoteError
+            where [.notFound, .notAFolder, .notAFile, .parentMissing].contains(error.kind)
+        {
+            // Why there is none: nothing there, a file, or a folder whose making stopped before
+            // its `dir.c9r` (not a folder yet: made again by the next makeFolder).
+            let notAFolder: RemoteError.Kind = missing == .notFound ? .notAFolder : missing
+            guard let found = try inner.entry(at: stored) else { throw failure(missing, operation, path) }
+            guard found.kind == .folder else { throw failure(notAFolder, operation, path) }
+            let isFile = try inner.entry(at: stored.appending(VaultNameCipher.contentsFileName)) != nil
+            throw failure(isFile || error.kind == .notAFile ? notAFolder : missing, operation, path)
+        }
+        let id = try VaultNameCipher.directoryID(contents: contents, item: folder.string)
+        try remember(id, for: folder)
+        return id
+    }
+
+    /// Keeps `id` as the directory ID of `folder`, unless another folder still has it.
+    private func remember(_ id: String, for folder: RemotePath) throws {
+        let other = directoryIDs.withLock { ids in ids.first { $0.value == id && $0.key != folder }?.key }
+        if let other {
+            // The other path may be out of date (moved by another device): looked at afresh.
+            forget(other)
+            if let again = try? directoryID(of: other, .list, other, missing: .notFound), again == id {
+                directoryIDs.withLock { $0[folder] = nil }
+                throw VaultError(
+                    .malformedDirectoryID, item: folder.string,
+                    "the directory of \"\(other.string)\" is reached from here too")
+            }
+        }
+        directoryIDs.withLock { $0[folder] = id }
+    }
+
+    /// Forgets the directory IDs of `path` and of every folder below it.
+    private func forget(_ path: RemotePath) {
+        directoryIDs.withLock { ids in
+            for key in ids.keys where key == path || key.isDescendant(of: path) { ids[key] = nil }
+        }
+    }
+
+    // MARK: Inner remote
+
+    /// Where a plain file's contents are: its encrypted path, and the long name to write beside it.
+    private func filePlace(_ path: RemotePath, _ operation: RemoteError.Operation) throws -> (
+        contents: RemotePath, longName: UnlockedVault.File?
+    ) {
+        guard !path.isRoot else { throw failure(.notAFile, operation, path) }
+        let parentID = try directoryID(
+            of: path.parent, operation, path, missing: operation == .write ? .parentMissing : .notFound)
+        let place = try vault.filePaths(named: path.name, parentDirectoryID: parentID)
+        return (RemotePath(place.contents), place.longName)
+    }
+
+    private func writeLongName(_ entry: VaultEntryName, in folder: RemotePath) throws {
+        guard case .shortened(_, let fullName) = entry else { return }
+        let path = folder.appending(VaultNameCipher.longNameFileName)
+        if let old = try inner.entry(at: path) {
+            try inner.write(
+                path, from: UploadSource(Data(fullName.utf8)),
+                condition: old.tag.map { .matches($0) } ?? .absent)
+        } else {
+            try inner.write(path, from: UploadSource(Data(fullName.utf8)), condition: .absent)
+        }
+    }
+
+    private func makeInnerFolder(_ path: RemotePath) throws {
+        do { try inner.makeFolder(path) } catch let error as RemoteError where error.kind == .exists {}
+    }
+
+    /// Deletes what is at `path` in the inner remote as it is now.
+    private func deleteInner(_ path: RemotePath) throws {
+        guard let found = try inner.entry(at: path) else { return }
+        if let tag = found.tag {
+            try inner.delete(path, condition: .matches(tag))
+        } else {
+            throw RemoteError(
+                .unsupported, operation: .delete, path: path, remote: inner.displayName,
+                detail: "the remote gives no tag to delete it by")
+        }
+    }
+
+    /// Makes `folder` and the folders above it in `inner` where they are missing.
+    static func makeFolders(_ inner: any Remote, _ folder: RemotePath) throws {
+        guard !folder.isRoot, try inner.entry(at: folder) == nil else { return }
+        try makeFolders(inner, folder.parent)
+        do { try inner.makeFolder(folder) } catch let error as RemoteError where error.kind == .exists {}
+    }
+
+    /// The whole of a small file of `inner`.
+    ///
+    /// - Throws: ``RemoteError`` `.badAnswer` naming it when it holds more than `limit` bytes.
+    static func readSmall(_ inner: any Remote, _ path: RemotePath, limit: Int) throws -> Data {
+        var data = Data()
+        _ = try inner.read(path) { chunk in
+            guard data.count + chunk.count <= limit else {
+                throw RemoteError(
+                    .badAnswer, operation: .read, path: path, remote: inner.displayName,
+                    detail: "more than \(limit) bytes")
+            }
+            data.append(chunk)
+        }
+        return data
+    }
+
+    // MARK: Errors
+
+    /// Runs `body`, its errors made this remote's: a ``RemoteError`` of the inner remote keeps
+    /// its kind and names the plain path; a ``VaultError`` is `.badAnswer`; what a source or a
+    /// sink threw passes through.
+    private func mapping<T>(
+        _ operation: RemoteError.Operation, _ path: RemotePath, destination: RemotePath? = nil,
+        _ body: () throws -> T
+    ) throws -> T {
+        do {
+            do {
+                return try body()
+            } catch let error as RemoteError where error.kind == .notFound || error.kind == .parentMissing {
+                // A directory ID kept may be out of date (its folder deleted or moved by another
+                // device, another folder made at its path): once more with none kept. Nothing was
+                // changed by what failed so.
+                guard
+                    directoryIDs.withLock({ kept in
+                        defer { kept = [:] }
+                        return !kept.isEmpty
+                    })
+                else {
+                    throw error
+                }
+                return try body()
+            }
+        } catch let passed as PassedThrough {
+            throw passed.error
+        } catch let error as RemoteError {
+            // This remote's own errors name it; the inner remote's name a path of the vault.
+            if error.remote == displayName { throw error }
+            let inVault = "in the vault, \(error.operation.rawValue) \(error.path)"
+            throw failure(
+                error.kind, operation, path, destination: destination,
+                detail: error.detail.map { "\(inVault): \($0)" } ?? inVault)
+        } catch let error as VaultError {
+            throw failure(.badAnswer, operation, path, destination: destination, detail: error.description)
+        }
+    }
+
+    /// The inner remote's entry holding the folder `folder`: the `.c9r` or `.c9s` folder.
+    private func container(of folder: RemotePath, _ operation: RemoteError.Operation) throws -> RemoteEntry? {
+        let parentID = try directoryID(of: folder.parent, operation, folder, missing: .notFound)
+        let entry = try vault.names.entryName(for: folder.name, parentDirectoryID: parentID)
+        return try inner.entry(
+            at: RemotePath(vault.names.directoryPath(of: parentID)).appending(entry.storedName))
+    }
+}
+
+/// An error of an upload source or a read's sink, carried through the inner remote unchanged.
+private struct PassedThrough: Error {
+    let error: any Error
+}
