@@ -54,14 +54,14 @@ func runCoordinationCommand(_ name: String, _ arguments: [String]) -> Bool {
         reportingErrors {
             try writeGenerationsInPlace(URL(fileURLWithPath: arguments[0]), count: count, size: size)
         }
-        printLine("done")
+        printUnbuffered("done")
     case "coord-hold-write":
         guard arguments.count == 1 else { fail("usage: coord-hold-write PATH") }
         startWatchdog()
         reportingErrors {
             try FileCoordinator().coordinate(writingItemAt: URL(fileURLWithPath: arguments[0])) { url in
                 try SafeSave.write(Data("held\n".utf8), to: url)
-                printLine("locked")
+                printUnbuffered("locked")
                 while true { pause() }
             }
         }
@@ -78,13 +78,13 @@ func runCoordinationCommand(_ name: String, _ arguments: [String]) -> Bool {
                 writingItemAt: URL(fileURLWithPath: arguments[0]), options: .forMoving,
                 writingItemAt: URL(fileURLWithPath: arguments[1]), options: .forReplacing
             ) { from, to in
-                printLine("locked")
+                printUnbuffered("locked")
                 usleep(milliseconds * 1000)
                 try FileManager.default.moveItem(at: from, to: to)
                 coordinator.item(at: from, didMoveTo: to)
             }
         }
-        printLine("moved")
+        printUnbuffered("moved")
     case "coord-write":
         guard arguments.count == 3, ["safe", "plain", "atomic"].contains(arguments[2]) else {
             fail("usage: coord-write PATH TEXT safe|plain|atomic")
@@ -99,7 +99,7 @@ func runCoordinationCommand(_ name: String, _ arguments: [String]) -> Bool {
                 }
             }
         }
-        printLine("written")
+        printUnbuffered("written")
     case "coord-presenter":
         guard arguments.count == 4, let seconds = Double(arguments[2]),
             ["answer", "silent"].contains(arguments[3])
@@ -112,7 +112,7 @@ func runCoordinationCommand(_ name: String, _ arguments: [String]) -> Bool {
             url: URL(fileURLWithPath: arguments[0]), marker: URL(fileURLWithPath: arguments[1]),
             answers: arguments[3] == "answer")
         FileCoordinator.addFilePresenter(presenter)
-        printLine("ready")
+        printUnbuffered("ready")
         withExtendedLifetime(presenter) {
             while true { pause() }
         }
@@ -193,27 +193,31 @@ private final class LoggingPresenter: FilePresenter {
 
     func savePresentedItemChanges(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
         guard answers else {
-            printLine("asked to save; not answering")
+            printUnbuffered("asked to save; not answering")
             return
         }
         // The marker is the "save": the writer's accessor looks for it to prove the order.
         _ = FileManager.default.createFile(atPath: marker.path, contents: Data("saved\n".utf8))
-        printLine("save")
+        printUnbuffered("save")
         completionHandler(nil)
     }
 
     func relinquishPresentedItem(toWriter writer: @escaping @Sendable ((@Sendable () -> Void)?) -> Void) {
-        printLine("relinquish")
-        writer { printLine("reacquire") }
+        printUnbuffered("relinquish")
+        writer { printUnbuffered("reacquire") }
     }
 
-    func presentedItemDidChange() { printLine("didChange") }
-    func presentedItemDidMove(to newURL: URL) { printLine("didMove \(newURL.path)") }
-    func presentedSubitemDidChange(at url: URL) { printLine("subitemDidChange \(url.lastPathComponent)") }
-    func presentedSubitemDidAppear(at url: URL) { printLine("subitemDidAppear \(url.lastPathComponent)") }
+    func presentedItemDidChange() { printUnbuffered("didChange") }
+    func presentedItemDidMove(to newURL: URL) { printUnbuffered("didMove \(newURL.path)") }
+    func presentedSubitemDidChange(at url: URL) {
+        printUnbuffered("subitemDidChange \(url.lastPathComponent)")
+    }
+    func presentedSubitemDidAppear(at url: URL) {
+        printUnbuffered("subitemDidAppear \(url.lastPathComponent)")
+    }
 
     func accommodatePresentedItemDeletion(completionHandler: @escaping @Sendable ((any Error)?) -> Void) {
-        printLine("delete")
+        printUnbuffered("delete")
         completionHandler(nil)
     }
 }
@@ -238,7 +242,7 @@ private func openObservedDocument(at url: URL, text: String) {
                 if text != "-" && !document.hasUnsavedChanges {
                     fail("the edit did not make the document dirty")
                 }
-                printLine("ready")
+                printUnbuffered("ready")
                 watchFileURL(of: document, last: document.fileURL)
             }
         }
@@ -252,7 +256,7 @@ private func openObservedDocument(at url: URL, text: String) {
                 !document.reportedClosed
             else { return }
             document.reportedClosed = true
-            printLine("closed")
+            printUnbuffered("closed")
         }
     }
 }
@@ -263,7 +267,7 @@ private func watchFileURL(of document: ObservedTextDocument, last: URL) {
     var last = last
     if document.fileURL != last {
         last = document.fileURL
-        printLine("url \(last.path)")
+        printUnbuffered("url \(last.path)")
     }
     DispatchQueue.main.asyncAfter(deadline: .now() + 0.01) { [last] in
         MainActor.assumeIsolated { watchFileURL(of: document, last: last) }
@@ -285,25 +289,17 @@ private final class ObservedTextDocument: Document {
     override func load(fromContents contents: Any, ofType typeName: String?) throws {
         guard let data = contents as? Data else { throw CocoaError(.fileReadCorruptFile) }
         text = String(decoding: data, as: UTF8.self)
-        printLine("loaded \(text.replacingOccurrences(of: "\n", with: "\\n"))")
+        printUnbuffered("loaded \(text.replacingOccurrences(of: "\n", with: "\\n"))")
     }
 
     override func updateChangeCount(withToken token: Any, for saveOperation: SaveOperation) {
         super.updateChangeCount(withToken: token, for: saveOperation)
-        printLine("saved")
+        printUnbuffered("saved")
     }
 
     override func handleError(_ error: any Error, userInteractionPermitted: Bool) {
         let code = (error as? DocumentKitError)?.code.rawValue ?? "\(type(of: error))"
-        printLine("error \(code)")
+        printUnbuffered("error \(code)")
         super.handleError(error, userInteractionPermitted: userInteractionPermitted)
     }
-}
-
-// MARK: - Helpers
-
-/// Writes a line straight to standard output, so the parent sees it at once.
-private func printLine(_ line: String) {
-    let bytes = Array((line + "\n").utf8)
-    _ = bytes.withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
 }

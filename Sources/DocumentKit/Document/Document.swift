@@ -88,23 +88,13 @@ open class Document {
         /// Creates a document for the file at `url`. Nothing is read until ``open()``.
         public required init(fileURL url: URL) {
             fileURL = url.standardizedFileURL
-            fileRecord = Mutex(DocumentFileRecord())
             presentedItem = PresentedItem(url: url)
-            autosave = AutosaveStateMachine(
-                quietDelay: AutosaveConfiguration().quietDelay,
-                maximumDelay: AutosaveConfiguration().maximumDelay
-            )
         }
     #else
         /// Creates a document for the file at `url`. Nothing is read until ``open()``.
         public init(fileURL url: URL) {
             fileURL = url.standardizedFileURL
-            fileRecord = Mutex(DocumentFileRecord())
             presentedItem = PresentedItem(url: url)
-            autosave = AutosaveStateMachine(
-                quietDelay: AutosaveConfiguration().quietDelay,
-                maximumDelay: AutosaveConfiguration().maximumDelay
-            )
         }
     #endif
 
@@ -584,7 +574,7 @@ open class Document {
     // MARK: - Internals
 
     /// Where the file is and what it was when last read or written, for other threads.
-    nonisolated let fileRecord: Mutex<DocumentFileRecord>
+    nonisolated let fileRecord = Mutex(DocumentFileRecord())
     /// Which file the document shows and what it last read or wrote of it: the presenter
     /// registry's record of this document, kept here from before the document presents.
     nonisolated let presentedItem: PresentedItem
@@ -620,7 +610,8 @@ open class Document {
     /// ``VersionStore/shared`` by default.
     public var versionStore: VersionStore? = VersionStore.shared
 
-    var autosave: AutosaveStateMachine
+    var autosave = AutosaveStateMachine(
+        quietDelay: AutosaveConfiguration().quietDelay, maximumDelay: AutosaveConfiguration().maximumDelay)
     /// Set by an autosave just before it calls ``save(to:for:completionHandler:)``, which
     /// takes it: the contents that save replaces are an autosave's, thinned to one version a
     /// minute; any other save's are kept the first hour (``VersionStore/ThinningPolicy``).

@@ -72,7 +72,8 @@ open class NSDocument: NSObject {
     #if RequiredDocumentInitializers
         /// Creates an untitled document: no file until it is saved.
         public required override init() {
-            backing = Self.untitledBacking()
+            // Untitled: a new place in the temporary folder, as `UIDocument()`'s.
+            backing = Backing()
             super.init()
             takeBacking()
         }
@@ -101,7 +102,8 @@ open class NSDocument: NSObject {
     #else
         /// Creates an untitled document: no file until it is saved.
         public override init() {
-            backing = Self.untitledBacking()
+            // Untitled: a new place in the temporary folder, as `UIDocument()`'s.
+            backing = Backing()
             super.init()
             takeBacking()
         }
@@ -128,13 +130,6 @@ open class NSDocument: NSObject {
             try take(contentsOf: contentsURL, for: urlOrNil, ofType: typeName)
         }
     #endif
-
-    /// The machinery of a new untitled document: a place in the temporary folder.
-    private static func untitledBacking() -> Backing {
-        Backing(
-            fileURL: FileManager.default.temporaryDirectory.appendingPathComponent(
-                "untitled-\(UUID().uuidString)"))
-    }
 
     /// Becomes the owner of ``backing``; an untitled document does not autosave.
     private func takeBacking() {
