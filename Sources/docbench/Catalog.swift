@@ -113,6 +113,23 @@ func catalog(quick: Bool) -> [Benchmark] {
                 "peak RSS of a child syncing one \(memoryMiB) MiB file against a 4 KiB one (goal under 64 MiB)",
             run: { [try benchmarkSyncMemory(megabytes: memoryMiB)] }),
         Benchmark(
+            name: "vault.first.1000x4KiB", rows: ["vault.first.1000x4KiB"],
+            summary: "first sync of 1,000 x 4 KiB through a vault against the same unencrypted (goal 1.3x)",
+            run: { [try benchmarkVaultFirstSync(count: 1000, iterations: quick ? 1 : 5)] }),
+        Benchmark(
+            name: "vault.bigfile",
+            rows: ["upload", "download", "memory"].map {
+                "vault.\($0).\(memoryMiB >= 1024 ? "1GiB" : "\(memoryMiB)MiB")"
+            },
+            summary:
+                "a \(memoryMiB) MiB file synced up and down through a vault against the same unencrypted"
+                + " (goals 1.3x, peak RSS under 64 MiB)",
+            run: { try benchmarkVaultBigFile(megabytes: memoryMiB) }),
+        Benchmark(
+            name: "vault.chunks", rows: ["vault.seal.32KiB", "vault.open.32KiB"],
+            summary: "the vault's chunk encryption and decryption against openssl speed -evp aes-256-gcm",
+            run: { try benchmarkVaultThroughput(megabytes: quick ? 64 : 256, iterations: quick ? 1 : 3) }),
+        Benchmark(
             name: "resourcevalues.ubiquitous.10000", rows: ["resourcevalues.ubiquitous.10000"],
             summary:
                 "the ubiquitous resource values of 10,000 synced documents against Foundation's file size",

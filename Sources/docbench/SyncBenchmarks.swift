@@ -4,15 +4,16 @@ import Foundation
 
 /// A fresh device for a sync benchmark: a container, a remote folder, its own journal and
 /// version store, all under `folder`.
-private struct SyncBench {
+struct SyncBench {
     let container: URL
     let remote: URL
     let state: URL
     let store: VersionStore
 
-    init(in folder: URL, name: String) throws {
+    /// A device named `name`, with a remote folder of its own or the one at `sharedRemote`.
+    init(in folder: URL, name: String, sharedRemote: URL? = nil) throws {
         container = folder.appendingPathComponent("\(name)/container", isDirectory: true)
-        remote = folder.appendingPathComponent("\(name)/remote", isDirectory: true)
+        remote = sharedRemote ?? folder.appendingPathComponent("\(name)/remote", isDirectory: true)
         state = folder.appendingPathComponent("\(name)/state", isDirectory: true)
         store = VersionStore(root: folder.appendingPathComponent("\(name)/Versions", isDirectory: true))
         for url in [container, remote, state] {
@@ -20,22 +21,25 @@ private struct SyncBench {
         }
     }
 
-    func engine() throws -> SyncEngine {
+    /// An engine syncing the container with the remote folder, or with what `over` makes of
+    /// it (a vault in it).
+    func engine(over: (LocalFolderRemote) throws -> any Remote = { $0 }) throws -> SyncEngine {
         try SyncEngine(
-            container: container, remote: LocalFolderRemote(root: remote),
+            container: container, remote: over(LocalFolderRemote(root: remote)),
             configuration: SyncConfiguration(stateHome: state, versionStore: store, settleTime: .zero))
     }
 }
 
-/// Writes `count` documents of `size` bytes into `folder`, ten to a subfolder past 1,000.
-private func writeDocuments(_ count: Int, size: Int, into folder: URL) throws {
+/// Writes `count` documents of `size` bytes into `folder`, `perFolder` to a subfolder when
+/// there are more than that.
+func writeDocuments(_ count: Int, size: Int, into folder: URL, perFolder: Int = 1000) throws {
     var bytes = [UInt8](repeating: 0, count: size)
     for index in 0..<count {
         for offset in stride(from: 0, to: size, by: 64) {
             bytes[offset] = UInt8(truncatingIfNeeded: index &+ offset)
         }
-        let sub = count > 1000 ? folder.appendingPathComponent("folder \(index / 1000)") : folder
-        if index % 1000 == 0 {
+        let sub = count > perFolder ? folder.appendingPathComponent("folder \(index / perFolder)") : folder
+        if index % perFolder == 0 {
             try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
         }
         try Data(bytes).write(to: sub.appendingPathComponent("document \(index).txt"))
@@ -80,7 +84,8 @@ func benchmarkFirstSync(count: Int, iterations: Int, limit: Double) throws -> Be
         target: "at most \(String(format: "%g", limit))x", met: sync / copy <= limit)
 }
 
-private func middle(_ samples: [Double]) -> Double { samples.sorted()[samples.count / 2] }
+/// The median of `samples`.
+func middle(_ samples: [Double]) -> Double { samples.sorted()[samples.count / 2] }
 
 /// `sync.nochange.10000` and `sync.onechange.10000`: a pass over 10,000 synced documents
 /// with nothing changed, against a bare `readdir` + `fstatat` walk of both trees; and one with
@@ -135,29 +140,13 @@ func benchmarkSyncMemory(megabytes: Int) throws -> BenchmarkRow {
     defer { try? FileManager.default.removeItem(at: folder) }
     func peak(bytes: Int, name: String) throws -> Double {
         let bench = try SyncBench(in: folder, name: name)
-        let path = bench.container.appendingPathComponent("big.bin").path
-        guard FileManager.default.createFile(atPath: path, contents: nil),
-            let file = FileHandle(forWritingAtPath: path)
-        else { throw CocoaError(.fileWriteUnknown) }
-        let block = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        var written = 0
-        while written < bytes {
-            let count = min(block.count, bytes - written)
-            file.write(block.prefix(count))
-            written += count
+        try writeLargeFile(bench.container.appendingPathComponent("big.bin"), bytes: bytes)
+        let child = try runSyncChild(bench)
+        guard FileStatus(path: bench.remote.appendingPathComponent("big.bin").path)?.size == Int64(bytes)
+        else {
+            throw CocoaError(.fileWriteUnknown)
         }
-        try file.close()
-        let (status, output) = runCapturing(
-            CommandLine.arguments[0],
-            [
-                "--sync-child", bench.container.path, bench.remote.path, bench.state.path,
-                bench.store.root.path,
-            ])
-        guard status == 0,
-            FileStatus(path: bench.remote.appendingPathComponent("big.bin").path)?.size == Int64(bytes),
-            let kilobytes = Double(output.trimmingCharacters(in: .whitespacesAndNewlines))
-        else { throw CocoaError(.fileWriteUnknown) }
-        return kilobytes / 1024
+        return child.peakMiB
     }
     let small = try peak(bytes: 4096, name: "small")
     let large = try peak(bytes: megabytes << 20, name: "large")
@@ -168,29 +157,98 @@ func benchmarkSyncMemory(megabytes: Int) throws -> BenchmarkRow {
         target: "under 64 MiB", met: large < 64)
 }
 
-/// The child of `sync.memory`: one sync of `container` to the folder `remote`, then exit.
+/// Writes a file of `bytes` bytes at `url`, a 1 MiB block over and over.
+func writeLargeFile(_ url: URL, bytes: Int) throws {
+    guard FileManager.default.createFile(atPath: url.path, contents: nil),
+        let file = FileHandle(forWritingAtPath: url.path)
+    else { throw CocoaError(.fileWriteUnknown) }
+    let block = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+    var written = 0
+    while written < bytes {
+        let count = min(block.count, bytes - written)
+        file.write(block.prefix(count))
+        written += count
+    }
+    try file.close()
+}
+
+/// What a sync child told: its peak RSS, the sync's seconds, and for a vault the seconds its
+/// unlocking took (scrypt), the RSS before it and the peak RSS right after it.
+struct SyncChildReport {
+    var peakMiB: Double
+    var seconds: Double
+    var unlockSeconds: Double?
+    var unlockFromMiB: Double?
+    var unlockPeakMiB: Double?
+}
+
+/// Runs the sync child (`--sync-child`) on `bench`'s container and remote folder, through the
+/// vault in it when `passphrase` is given (in the child's environment, never its arguments).
+func runSyncChild(_ bench: SyncBench, vaultPassphrase passphrase: String? = nil) throws -> SyncChildReport {
+    var environment = ProcessInfo.processInfo.environment
+    environment[syncChildPassphraseVariable] = passphrase
+    let (status, output) = runCapturing(
+        CommandLine.arguments[0],
+        [
+            "--sync-child", bench.container.path, bench.remote.path, bench.state.path, bench.store.root.path,
+        ] + (passphrase == nil ? [] : ["vault"]), environment: environment)
+    let fields = output.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+    guard status == 0, fields.count == (passphrase == nil ? 2 : 5) else {
+        throw CocoaError(
+            .fileWriteUnknown,
+            userInfo: [NSLocalizedDescriptionKey: "the sync child failed (\(status)): \(output)"])
+    }
+    let unlocking = fields.count == 5
+    return SyncChildReport(
+        peakMiB: fields[0] / 1024, seconds: fields[1], unlockSeconds: unlocking ? fields[2] : nil,
+        unlockFromMiB: unlocking ? fields[3] / 1024 : nil, unlockPeakMiB: unlocking ? fields[4] / 1024 : nil)
+}
+
+/// The environment variable a sync child through a vault takes its passphrase from.
+let syncChildPassphraseVariable = "DOCBENCH_VAULT_PASSPHRASE"
+
+/// The child of `sync.memory` and `vault.bigfile`: one sync of `container` with the folder
+/// `remote` (through the vault in it when a fifth argument says `vault`), then exit. Prints
+/// its peak RSS in KiB and the sync's seconds; for a vault, then the seconds the unlocking
+/// took, the RSS before it and the peak RSS right after it.
 func runSyncChild(_ arguments: [String]) -> Never {
-    guard arguments.count == 4 else { exit(2) }
+    guard arguments.count == 4 || (arguments.count == 5 && arguments[4] == "vault") else { exit(2) }
     do {
+        let folder = LocalFolderRemote(root: URL(fileURLWithPath: arguments[1]))
+        var remote: any Remote = folder
+        var unlocking = ""
+        if arguments.count == 5 {
+            guard let passphrase = ProcessInfo.processInfo.environment[syncChildPassphraseVariable] else {
+                exit(2)
+            }
+            let (start, before) = (now(), statusKiB("VmRSS"))
+            remote = try EncryptedRemote.open(folder, passphrase: VaultPassphrase(passphrase))
+            unlocking = " \(now() - start) \(before) \(statusKiB("VmHWM"))"
+        }
         let engine = try SyncEngine(
-            container: URL(fileURLWithPath: arguments[0]),
-            remote: LocalFolderRemote(root: URL(fileURLWithPath: arguments[1])),
+            container: URL(fileURLWithPath: arguments[0]), remote: remote,
             configuration: SyncConfiguration(
                 stateHome: URL(fileURLWithPath: arguments[2]),
                 versionStore: VersionStore(root: URL(fileURLWithPath: arguments[3])), settleTime: .zero))
+        let start = now()
         let summary = try engine.sync()
-        // The child's own peak, for the parent: RUSAGE_CHILDREN there would be the largest of
-        // every child the run has had, and even RUSAGE_SELF counts the peak of the process
-        // before it ran this program (Linux keeps it across exec, and a forked child starts
-        // with the parent's pages). VmHWM is the peak of this program's memory alone, in kB.
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
-        print(peak?.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
+        print("\(statusKiB("VmHWM")) \(now() - start)\(unlocking)")
         exit(summary.failures.isEmpty ? 0 : 1)
     } catch {
         FileHandle.standardError.write(Data("docbench --sync-child: \(error)\n".utf8))
         exit(1)
     }
+}
+
+/// A figure of this process's memory in KiB: its RSS now (`VmRSS`) or its own peak RSS
+/// (`VmHWM`). RUSAGE_CHILDREN in the parent would be the largest of every child the run has
+/// had, and even RUSAGE_SELF counts the peak of the process before it ran this program (Linux
+/// keeps it across exec, and a forked child starts with the parent's pages). VmHWM is the peak
+/// of this program's memory alone, in kB.
+private func statusKiB(_ field: String) -> String {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let peak = status.split(separator: "\n").first { $0.hasPrefix(field + ":") }
+    return String(peak?.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
 }
 
 /// Runs a program and waits for it; its exit status.
@@ -207,11 +265,16 @@ private func run(_ path: String, _ arguments: [String]) -> Int32 {
     return process.terminationStatus
 }
 
-/// Runs a program and waits for it; its exit status and standard output.
-private func runCapturing(_ path: String, _ arguments: [String]) -> (Int32, String) {
+/// Runs a program and waits for it; its exit status and standard output (its standard error
+/// goes to ours, or nowhere when `quiet`).
+func runCapturing(
+    _ path: String, _ arguments: [String], environment: [String: String]? = nil, quiet: Bool = false
+) -> (Int32, String) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
+    if let environment { process.environment = environment }
+    if quiet { process.standardError = FileHandle.nullDevice }
     let pipe = Pipe()
     process.standardOutput = pipe
     do {

@@ -205,18 +205,27 @@ public final class EncryptedRemote: Remote {
         try mapping(.read, path) {
             let place = try filePlace(path, .read)
             let decryptor = VaultContentDecryptor(keys: vault.keys, file: path.string)
+            let plain = PlainPieces(forFileOf: expectedSize)
+            defer { plain.release() }
             return try withoutActuallyEscaping(sink) { sink in
-                // Only chunks that authenticated reach the caller's sink.
-                let pass: (UnsafeRawBufferPointer) throws -> Void = { plain in
-                    do { try sink(Data(plain)) } catch { throw PassedThrough(error: error) }
+                // Only chunks that authenticated reach the caller's sink, gathered into pieces
+                // as large as the inner remote's: a piece a chunk (32 KiB) cost the caller a
+                // write and a hand-over to its hashing thread each, and a download twice the
+                // plain one's time.
+                let pass: (Data) throws -> Void = { piece in
+                    do { try sink(piece) } catch { throw PassedThrough(error: error) }
                 }
                 let tag = try inner.read(
                     place.contents,
                     expectedSize: expectedSize.map { VaultContent.ciphertextCount(plaintextCount: $0) }
                 ) { chunk in
-                    try chunk.withUnsafeBytes { try decryptor.update($0, to: pass) }
+                    try chunk.withUnsafeBytes {
+                        try decryptor.update($0) { try plain.add($0, passing: pass) }
+                    }
+                    try plain.flush(to: pass)
                 }
-                try decryptor.finish(to: pass)
+                try decryptor.finish { try plain.add($0, passing: pass) }
+                try plain.flush(to: pass)
                 return tag
             }
         }
@@ -245,10 +254,23 @@ public final class EncryptedRemote: Remote {
         }
     }
 
-    /// `source` encrypted as it is read: the header, then each chunk as the plain bytes complete it.
+    /// `source` encrypted as it is read: the header, then the chunks each piece of the plain
+    /// bytes completes, sealed into buffers used again piece after piece (a new `Data` of a MiB
+    /// a piece costs the mapping and zeroing of its pages: `ChunkBuffers` says how much).
     private func encrypted(_ source: UploadSource) throws -> UploadSource {
         let encryptor = try VaultContentEncryptor(keys: vault.keys)
+        // A piece of plain bytes completes at most `chunks` chunks (what the encryptor holds
+        // back is less than one), so a buffer of `chunks` sealed chunks holds what it gives;
+        // a small file's buffer is one chunk, not a MiB.
+        let chunks = Swift.max(
+            1,
+            Swift.min(
+                RemoteChunk.size / VaultContent.chunkPlaintextCount,
+                Int(source.size / Int64(VaultContent.chunkPlaintextCount)) + 1))
+        let pieceLimit = chunks * VaultContent.chunkPlaintextCount
+        let buffers = ChunkBuffers(size: chunks * VaultContent.chunkCiphertextCount)
         var header: Data? = encryptor.header
+        var rest = Data()
         var done = false
         return UploadSource(size: VaultContent.ciphertextCount(plaintextCount: source.size)) {
             if let first = header {
@@ -256,19 +278,40 @@ public final class EncryptedRemote: Remote {
                 return first
             }
             while !done {
-                var output = Data()
-                let plain: Data?
-                do { plain = try source.nextChunk() } catch { throw PassedThrough(error: error) }
-                if let plain {
-                    try plain.withUnsafeBytes { try encryptor.update($0) { output.append(contentsOf: $0) } }
-                } else {
-                    done = true
-                    try encryptor.finish { output.append(contentsOf: $0) }
+                if rest.isEmpty {
+                    let plain: Data?
+                    do { plain = try source.nextChunk() } catch { throw PassedThrough(error: error) }
+                    guard let plain else {
+                        done = true
+                        return try buffers.fill { output in
+                            var filled = 0
+                            try encryptor.finish { Self.put($0, in: output, at: &filled) }
+                            return filled
+                        }
+                    }
+                    rest = plain
                 }
-                if !output.isEmpty { return output }
+                let piece = rest.prefix(pieceLimit)
+                rest = piece.count == rest.count ? Data() : rest.dropFirst(piece.count)
+                let sealed = try buffers.fill { output in
+                    var filled = 0
+                    try piece.withUnsafeBytes { plain in
+                        try encryptor.update(plain) { Self.put($0, in: output, at: &filled) }
+                    }
+                    return filled
+                }
+                if let sealed { return sealed }
             }
             return nil
         }
+    }
+
+    /// Copies `bytes` into `buffer` at `offset`, and moves `offset` past them.
+    private static func put(
+        _ bytes: UnsafeRawBufferPointer, in buffer: UnsafeMutableRawBufferPointer, at offset: inout Int
+    ) {
+        UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<offset + bytes.count]).copyMemory(from: bytes)
+        offset += bytes.count
     }
 
     // MARK: Changing the tree
@@ -581,4 +624,50 @@ public final class EncryptedRemote: Remote {
 /// An error of an upload source or a read's sink, carried through the inner remote unchanged.
 private struct PassedThrough: Error {
     let error: any Error
+}
+
+/// A read's plain bytes, gathered from the chunks the decryptor opens into pieces of up to a
+/// MiB in buffers used again piece after piece, and handed on a piece at a time.
+private final class PlainPieces {
+    private let buffers: ChunkBuffers
+    private var buffer: UnsafeMutableRawBufferPointer?
+    private var filled = 0
+
+    /// Pieces for a file of `size` plain bytes: a small file's buffer is the file and a page,
+    /// not a MiB; one of a size not known (the small files sync reads whole) four chunks.
+    init(forFileOf size: Int64?) {
+        buffers = ChunkBuffers(
+            size: RemoteChunk.bufferSize(forFileOf: size ?? Int64(4 * VaultContent.chunkPlaintextCount)))
+    }
+
+    /// Adds `bytes`, handing the pieces they fill to `pass`.
+    func add(_ bytes: UnsafeRawBufferPointer, passing pass: (Data) throws -> Void) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let target = buffer ?? buffers.lend()
+            buffer = target
+            let count = Swift.min(target.count - filled, bytes.count - offset)
+            UnsafeMutableRawBufferPointer(rebasing: target[filled..<filled + count]).copyMemory(
+                from: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count]))
+            filled += count
+            offset += count
+            if filled == target.count { try flush(to: pass) }
+        }
+    }
+
+    /// Hands what is gathered to `pass`, if anything.
+    func flush(to pass: (Data) throws -> Void) throws {
+        guard let target = buffer, filled > 0 else { return }
+        let piece = buffers.chunk(of: target, count: filled)
+        buffer = nil
+        filled = 0
+        try pass(piece)
+    }
+
+    /// Gives back the buffer lent and not handed on.
+    func release() {
+        if let target = buffer { buffers.giveBack(target) }
+        buffer = nil
+        filled = 0
+    }
 }
