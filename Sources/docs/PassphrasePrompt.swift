@@ -26,7 +26,7 @@ enum PassphrasePrompt {
         saved = settings
         terminal = tty.rawValue
         let restore: @convention(c) (CInt) -> Void = { signal in
-            tcsetattr(PassphrasePrompt.terminal, TCSAFLUSH, &PassphrasePrompt.saved)
+            tcsetattr(PassphrasePrompt.terminal, TCSANOW, &PassphrasePrompt.saved)
             _exit(128 + signal)
         }
         let previousInterrupt = Glibc.signal(SIGINT, restore)
@@ -38,9 +38,11 @@ enum PassphrasePrompt {
         var quiet = settings
         quiet.c_lflag &= ~tcflag_t(ECHO)
         quiet.c_lflag |= tcflag_t(ECHONL)
+        // Echo off before the question, and nothing typed discarded: an answer typed as soon as
+        // the question shows is read whole, never half echoed.
+        guard tcsetattr(tty.rawValue, TCSANOW, &quiet) == 0 else { return nil }
+        defer { tcsetattr(tty.rawValue, TCSANOW, &saved) }
         try? Array(question.utf8).withUnsafeBytes { try tty.writeAll($0) }
-        guard tcsetattr(tty.rawValue, TCSAFLUSH, &quiet) == 0 else { return nil }
-        defer { tcsetattr(tty.rawValue, TCSAFLUSH, &saved) }
         // One byte at a time up to the line's end, at most 4 KiB: a passphrase, not a file.
         var line: [UInt8] = []
         defer { line.withUnsafeMutableBytes { wipe($0) } }

@@ -222,21 +222,25 @@ struct DocsEncryptTests {
             if pid == 0:
                 os.execv(sys.argv[1], sys.argv[1:])
             out = b''
-            def read_until(marker, seconds=60):
+            def read_until(marker, times=1, seconds=120):
                 global out
                 end = time.time() + seconds
-                while marker not in out and time.time() < end:
+                while out.count(marker) < times and time.time() < end:
                     ready, _, _ = select.select([fd], [], [], 0.1)
                     if ready:
                         try: out += os.read(fd, 4096)
                         except OSError: return
-            for answer in [\(answers)]:
-                read_until(b'Passphrase of the vault')
-                out += b'|'
+            for index, answer in enumerate([\(answers)]):
+                read_until(b'Passphrase of the vault', index + 1)
                 os.write(fd, answer)
-                time.sleep(0.3)
             read_until(b'sync:')
-            _, status = os.waitpid(pid, 0)
+            for _ in range(600):
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done: break
+                time.sleep(0.1)
+            else:
+                os.kill(pid, 9)
+                _, status = os.waitpid(pid, 0)
             sys.stdout.write(out.decode('utf-8', 'replace'))
             sys.exit(os.waitstatus_to_exitcode(status))
             """.utf8

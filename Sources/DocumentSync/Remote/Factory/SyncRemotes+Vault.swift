@@ -177,20 +177,17 @@ extension SyncRemotes {
     /// reached without ``VaultKeySources/encrypted`` would bring its ciphertext down as
     /// documents, and send documents up beside it that no vault reader sees.
     ///
-    /// - Throws: ``RemoteSetupError`` `.refused` naming the URL and `--encrypt`.
+    /// - Throws: ``RemoteSetupError`` `.refused` naming the URL and `--encrypt` when the remote
+    ///   answers that it holds one.
     static func refuseVault(in remote: any Remote, url: String) throws {
-        let entry: RemoteEntry?
-        do { entry = try remote.entry(at: RemotePath(VaultConfiguration.fileName)) } catch let error
-            as RemoteError
-        {
-            throw RemoteSetupError.probeFailed(error, url)
-        }
-        guard entry?.kind != .file else {
-            throw RemoteSetupError(
-                .refused,
-                "\(url) holds an encrypted vault (\(VaultConfiguration.fileName)): give --encrypt to sync its documents, never its ciphertext"
-            )
-        }
+        // Only what is found refuses: a remote that cannot be asked now (no password yet, out of
+        // reach) is left to the sync, which says so and tries again as it always has.
+        guard let entry = try? remote.entry(at: RemotePath(VaultConfiguration.fileName)), entry.kind == .file
+        else { return }
+        throw RemoteSetupError(
+            .refused,
+            "\(url) holds an encrypted vault (\(VaultConfiguration.fileName)): give --encrypt to sync its documents, never its ciphertext"
+        )
     }
 
     /// Wraps the master keys of the vault at the root of `inner` under a new passphrase: the
