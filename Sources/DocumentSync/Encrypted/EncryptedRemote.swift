@@ -35,6 +35,8 @@ public final class EncryptedRemote: Remote {
     /// The vault's keys and ciphers.
     public let vault: UnlockedVault
     public let displayName: String
+    /// The inner remote's address, marked encrypted, with the passphrase file it was opened with.
+    public let address: RemoteAddress?
 
     /// Directory IDs by plain folder path (the root's is not kept: it is always "").
     private let directoryIDs = Mutex<[RemotePath: String]>([:])
@@ -43,11 +45,18 @@ public final class EncryptedRemote: Remote {
     /// anything larger is not one.
     static let smallFileLimit = VaultNameCipher.smallFileLimit
 
-    /// The remote over `inner`, whose vault `vault` is unlocked.
-    public init(over inner: any Remote, vault: UnlockedVault) {
+    /// The remote over `inner`, whose vault `vault` is unlocked; `passphraseFile`, the file its
+    /// passphrase was read from, is remembered in its ``address``.
+    public init(over inner: any Remote, vault: UnlockedVault, passphraseFile: String? = nil) {
         self.inner = inner
         self.vault = vault
         displayName = inner.displayName + " (encrypted)"
+        address = inner.address.map { plain in
+            var address = plain
+            address.encrypted = true
+            address.passphraseFile = passphraseFile
+            return address
+        }
     }
 
     /// Opens the vault at the root of `inner` with `passphrase`.
