@@ -20,24 +20,46 @@ public final class AESGCM {
     public static let nonceCount = 12
     public static let tagCount = 16
 
-    private let sealing: CipherContext
-    private let opening: CipherContext
+    private let sealing: CipherContext?
+    private let opening: CipherContext?
+
+    /// Which ways a cipher is used: each is a libcrypto context with its own key schedule.
+    enum Use {
+        case sealing, opening, both
+    }
 
     /// A cipher under `key` (32 bytes).
     ///
     /// - Throws: ``VaultError`` `.invalidArgument` for a key of another length.
     public init(key: SecretBytes) throws {
-        guard key.count == Self.keyCount else {
+        (sealing, opening) = try key.withUnsafeBytes { try Self.contexts(key: $0, use: .both) }
+    }
+
+    /// A cipher under `key` (32 bytes; the caller keeps them secret), set up for `use` only: a
+    /// file's encryptor never opens, its decryptor never seals, and each file has its own.
+    ///
+    /// - Throws: ``VaultError`` `.invalidArgument` for a key of another length.
+    init(key: UnsafeRawBufferPointer, use: Use) throws {
+        (sealing, opening) = try Self.contexts(key: key, use: use)
+    }
+
+    /// The contexts for `use`, their key schedules set up under `key`.
+    private static func contexts(key: UnsafeRawBufferPointer, use: Use) throws -> (
+        sealing: CipherContext?, opening: CipherContext?
+    ) {
+        guard key.count == keyCount else {
             throw VaultError(.invalidArgument, "AES-256-GCM takes a 32-byte key, not \(key.count) bytes")
         }
-        sealing = try CipherContext()
-        opening = try CipherContext()
         let cipher = FetchedCipher.aes256GCM.pointer
-        try key.withUnsafeBytes { key in
-            guard EVP_EncryptInit_ex2(sealing.pointer, cipher, libcryptoBytes(key), nil, nil) == 1,
-                EVP_DecryptInit_ex2(opening.pointer, cipher, libcryptoBytes(key), nil, nil) == 1
-            else { throw VaultError(.libcrypto, LibCryptoErrors.drain("AES-256-GCM init")) }
+        let sealing = use == .opening ? nil : try CipherContext()
+        let opening = use == .sealing ? nil : try CipherContext()
+        if let sealing, EVP_EncryptInit_ex2(sealing.pointer, cipher, libcryptoBytes(key), nil, nil) != 1 {
+            throw VaultError(.libcrypto, LibCryptoErrors.drain("AES-256-GCM init"))
         }
+        if let opening, EVP_DecryptInit_ex2(opening.pointer, cipher, libcryptoBytes(key), nil, nil) != 1 {
+            throw VaultError(.libcrypto, LibCryptoErrors.drain("AES-256-GCM init"))
+        }
+        return (sealing, opening)
     }
 
     /// Encrypts `plaintext` into `ciphertext` (as long) and writes the tag into `tag` (16 bytes),
@@ -48,6 +70,7 @@ public final class AESGCM {
         into ciphertext: UnsafeMutableRawBufferPointer, tag: UnsafeMutableRawBufferPointer
     ) throws {
         try check(nonce: nonce, tag: UnsafeRawBufferPointer(tag), plaintext.count, ciphertext.count)
+        guard let sealing else { preconditionFailure("AES-256-GCM set up for opening only") }
         let context = sealing.pointer
         guard EVP_EncryptInit_ex2(context, nil, nil, libcryptoBytes(nonce), nil) == 1 else {
             throw VaultError(.libcrypto, LibCryptoErrors.drain("AES-256-GCM nonce"))
@@ -78,6 +101,7 @@ public final class AESGCM {
         tag: UnsafeRawBufferPointer, into plaintext: UnsafeMutableRawBufferPointer
     ) throws {
         try check(nonce: nonce, tag: tag, ciphertext.count, plaintext.count)
+        guard let opening else { preconditionFailure("AES-256-GCM set up for sealing only") }
         let context = opening.pointer
         guard EVP_DecryptInit_ex2(context, nil, nil, libcryptoBytes(nonce), nil) == 1,
             EVP_CIPHER_CTX_ctrl(

@@ -43,32 +43,46 @@ public enum VaultContent {
 }
 
 /// A file's header: its nonce and its content key.
+///
+/// The key is kept as the header's whole 40-byte payload (8 reserved bytes, then the key) in
+/// one secret's buffer: a secret is a locked page (`mlock`) and a wipe, and a file synced made
+/// three of them where one serves.
 struct VaultFileHeader {
     let nonce: Data
-    let contentKey: SecretBytes
+    /// 0xFF × 8 (or what a key holder put there), then the content key.
+    private let payload: SecretBytes
+    private static let reservedCount = 8
 
     /// A header with a fresh nonce and content key.
     static func random() throws -> VaultFileHeader {
-        try VaultFileHeader(nonce: SecureRandom.bytes(AESGCM.nonceCount), contentKey: .random(count: 32))
+        try VaultFileHeader(
+            nonce: SecureRandom.bytes(AESGCM.nonceCount),
+            payload: SecretBytes(count: reservedCount + AESGCM.keyCount) { payload in
+                payload.initializeMemory(as: UInt8.self, repeating: 0xFF)
+                try SecureRandom.fill(UnsafeMutableRawBufferPointer(rebasing: payload[reservedCount...]))
+            })
     }
 
-    private init(nonce: Data, contentKey: SecretBytes) {
+    private init(nonce: Data, payload: SecretBytes) {
         self.nonce = nonce
-        self.contentKey = contentKey
+        self.payload = payload
+    }
+
+    /// The cipher of the file's chunks, under its content key, set up for `use`.
+    func contentCipher(_ use: AESGCM.Use) throws -> AESGCM {
+        try payload.withUnsafeBytes {
+            try AESGCM(key: UnsafeRawBufferPointer(rebasing: $0[Self.reservedCount...]), use: use)
+        }
     }
 
     /// The 68 bytes that start the file.
     func sealed(with keys: VaultMasterKeys) throws -> Data {
-        // The payload holds the content key: built in a secret's buffer, never in plain Data.
-        let payload = SecretBytes(concatenating: [
-            SecretBytes(copying: [UInt8](repeating: 0xFF, count: 8)), contentKey,
-        ])
         var header = Data(count: VaultContent.headerCount)
         try header.withUnsafeMutableBytes { output in
             try nonce.withUnsafeBytes { nonce in
                 try payload.withUnsafeBytes { payload in
                     UnsafeMutableRawBufferPointer(rebasing: output[0..<12]).copyMemory(from: nonce)
-                    try AESGCM(key: keys.encryptionKey).seal(
+                    try keys.encryptionKey.withUnsafeBytes { try AESGCM(key: $0, use: .sealing) }.seal(
                         payload, nonce: nonce, additionalData: [],
                         into: UnsafeMutableRawBufferPointer(rebasing: output[12..<52]),
                         tag: UnsafeMutableRawBufferPointer(rebasing: output[52..<68]))
@@ -84,9 +98,10 @@ struct VaultFileHeader {
     init(opening bytes: UnsafeRawBufferPointer, keys: VaultMasterKeys, file: String) throws {
         precondition(bytes.count == VaultContent.headerCount)
         let nonce = Data(UnsafeRawBufferPointer(rebasing: bytes[0..<12]))
+        let cipher = try keys.encryptionKey.withUnsafeBytes { try AESGCM(key: $0, use: .opening) }
         let payload = try SecretBytes(count: 40) { payload in
             do {
-                try AESGCM(key: keys.encryptionKey).open(
+                try cipher.open(
                     UnsafeRawBufferPointer(rebasing: bytes[12..<52]),
                     nonce: UnsafeRawBufferPointer(rebasing: bytes[0..<12]), additionalData: [],
                     tag: UnsafeRawBufferPointer(rebasing: bytes[52..<68]), into: payload)
@@ -96,7 +111,7 @@ struct VaultFileHeader {
         }
         // The 8 reserved bytes are authenticated with the key: whatever a key holder put there
         // is taken (Cryptomator ignores them too).
-        self.init(nonce: nonce, contentKey: payload.slice(8..<40))
+        self.init(nonce: nonce, payload: payload)
     }
 }
 
@@ -136,7 +151,7 @@ public final class VaultContentEncryptor {
         let fileHeader = try VaultFileHeader.random()
         header = try fileHeader.sealed(with: keys)
         headerNonce = fileHeader.nonce
-        cipher = try AESGCM(key: fileHeader.contentKey)
+        cipher = try fileHeader.contentCipher(.sealing)
         pending.reserveCapacity(VaultContent.chunkPlaintextCount)
     }
 
@@ -351,7 +366,7 @@ public final class VaultContentDecryptor {
         guard let cipher, let headerNonce else {
             let header = try VaultFileHeader(opening: bytes, keys: keys, file: file)
             self.headerNonce = header.nonce
-            self.cipher = try AESGCM(key: header.contentKey)
+            self.cipher = try header.contentCipher(.opening)
             return
         }
         let count = bytes.count - VaultContent.chunkOverhead

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// How an item of a folder is stored in the folder's directory in the vault.
 public enum VaultEntryName: Hashable, Sendable {
@@ -54,12 +55,17 @@ public struct VaultNameCipher: Sendable {
     /// The most bytes a `dir.c9r` or `name.c9s` is read as.
     public static let smallFileLimit = 16 << 10
 
-    private let keys: VaultMasterKeys
+    /// AES-SIV under the vault's key (the MAC key, then the encryption key), keyed once.
+    private let siv: AESSIV.Keyed
+    /// Directory paths by directory ID, as ``directoryPath(of:)`` made them: a path is a
+    /// function of the ID alone, asked for again at every file of a folder.
+    private let directoryPaths: DirectoryPaths
     /// Encrypted names longer than this (`.c9r` included) are stored shortened.
     public let shorteningThreshold: Int
 
     public init(keys: VaultMasterKeys, shorteningThreshold: Int = 220) {
-        self.keys = keys
+        siv = AESSIV.Keyed(key: keys.sivKey)
+        directoryPaths = DirectoryPaths()
         self.shorteningThreshold = shorteningThreshold
     }
 
@@ -68,12 +74,13 @@ public struct VaultNameCipher: Sendable {
     ///
     /// - Throws: ``VaultError`` `.invalidName` for a name a vault cannot hold.
     public func encryptedName(for name: String, parentDirectoryID: String) throws -> String {
-        let normalized = name.precomposedStringWithCanonicalMapping
+        // An ASCII name is its own form C; normalizing it cost more than encrypting it.
+        let normalized =
+            name.utf8.allSatisfy { $0 < 0x80 } ? name : name.precomposedStringWithCanonicalMapping
         guard Self.isValid(normalized) else {
             throw VaultError(.invalidName, item: VaultError.shown(name))
         }
-        let sealed = try AESSIV.seal(
-            Data(normalized.utf8), associatedData: [Data(parentDirectoryID.utf8)], key: keys.sivKey)
+        let sealed = try siv.seal(Data(normalized.utf8), associatedData: [Data(parentDirectoryID.utf8)])
         return Base64URL.encode(sealed) + ".c9r"
     }
 
@@ -122,7 +129,7 @@ public struct VaultNameCipher: Sendable {
         else { throw VaultError(.malformedName, item: item) }
         let plain: Data
         do {
-            plain = try AESSIV.open(sealed, associatedData: [Data(parentDirectoryID.utf8)], key: keys.sivKey)
+            plain = try siv.open(sealed, associatedData: [Data(parentDirectoryID.utf8)])
         } catch let error as VaultError where error.code == .authenticationFailed {
             throw VaultError(.forgedName, item: item)
         }
@@ -135,9 +142,16 @@ public struct VaultNameCipher: Sendable {
     /// The directory, relative to the vault's top, that holds the items of the folder whose
     /// directory ID is `directoryID`: `d/` and two characters, `/` and thirty more.
     public func directoryPath(of directoryID: String) throws -> String {
-        let sealed = try AESSIV.seal(Data(directoryID.utf8), key: keys.sivKey)
+        if let kept = directoryPaths.paths.withLock({ $0[directoryID] }) { return kept }
+        let sealed = try siv.seal(Data(directoryID.utf8))
         let hash = Base32.encode(Digests.sha1(sealed))
-        return "d/" + hash.prefix(2) + "/" + hash.dropFirst(2)
+        let path = "d/" + hash.prefix(2) + "/" + hash.dropFirst(2)
+        directoryPaths.paths.withLock { paths in
+            // A bound on what is kept: a tree of more folders than this makes them again.
+            if paths.count >= DirectoryPaths.mostKept { paths.removeAll(keepingCapacity: true) }
+            paths[directoryID] = path
+        }
+        return path
     }
 
     /// A fresh directory ID for a new folder: a random UUID in lower case, as Cryptomator makes.
@@ -165,4 +179,10 @@ public struct VaultNameCipher: Sendable {
         !name.isEmpty && name != "." && name != ".." && !name.utf8.contains(UInt8(ascii: "/"))
             && !name.utf8.contains(0)
     }
+}
+
+/// The directory paths a ``VaultNameCipher`` made, shared by its copies.
+private final class DirectoryPaths: Sendable {
+    static let mostKept = 4096
+    let paths = Mutex<[String: String]>([:])
 }
