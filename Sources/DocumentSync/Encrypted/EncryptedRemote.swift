@@ -224,17 +224,28 @@ public final class EncryptedRemote: Remote {
                 let pass: (Data) throws -> Void = { piece in
                     do { try sink(piece) } catch { throw PassedThrough(error: error) }
                 }
+                // Then what authenticated is handed on, also when a later chunk does not: the
+                // caller gets every good chunk before the error, as it did a chunk at a time.
+                func decrypting(_ body: () throws -> Void) throws {
+                    do {
+                        try body()
+                    } catch let error as VaultError {
+                        try plain.flush(to: pass)
+                        throw error
+                    }
+                    try plain.flush(to: pass)
+                }
                 let tag = try inner.read(
                     place.contents,
                     expectedSize: expectedSize.map { VaultContent.ciphertextCount(plaintextCount: $0) }
                 ) { chunk in
-                    try chunk.withUnsafeBytes {
-                        try decryptor.update($0) { try plain.add($0, passing: pass) }
+                    try decrypting {
+                        try chunk.withUnsafeBytes {
+                            try decryptor.update($0) { try plain.add($0, passing: pass) }
+                        }
                     }
-                    try plain.flush(to: pass)
                 }
-                try decryptor.finish { try plain.add($0, passing: pass) }
-                try plain.flush(to: pass)
+                try decrypting { try decryptor.finish { try plain.add($0, passing: pass) } }
                 return tag
             }
         }
