@@ -14,8 +14,10 @@ import Synchronization
 ///
 /// Each folder's directory ID (in its `dir.c9r`) is read once and kept by plain path; a move or
 /// a delete made through this remote forgets what it changed, and a directory ID found at two
-/// paths at once is refused (a `dir.c9r` copied or made to point at another folder), after
-/// checking that the path kept is not merely out of date.
+/// paths at once is refused at both (a `dir.c9r` copied or made to point at another folder:
+/// which of the two is the real one cannot be told), after checking that the other path is not
+/// merely out of date. Such a folder, or one whose `dir.c9r` is not a directory ID, is still
+/// listed in its parent; listing it, or anything inside it, fails naming it.
 ///
 /// Every failure is a ``RemoteError`` naming this remote, the operation and the plain path; a
 /// vault file that does not authenticate (a chunk, a name, a directory ID) is `.badAnswer` with
@@ -38,6 +40,10 @@ public final class EncryptedRemote: Remote {
 
     /// Directory IDs by plain folder path (the root's is not kept: it is always "").
     private let directoryIDs = Mutex<[RemotePath: String]>([:])
+    /// The directory IDs found reached from more than one folder, with those folders: none of
+    /// them is used (which one is the real one cannot be told) until the others no longer
+    /// reach it.
+    private let disputedIDs = Mutex<[String: Set<RemotePath>]>([:])
 
     /// The largest `dir.c9r`, `name.c9s`, `vault.cryptomator` or `masterkey.cryptomator` read:
     /// anything larger is not one.
@@ -168,10 +174,17 @@ public final class EncryptedRemote: Remote {
         }
         let inside = try inner.list(storedPath).entries
         if let marker = inside.first(where: { $0.name == VaultNameCipher.directoryIDFileName }) {
-            let contents = try Self.readSmall(
-                inner, storedPath.appending(marker.name), limit: Self.smallFileLimit)
-            try remember(
-                VaultNameCipher.directoryID(contents: contents, item: path.string), for: path)
+            do {
+                let contents = try Self.readSmall(
+                    inner, storedPath.appending(marker.name), limit: Self.smallFileLimit)
+                try remember(VaultNameCipher.directoryID(contents: contents, item: path.string), for: path)
+            } catch let error as RemoteError where error.kind == .badAnswer {
+                // Too large to be a `dir.c9r`: as below.
+            } catch is VaultError {
+                // A directory ID that is none, or reached from elsewhere too: the folder's own
+                // listing fails, naming it, and its parent's lists it all the same, so that one
+                // folder's `dir.c9r` does not hide its siblings.
+            }
             return RemoteEntry(name: name, kind: .folder, size: 0, tag: stored.tag, fileID: stored.fileID)
         }
         if longName != nil,
@@ -416,6 +429,18 @@ public final class EncryptedRemote: Remote {
     ) throws -> String {
         if folder.isRoot { return VaultNameCipher.rootDirectoryID }
         if let kept = directoryIDs.withLock({ $0[folder] }) { return kept }
+        let id = try storedDirectoryID(of: folder, operation, path, missing: missing)
+        try remember(id, for: folder)
+        return id
+    }
+
+    /// The directory ID in the `dir.c9r` of the folder `folder`, read now and not kept.
+    ///
+    /// - Throws: As ``directoryID(of:_:_:missing:)``.
+    private func storedDirectoryID(
+        of folder: RemotePath, _ operation: RemoteError.Operation, _ path: RemotePath,
+        missing: RemoteError.Kind
+    ) throws -> String {
         let parentID = try directoryID(of: folder.parent, operation, path, missing: missing)
         let entry = try vault.names.entryName(for: folder.name, parentDirectoryID: parentID)
         let stored = try RemotePath(vault.names.directoryPath(of: parentID)).appending(entry.storedName)
@@ -437,25 +462,33 @@ public final class EncryptedRemote: Remote {
             let isFile = try inner.entry(at: stored.appending(VaultNameCipher.contentsFileName)) != nil
             throw failure(isFile || error.kind == .notAFile ? notAFolder : missing, operation, path)
         }
-        let id = try VaultNameCipher.directoryID(contents: contents, item: folder.string)
-        try remember(id, for: folder)
-        return id
+        return try VaultNameCipher.directoryID(contents: contents, item: folder.string)
     }
 
-    /// Keeps `id` as the directory ID of `folder`, unless another folder still has it.
+    /// Keeps `id` as the directory ID of `folder`, unless another folder still has it: then
+    /// neither is kept, and both are refused until one of them no longer has it.
     private func remember(_ id: String, for folder: RemotePath) throws {
-        let other = directoryIDs.withLock { ids in ids.first { $0.value == id && $0.key != folder }?.key }
-        if let other {
+        let others = directoryIDs.withLock { ids in
+            Set(ids.filter { $0.value == id && $0.key != folder }.keys)
+        }.union(disputedIDs.withLock { $0[id] ?? [] }).subtracting([folder])
+        var reaching: Set<RemotePath> = []
+        for other in others.sorted() {
             // The other path may be out of date (moved by another device): looked at afresh.
             forget(other)
-            if let again = try? directoryID(of: other, .list, other, missing: .notFound), again == id {
-                directoryIDs.withLock { $0[folder] = nil }
-                throw VaultError(
-                    .malformedDirectoryID, item: folder.string,
-                    "the directory of \"\(other.string)\" is reached from here too")
+            if (try? storedDirectoryID(of: other, .list, other, missing: .notFound)) == id {
+                reaching.insert(other)
             }
         }
-        directoryIDs.withLock { $0[folder] = id }
+        guard let other = reaching.min() else {
+            disputedIDs.withLock { $0[id] = nil }
+            directoryIDs.withLock { $0[folder] = id }
+            return
+        }
+        disputedIDs.withLock { $0[id] = reaching.union([folder]) }
+        directoryIDs.withLock { $0[folder] = nil }
+        throw VaultError(
+            .malformedDirectoryID, item: folder.string,
+            "the directory of \"\(other.string)\" is reached from here too")
     }
 
     /// Forgets the directory IDs of `path` and of every folder below it.
