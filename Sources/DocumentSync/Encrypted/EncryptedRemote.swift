@@ -172,29 +172,32 @@ public final class EncryptedRemote: Remote {
             guard longName == nil else { return nil }
             return try fileEntry(name, stored, path)
         }
-        let inside = try inner.list(storedPath).entries
-        if let marker = inside.first(where: { $0.name == VaultNameCipher.directoryIDFileName }) {
-            do {
-                let contents = try Self.readSmall(
-                    inner, storedPath.appending(marker.name), limit: Self.smallFileLimit)
-                try remember(VaultNameCipher.directoryID(contents: contents, item: path.string), for: path)
-            } catch let error as RemoteError where error.kind == .badAnswer {
-                // Too large to be a `dir.c9r`: as below.
-            } catch is VaultError {
-                // A directory ID that is none, or reached from elsewhere too: the folder's own
-                // listing fails, naming it, and its parent's lists it all the same, so that one
-                // folder's `dir.c9r` does not hide its siblings.
+        // A `.c9r` folder is a folder or a link: its `dir.c9r` is read at once, which costs no
+        // listing and sees the remote as it is. A `.c9s` folder may be a file too: listed.
+        if longName != nil {
+            let inside = try inner.list(storedPath).entries
+            if !inside.contains(where: { $0.name == VaultNameCipher.directoryIDFileName }) {
+                return try inside.first { $0.name == VaultNameCipher.contentsFileName }.map {
+                    try fileEntry(name, $0, path)
+                }
             }
-            return RemoteEntry(name: name, kind: .folder, size: 0, tag: stored.tag, fileID: stored.fileID)
         }
-        if longName != nil,
-            let contents = inside.first(where: { $0.name == VaultNameCipher.contentsFileName })
-        {
-            return try fileEntry(name, contents, path)
+        do {
+            let contents = try Self.readSmall(
+                inner, storedPath.appending(VaultNameCipher.directoryIDFileName), limit: Self.smallFileLimit)
+            try remember(VaultNameCipher.directoryID(contents: contents, item: path.string), for: path)
+        } catch let error as RemoteError where error.kind == .notFound {
+            // A link (`symlink.c9r`), which sync does not follow, or a folder whose making stopped
+            // before its `dir.c9r`: not an item.
+            return nil
+        } catch let error as RemoteError where error.kind == .badAnswer || error.kind == .notAFile {
+            // Not a `dir.c9r` (too large, a folder): as below.
+        } catch is VaultError {
+            // A directory ID that is none, or reached from elsewhere too: the folder's own
+            // listing fails, naming it, and its parent's lists it all the same, so that one
+            // folder's `dir.c9r` does not hide its siblings.
         }
-        // A link (`symlink.c9r`), which sync does not follow, or a folder whose making stopped
-        // before its `dir.c9r`: not an item.
-        return nil
+        return RemoteEntry(name: name, kind: .folder, size: 0, tag: stored.tag, fileID: stored.fileID)
     }
 
     private func fileEntry(_ name: String, _ stored: RemoteEntry, _ path: RemotePath) throws -> RemoteEntry {
