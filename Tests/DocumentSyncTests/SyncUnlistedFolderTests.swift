@@ -136,3 +136,38 @@ final class HostileFolders: ForwardingRemote, @unchecked Sendable {
         return nil
     }
 }
+
+extension BlockingSyncTests {
+    /// A WebDAV server on loopback whose answer for one folder is cut short: that folder is left
+    /// as it is, and the rest syncs.
+    @Suite struct WebDAVUnlistedFolderTests {
+        @Test func aFolderWhoseListingIsCutShortIsLeftAsItIsAndTheOthersSync() throws {
+            let dav = try HostileDAV()
+            dav.put("A/one.txt", "one\n")
+            dav.put("B/two.txt", "two\n")
+            let folder = try TemporaryFolder()
+            let device = try SyncDevice("a", remote: try dav.remote(), in: folder)
+            #expect(try device.sync().downloaded == 2)
+            dav.listing { folder, items in
+                let whole = HostileServer.multistatus(items)
+                return .xml(207, folder == "B" ? String(whole.prefix(whole.count / 2)) : whole)
+            }
+            dav.put("A/new.txt", "new\n")
+            try device.write("B/two.txt", "two, edited here\n")
+            let summary = try device.sync()
+            #expect(
+                summary.failures.contains {
+                    $0.hasPrefix("B: cannot be listed") && $0.contains("not well-formed XML")
+                },
+                "\(summary.failures)")
+            #expect(summary.failures.count == 1, "\(summary.failures)")
+            #expect(summary.downloaded == 1 && summary.uploaded == 0, "\(summary)")
+            #expect(
+                try device.tree() == [
+                    "A/one.txt": "one\n", "A/new.txt": "new\n", "B/two.txt": "two, edited here\n",
+                ])
+            let puts = dav.server.requests.filter { $0.method == "PUT" }
+            #expect(puts.isEmpty, "\(puts.map(\.path))")
+        }
+    }
+}
