@@ -162,6 +162,16 @@ public final class EncryptedRemote: Remote {
             guard stored.kind == .folder else {
                 throw VaultError(.malformedName, item: item, "a long name that is not a folder")
             }
+            // An entry half made or half left by a move (its `name.c9s` is written before the
+            // item's one file moves in, and removed after it moved out) holds neither a
+            // `dir.c9r` nor a `contents.c9r`: no item, whatever its `name.c9s` says, or lacks.
+            let held = try inner.list(storedPath).entries
+            guard
+                held.contains(where: {
+                    $0.name == VaultNameCipher.directoryIDFileName
+                        || $0.name == VaultNameCipher.contentsFileName
+                })
+            else { return nil }
             longName = try Self.readSmall(
                 inner, storedPath.appending(VaultNameCipher.longNameFileName), limit: Self.smallFileLimit)
         } else if !stored.name.hasSuffix(".c9r") {
@@ -372,8 +382,12 @@ public final class EncryptedRemote: Remote {
             let fromPath = try RemotePath(vault.names.directoryPath(of: sourceID)).appending(from.storedName)
             let toPath = try RemotePath(vault.names.directoryPath(of: targetID)).appending(to.storedName)
             guard let found = try inner.entry(at: fromPath) else { throw failure(.notFound, .move, source) }
-            if try inner.entry(at: toPath) != nil {
-                throw failure(.exists, .move, source, destination: destination)
+            if let taken = try inner.entry(at: toPath) {
+                // A long name's entry left by a move that stopped before its item moved in (its
+                // `name.c9s` alone) is taken over; anything else is an item there.
+                guard case .shortened = to, taken.kind == .folder,
+                    try inner.list(toPath).entries.allSatisfy({ $0.name == VaultNameCipher.longNameFileName })
+                else { throw failure(.exists, .move, source, destination: destination) }
             }
             forget(source)
             if found.kind == .file {
@@ -393,23 +407,36 @@ public final class EncryptedRemote: Remote {
                 try deleteInner(fromPath)
                 return tag
             }
-            // A folder (its `dir.c9r`, with what it names unchanged) or a file with a long name
-            // moves whole; then its long name is written or removed.
-            var containerCondition = condition
-            if isFile, let condition {
-                let contents = inside.first { $0.name == VaultNameCipher.contentsFileName }
-                if case .matches(let tag) = condition, contents?.tag != tag {
+            if !isFile, case .regular = to {
+                // A folder to a short name moves whole, `dir.c9r` and all, in one step; a long
+                // name's `name.c9s` left in it after a crash is not read (a `.c9r` entry).
+                let tag = try inner.move(fromPath, to: toPath, condition: condition)
+                if case .shortened = from {
+                    try deleteInner(toPath.appending(VaultNameCipher.longNameFileName))
+                }
+                return tag
+            }
+            // To a long name: the new entry whole with its `name.c9s` first, then the item's one
+            // file (`contents.c9r`, or the folder's `dir.c9r`) moved into it, then the old entry
+            // removed. A crash at any step lists as before the move (the new entry holds no item
+            // yet) or after it (the old one holds none any more), never as a `name.c9s` that
+            // does not match.
+            let itemFile = isFile ? VaultNameCipher.contentsFileName : VaultNameCipher.directoryIDFileName
+            if let condition, !isFile {
+                guard case .matches(let tag) = condition, found.tag == tag else {
                     throw failure(.preconditionFailed, .move, source, destination: destination)
                 }
-                containerCondition = nil
             }
-            let tag = try inner.move(fromPath, to: toPath, condition: containerCondition)
-            if case .shortened = to {
-                try writeLongName(to, in: toPath)
-            } else if case .shortened = from {
-                try deleteInner(toPath.appending(VaultNameCipher.longNameFileName))
+            try makeInnerFolder(toPath)
+            try writeLongName(to, in: toPath)
+            let tag = try inner.move(
+                fromPath.appending(itemFile), to: toPath.appending(itemFile),
+                condition: isFile ? condition : nil)
+            for leftover in inside where leftover.name != itemFile {
+                try deleteInner(fromPath.appending(leftover.name))
             }
-            return isFile ? nil : tag
+            try deleteInner(fromPath)
+            return isFile ? nil : try inner.entry(at: toPath)?.tag ?? tag
         }
     }
 
