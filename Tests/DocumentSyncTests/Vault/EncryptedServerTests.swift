@@ -1,0 +1,401 @@
+import Foundation
+import Testing
+
+@testable import DocumentSync
+
+/// The servers a vault is kept on in these tests, as scripts/test starts them: Apache over
+/// WebDAV (`DOCUMENTSYNC_WEBDAV_*`) and SeaweedFS over S3 (`DOCUMENTSYNC_S3_*`). Without the
+/// servers a test fails saying how to start them, as the other server tests do.
+enum VaultServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case apache
+    case seaweedfs
+
+    var testDescription: String { rawValue }
+
+    /// A new, empty place on the server for one test: a collection of Apache (its default
+    /// ETags), a prefix of SeaweedFS's bucket.
+    func freshRemote(_ name: String) throws -> any Remote {
+        switch self {
+        case .apache: try WebDAVServers.collection(on: .default, name + rawValue).remote
+        case .seaweedfs: try S3Servers.remote(name + rawValue)
+        }
+    }
+
+    /// A client of the same place of its own, as another device has.
+    static func anotherClient(of remote: any Remote) throws -> any Remote {
+        switch remote {
+        case let webDAV as WebDAVRemote: try WebDAVRemote(webDAV.configuration)
+        case let s3 as S3Remote: try S3Remote(s3.configuration)
+        default: throw VaultTestFailure(description: "\(remote.displayName) is not a server of these tests")
+        }
+    }
+
+    /// Every file and folder the server holds at `inner`, copied through it into `folder` as
+    /// they are (ciphertext, encrypted names): where pycryptomator reads them.
+    @discardableResult
+    static func copy(_ inner: any Remote, to folder: URL) throws -> PlainTree {
+        let tree = try EncryptedRemoteTests.walk(inner)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try PlainFolder.write(tree, to: folder)
+        return tree
+    }
+
+    /// Every file and folder of the local folder `folder` put on the server through `inner` as
+    /// they are: a vault another program made, uploaded raw.
+    static func upload(_ folder: URL, to inner: any Remote) throws {
+        let tree = try PlainFolder.read(folder)
+        // A folder's path sorts before the paths of what it holds.
+        for path in tree.keys.sorted() {
+            if let contents = tree[path]! {
+                try inner.write(RemotePath(path), from: UploadSource(contents), condition: .absent)
+            } else {
+                try inner.makeFolder(RemotePath(path))
+            }
+        }
+    }
+}
+
+extension BlockingSyncTests {
+    /// A vault on a real server, synced through the encrypted remote: pycryptomator (an
+    /// implementation of the format written independently) reads byte for byte what sync put
+    /// on Apache and SeaweedFS, names included; what pycryptomator made and wrote syncs down
+    /// byte for byte; and renames, deletes, conflicts and conditional writes work through the
+    /// vault as on a plain remote, the server seeing only ciphertext move.
+    @Suite(.serialized) struct EncryptedServerTests {
+        static let passphrase = "server vault, Grüße ☂"
+
+        /// The documents of the `file://` tests, and the names a server might mishandle: five
+        /// folders deep, a name of ASCII letters and one of other letters each long enough to be
+        /// over 220 characters encrypted (stored as `.c9s` folders), names with accents written
+        /// composed.
+        static let documents: [String: Data] = {
+            var documents = EncryptedSyncTests.documents
+            documents["1/2/3/4/5/five folders down.txt"] = Data("five deep\n".utf8)
+            documents[String(repeating: "n", count: 170) + ".txt"] = Data("long ASCII name\n".utf8)
+            documents[String(repeating: "\u{FC}", count: 85) + ".md"] = Data("long name of ü\n".utf8)
+            documents["Cr\u{E8}me br\u{FB}l\u{E9}e/\u{C5}ngstr\u{F6}m.txt"] = Data("composed\n".utf8)
+            return documents
+        }()
+
+        /// Names written decomposed (NFD), each with its composed spelling (NFC): what a server
+        /// and pycryptomator show.
+        static let decomposed: [(nfd: String, nfc: String)] = [
+            ("Cafe\u{301} decomposed.txt", "Caf\u{E9} decomposed.txt"),
+            ("Ordner A\u{308}/inside.txt", "Ordner \u{C4}/inside.txt"),
+        ]
+
+        /// `documents` with every folder above them, nil for a folder, spelled as given.
+        static func tree(_ documents: [String: Data]) -> PlainTree {
+            var tree: PlainTree = [:]
+            for (path, data) in documents {
+                tree[path] = data
+                var parent = path.split(separator: "/").dropLast()
+                while !parent.isEmpty {
+                    tree[parent.joined(separator: "/")] = .some(nil)
+                    parent = parent.dropLast()
+                }
+            }
+            return tree
+        }
+
+        /// The paths `tree` spells and `expected` does not, and those it lacks, their letters
+        /// beyond ASCII escaped: names compared byte for byte, not as Swift's `String` compares
+        /// them (canonically equivalent spellings equal).
+        static func differentSpellings(_ tree: PlainTree, _ expected: PlainTree) -> [String] {
+            let have = Set(tree.keys.map { Array($0.utf8) })
+            let want = Set(expected.keys.map { Array($0.utf8) })
+            func shown(_ bytes: [UInt8]) -> String {
+                String(decoding: bytes, as: UTF8.self).unicodeScalars.map { $0.escaped(asASCII: true) }
+                    .joined()
+            }
+            return
+                (have.subtracting(want).map { "extra " + shown($0) }
+                + want.subtracting(have).map { "missing " + shown($0) }).sorted()
+        }
+
+        /// A new vault on `server` (scrypt's cost low: pycryptomator reads it from the file).
+        static func newVault(on server: VaultServer, _ name: String = #function) throws -> EncryptedRemote {
+            try EncryptedRemote.create(
+                over: server.freshRemote(name), passphrase: VaultPassphrase(passphrase),
+                cost: EncryptedRemoteTests.cheap)
+        }
+
+        /// The vault `remote` holds opened again through a client of the server of its own.
+        static func secondClient(of remote: EncryptedRemote) throws -> EncryptedRemote {
+            try EncryptedRemote.open(
+                VaultServer.anotherClient(of: remote.inner), passphrase: VaultPassphrase(passphrase))
+        }
+
+        @Test(arguments: VaultServer.allCases)
+        func whatASyncPassPutsOnTheServerPycryptomatorReadsByteForByte(_ server: VaultServer) throws {
+            let folder = try TemporaryFolder()
+            let remote = try Self.newVault(on: server)
+            let device = try SyncDevice("a", remote: remote, in: folder)
+            for (path, data) in Self.documents {
+                let url = device.url(path)
+                try FileManager.default.createDirectory(
+                    at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try data.write(to: url)
+            }
+            // A decomposed name in the container is left alone and said so, as on any remote;
+            // through the remote, a decomposed name is the composed one.
+            try device.write(Self.decomposed[0].nfd, "left here\n")
+            let summary = try device.sync()
+            #expect(summary.failures.isEmpty, "\(summary.failures)")
+            #expect(summary.uploaded == Self.documents.count, "\(summary)")
+            #expect(
+                summary.notes.contains { $0.contains("not in Unicode's composed form") }, "\(summary.notes)")
+            let direct = Self.decomposed[1]
+            try remote.makeFolder(RemotePath(direct.nfd).parent)
+            try remote.write(
+                RemotePath(direct.nfd), from: UploadSource(Data("decomposed\n".utf8)), condition: .absent)
+
+            let copied = try VaultServer.copy(remote.inner, to: folder.file("copy"))
+            if let webDAV = remote.inner as? WebDAVRemote {
+                // What the remote read is what Apache keeps on its disk.
+                let collection = webDAV.configuration.url.lastPathComponent
+                #expect(
+                    try PlainFolder.read(
+                        WebDAVServers.dataFolder(.default).appendingPathComponent(collection))
+                        == copied)
+            }
+            try runPycryptomator(
+                ["dump", folder.file("copy").path, folder.file("out").path], passphrase: Self.passphrase)
+            let dumped = try PlainFolder.read(folder.file("out")).filter {
+                !RemotePath($0.key).isMetadata
+            }
+            var documents = Self.documents
+            documents[direct.nfc] = Data("decomposed\n".utf8)
+            let expected = Self.tree(documents)
+            #expect(Self.differentSpellings(dumped, expected) == [])
+            for (path, data) in expected {
+                #expect(dumped[path] == .some(data), "\(path)")
+            }
+            // No plain name reaches the server.
+            let stored = copied.keys.joined(separator: "\n")
+            for plain in ["notes.txt", "deep.txt", "documentsync", "Ordner", "nnnnnnnnnn", "decomposed"] {
+                #expect(!stored.contains(plain), "\(plain)")
+            }
+        }
+
+        @Test(arguments: VaultServer.allCases)
+        func aVaultPycryptomatorMadeAndWroteSyncsDownByteForByte(_ server: VaultServer) throws {
+            let folder = try TemporaryFolder()
+            let documents = Self.documents
+            try PlainFolder.write(Self.tree(documents), to: folder.file("source"))
+            try runPycryptomator(
+                ["make", folder.file("vault").path, folder.file("source").path], passphrase: Self.passphrase)
+            let inner = try server.freshRemote(#function)
+            try VaultServer.upload(folder.file("vault"), to: inner)
+            let remote = try EncryptedRemote.open(inner, passphrase: VaultPassphrase(Self.passphrase))
+            let device = try SyncDevice("b", remote: remote, in: folder)
+            let summary = try device.sync()
+            #expect(summary.failures.isEmpty, "\(summary.failures)")
+            let expected = Self.tree(documents)
+            let synced = try PlainFolder.read(device.container)
+            #expect(Self.differentSpellings(synced, expected) == [])
+            for (path, data) in expected {
+                #expect(synced[path] == .some(data), "\(path)")
+            }
+        }
+
+        /// A file renamed on one device: on the server its encrypted name alone changes (the
+        /// same ciphertext under the new name), whether the new name is short or long, in the
+        /// same folder or another; the other device gets the new name.
+        @Test(arguments: VaultServer.allCases)
+        func aRenameChangesOnlyTheEncryptedName(_ server: VaultServer) throws {
+            let folder = try TemporaryFolder()
+            let remote = try Self.newVault(on: server)
+            let a = try SyncDevice("a", remote: remote, in: folder)
+            let b = try SyncDevice("b", remote: Self.secondClient(of: remote), in: folder)
+            let contents = EncryptedRemoteTests.bytes(70_000)
+            try FileManager.default.createDirectory(at: a.url("folder"), withIntermediateDirectories: true)
+            try contents.write(to: a.url("plan.txt"))
+            try a.write("folder/other.txt", "other\n")
+            _ = try a.sync()
+            _ = try b.sync()
+            let folderID = try Self.directoryID(RemotePath("folder"), remote)
+            let longName = String(repeating: "r", count: 170) + ".txt"
+            let steps: [(from: String, to: String)] = [
+                ("plan.txt", "renamed.txt"), ("renamed.txt", longName), (longName, "folder/moved.txt"),
+            ]
+            for step in steps {
+                let source = RemotePath(step.from)
+                let destination = RemotePath(step.to)
+                let sourceID = source.parent.isRoot ? "" : folderID
+                let targetID = destination.parent.isRoot ? "" : folderID
+                let before = try remote.vault.filePaths(named: source.name, parentDirectoryID: sourceID)
+                    .contents
+                let ciphertext = try EncryptedRemoteTests.read(remote.inner, before)
+                try FileManager.default.moveItem(at: a.url(step.from), to: a.url(step.to))
+                let summary = try a.sync()
+                #expect(summary.moved == 1 && summary.uploaded == 0, "\(step): \(summary)")
+                let after = try remote.vault.filePaths(named: destination.name, parentDirectoryID: targetID)
+                #expect(try EncryptedRemoteTests.read(remote.inner, after.contents) == ciphertext, "\(step)")
+                #expect(try remote.inner.entry(at: RemotePath(before)) == nil, "\(step)")
+                #expect(after.longName != nil || step.to != longName)
+                _ = try b.sync()
+                #expect((try? Data(contentsOf: b.url(step.to))) == contents, "\(step)")
+                #expect(!b.exists(step.from), "\(step)")
+            }
+        }
+
+        /// A folder moved through the vault: its `dir.c9r` entry alone moves, to a short name, a
+        /// long one and into another folder; its directory and all it holds stay byte for byte.
+        @Test(arguments: VaultServer.allCases)
+        func aFolderRenameMovesOnlyItsDirectoryEntry(_ server: VaultServer) throws {
+            let remote = try Self.newVault(on: server)
+            for path in ["folder", "folder/inner", "other"] { try remote.makeFolder(RemotePath(path)) }
+            for (path, size) in [("folder/a.txt", 10), ("folder/inner/b.bin", 40_000)] {
+                try remote.write(
+                    RemotePath(path), from: UploadSource(EncryptedRemoteTests.bytes(size)), condition: .absent
+                )
+            }
+            let longName = String(repeating: "Verzeichnis-", count: 20)
+            let steps = [("folder", "renamed"), ("renamed", longName), (longName, "other/moved")]
+            for (from, to) in steps {
+                let source = RemotePath(from)
+                let destination = RemotePath(to)
+                let before = try EncryptedRemoteTests.walk(remote.inner)
+                let oldEntry = try Self.storedEntry(source, remote)
+                try remote.move(source, to: destination, condition: nil)
+                let after = try EncryptedRemoteTests.walk(remote.inner)
+                let newEntry = try Self.storedEntry(destination, remote)
+                let removed = Set(before.keys).subtracting(after.keys)
+                let added = Set(after.keys).subtracting(before.keys)
+                let marker = VaultNameCipher.directoryIDFileName
+                let longNameFile = VaultNameCipher.longNameFileName
+                #expect(
+                    removed
+                        == Set(
+                            [oldEntry, oldEntry + "/" + marker]
+                                + (from == longName ? [oldEntry + "/" + longNameFile] : [])),
+                    "\(from) → \(to)")
+                #expect(
+                    added
+                        == Set(
+                            [newEntry, newEntry + "/" + marker]
+                                + (to == longName ? [newEntry + "/" + longNameFile] : [])),
+                    "\(from) → \(to)")
+                #expect(after[newEntry + "/" + marker] == before[oldEntry + "/" + marker])
+                for key in Set(before.keys).intersection(after.keys) {
+                    #expect(after[key] == before[key], "\(key) changed in \(from) → \(to)")
+                }
+            }
+            let reopened = try Self.secondClient(of: remote)
+            #expect(
+                try EncryptedRemoteTests.read(reopened, "other/moved/inner/b.bin")
+                    == EncryptedRemoteTests.bytes(40_000))
+            #expect(
+                try EncryptedRemoteTests.walk(reopened).keys.sorted() == [
+                    "other", "other/moved", "other/moved/a.txt", "other/moved/inner",
+                    "other/moved/inner/b.bin",
+                ])
+        }
+
+        /// Documents and a folder deleted on one device: gone from the server, ciphertext,
+        /// entries and the folder's directory, and from the other device.
+        @Test(arguments: VaultServer.allCases)
+        func aDeleteRemovesTheCiphertextAndTheOtherDevicesCopy(_ server: VaultServer) throws {
+            let folder = try TemporaryFolder()
+            let remote = try Self.newVault(on: server)
+            let a = try SyncDevice("a", remote: remote, in: folder)
+            let b = try SyncDevice("b", remote: Self.secondClient(of: remote), in: folder)
+            let longName = String(repeating: "d", count: 170) + ".txt"
+            for path in ["kept.txt", "gone.txt", longName, "old/inside.txt"] { try a.write(path, path) }
+            _ = try a.sync()
+            _ = try b.sync()
+            #expect(b.read(longName) == longName)
+            let gone = try remote.vault.filePaths(named: "gone.txt", parentDirectoryID: "").contents
+            let long = try remote.vault.filePaths(named: longName, parentDirectoryID: "").contents
+            let oldID = try Self.directoryID(RemotePath("old"), remote)
+            let oldEntry = try Self.storedEntry(RemotePath("old"), remote)
+            let oldDirectory = try remote.vault.names.directoryPath(of: oldID)
+            for path in ["gone.txt", longName, "old"] { try FileManager.default.removeItem(at: a.url(path)) }
+            let summary = try a.sync()
+            #expect(summary.failures.isEmpty && summary.deletedRemotely == 3, "\(summary)")
+            let stored = try EncryptedRemoteTests.walk(remote.inner).keys
+            for path in [gone, RemotePath(long).parent.string, oldEntry, oldDirectory] {
+                #expect(!stored.contains { $0 == path || $0.hasPrefix(path + "/") }, "\(path)")
+            }
+            _ = try b.sync()
+            #expect(try b.tree() == ["kept.txt": "kept.txt"])
+        }
+
+        /// Two devices, each with its own client of the server, change a document from the same
+        /// text: the second's pass keeps the first's text at the path and its own as a conflict
+        /// version, on both devices.
+        @Test(arguments: VaultServer.allCases)
+        func aConflictBetweenTwoDevicesKeepsBothTexts(_ server: VaultServer) throws {
+            let folder = try TemporaryFolder()
+            let remote = try Self.newVault(on: server)
+            let a = try SyncDevice("a", remote: remote, in: folder)
+            let b = try SyncDevice("b", remote: Self.secondClient(of: remote), in: folder)
+            let path = "Ünïcödé/story.txt"
+            let conflicts = try SyncDevice.conflict(
+                a, b, at: path, base: "It was a dark night.\n", a: "It was a stormy night.\n",
+                b: "It was a quiet night.\n")
+            #expect(conflicts == 1)
+            _ = try a.sync()
+            for device in [a, b] {
+                #expect(device.read(path) == "It was a quiet night.\n", "\(device.name)")
+                #expect(device.conflicts(path) == ["It was a stormy night.\n"], "\(device.name)")
+            }
+            // The shared conflict is in the vault, encrypted like a document.
+            let stored = try EncryptedRemoteTests.walk(remote.inner).values.compactMap { $0 }
+            #expect(!stored.contains { $0.range(of: Data("stormy".utf8)) != nil })
+        }
+
+        /// A write, a delete or a move on a tag another client's write made stale is refused,
+        /// for a short name and a long one; what the other client wrote stays.
+        @Test(arguments: VaultServer.allCases)
+        func aStaleTagIsRefusedAcrossClients(_ server: VaultServer) throws {
+            let first = try Self.newVault(on: server)
+            let second = try Self.secondClient(of: first)
+            for name in ["plain.txt", String(repeating: "t", count: 170) + ".txt"] {
+                let path = RemotePath(name)
+                try first.write(path, from: UploadSource(Data("one".utf8)), condition: .absent)
+                let seen = try #require(try second.entry(at: path)?.tag)
+                try first.write(path, from: UploadSource(Data("two".utf8)), condition: .matches(seen))
+                let current = try #require(try first.entry(at: path)?.tag)
+                #expect(current != seen)
+                for condition in [WriteCondition.matches(seen), .absent] {
+                    let error = #expect(throws: RemoteError.self) {
+                        try second.write(path, from: UploadSource(Data("three".utf8)), condition: condition)
+                    }
+                    #expect(error?.kind == .preconditionFailed, "\(name)")
+                    #expect(error?.path == path)
+                }
+                let deleted = #expect(throws: RemoteError.self) {
+                    try second.delete(path, condition: .matches(seen))
+                }
+                #expect(deleted?.kind == .preconditionFailed, "\(name)")
+                let moved = #expect(throws: RemoteError.self) {
+                    try second.move(path, to: RemotePath("moved.txt"), condition: .matches(seen))
+                }
+                #expect(moved?.kind == .preconditionFailed, "\(name)")
+                #expect(try EncryptedRemoteTests.read(second, name) == Data("two".utf8))
+                #expect(try second.entry(at: path)?.tag == current)
+                #expect(try second.entry(at: RemotePath("moved.txt")) == nil)
+                try second.delete(path, condition: .matches(current))
+                #expect(try first.entry(at: path) == nil)
+            }
+        }
+
+        /// The directory ID of the folder `folder`, read from its `dir.c9r` on the server.
+        static func directoryID(_ folder: RemotePath, _ remote: EncryptedRemote) throws -> String {
+            String(
+                decoding: try EncryptedRemoteTests.read(
+                    remote.inner, storedEntry(folder, remote) + "/" + VaultNameCipher.directoryIDFileName),
+                as: UTF8.self)
+        }
+
+        /// The server's path of the entry (`.c9r` or `.c9s`) of `path`.
+        static func storedEntry(_ path: RemotePath, _ remote: EncryptedRemote) throws -> String {
+            let parentID =
+                path.parent.isRoot ? VaultNameCipher.rootDirectoryID : try directoryID(path.parent, remote)
+            return try remote.vault.names.directoryPath(of: parentID) + "/"
+                + remote.vault.names.entryName(for: path.name, parentDirectoryID: parentID).storedName
+        }
+    }
+}
