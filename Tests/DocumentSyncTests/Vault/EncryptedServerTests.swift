@@ -181,7 +181,8 @@ extension BlockingSyncTests {
         @Test(arguments: VaultServer.allCases)
         func aVaultPycryptomatorMadeAndWroteSyncsDownByteForByte(_ server: VaultServer) throws {
             let folder = try TemporaryFolder()
-            let documents = Self.documents
+            var documents = Self.documents
+            for (nfd, _) in Self.decomposed { documents[nfd] = Data("written as \(nfd)\n".utf8) }
             try PlainFolder.write(Self.tree(documents), to: folder.file("source"))
             try runPycryptomator(
                 ["make", folder.file("vault").path, folder.file("source").path], passphrase: Self.passphrase)
@@ -191,11 +192,29 @@ extension BlockingSyncTests {
             let device = try SyncDevice("b", remote: remote, in: folder)
             let summary = try device.sync()
             #expect(summary.failures.isEmpty, "\(summary.failures)")
-            let expected = Self.tree(documents)
+            // Composed names come down as written; decomposed ones (pycryptomator encrypts a name
+            // as given) under their composed spelling, the one name a path has here.
+            var composed = Self.documents
+            for (nfd, nfc) in Self.decomposed { composed[nfc] = Data("written as \(nfd)\n".utf8) }
+            let expected = Self.tree(composed)
             let synced = try PlainFolder.read(device.container)
             #expect(Self.differentSpellings(synced, expected) == [])
             for (path, data) in expected {
                 #expect(synced[path] == .some(data), "\(path)")
+            }
+            // Edits go back to the entries pycryptomator made, spelled as it spelled them.
+            for (_, nfc) in Self.decomposed { try device.write(nfc, "edited here\n") }
+            let edits = try device.sync()
+            #expect(edits.failures.isEmpty && edits.uploaded == 2, "\(edits)")
+            try VaultServer.copy(inner, to: folder.file("copy"))
+            try runPycryptomator(
+                ["dump", folder.file("copy").path, folder.file("out").path], passphrase: Self.passphrase)
+            var edited = documents
+            for (nfd, _) in Self.decomposed { edited[nfd] = Data("edited here\n".utf8) }
+            let dumped = try PlainFolder.read(folder.file("out")).filter { !RemotePath($0.key).isMetadata }
+            #expect(Self.differentSpellings(dumped, Self.tree(edited)) == [])
+            for (path, data) in edited {
+                #expect(dumped[path] == .some(data), "\(path)")
             }
         }
 
