@@ -3,19 +3,22 @@ import Testing
 
 @testable import DocumentSync
 
-/// The servers a vault is kept on in these tests, as scripts/test starts them: Apache over
-/// WebDAV (`DOCUMENTSYNC_WEBDAV_*`) and SeaweedFS over S3 (`DOCUMENTSYNC_S3_*`). Without the
-/// servers a test fails saying how to start them, as the other server tests do.
+/// Where a vault is kept in these tests: a local folder (`file://`), and the servers
+/// scripts/test starts, Apache over WebDAV (`DOCUMENTSYNC_WEBDAV_*`) and SeaweedFS over S3
+/// (`DOCUMENTSYNC_S3_*`). Without the servers a test fails saying how to start them, as the
+/// other server tests do.
 enum VaultServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case folder
     case apache
     case seaweedfs
 
     var testDescription: String { rawValue }
 
-    /// A new, empty place on the server for one test: a collection of Apache (its default
-    /// ETags), a prefix of SeaweedFS's bucket.
-    func freshRemote(_ name: String) throws -> any Remote {
+    /// A new, empty place for one test: a folder in `scratch`, a collection of Apache (its
+    /// default ETags), a prefix of SeaweedFS's bucket.
+    func freshRemote(_ name: String, in scratch: TemporaryFolder) throws -> any Remote {
         switch self {
+        case .folder: LocalFolderRemote(root: try scratch.folder("server"))
         case .apache: try WebDAVServers.collection(on: .default, name + rawValue).remote
         case .seaweedfs: try S3Servers.remote(name + rawValue)
         }
@@ -24,6 +27,7 @@ enum VaultServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
     /// A client of the same place of its own, as another device has.
     static func anotherClient(of remote: any Remote) throws -> any Remote {
         switch remote {
+        case let folder as LocalFolderRemote: LocalFolderRemote(root: folder.root)
         case let webDAV as WebDAVRemote: try WebDAVRemote(webDAV.configuration)
         case let s3 as S3Remote: try S3Remote(s3.configuration)
         default: throw VaultTestFailure(description: "\(remote.displayName) is not a server of these tests")
@@ -56,9 +60,9 @@ enum VaultServer: String, CaseIterable, CustomTestStringConvertible, Sendable {
 }
 
 extension BlockingSyncTests {
-    /// A vault on a real server, synced through the encrypted remote: pycryptomator (an
-    /// implementation of the format written independently) reads byte for byte what sync put
-    /// on Apache and SeaweedFS, names included; what pycryptomator made and wrote syncs down
+    /// A vault in a local folder and on real servers, synced through the encrypted remote:
+    /// pycryptomator (an implementation of the format written independently) reads byte for
+    /// byte what sync put there (on Apache and SeaweedFS too), names included; what pycryptomator made and wrote syncs down
     /// byte for byte; and renames, deletes, conflicts and conditional writes work through the
     /// vault as on a plain remote, the server seeing only ciphertext move.
     @Suite(.serialized) struct EncryptedServerTests {
@@ -114,9 +118,11 @@ extension BlockingSyncTests {
         }
 
         /// A new vault on `server` (scrypt's cost low: pycryptomator reads it from the file).
-        static func newVault(on server: VaultServer, _ name: String = #function) throws -> EncryptedRemote {
+        static func newVault(on server: VaultServer, in scratch: TemporaryFolder, _ name: String = #function)
+            throws -> EncryptedRemote
+        {
             try EncryptedRemote.create(
-                over: server.freshRemote(name), passphrase: VaultPassphrase(passphrase),
+                over: server.freshRemote(name, in: scratch), passphrase: VaultPassphrase(passphrase),
                 cost: EncryptedRemoteTests.cheap)
         }
 
@@ -129,7 +135,7 @@ extension BlockingSyncTests {
         @Test(arguments: VaultServer.allCases)
         func whatASyncPassPutsOnTheServerPycryptomatorReadsByteForByte(_ server: VaultServer) throws {
             let folder = try TemporaryFolder()
-            let remote = try Self.newVault(on: server)
+            let remote = try Self.newVault(on: server, in: folder)
             let device = try SyncDevice("a", remote: remote, in: folder)
             for (path, data) in Self.documents {
                 let url = device.url(path)
@@ -186,7 +192,7 @@ extension BlockingSyncTests {
             try PlainFolder.write(Self.tree(documents), to: folder.file("source"))
             try runPycryptomator(
                 ["make", folder.file("vault").path, folder.file("source").path], passphrase: Self.passphrase)
-            let inner = try server.freshRemote(#function)
+            let inner = try server.freshRemote(#function, in: folder)
             try VaultServer.upload(folder.file("vault"), to: inner)
             let remote = try EncryptedRemote.open(inner, passphrase: VaultPassphrase(Self.passphrase))
             let device = try SyncDevice("b", remote: remote, in: folder)
@@ -224,7 +230,7 @@ extension BlockingSyncTests {
         @Test(arguments: VaultServer.allCases)
         func aRenameChangesOnlyTheEncryptedName(_ server: VaultServer) throws {
             let folder = try TemporaryFolder()
-            let remote = try Self.newVault(on: server)
+            let remote = try Self.newVault(on: server, in: folder)
             let a = try SyncDevice("a", remote: remote, in: folder)
             let b = try SyncDevice("b", remote: Self.secondClient(of: remote), in: folder)
             let contents = EncryptedRemoteTests.bytes(70_000)
@@ -263,7 +269,8 @@ extension BlockingSyncTests {
         /// long one and into another folder; its directory and all it holds stay byte for byte.
         @Test(arguments: VaultServer.allCases)
         func aFolderRenameMovesOnlyItsDirectoryEntry(_ server: VaultServer) throws {
-            let remote = try Self.newVault(on: server)
+            let folder = try TemporaryFolder()
+            let remote = try Self.newVault(on: server, in: folder)
             for path in ["folder", "folder/inner", "other"] { try remote.makeFolder(RemotePath(path)) }
             for (path, size) in [("folder/a.txt", 10), ("folder/inner/b.bin", 40_000)] {
                 try remote.write(
@@ -317,7 +324,7 @@ extension BlockingSyncTests {
         @Test(arguments: VaultServer.allCases)
         func aDeleteRemovesTheCiphertextAndTheOtherDevicesCopy(_ server: VaultServer) throws {
             let folder = try TemporaryFolder()
-            let remote = try Self.newVault(on: server)
+            let remote = try Self.newVault(on: server, in: folder)
             let a = try SyncDevice("a", remote: remote, in: folder)
             let b = try SyncDevice("b", remote: Self.secondClient(of: remote), in: folder)
             let longName = String(repeating: "d", count: 170) + ".txt"
@@ -347,7 +354,7 @@ extension BlockingSyncTests {
         @Test(arguments: VaultServer.allCases)
         func aConflictBetweenTwoDevicesKeepsBothTexts(_ server: VaultServer) throws {
             let folder = try TemporaryFolder()
-            let remote = try Self.newVault(on: server)
+            let remote = try Self.newVault(on: server, in: folder)
             let a = try SyncDevice("a", remote: remote, in: folder)
             let b = try SyncDevice("b", remote: Self.secondClient(of: remote), in: folder)
             let path = "Ünïcödé/story.txt"
@@ -369,7 +376,8 @@ extension BlockingSyncTests {
         /// for a short name and a long one; what the other client wrote stays.
         @Test(arguments: VaultServer.allCases)
         func aStaleTagIsRefusedAcrossClients(_ server: VaultServer) throws {
-            let first = try Self.newVault(on: server)
+            let folder = try TemporaryFolder()
+            let first = try Self.newVault(on: server, in: folder)
             let second = try Self.secondClient(of: first)
             for name in ["plain.txt", String(repeating: "t", count: 170) + ".txt"] {
                 let path = RemotePath(name)
