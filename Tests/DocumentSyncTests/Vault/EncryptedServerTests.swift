@@ -126,6 +126,18 @@ extension BlockingSyncTests {
                 cost: EncryptedRemoteTests.cheap)
         }
 
+        /// Two devices syncing a new vault on `server`, each through its own client of the server
+        /// and its own opening of the vault; the remote is `a`'s.
+        static func twoDevices(on server: VaultServer, in folder: TemporaryFolder, _ name: String = #function)
+            throws -> (EncryptedRemote, SyncDevice, SyncDevice)
+        {
+            let remote = try newVault(on: server, in: folder, name)
+            return (
+                remote, try SyncDevice("a", remote: remote, in: folder),
+                try SyncDevice("b", remote: secondClient(of: remote), in: folder)
+            )
+        }
+
         /// The vault `remote` holds opened again through a client of the server of its own.
         static func secondClient(of remote: EncryptedRemote) throws -> EncryptedRemote {
             try EncryptedRemote.open(
@@ -137,12 +149,7 @@ extension BlockingSyncTests {
             let folder = try TemporaryFolder()
             let remote = try Self.newVault(on: server, in: folder)
             let device = try SyncDevice("a", remote: remote, in: folder)
-            for (path, data) in Self.documents {
-                let url = device.url(path)
-                try FileManager.default.createDirectory(
-                    at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try data.write(to: url)
-            }
+            try device.write(Self.documents)
             // A decomposed name in the container is left alone and said so, as on any remote;
             // through the remote, a decomposed name is the composed one.
             try device.write(Self.decomposed[0].nfd, "left here\n")
@@ -230,9 +237,7 @@ extension BlockingSyncTests {
         @Test(arguments: VaultServer.allCases)
         func aRenameChangesOnlyTheEncryptedName(_ server: VaultServer) throws {
             let folder = try TemporaryFolder()
-            let remote = try Self.newVault(on: server, in: folder)
-            let a = try SyncDevice("a", remote: remote, in: folder)
-            let b = try SyncDevice("b", remote: Self.secondClient(of: remote), in: folder)
+            let (remote, a, b) = try Self.twoDevices(on: server, in: folder)
             let contents = EncryptedRemoteTests.bytes(70_000)
             try FileManager.default.createDirectory(at: a.url("folder"), withIntermediateDirectories: true)
             try contents.write(to: a.url("plan.txt"))
@@ -290,19 +295,14 @@ extension BlockingSyncTests {
                 let removed = Set(before.keys).subtracting(after.keys)
                 let added = Set(after.keys).subtracting(before.keys)
                 let marker = VaultNameCipher.directoryIDFileName
-                let longNameFile = VaultNameCipher.longNameFileName
-                #expect(
-                    removed
-                        == Set(
-                            [oldEntry, oldEntry + "/" + marker]
-                                + (from == longName ? [oldEntry + "/" + longNameFile] : [])),
-                    "\(from) → \(to)")
-                #expect(
-                    added
-                        == Set(
-                            [newEntry, newEntry + "/" + marker]
-                                + (to == longName ? [newEntry + "/" + longNameFile] : [])),
-                    "\(from) → \(to)")
+                /// A folder's entry on the server: itself, its `dir.c9r`, a long name's `name.c9s`.
+                func held(_ entry: String, long: Bool) -> Set<String> {
+                    Set(
+                        [entry, entry + "/" + marker]
+                            + (long ? [entry + "/" + VaultNameCipher.longNameFileName] : []))
+                }
+                #expect(removed == held(oldEntry, long: from == longName), "\(from) → \(to)")
+                #expect(added == held(newEntry, long: to == longName), "\(from) → \(to)")
                 #expect(after[newEntry + "/" + marker] == before[oldEntry + "/" + marker])
                 for key in Set(before.keys).intersection(after.keys) {
                     #expect(after[key] == before[key], "\(key) changed in \(from) → \(to)")
@@ -324,9 +324,7 @@ extension BlockingSyncTests {
         @Test(arguments: VaultServer.allCases)
         func aDeleteRemovesTheCiphertextAndTheOtherDevicesCopy(_ server: VaultServer) throws {
             let folder = try TemporaryFolder()
-            let remote = try Self.newVault(on: server, in: folder)
-            let a = try SyncDevice("a", remote: remote, in: folder)
-            let b = try SyncDevice("b", remote: Self.secondClient(of: remote), in: folder)
+            let (remote, a, b) = try Self.twoDevices(on: server, in: folder)
             let longName = String(repeating: "d", count: 170) + ".txt"
             for path in ["kept.txt", "gone.txt", longName, "old/inside.txt"] { try a.write(path, path) }
             _ = try a.sync()
@@ -354,9 +352,7 @@ extension BlockingSyncTests {
         @Test(arguments: VaultServer.allCases)
         func aConflictBetweenTwoDevicesKeepsBothTexts(_ server: VaultServer) throws {
             let folder = try TemporaryFolder()
-            let remote = try Self.newVault(on: server, in: folder)
-            let a = try SyncDevice("a", remote: remote, in: folder)
-            let b = try SyncDevice("b", remote: Self.secondClient(of: remote), in: folder)
+            let (remote, a, b) = try Self.twoDevices(on: server, in: folder)
             let path = "Ünïcödé/story.txt"
             let conflicts = try SyncDevice.conflict(
                 a, b, at: path, base: "It was a dark night.\n", a: "It was a stormy night.\n",
@@ -423,6 +419,17 @@ extension BlockingSyncTests {
                 path.parent.isRoot ? VaultNameCipher.rootDirectoryID : try directoryID(path.parent, remote)
             return try remote.vault.names.directoryPath(of: parentID) + "/"
                 + remote.vault.names.entryName(for: path.name, parentDirectoryID: parentID).storedName
+        }
+    }
+}
+
+extension SyncDevice {
+    /// Writes each of `documents` (path to bytes) in the container, with the folders above it.
+    func write(_ documents: [String: Data]) throws {
+        for (path, data) in documents {
+            try FileManager.default.createDirectory(
+                at: url(path).deletingLastPathComponent(), withIntermediateDirectories: true)
+            try data.write(to: url(path))
         }
     }
 }
