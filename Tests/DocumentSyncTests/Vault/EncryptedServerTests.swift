@@ -126,6 +126,19 @@ extension BlockingSyncTests {
                 cost: EncryptedRemoteTests.cheap)
         }
 
+        /// What pycryptomator reads of the vault at `inner`: its files copied out through `inner`
+        /// into `folder` (as they are, ciphertext), and what pycryptomator decrypts of them
+        /// (the engine's own folder left out).
+        static func pycryptomatorReads(_ inner: any Remote, in folder: URL) throws -> (
+            copied: PlainTree, dumped: PlainTree
+        ) {
+            let copied = try VaultServer.copy(inner, to: folder.appendingPathComponent("copy"))
+            let out = folder.appendingPathComponent("out")
+            try runPycryptomator(
+                ["dump", folder.appendingPathComponent("copy").path, out.path], passphrase: passphrase)
+            return (copied, try PlainFolder.read(out).filter { !RemotePath($0.key).isMetadata })
+        }
+
         /// Two devices syncing a new vault on `server`, each through its own client of the server
         /// and its own opening of the vault; the remote is `a`'s.
         static func twoDevices(on server: VaultServer, in folder: TemporaryFolder, _ name: String = #function)
@@ -163,7 +176,7 @@ extension BlockingSyncTests {
             try remote.write(
                 RemotePath(direct.nfd), from: UploadSource(Data("decomposed\n".utf8)), condition: .absent)
 
-            let copied = try VaultServer.copy(remote.inner, to: folder.file("copy"))
+            let (copied, dumped) = try Self.pycryptomatorReads(remote.inner, in: folder.file("read"))
             if let webDAV = remote.inner as? WebDAVRemote {
                 // What the remote read is what Apache keeps on its disk.
                 let collection = webDAV.configuration.url.lastPathComponent
@@ -171,11 +184,6 @@ extension BlockingSyncTests {
                     try PlainFolder.read(
                         WebDAVServers.dataFolder(.default).appendingPathComponent(collection))
                         == copied)
-            }
-            try runPycryptomator(
-                ["dump", folder.file("copy").path, folder.file("out").path], passphrase: Self.passphrase)
-            let dumped = try PlainFolder.read(folder.file("out")).filter {
-                !RemotePath($0.key).isMetadata
             }
             var documents = Self.documents
             documents[direct.nfc] = Data("decomposed\n".utf8)
@@ -219,15 +227,28 @@ extension BlockingSyncTests {
             for (_, nfc) in Self.decomposed { try device.write(nfc, "edited here\n") }
             let edits = try device.sync()
             #expect(edits.failures.isEmpty && edits.uploaded == 2, "\(edits)")
-            try VaultServer.copy(inner, to: folder.file("copy"))
-            try runPycryptomator(
-                ["dump", folder.file("copy").path, folder.file("out").path], passphrase: Self.passphrase)
             var edited = documents
             for (nfd, _) in Self.decomposed { edited[nfd] = Data("edited here\n".utf8) }
-            let dumped = try PlainFolder.read(folder.file("out")).filter { !RemotePath($0.key).isMetadata }
+            let dumped = try Self.pycryptomatorReads(inner, in: folder.file("edited")).dumped
             #expect(Self.differentSpellings(dumped, Self.tree(edited)) == [])
             for (path, data) in edited {
                 #expect(dumped[path] == .some(data), "\(path)")
+            }
+            // A decomposed name renamed, a decomposed folder deleted: the entries pycryptomator
+            // made move and go, nothing of them left behind.
+            let renamed = "Caf\u{E9} renamed.txt"
+            try FileManager.default.moveItem(at: device.url(Self.decomposed[0].nfc), to: device.url(renamed))
+            try FileManager.default.removeItem(
+                at: device.url(RemotePath(Self.decomposed[1].nfc).parent.string))
+            let changes = try device.sync()
+            #expect(
+                changes.failures.isEmpty && changes.moved == 1 && changes.deletedRemotely == 1, "\(changes)")
+            var changed = Self.documents
+            changed[renamed] = Data("edited here\n".utf8)
+            let after = try Self.pycryptomatorReads(inner, in: folder.file("changed")).dumped
+            #expect(Self.differentSpellings(after, Self.tree(changed)) == [])
+            for (path, data) in changed {
+                #expect(after[path] == .some(data), "\(path)")
             }
         }
 
