@@ -252,6 +252,35 @@ extension BlockingSyncTests {
             }
         }
 
+        /// A file of many chunks, and on S3 of three parts of a multipart upload (parts of 5 MiB
+        /// here): streamed up through the vault, read back whole by another client, and read by
+        /// pycryptomator.
+        @Test(arguments: VaultServer.allCases)
+        func aLargeFileGoesUpInPartsAndComesBackWhole(_ server: VaultServer) throws {
+            let folder = try TemporaryFolder()
+            let inner =
+                server == .seaweedfs
+                ? try S3Servers.remote(#function) {
+                    $0.multipartThreshold = 6 << 20
+                    $0.partSize = 5 << 20
+                } : try server.freshRemote(#function, in: folder)
+            let remote = try EncryptedRemote.create(
+                over: inner, passphrase: VaultPassphrase(Self.passphrase), cost: EncryptedRemoteTests.cheap)
+            let bytes = EncryptedRemoteTests.bytes(11 << 20 + 12_345)
+            let path = RemotePath("large.bin")
+            let tag = try remote.write(path, from: UploadSource(bytes), condition: .absent)
+            #expect(try remote.entry(at: path)?.size == Int64(bytes.count))
+            var read = Data()
+            let readTag = try Self.secondClient(of: remote).read(path, expectedSize: Int64(bytes.count)) {
+                read.append($0)
+            }
+            #expect(read == bytes)
+            if let tag { #expect(readTag == tag) }
+            #expect(
+                try Self.pycryptomatorReads(inner, in: folder.file("read")).dumped["large.bin"]
+                    == .some(bytes))
+        }
+
         /// A file renamed on one device: on the server its encrypted name alone changes (the
         /// same ciphertext under the new name), whether the new name is short or long, in the
         /// same folder or another; the other device gets the new name.
