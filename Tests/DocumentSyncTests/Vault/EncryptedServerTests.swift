@@ -252,6 +252,46 @@ extension BlockingSyncTests {
             }
         }
 
+        /// pycryptomator writes into a vault sync made and filled (an edit, new documents, new
+        /// folders five deep, a long name), what it changed put on the server raw: both devices
+        /// sync it down byte for byte.
+        @Test(arguments: VaultServer.allCases)
+        func whatPycryptomatorWritesIntoASyncedVaultSyncsDown(_ server: VaultServer) throws {
+            let folder = try TemporaryFolder()
+            let (remote, a, b) = try Self.twoDevices(on: server, in: folder)
+            var texts = ["notes.txt": "from sync\n", "Ünïcödé/中文.md": "sync's\n", "a/b/old.txt": "old\n"]
+            for (path, text) in texts { try a.write(path, text) }
+            _ = try a.sync()
+            _ = try b.sync()
+            let vault = folder.file("vault")
+            let before = try VaultServer.copy(remote.inner, to: vault)
+            let written = [
+                "notes.txt": "edited by pycryptomator\n", "Ünïcödé/from python.txt": "python's\n",
+                "a/b/c/d/e/new.txt": "five deep\n", String(repeating: "p", count: 170) + ".txt": "long\n",
+            ]
+            try PlainFolder.write(Self.tree(written.mapValues { Data($0.utf8) }), to: folder.file("source"))
+            try runPycryptomator(
+                ["put", vault.path, folder.file("source").path], passphrase: Self.passphrase)
+            let after = try PlainFolder.read(vault)
+            // Parents first; a file pycryptomator replaced on the tag it had.
+            for path in after.keys.sorted() where after[path] != before[path] {
+                let at = RemotePath(path)
+                guard let data = after[path]! else {
+                    try remote.inner.makeFolder(at)
+                    continue
+                }
+                let tag = try remote.inner.entry(at: at)?.tag
+                try remote.inner.write(
+                    at, from: UploadSource(data), condition: tag.map { .matches($0) } ?? .absent)
+            }
+            texts.merge(written) { $1 }
+            for device in [a, b] {
+                let summary = try device.sync()
+                #expect(summary.failures.isEmpty, "\(device.name): \(summary.failures)")
+                #expect(try device.tree() == texts, "\(device.name)")
+            }
+        }
+
         /// A file of many chunks, and on S3 of three parts of a multipart upload (parts of 5 MiB
         /// here): streamed up through the vault, read back whole by another client, and read by
         /// pycryptomator.
