@@ -306,7 +306,7 @@ extension BlockingSyncTests {
                 } : try server.freshRemote(#function, in: folder)
             let remote = try EncryptedRemote.create(
                 over: inner, passphrase: VaultPassphrase(Self.passphrase), cost: EncryptedRemoteTests.cheap)
-            let bytes = EncryptedRemoteTests.bytes(11 << 20 + 12_345)
+            let bytes = try SecureRandom.bytes(11 << 20 + 12_345)
             let path = RemotePath("large.bin")
             let tag = try remote.write(path, from: UploadSource(bytes), condition: .absent)
             #expect(try remote.entry(at: path)?.size == Int64(bytes.count))
