@@ -40,6 +40,11 @@ public final class EncryptedRemote: Remote {
 
     /// Directory IDs by plain folder path (the root's is not kept: it is always "").
     private let directoryIDs = Mutex<[RemotePath: String]>([:])
+    /// The entries of names another program stored in another normalisation than NFC, as
+    /// listings found them, by directory ID and NFC name: pycryptomator encrypts a name as it
+    /// is given (NFD from a Mac), and the encryption of the NFC name, which paths here hold,
+    /// is not there. Requests name the entry the vault holds.
+    private let spellings = Mutex<[String: VaultEntryName]>([:])
 
     /// The largest `dir.c9r`, `name.c9s`, `vault.cryptomator` or `masterkey.cryptomator` read:
     /// anything larger is not one.
@@ -142,7 +147,7 @@ public final class EncryptedRemote: Remote {
                 return nil
             }
             let directory = try vault.names.directoryPath(of: parentID)
-            let stored = try vault.names.entryName(for: path.name, parentDirectoryID: parentID).storedName
+            let stored = try entryName(for: path.name, parentDirectoryID: parentID).storedName
             guard let found = try inner.entry(at: RemotePath(directory).appending(stored)) else { return nil }
             return try plainEntry(found, in: directory, parentID: parentID, folder: path.parent)
         }
@@ -181,6 +186,12 @@ public final class EncryptedRemote: Remote {
         let name = try vault.names.decryptedName(
             storedName: stored.name, longName: longName, parentDirectoryID: parentID, item: item)
         let path = folder.appending(name)
+        if !path.name.utf8.elementsEqual(name.utf8) {
+            let spelled: VaultEntryName =
+                longName.map { .shortened(stored.name, fullName: String(decoding: $0, as: UTF8.self)) }
+                ?? .regular(stored.name)
+            spellings.withLock { $0[parentID + "/" + path.name] = spelled }
+        }
         if stored.kind == .file {
             guard longName == nil else { return nil }
             return try fileEntry(name, stored, path)
@@ -296,9 +307,10 @@ public final class EncryptedRemote: Remote {
         try mapping(.delete, path) {
             guard !path.isRoot else { throw failure(.invalidName, .delete, path, detail: "the root") }
             let parentID = try directoryID(of: path.parent, .delete, path, missing: .notFound)
-            let entry = try vault.names.entryName(for: path.name, parentDirectoryID: parentID)
+            let entry = try entryName(for: path.name, parentDirectoryID: parentID)
             let stored = try RemotePath(vault.names.directoryPath(of: parentID)).appending(entry.storedName)
             guard let found = try inner.entry(at: stored) else { throw failure(.notFound, .delete, path) }
+            forgetSpelling(of: path.name, in: parentID)
             if found.kind == .file {
                 try inner.delete(stored, condition: condition)
                 return
@@ -377,8 +389,8 @@ public final class EncryptedRemote: Remote {
             }
             let sourceID = try directoryID(of: source.parent, .move, source, missing: .notFound)
             let targetID = try directoryID(of: destination.parent, .move, source, missing: .parentMissing)
-            let from = try vault.names.entryName(for: source.name, parentDirectoryID: sourceID)
-            let to = try vault.names.entryName(for: destination.name, parentDirectoryID: targetID)
+            let from = try entryName(for: source.name, parentDirectoryID: sourceID)
+            let to = try entryName(for: destination.name, parentDirectoryID: targetID)
             let fromPath = try RemotePath(vault.names.directoryPath(of: sourceID)).appending(from.storedName)
             let toPath = try RemotePath(vault.names.directoryPath(of: targetID)).appending(to.storedName)
             guard let found = try inner.entry(at: fromPath) else { throw failure(.notFound, .move, source) }
@@ -390,6 +402,7 @@ public final class EncryptedRemote: Remote {
                 else { throw failure(.exists, .move, source, destination: destination) }
             }
             forget(source)
+            forgetSpelling(of: source.name, in: sourceID)
             if found.kind == .file {
                 // A file with a short name: its encrypted name alone changes.
                 if case .regular = to { return try inner.move(fromPath, to: toPath, condition: condition) }
@@ -453,7 +466,7 @@ public final class EncryptedRemote: Remote {
         if folder.isRoot { return VaultNameCipher.rootDirectoryID }
         if let kept = directoryIDs.withLock({ $0[folder] }) { return kept }
         let parentID = try directoryID(of: folder.parent, operation, path, missing: missing)
-        let entry = try vault.names.entryName(for: folder.name, parentDirectoryID: parentID)
+        let entry = try entryName(for: folder.name, parentDirectoryID: parentID)
         let stored = try RemotePath(vault.names.directoryPath(of: parentID)).appending(entry.storedName)
         // The `dir.c9r` is read, not looked up first: a read sees the remote as it is, where an
         // entry or a listing may be behind, and a folder must not read as missing because a
@@ -510,8 +523,32 @@ public final class EncryptedRemote: Remote {
         guard !path.isRoot else { throw failure(.notAFile, operation, path) }
         let parentID = try directoryID(
             of: path.parent, operation, path, missing: operation == .write ? .parentMissing : .notFound)
+        if let spelled = spelling(of: path.name, in: parentID) {
+            // Stored by another program, long name and all.
+            let stored = try RemotePath(vault.names.directoryPath(of: parentID)).appending(spelled.storedName)
+            guard case .shortened = spelled else { return (stored, nil) }
+            return (stored.appending(VaultNameCipher.contentsFileName), nil)
+        }
         let place = try vault.filePaths(named: path.name, parentDirectoryID: parentID)
         return (RemotePath(place.contents), place.longName)
+    }
+
+    /// How the item `name` (in NFC) of the directory `parentDirectoryID` is stored: as a
+    /// listing found it spelled, or as its name encrypts.
+    private func entryName(for name: String, parentDirectoryID: String) throws -> VaultEntryName {
+        try spelling(of: name, in: parentDirectoryID)
+            ?? vault.names.entryName(for: name, parentDirectoryID: parentDirectoryID)
+    }
+
+    /// The entry of the item `name` (in NFC) of the directory `parentDirectoryID` when a listing
+    /// found it stored under another spelling.
+    private func spelling(of name: String, in parentDirectoryID: String) -> VaultEntryName? {
+        spellings.withLock { $0[parentDirectoryID + "/" + name] }
+    }
+
+    /// Forgets how the item `name` of the directory `parentDirectoryID` was spelled: it is gone.
+    private func forgetSpelling(of name: String, in parentDirectoryID: String) {
+        spellings.withLock { $0[parentDirectoryID + "/" + name] = nil }
     }
 
     private func writeLongName(_ entry: VaultEntryName, in folder: RemotePath) throws {
@@ -608,7 +645,7 @@ public final class EncryptedRemote: Remote {
     /// The inner remote's entry holding the folder `folder`: the `.c9r` or `.c9s` folder.
     private func container(of folder: RemotePath, _ operation: RemoteError.Operation) throws -> RemoteEntry? {
         let parentID = try directoryID(of: folder.parent, operation, folder, missing: .notFound)
-        let entry = try vault.names.entryName(for: folder.name, parentDirectoryID: parentID)
+        let entry = try entryName(for: folder.name, parentDirectoryID: parentID)
         return try inner.entry(
             at: RemotePath(vault.names.directoryPath(of: parentID)).appending(entry.storedName))
     }
