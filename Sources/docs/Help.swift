@@ -40,6 +40,10 @@ enum Help {
           remote list               the remotes added, with their containers
           remote remove NAME        stop syncing a container (its documents stay)
           remote test NAME|URL      what a WebDAV server is, and whether sync can trust it
+          remote add NAME URL --encrypt [--passphrase-file FILE] [--keep-key]
+                                    the same, the server keeping only ciphertext (a
+                                    Cryptomator vault, opened in Cryptomator's apps too)
+          remote passphrase NAME    change the passphrase of an encrypted remote's vault
 
         Options, anywhere on the line:
           --container PATH  the folder of documents (default: $STE_CONTAINER, else
@@ -249,6 +253,7 @@ enum Help {
                          [--resume delete|keep] [--stop]
                          [--user NAME] [--password-file FILE] [--unsafe-server] [--allow-http]
                          [--ca-file FILE] [--endpoint URL] [--region R] [--profile P]
+                         [--encrypt] [--passphrase-file FILE] [--keep-key]
 
         Syncs the container with a remote: documents changed on one side are copied to the
         other; documents changed on both are merged when their changes do not overlap, and
@@ -290,7 +295,9 @@ enum Help {
         if it can keep one device from overwriting another's edit (real locks, or If-Match
         with ETags that change on every write). The user name comes from the URL, --user or
         ~/.netrc; the password from --password-file FILE (readable by you only), the
-        DOCS_PASSWORD environment variable, or ~/.netrc, never from the command line. Plain
+        DOCS_PASSWORD environment variable, or ~/.netrc, never from the command line. A remote
+        given with --encrypt is a Cryptomator vault, made there if the remote is empty; its
+        passphrase comes as `docs remote --help` says. Plain
         http is refused to any computer but this one unless --allow-http is given. A server
         the probe finds unsafe is refused unless --unsafe-server is given: then every write is
         read back and compared. One that gives no ETags (nginx's dav-ext) is refused even then:
@@ -342,6 +349,8 @@ enum Help {
                docs remote remove NAME
                docs remote test NAME|URL [--user U] [--password-file FILE] [--allow-http]
                                          [--ca-file FILE]
+               docs remote add NAME URL --encrypt [--passphrase-file FILE] [--keep-key] ...
+               docs remote passphrase NAME [--passphrase-file FILE] [--new-passphrase-file FILE]
 
         add: makes the container (--container, or the Simple Text Editor's) a ubiquity
         container synced with URL (file:///absolute/path, or a WebDAV https://host/path/,
@@ -366,12 +375,33 @@ enum Help {
         default); they are never kept in our files. The store is probed at every start: one
         whose If-None-Match or If-Match is ignored is refused.
 
-        list: each remote: name, container folder, URL, user, identifier, and whether its
-        sync agent runs. --json prints {"remotes": [{"name", "identifier", "container", "url",
-        "user", "passwordFile", "allowsUnsafeServer", "allowsInsecureHTTP", "downloadsEagerly",
+        --encrypt (any URL: file://, WebDAV, s3://) keeps the container in a Cryptomator vault
+        (format 8) at URL: the server holds only ciphertext, names included, and the same
+        vault opens in Cryptomator's apps (docs/Encryption.md). A URL with no vault and no
+        files gets a new one; a vault there is opened. The passphrase comes from
+        --passphrase-file FILE (its first line; the file must be readable by you only, and its
+        path is kept, never the passphrase), else DOCS_PASSPHRASE, else it is asked at the
+        terminal (twice for a new vault; 8 characters or more). --keep-key keeps the unlocked
+        keys in a file of mode 600 under $XDG_STATE_HOME/DocumentKit/vault-keys, so that the
+        sync agent, which has no terminal to ask at, can sync: whoever can read that file can
+        read the vault. A wrong passphrase is an error naming the vault, and changes nothing.
+        Forgetting the passphrase loses the documents on the server: nobody can recover them.
+
+        list: each remote: name, container folder, URL, user, identifier, whether it is
+        encrypted, and whether its sync agent runs. --json prints {"remotes": [{"name",
+        "identifier", "container", "url", "user", "passwordFile", "allowsUnsafeServer",
+        "allowsInsecureHTTP", "caFile", "encrypted", "passphraseFile", "downloadsEagerly",
         "agentRunning"}, ...]}.
 
-        remove: forgets a remote; the container's documents stay as they are.
+        remove: forgets a remote, and the vault key kept for it; the container's documents stay
+        as they are, and so does the vault on the server.
+
+        passphrase: wraps the vault's keys under a new passphrase; nothing is encrypted again,
+        and a key kept with --keep-key stays good. The current passphrase is read as for add;
+        the new one from --new-passphrase-file FILE, else DOCS_NEW_PASSPHRASE, else asked at
+        the terminal twice. Only the vault's masterkey.cryptomator is written, and only if no
+        other device changed it meanwhile. Other devices then need the new passphrase (a kept
+        key goes on working).
 
         test: probes the WebDAV server of remote NAME, or at URL, in a scratch folder (removed
         after) and says what it is: whether its ETags change on every write, whether If-Match

@@ -29,6 +29,13 @@ struct Invocation: Equatable {
     var user: String?
     var passwordFile: String?
     var caFile: String?
+    /// `--encrypt`: the remote is (or becomes) a Cryptomator vault.
+    var encrypt = false
+    /// `--keep-key`: the vault's unlocked keys are kept in a private file for the agent.
+    var keepKey = false
+    var passphraseFile: String?
+    /// `remote passphrase NAME --new-passphrase-file FILE`.
+    var newPassphraseFile: String?
     var unsafeServer = false
     var allowHTTP = false
     var identifier: String?
@@ -88,6 +95,13 @@ struct Invocation: Equatable {
             case "--profile": profile = try value(for: option, inline: inline)
             case "--password-file": passwordFile = try value(for: option, inline: inline)
             case "--ca-file": caFile = try value(for: option, inline: inline)
+            case "--passphrase-file": passphraseFile = try value(for: option, inline: inline)
+            case "--new-passphrase-file": newPassphraseFile = try value(for: option, inline: inline)
+            case "--passphrase", "--new-passphrase":
+                throw DocsFailure.usage(
+                    "a passphrase on the command line can be read by every user of this computer; "
+                        + "give it in DOCS_PASSPHRASE, --passphrase-file FILE (mode 600), or type it when asked",
+                    command: command)
             case "--password":
                 throw DocsFailure.usage(
                     "a password on the command line can be read by every user of this computer; "
@@ -98,7 +112,8 @@ struct Invocation: Equatable {
                     throw DocsFailure.usage("\(option) takes no value", command: command)
                 }
                 if option == "--unsafe-server" { unsafeServer = true } else { allowHTTP = true }
-            case "--once", "--watch", "--stop", "--on-demand", "--merge", "--prune":
+            case "--once", "--watch", "--stop", "--on-demand", "--merge", "--prune", "--encrypt",
+                "--keep-key":
                 guard inline == nil else {
                     throw DocsFailure.usage("\(option) takes no value", command: command)
                 }
@@ -108,6 +123,8 @@ struct Invocation: Equatable {
                 case "--stop": stop = true
                 case "--merge": merge = true
                 case "--prune": prune = true
+                case "--encrypt": encrypt = true
+                case "--keep-key": keepKey = true
                 default: onDemand = true
                 }
             case "--json", "-h", "--help", "--version":

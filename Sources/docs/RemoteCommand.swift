@@ -8,7 +8,7 @@ import TextContainer
 @MainActor
 enum RemoteCommand {
     static let usage =
-        "the remote commands are “docs remote add NAME URL”, “docs remote list”, “docs remote remove NAME” and “docs remote test NAME|URL”"
+        "the remote commands are “docs remote add NAME URL”, “docs remote list”, “docs remote remove NAME”, “docs remote test NAME|URL” and “docs remote passphrase NAME”"
 
     static func run(_ invocation: Invocation) throws -> ExitStatus {
         let operands = invocation.operands
@@ -18,7 +18,7 @@ enum RemoteCommand {
             for (given, option) in [
                 (invocation.identifier != nil, "--identifier"), (invocation.interval != nil, "--interval"),
                 (invocation.endpoint != nil, "--endpoint"), (invocation.region != nil, "--region"),
-                (invocation.profile != nil, "--profile"),
+                (invocation.profile != nil, "--profile"), (invocation.encrypt, "--encrypt"),
             ] where given {
                 throw DocsFailure.usage("\(option) is for remote add", command: "remote")
             }
@@ -42,6 +42,10 @@ enum RemoteCommand {
         case "test":
             try Docs.requireOperands(arguments, command: "remote test", names: ["NAME|URL"])
             return try test(arguments[0], invocation: invocation)
+        case "passphrase":
+            try Docs.requireOperands(arguments, command: "remote passphrase", names: ["NAME"])
+            try changePassphrase(name: arguments[0], invocation: invocation)
+            return .success
         default:
             throw DocsFailure.usage("unknown remote command “\(subcommand)”; \(usage)", command: "remote")
         }
@@ -110,7 +114,8 @@ enum RemoteCommand {
             downloadsEagerly: !invocation.onDemand, pollSeconds: try Docs.pollSeconds(invocation),
             passwordFile: options.credentials.passwordFile?.standardizedFileURL.path,
             allowsUnsafeServer: options.allowsUnsafeServer, allowsInsecureHTTP: options.allowsInsecureHTTP,
-            caFile: options.caFile?.path)
+            caFile: options.caFile?.path, encrypted: options.vault.encrypted,
+            passphraseFile: options.vault.passphraseFile?.path)
         do {
             try UbiquityConfiguration.update { configuration in
                 try configuration.add(entry)
@@ -119,8 +124,9 @@ enum RemoteCommand {
         } catch let error as DocumentKitError {
             throw DocsFailure.failure(DocsFailure.reason(for: error))
         }
+        let vault = entry.encrypted ? ", encrypted: the server keeps only ciphertext" : ""
         try Output.write(
-            "\(name): \(Output.escaped(container.url.path)) syncs with \(url) (container \(entry.identifier))\n"
+            "\(name): \(Output.escaped(container.url.path)) syncs with \(url) (container \(entry.identifier))\(vault)\n"
         )
     }
 
@@ -176,6 +182,8 @@ enum RemoteCommand {
                 writer.field("allowsUnsafeServer", container.allowsUnsafeServer)
                 writer.field("allowsInsecureHTTP", container.allowsInsecureHTTP)
                 writer.field("caFile", container.caFile)
+                writer.field("encrypted", container.encrypted)
+                writer.field("passphraseFile", container.passphraseFile)
                 writer.field("downloadsEagerly", container.downloadsEagerly)
                 writer.field("agentRunning", UbiquityAgent.isRunning(for: container.url))
             }
@@ -186,25 +194,75 @@ enum RemoteCommand {
             for container in containers {
                 let user = container.user.map { " as \($0)" } ?? ""
                 let agent = UbiquityAgent.isRunning(for: container.url) ? ", syncing" : ""
+                let vault = container.encrypted ? ", encrypted" : ""
                 text +=
-                    "\(container.name)\t\(Output.escaped(container.folder))\t\(container.remote)\(user) (\(container.identifier)\(agent))\n"
+                    "\(container.name)\t\(Output.escaped(container.folder))\t\(container.remote)\(user) (\(container.identifier)\(vault)\(agent))\n"
             }
             try Output.write(text)
         }
     }
 
+    /// `docs remote remove NAME`: forgets the container's remote, and the vault's key kept for
+    /// it (`--keep-key`), unless another container syncs with the same vault.
     static func remove(name: String) throws {
-        let removed: Bool
+        let removed: UbiquityContainer?
+        let stillUsed: Bool
         do {
-            removed = try UbiquityConfiguration.update { $0.remove(named: name) }
+            (removed, stillUsed) = try UbiquityConfiguration.update { configuration in
+                let container = configuration.container(named: name)
+                guard configuration.remove(named: name), let container else { return (nil, false) }
+                return (container, configuration.containers.contains { $0.remote == container.remote })
+            }
         } catch let error as DocumentKitError {
             throw DocsFailure.failure(DocsFailure.reason(for: error))
         }
-        guard removed else {
+        guard let removed else {
             throw DocsFailure.failure(
                 "there is no remote named “\(Output.escaped(name))” (see docs remote list)")
         }
+        if removed.encrypted && !stillUsed {
+            do { try VaultKeyFile.remove(for: removed.remote) } catch {
+                throw DocsFailure.failure(
+                    "\(name) was removed, and its vault's kept key could not be: \(error); remove \(VaultKeyFile.url(for: removed.remote).path) yourself"
+                )
+            }
+        }
         try Output.write("\(name): removed; the container's documents stay where they are\n")
+    }
+
+    /// `docs remote passphrase NAME`: wraps the vault's master keys under a new passphrase
+    /// (nothing is encrypted again), written only over the key file read, so that a change made
+    /// meanwhile elsewhere is never overwritten. The current passphrase comes from
+    /// `--passphrase-file`, `DOCS_PASSPHRASE` or the terminal; the new one from
+    /// `--new-passphrase-file`, `DOCS_NEW_PASSPHRASE` or the terminal (twice).
+    static func changePassphrase(name: String, invocation: Invocation) throws {
+        guard let container = try configuration().container(named: name) else {
+            throw DocsFailure.failure(
+                "there is no remote named “\(Output.escaped(name))” (see docs remote list)")
+        }
+        guard container.encrypted else {
+            throw DocsFailure.failure(
+                "\(name) (\(container.remote)) is not encrypted: it has no passphrase (add it with --encrypt to make a vault)"
+            )
+        }
+        let given = SyncCommand.options(invocation)
+        var options = RemoteAddress(url: container.remote, options: given)
+            .filled(from: SyncCommand.address(of: container)).applied(to: given)
+        var current = options.vault
+        current.encrypted = true
+        var new = current
+        new.passphraseFile = invocation.newPassphraseFile.map { URL(fileURLWithPath: $0).standardizedFileURL }
+        new.environment["DOCS_PASSPHRASE"] = current.environment["DOCS_NEW_PASSPHRASE"]
+        options.vault = VaultKeySources()
+        do {
+            try SyncRemotes.changePassphrase(
+                ofVaultAt: container.remote, options: options, current: current, new: new)
+        } catch let error as RemoteSetupError {
+            throw DocsFailure.of(error, command: "remote")
+        }
+        try Output.write(
+            "\(name): the passphrase of the vault at \(container.remote) changed; no document was encrypted again\n"
+        )
     }
 
     /// `docs remote test NAME|URL`: probes a WebDAV server and says in words what it is.

@@ -44,6 +44,15 @@ enum SyncCommand {
         options.allowsUnsafeServer = invocation.unsafeServer
         options.allowsInsecureHTTP = invocation.allowHTTP
         options.caFile = invocation.caFile.map { URL(fileURLWithPath: $0).standardizedFileURL }
+        options.vault.encrypted = invocation.encrypt
+        // A vault is made only where --encrypt is given now, never for a remembered remote
+        // whose vault went missing.
+        options.vault.makesVault = invocation.encrypt
+        options.vault.keepsKey = invocation.keepKey
+        options.vault.passphraseFile = invocation.passphraseFile.map {
+            URL(fileURLWithPath: $0).standardizedFileURL
+        }
+        options.vault.prompt = PassphrasePrompt.ask
         return options
     }
 
@@ -249,7 +258,8 @@ enum SyncCommand {
             url: container.remote, user: container.user, passwordFile: container.passwordFile,
             allowsUnsafeServer: container.allowsUnsafeServer,
             allowsInsecureHTTP: container.allowsInsecureHTTP,
-            caFile: container.caFile)
+            caFile: container.caFile, encrypted: container.encrypted, passphraseFile: container.passphraseFile
+        )
     }
 
     /// One line of counts (or a JSON object), then the notes and failures, one a line.

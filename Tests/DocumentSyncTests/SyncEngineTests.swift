@@ -358,7 +358,8 @@ import Testing
         #expect(
             try SyncJournal(url: SyncJournal.url(forContainer: container, stateHome: state)).setting(
                 .remoteAddress)
-                == #"{"allowsInsecureHTTP":false,"allowsUnsafeServer":false,"url":"\#(url)"}"#)
+                == #"{"allowsInsecureHTTP":false,"allowsUnsafeServer":false,"encrypted":false,"url":"\#(url)"}"#
+        )
         #expect(
             try SyncEngine.rememberedRemote(ofContainer: container, configuration: configuration)
                 == RemoteAddress(url: url))

@@ -35,6 +35,12 @@ public struct UbiquityContainer: Codable, Sendable, Equatable {
     /// The absolute path of the file of certificate authorities an https server's certificate
     /// is checked against instead of the system's (`--ca-file`); nil for the system's.
     public var caFile: String?
+    /// Whether the remote holds a Cryptomator vault, whose documents are the container's
+    /// (`--encrypt`): the server keeps only ciphertext.
+    public var encrypted = false
+    /// The absolute path of the file holding the vault's passphrase (`--passphrase-file`), read
+    /// at each sync; nil to read it from `DOCS_PASSPHRASE`, the kept key or a terminal.
+    public var passphraseFile: String?
     /// Whether documents new on the remote download as soon as sync sees them (true), or are
     /// to be kept on the server, shown by a placeholder, until opened or downloaded (false).
     /// Not acted on yet: sync downloads every document.
@@ -48,9 +54,12 @@ public struct UbiquityContainer: Codable, Sendable, Equatable {
     public init(
         name: String, identifier: String, folder: String, remote: String, user: String? = nil,
         downloadsEagerly: Bool = true, pollSeconds: Double? = nil, passwordFile: String? = nil,
-        allowsUnsafeServer: Bool = false, allowsInsecureHTTP: Bool = false, caFile: String? = nil
+        allowsUnsafeServer: Bool = false, allowsInsecureHTTP: Bool = false, caFile: String? = nil,
+        encrypted: Bool = false, passphraseFile: String? = nil
     ) {
         self.caFile = caFile
+        self.encrypted = encrypted
+        self.passphraseFile = passphraseFile
         self.passwordFile = passwordFile
         self.allowsUnsafeServer = allowsUnsafeServer
         self.allowsInsecureHTTP = allowsInsecureHTTP
@@ -65,7 +74,7 @@ public struct UbiquityContainer: Codable, Sendable, Equatable {
 
     private enum CodingKeys: String, CodingKey {
         case name, identifier, folder, remote, user, passwordFile, allowsUnsafeServer, allowsInsecureHTTP,
-            caFile
+            caFile, encrypted, passphraseFile
         case downloadsEagerly, pollSeconds
     }
 
@@ -81,6 +90,8 @@ public struct UbiquityContainer: Codable, Sendable, Equatable {
         allowsUnsafeServer = try values.decodeIfPresent(Bool.self, forKey: .allowsUnsafeServer) ?? false
         allowsInsecureHTTP = try values.decodeIfPresent(Bool.self, forKey: .allowsInsecureHTTP) ?? false
         caFile = try values.decodeIfPresent(String.self, forKey: .caFile)
+        encrypted = try values.decodeIfPresent(Bool.self, forKey: .encrypted) ?? false
+        passphraseFile = try values.decodeIfPresent(String.self, forKey: .passphraseFile)
         downloadsEagerly = try values.decode(Bool.self, forKey: .downloadsEagerly)
         pollSeconds = try values.decodeIfPresent(Double.self, forKey: .pollSeconds)
     }

@@ -14,9 +14,11 @@ import Foundation
 /// - whether the user allowed a server that cannot keep writes safe (`--unsafe-server`) and
 ///   plain http to another computer (`--allow-http`);
 /// - the path of the file of certificate authorities an https server is checked against
-///   instead of the system's (`--ca-file`).
+///   instead of the system's (`--ca-file`);
+/// - whether the remote holds an encrypted vault (`--encrypt`), and the path of the file
+///   holding its passphrase (`--passphrase-file`), never the passphrase or the keys.
 ///
-/// A secret key, a password or a token is never part of it.
+/// A secret key, a password, a passphrase or a token is never part of it.
 ///
 /// For example:
 ///
@@ -40,12 +42,19 @@ public struct RemoteAddress: Codable, Sendable, Equatable {
     /// The absolute path of the file of certificate authorities the server is checked against
     /// instead of the system's.
     public var caFile: String?
+    /// The remote holds a Cryptomator vault, whose documents are synced (``EncryptedRemote``).
+    public var encrypted: Bool
+    /// The absolute path of a file holding the vault's passphrase.
+    public var passphraseFile: String?
 
     public init(
         url: String, user: String? = nil, passwordFile: String? = nil, allowsUnsafeServer: Bool = false,
-        allowsInsecureHTTP: Bool = false, caFile: String? = nil
+        allowsInsecureHTTP: Bool = false, caFile: String? = nil, encrypted: Bool = false,
+        passphraseFile: String? = nil
     ) {
         self.caFile = caFile
+        self.encrypted = encrypted
+        self.passphraseFile = passphraseFile
         self.url = url
         self.user = user
         self.passwordFile = passwordFile
@@ -54,7 +63,8 @@ public struct RemoteAddress: Codable, Sendable, Equatable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case url, user, passwordFile, allowsUnsafeServer, allowsInsecureHTTP, caFile
+        case url, user, passwordFile, allowsUnsafeServer, allowsInsecureHTTP, caFile, encrypted,
+            passphraseFile
     }
 
     /// Reads an address; the settings an older writer left out are off.
@@ -66,10 +76,13 @@ public struct RemoteAddress: Codable, Sendable, Equatable {
         allowsUnsafeServer = try values.decodeIfPresent(Bool.self, forKey: .allowsUnsafeServer) ?? false
         allowsInsecureHTTP = try values.decodeIfPresent(Bool.self, forKey: .allowsInsecureHTTP) ?? false
         caFile = try values.decodeIfPresent(String.self, forKey: .caFile)
+        encrypted = try values.decodeIfPresent(Bool.self, forKey: .encrypted) ?? false
+        passphraseFile = try values.decodeIfPresent(String.self, forKey: .passphraseFile)
     }
 
     /// This address with what it leaves open taken from `remembered`, the address of the same
-    /// URL given before: a setting given now wins, one not given now is the one given then.
+    /// URL given before: a setting given now wins, one not given now is the one given then. A
+    /// vault stays a vault: a remote once synced encrypted is never read as plain files.
     public func filled(from remembered: RemoteAddress) -> RemoteAddress {
         guard remembered.url == url else { return self }
         var address = self
@@ -78,6 +91,8 @@ public struct RemoteAddress: Codable, Sendable, Equatable {
         address.allowsUnsafeServer = allowsUnsafeServer || remembered.allowsUnsafeServer
         address.allowsInsecureHTTP = allowsInsecureHTTP || remembered.allowsInsecureHTTP
         address.caFile = caFile ?? remembered.caFile
+        address.encrypted = encrypted || remembered.encrypted
+        address.passphraseFile = passphraseFile ?? remembered.passphraseFile
         return address
     }
 

@@ -2,11 +2,17 @@ import CCrypto
 import DocumentKit
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Key material that is overwritten with zeros when the last reference to it goes.
 ///
 /// Keys live in one buffer of their own, never in `Data` or an array that the runtime may copy
 /// and free unwiped. They are read only inside ``withUnsafeBytes(_:)``. The bytes are wiped
-/// with libcrypto's `OPENSSL_cleanse`, which the compiler cannot remove as a dead store.
+/// with libcrypto's `OPENSSL_cleanse`, which the compiler cannot remove as a dead store. Where the
+/// system allows (`RLIMIT_MEMLOCK`, 8 MiB for a user on Debian), the buffer is locked in memory
+/// (`mlock`), so that it is never written to swap; where it does not, it is kept all the same.
 ///
 /// For example:
 ///
@@ -20,12 +26,16 @@ public final class SecretBytes: @unchecked Sendable {
 
     /// How many bytes there are.
     public let count: Int
+    /// Whether the bytes are locked in memory (never swapped out).
+    public let isLocked: Bool
 
     /// Bytes that `fill` writes, all `count` of them.
     package init(count: Int, filling fill: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
         precondition(count >= 0, "a negative byte count")
         storage = .allocate(byteCount: Swift.max(count, 1), alignment: 16)
         storage.initializeMemory(as: UInt8.self, repeating: 0)
+        // Best effort: over the limit, the key is still wiped, only swappable.
+        isLocked = mlock(storage.baseAddress, storage.count) == 0
         self.count = count
         // A throwing fill leaves a whole object behind: deinit wipes what it wrote.
         try fill(UnsafeMutableRawBufferPointer(rebasing: storage[..<count]))
@@ -65,6 +75,7 @@ public final class SecretBytes: @unchecked Sendable {
 
     deinit {
         OPENSSL_cleanse(storage.baseAddress, storage.count)
+        if isLocked { munlock(storage.baseAddress, storage.count) }
         storage.deallocate()
     }
 

@@ -40,12 +40,7 @@ extension BlockingSyncTests {
             let vault = try folder.folder("vault")
             let remote = try Self.encryptedRemote(at: vault, create: true)
             let device = try SyncDevice("a", remote: remote, in: folder)
-            for (path, data) in Self.documents {
-                let url = device.url(path)
-                try FileManager.default.createDirectory(
-                    at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try data.write(to: url)
-            }
+            try device.write(Self.documents)
             let summary = try device.sync()
             #expect(summary.failures.isEmpty, "\(summary.failures)")
             try runPycryptomator(["dump", vault.path, folder.file("out").path], passphrase: Self.passphrase)

@@ -20,6 +20,8 @@ public struct RemoteOptions: Sendable {
     public var stateHome: URL?
     /// Probes the server again even when its settings are kept.
     public var probesAgain = false
+    /// Whether the remote holds an encrypted vault, and where its keys come from.
+    public var vault = VaultKeySources()
 
     public init() {}
 }
@@ -31,7 +33,8 @@ extension RemoteAddress {
         self.init(
             url: url, user: options.credentials.user, passwordFile: options.credentials.passwordFile?.path,
             allowsUnsafeServer: options.allowsUnsafeServer, allowsInsecureHTTP: options.allowsInsecureHTTP,
-            caFile: options.caFile?.path)
+            caFile: options.caFile?.path, encrypted: options.vault.encrypted,
+            passphraseFile: options.vault.passphraseFile?.path)
     }
 
     /// `options` with this address's settings: each one this address has replaces what the
@@ -41,6 +44,8 @@ extension RemoteAddress {
         if let user { options.credentials.user = user }
         if let passwordFile { options.credentials.passwordFile = URL(fileURLWithPath: passwordFile) }
         if let caFile { options.caFile = URL(fileURLWithPath: caFile) }
+        if let passphraseFile { options.vault.passphraseFile = URL(fileURLWithPath: passphraseFile) }
+        options.vault.encrypted = options.vault.encrypted || encrypted
         options.allowsUnsafeServer = options.allowsUnsafeServer || allowsUnsafeServer
         options.allowsInsecureHTTP = options.allowsInsecureHTTP || allowsInsecureHTTP
         return options

@@ -19,7 +19,18 @@ public enum SyncRemotes {
         -> [URL]
     {
         let options = address.applied(to: options)
-        switch URL(string: address.url)?.scheme?.lowercased() {
+        let vaultFiles =
+            options.vault.encrypted
+            ? [
+                options.vault.passphraseFile,
+                VaultKeyFile.url(for: address.url, stateHome: options.stateHome),
+            ]
+            .compactMap { $0 } : []
+        return vaultFiles + plainSettingsFiles(address.url, options)
+    }
+
+    private static func plainSettingsFiles(_ url: String, _ options: RemoteOptions) -> [URL] {
+        switch URL(string: url)?.scheme?.lowercased() {
         case "http", "https":
             return [options.credentials.netrc, options.credentials.passwordFile, options.caFile].compactMap {
                 $0
@@ -34,12 +45,23 @@ public enum SyncRemotes {
     /// The remote at `url`: `file:///absolute/path` is a folder (a disk, a mounted share);
     /// `https://host/path/` a WebDAV collection, probed the first time it is used;
     /// `s3://bucket/prefix?endpoint=…&region=…` a key prefix of an S3 store (``S3Address``),
-    /// probed each time.
+    /// probed each time. With ``VaultKeySources/encrypted``, the documents are those of the
+    /// Cryptomator vault at the URL (``EncryptedRemote``), opened (or made) with the keys
+    /// ``RemoteOptions/vault`` leads to.
     ///
     /// - Throws: ``RemoteSetupError`` naming the URL when its scheme is not one sync speaks, or the
     ///   folder it names is missing or not a folder.
     public static func remote(for url: String, options: RemoteOptions = RemoteOptions()) throws -> any Remote
     {
+        let plain = try plainRemote(for: url, options: options)
+        if options.vault.encrypted { return try vault(over: plain, url: url, options: options) }
+        try refuseVault(in: plain, url: url)
+        return plain
+    }
+
+    /// The remote at `url` as it is, a vault's files and all: what an encrypted remote keeps
+    /// its vault in.
+    static func plainRemote(for url: String, options: RemoteOptions) throws -> any Remote {
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased() else {
             throw RemoteSetupError(
                 .invalidAddress, "“\(url)” is not a URL; a folder is file:///absolute/path")
