@@ -1,6 +1,7 @@
-"""Copies a folder into a new vault, or a vault out to a folder, through pycryptomator's API.
+"""Copies a folder into a new vault or a vault there is, or a vault out to a folder, through
+pycryptomator's API.
 
-Run by scripts/pycryptomator (make, dump), which says more. The passphrase is in the
+Run by scripts/pycryptomator (make, put, dump), which says more. The passphrase is in the
 environment (PYCRYPTOMATOR_PASSPHRASE).
 """
 
@@ -26,6 +27,11 @@ def make(vault, source):
             cryptomator.init_vault(vault, os.environ["PYCRYPTOMATOR_PASSPHRASE"])
         finally:
             sys.stdout = previous
+    put(vault, source)
+
+
+def put(vault, source):
+    """Every file and folder of source into the vault (made or not), a file there replaced."""
     opened = cryptomator.Vault(vault, os.environ["PYCRYPTOMATOR_PASSPHRASE"])
     for folder, folders, files in os.walk(source):
         relative = os.path.relpath(folder, source)
@@ -34,7 +40,7 @@ def make(vault, source):
             opened.mkdir(inside.rstrip("/") + "/" + name)
         for name in sorted(files):
             with open(os.path.join(folder, name), "rb") as plain:
-                opened.encryptFile(plain, inside.rstrip("/") + "/" + name)
+                opened.encryptFile(plain, inside.rstrip("/") + "/" + name, force=True)
 
 
 def dump(vault, out):
@@ -75,10 +81,11 @@ def decrypt(opened, path, plain):
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("make", "dump"):
-        fail("usage: pycryptomator-tree.py make VAULT SOURCE | dump VAULT OUT")
+    commands = {"make": make, "put": put, "dump": dump}
+    if len(sys.argv) != 4 or sys.argv[1] not in commands:
+        fail("usage: pycryptomator-tree.py make VAULT SOURCE | put VAULT SOURCE | dump VAULT OUT")
     try:
-        (make if sys.argv[1] == "make" else dump)(sys.argv[2], sys.argv[3])
+        commands[sys.argv[1]](sys.argv[2], sys.argv[3])
     except BaseException as error:  # pycryptomator raises BaseException for everything
         if isinstance(error, SystemExit):
             raise

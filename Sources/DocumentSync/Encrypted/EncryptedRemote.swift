@@ -14,8 +14,10 @@ import Synchronization
 ///
 /// Each folder's directory ID (in its `dir.c9r`) is read once and kept by plain path; a move or
 /// a delete made through this remote forgets what it changed, and a directory ID found at two
-/// paths at once is refused (a `dir.c9r` copied or made to point at another folder), after
-/// checking that the path kept is not merely out of date.
+/// paths at once is refused at both (a `dir.c9r` copied or made to point at another folder:
+/// which of the two is the real one cannot be told), after checking that the other path is not
+/// merely out of date. Such a folder, or one whose `dir.c9r` is not a directory ID, is still
+/// listed in its parent; listing it, or anything inside it, fails naming it.
 ///
 /// Every failure is a ``RemoteError`` naming this remote, the operation and the plain path; a
 /// vault file that does not authenticate (a chunk, a name, a directory ID) is `.badAnswer` with
@@ -40,6 +42,15 @@ public final class EncryptedRemote: Remote {
 
     /// Directory IDs by plain folder path (the root's is not kept: it is always "").
     private let directoryIDs = Mutex<[RemotePath: String]>([:])
+    /// The directory IDs found reached from more than one folder, with those folders: none of
+    /// them is used (which one is the real one cannot be told) until the others no longer
+    /// reach it.
+    private let disputedIDs = Mutex<[String: Set<RemotePath>]>([:])
+    /// The entries of names another program stored in another normalisation than NFC, as
+    /// listings found them, by directory ID and NFC name: pycryptomator encrypts a name as it
+    /// is given (NFD from a Mac), and the encryption of the NFC name, which paths here hold,
+    /// is not there. Requests name the entry the vault holds.
+    private let spellings = Mutex<[String: VaultEntryName]>([:])
 
     /// The largest `dir.c9r`, `name.c9s`, `vault.cryptomator` or `masterkey.cryptomator` read:
     /// anything larger is not one.
@@ -142,7 +153,7 @@ public final class EncryptedRemote: Remote {
                 return nil
             }
             let directory = try vault.names.directoryPath(of: parentID)
-            let stored = try vault.names.entryName(for: path.name, parentDirectoryID: parentID).storedName
+            let stored = try entryName(for: path.name, parentDirectoryID: parentID).storedName
             guard let found = try inner.entry(at: RemotePath(directory).appending(stored)) else { return nil }
             return try plainEntry(found, in: directory, parentID: parentID, folder: path.parent)
         }
@@ -158,10 +169,22 @@ public final class EncryptedRemote: Remote {
         let storedPath = RemotePath(directory).appending(stored.name)
         let item = folder.appending("(\(stored.name))").string
         var longName: Data?
+        /// What a `.c9s` entry holds.
+        var held: [RemoteEntry] = []
         if stored.name.hasSuffix(".c9s") {
             guard stored.kind == .folder else {
                 throw VaultError(.malformedName, item: item, "a long name that is not a folder")
             }
+            // An entry half made or half left by a move (its `name.c9s` is written before the
+            // item's one file moves in, and removed after it moved out) holds neither a
+            // `dir.c9r` nor a `contents.c9r`: no item, whatever its `name.c9s` says, or lacks.
+            held = try inner.list(storedPath).entries
+            guard
+                held.contains(where: {
+                    $0.name == VaultNameCipher.directoryIDFileName
+                        || $0.name == VaultNameCipher.contentsFileName
+                })
+            else { return nil }
             longName = try Self.readSmall(
                 inner, storedPath.appending(VaultNameCipher.longNameFileName), limit: Self.smallFileLimit)
         } else if !stored.name.hasSuffix(".c9r") {
@@ -171,26 +194,39 @@ public final class EncryptedRemote: Remote {
         let name = try vault.names.decryptedName(
             storedName: stored.name, longName: longName, parentDirectoryID: parentID, item: item)
         let path = folder.appending(name)
+        if !path.name.utf8.elementsEqual(name.utf8) {
+            let spelled: VaultEntryName =
+                longName.map { .shortened(stored.name, fullName: String(decoding: $0, as: UTF8.self)) }
+                ?? .regular(stored.name)
+            spellings.withLock { $0[parentID + "/" + path.name] = spelled }
+        }
         if stored.kind == .file {
             guard longName == nil else { return nil }
             return try fileEntry(name, stored, path)
         }
-        let inside = try inner.list(storedPath).entries
-        if let marker = inside.first(where: { $0.name == VaultNameCipher.directoryIDFileName }) {
+        // A `.c9r` folder is a folder or a link: its `dir.c9r` is read at once, which costs no
+        // listing and sees the remote as it is. A `.c9s` folder may be a file too (listed above).
+        if longName != nil, !held.contains(where: { $0.name == VaultNameCipher.directoryIDFileName }) {
+            return try held.first { $0.name == VaultNameCipher.contentsFileName }.map {
+                try fileEntry(name, $0, path)
+            }
+        }
+        do {
             let contents = try Self.readSmall(
-                inner, storedPath.appending(marker.name), limit: Self.smallFileLimit)
-            try remember(
-                VaultNameCipher.directoryID(contents: contents, item: path.string), for: path)
-            return RemoteEntry(name: name, kind: .folder, size: 0, tag: stored.tag, fileID: stored.fileID)
+                inner, storedPath.appending(VaultNameCipher.directoryIDFileName), limit: Self.smallFileLimit)
+            try remember(VaultNameCipher.directoryID(contents: contents, item: path.string), for: path)
+        } catch let error as RemoteError where error.kind == .notFound {
+            // A link (`symlink.c9r`), which sync does not follow, or a folder whose making stopped
+            // before its `dir.c9r`: not an item.
+            return nil
+        } catch let error as RemoteError where error.kind == .badAnswer || error.kind == .notAFile {
+            // Not a `dir.c9r` (too large, a folder): as below.
+        } catch is VaultError {
+            // A directory ID that is none, or reached from elsewhere too: the folder's own
+            // listing fails, naming it, and its parent's lists it all the same, so that one
+            // folder's `dir.c9r` does not hide its siblings.
         }
-        if longName != nil,
-            let contents = inside.first(where: { $0.name == VaultNameCipher.contentsFileName })
-        {
-            return try fileEntry(name, contents, path)
-        }
-        // A link (`symlink.c9r`), which sync does not follow, or a folder whose making stopped
-        // before its `dir.c9r`: not an item.
-        return nil
+        return RemoteEntry(name: name, kind: .folder, size: 0, tag: stored.tag, fileID: stored.fileID)
     }
 
     private func fileEntry(_ name: String, _ stored: RemoteEntry, _ path: RemotePath) throws -> RemoteEntry {
@@ -340,9 +376,10 @@ public final class EncryptedRemote: Remote {
         try mapping(.delete, path) {
             guard !path.isRoot else { throw failure(.invalidName, .delete, path, detail: "the root") }
             let parentID = try directoryID(of: path.parent, .delete, path, missing: .notFound)
-            let entry = try vault.names.entryName(for: path.name, parentDirectoryID: parentID)
+            let entry = try entryName(for: path.name, parentDirectoryID: parentID)
             let stored = try RemotePath(vault.names.directoryPath(of: parentID)).appending(entry.storedName)
             guard let found = try inner.entry(at: stored) else { throw failure(.notFound, .delete, path) }
+            forgetSpelling(of: path.name, in: parentID)
             if found.kind == .file {
                 try inner.delete(stored, condition: condition)
                 return
@@ -421,15 +458,20 @@ public final class EncryptedRemote: Remote {
             }
             let sourceID = try directoryID(of: source.parent, .move, source, missing: .notFound)
             let targetID = try directoryID(of: destination.parent, .move, source, missing: .parentMissing)
-            let from = try vault.names.entryName(for: source.name, parentDirectoryID: sourceID)
-            let to = try vault.names.entryName(for: destination.name, parentDirectoryID: targetID)
+            let from = try entryName(for: source.name, parentDirectoryID: sourceID)
+            let to = try entryName(for: destination.name, parentDirectoryID: targetID)
             let fromPath = try RemotePath(vault.names.directoryPath(of: sourceID)).appending(from.storedName)
             let toPath = try RemotePath(vault.names.directoryPath(of: targetID)).appending(to.storedName)
             guard let found = try inner.entry(at: fromPath) else { throw failure(.notFound, .move, source) }
-            if try inner.entry(at: toPath) != nil {
-                throw failure(.exists, .move, source, destination: destination)
+            if let taken = try inner.entry(at: toPath) {
+                // A long name's entry left by a move that stopped before its item moved in (its
+                // `name.c9s` alone) is taken over; anything else is an item there.
+                guard case .shortened = to, taken.kind == .folder,
+                    try inner.list(toPath).entries.allSatisfy({ $0.name == VaultNameCipher.longNameFileName })
+                else { throw failure(.exists, .move, source, destination: destination) }
             }
             forget(source)
+            forgetSpelling(of: source.name, in: sourceID)
             if found.kind == .file {
                 // A file with a short name: its encrypted name alone changes.
                 if case .regular = to { return try inner.move(fromPath, to: toPath, condition: condition) }
@@ -447,23 +489,36 @@ public final class EncryptedRemote: Remote {
                 try deleteInner(fromPath)
                 return tag
             }
-            // A folder (its `dir.c9r`, with what it names unchanged) or a file with a long name
-            // moves whole; then its long name is written or removed.
-            var containerCondition = condition
-            if isFile, let condition {
-                let contents = inside.first { $0.name == VaultNameCipher.contentsFileName }
-                if case .matches(let tag) = condition, contents?.tag != tag {
+            if !isFile, case .regular = to {
+                // A folder to a short name moves whole, `dir.c9r` and all, in one step; a long
+                // name's `name.c9s` left in it after a crash is not read (a `.c9r` entry).
+                let tag = try inner.move(fromPath, to: toPath, condition: condition)
+                if case .shortened = from {
+                    try deleteInner(toPath.appending(VaultNameCipher.longNameFileName))
+                }
+                return tag
+            }
+            // To a long name: the new entry whole with its `name.c9s` first, then the item's one
+            // file (`contents.c9r`, or the folder's `dir.c9r`) moved into it, then the old entry
+            // removed. A crash at any step lists as before the move (the new entry holds no item
+            // yet) or after it (the old one holds none any more), never as a `name.c9s` that
+            // does not match.
+            let itemFile = isFile ? VaultNameCipher.contentsFileName : VaultNameCipher.directoryIDFileName
+            if let condition, !isFile {
+                guard case .matches(let tag) = condition, found.tag == tag else {
                     throw failure(.preconditionFailed, .move, source, destination: destination)
                 }
-                containerCondition = nil
             }
-            let tag = try inner.move(fromPath, to: toPath, condition: containerCondition)
-            if case .shortened = to {
-                try writeLongName(to, in: toPath)
-            } else if case .shortened = from {
-                try deleteInner(toPath.appending(VaultNameCipher.longNameFileName))
+            try makeInnerFolder(toPath)
+            try writeLongName(to, in: toPath)
+            let tag = try inner.move(
+                fromPath.appending(itemFile), to: toPath.appending(itemFile),
+                condition: isFile ? condition : nil)
+            for leftover in inside where leftover.name != itemFile {
+                try deleteInner(fromPath.appending(leftover.name))
             }
-            return isFile ? nil : tag
+            try deleteInner(fromPath)
+            return isFile ? nil : try inner.entry(at: toPath)?.tag ?? tag
         }
     }
 
@@ -479,8 +534,20 @@ public final class EncryptedRemote: Remote {
     ) throws -> String {
         if folder.isRoot { return VaultNameCipher.rootDirectoryID }
         if let kept = directoryIDs.withLock({ $0[folder] }) { return kept }
+        let id = try storedDirectoryID(of: folder, operation, path, missing: missing)
+        try remember(id, for: folder)
+        return id
+    }
+
+    /// The directory ID in the `dir.c9r` of the folder `folder`, read now and not kept.
+    ///
+    /// - Throws: As ``directoryID(of:_:_:missing:)``.
+    private func storedDirectoryID(
+        of folder: RemotePath, _ operation: RemoteError.Operation, _ path: RemotePath,
+        missing: RemoteError.Kind
+    ) throws -> String {
         let parentID = try directoryID(of: folder.parent, operation, path, missing: missing)
-        let entry = try vault.names.entryName(for: folder.name, parentDirectoryID: parentID)
+        let entry = try entryName(for: folder.name, parentDirectoryID: parentID)
         let stored = try RemotePath(vault.names.directoryPath(of: parentID)).appending(entry.storedName)
         // The `dir.c9r` is read, not looked up first: a read sees the remote as it is, where an
         // entry or a listing may be behind, and a folder must not read as missing because a
@@ -500,25 +567,33 @@ public final class EncryptedRemote: Remote {
             let isFile = try inner.entry(at: stored.appending(VaultNameCipher.contentsFileName)) != nil
             throw failure(isFile || error.kind == .notAFile ? notAFolder : missing, operation, path)
         }
-        let id = try VaultNameCipher.directoryID(contents: contents, item: folder.string)
-        try remember(id, for: folder)
-        return id
+        return try VaultNameCipher.directoryID(contents: contents, item: folder.string)
     }
 
-    /// Keeps `id` as the directory ID of `folder`, unless another folder still has it.
+    /// Keeps `id` as the directory ID of `folder`, unless another folder still has it: then
+    /// neither is kept, and both are refused until one of them no longer has it.
     private func remember(_ id: String, for folder: RemotePath) throws {
-        let other = directoryIDs.withLock { ids in ids.first { $0.value == id && $0.key != folder }?.key }
-        if let other {
+        let others = directoryIDs.withLock { ids in
+            Set(ids.filter { $0.value == id && $0.key != folder }.keys)
+        }.union(disputedIDs.withLock { $0[id] ?? [] }).subtracting([folder])
+        var reaching: Set<RemotePath> = []
+        for other in others.sorted() {
             // The other path may be out of date (moved by another device): looked at afresh.
             forget(other)
-            if let again = try? directoryID(of: other, .list, other, missing: .notFound), again == id {
-                directoryIDs.withLock { $0[folder] = nil }
-                throw VaultError(
-                    .malformedDirectoryID, item: folder.string,
-                    "the directory of \"\(other.string)\" is reached from here too")
+            if (try? storedDirectoryID(of: other, .list, other, missing: .notFound)) == id {
+                reaching.insert(other)
             }
         }
-        directoryIDs.withLock { $0[folder] = id }
+        guard let other = reaching.min() else {
+            disputedIDs.withLock { $0[id] = nil }
+            directoryIDs.withLock { $0[folder] = id }
+            return
+        }
+        disputedIDs.withLock { $0[id] = reaching.union([folder]) }
+        directoryIDs.withLock { $0[folder] = nil }
+        throw VaultError(
+            .malformedDirectoryID, item: folder.string,
+            "the directory of \"\(other.string)\" is reached from here too")
     }
 
     /// Forgets the directory IDs of `path` and of every folder below it.
@@ -537,8 +612,32 @@ public final class EncryptedRemote: Remote {
         guard !path.isRoot else { throw failure(.notAFile, operation, path) }
         let parentID = try directoryID(
             of: path.parent, operation, path, missing: operation == .write ? .parentMissing : .notFound)
+        if let spelled = spelling(of: path.name, in: parentID) {
+            // Stored by another program, long name and all.
+            let stored = try RemotePath(vault.names.directoryPath(of: parentID)).appending(spelled.storedName)
+            guard case .shortened = spelled else { return (stored, nil) }
+            return (stored.appending(VaultNameCipher.contentsFileName), nil)
+        }
         let place = try vault.filePaths(named: path.name, parentDirectoryID: parentID)
         return (RemotePath(place.contents), place.longName)
+    }
+
+    /// How the item `name` (in NFC) of the directory `parentDirectoryID` is stored: as a
+    /// listing found it spelled, or as its name encrypts.
+    private func entryName(for name: String, parentDirectoryID: String) throws -> VaultEntryName {
+        try spelling(of: name, in: parentDirectoryID)
+            ?? vault.names.entryName(for: name, parentDirectoryID: parentDirectoryID)
+    }
+
+    /// The entry of the item `name` (in NFC) of the directory `parentDirectoryID` when a listing
+    /// found it stored under another spelling.
+    private func spelling(of name: String, in parentDirectoryID: String) -> VaultEntryName? {
+        spellings.withLock { $0[parentDirectoryID + "/" + name] }
+    }
+
+    /// Forgets how the item `name` of the directory `parentDirectoryID` was spelled: it is gone.
+    private func forgetSpelling(of name: String, in parentDirectoryID: String) {
+        spellings.withLock { $0[parentDirectoryID + "/" + name] = nil }
     }
 
     private func writeLongName(_ entry: VaultEntryName, in folder: RemotePath) throws {
@@ -635,7 +734,7 @@ public final class EncryptedRemote: Remote {
     /// The inner remote's entry holding the folder `folder`: the `.c9r` or `.c9s` folder.
     private func container(of folder: RemotePath, _ operation: RemoteError.Operation) throws -> RemoteEntry? {
         let parentID = try directoryID(of: folder.parent, operation, folder, missing: .notFound)
-        let entry = try vault.names.entryName(for: folder.name, parentDirectoryID: parentID)
+        let entry = try entryName(for: folder.name, parentDirectoryID: parentID)
         return try inner.entry(
             at: RemotePath(vault.names.directoryPath(of: parentID)).appending(entry.storedName))
     }

@@ -9,8 +9,11 @@ import Synchronization
 ///
 /// 1. Recover: the intents a crash left are settled by reading the remote
 ///    (`resolvePendingIntents()`), never retried blindly.
-/// 2. Scan: the journal, the container and the remote, each read whole; a listing that fails
-///    ends the pass with nothing changed, and a vanished side pauses sync.
+/// 2. Scan: the journal, the container and the remote, each read whole; a listing of the
+///    remote that fails ends the pass with nothing changed, and a vanished side pauses sync,
+///    except for a folder below the root whose own answer cannot be taken
+///    (``RemoteError/failsOnlyItsFolder``): it and everything inside it are left as they are,
+///    named in the summary's failures, and the rest is synced.
 /// 3. Plan: ``SyncPlanner`` decides, three-way, what to do; the mass-delete guard pauses the
 ///    pass before anything is done.
 /// 4. Execute and record: the plan's batches one after another (``SyncPlan/batches``), the
@@ -208,6 +211,11 @@ final class SyncPass: @unchecked Sendable {
             plan.countBytes { scanned.local[$0]?.status.size }
         }
         plan.notes = scanned.notes + plan.notes
+        for (folder, error) in scanned.unlisted.sorted(by: { $0.key < $1.key }) {
+            summary.failures.append(
+                "\(folder): cannot be listed, so it and everything in it are left as they are this time: \(error)"
+            )
+        }
         placeholders = scanned.placeholders
         remoteFolders = [.root]
         for (path, entry) in scanned.remote where entry.kind == .folder { remoteFolders.insert(path) }

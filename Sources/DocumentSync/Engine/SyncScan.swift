@@ -25,6 +25,11 @@ struct SyncScan {
     var known: [RemotePath: JournalItem]
     /// How many files the journal knows, left out or not: what the mass-delete guard counts.
     var knownFiles: Int
+    /// The remote's folders that could not be listed, each with why: each, and everything
+    /// inside it, is left out of both trees, of ``known`` and of the plan (see
+    /// ``SyncTrees/remote(_:expected:unlisted:keeping:)``), so that nothing is deleted,
+    /// downloaded or uploaded over what the pass could not see.
+    var unlisted: [RemotePath: RemoteError]
 
     /// Lists the container and the remote whole and plans a pass from `known`, every row of
     /// the journal; with no remote, plans from the remote as the journal last saw it (what is
@@ -43,8 +48,9 @@ struct SyncScan {
             unsyncable: { url, reason in notes.append(Self.unsyncableNote(url, reason)) })
         let requested = Self.downloadRequests(container, configuration)
         let remoteTree: [RemotePath: RemoteEntry]
+        var unlisted: [RemotePath: RemoteError] = [:]
         if let remote {
-            remoteTree = try SyncTrees.remote(remote, expected: known.count)
+            remoteTree = try SyncTrees.remote(remote, expected: known.count, unlisted: { unlisted[$0] = $1 })
         } else {
             var lastSeen: [RemotePath: RemoteEntry] = [:]
             for (path, item) in known where item.kind == .folder || item.remoteTag != nil {
@@ -56,8 +62,8 @@ struct SyncScan {
         }
         self = try SyncScan(
             container, known: known, knownFiles: known.values.count { $0.kind == .file }, local: local,
-            remote: remoteTree, notes: notes, placeholders: placeholders, requested: requested,
-            configuration: configuration)
+            remote: remoteTree, unlisted: unlisted, notes: notes, placeholders: placeholders,
+            requested: requested, configuration: configuration)
     }
 
     /// Lists the container and the remote for a pass, leaving out every file as the journal
@@ -77,6 +83,9 @@ struct SyncScan {
     ///
     /// - Parameter listingAfterTheScan: The remote listed once the local side is scanned, not
     ///   beside it: a test's listing that changes the container then meets a scan that is done.
+    /// A folder below the root that cannot be listed (``RemoteError/failsOnlyItsFolder``) is
+    /// left out with everything inside it (``unlisted``); the others are planned.
+    ///
     /// - Throws: `RemoteError` when the remote cannot be listed, or lists one path twice
     ///   differently.
     init(
@@ -104,10 +113,13 @@ struct SyncScan {
             let keptThere = keptWhole
             // Set by the listing's thread before it signals; an error until then.
             let listing = Mutex<Result<[RemotePath: RemoteEntry], any Error>>(.failure(CancellationError()))
+            let unlistedThere = Mutex<[RemotePath: RemoteError]>([:])
             let listed = DispatchSemaphore(value: 0)
             let list: @Sendable () -> Void = {
                 let result = Result {
-                    try SyncTrees.remote(remote) { path, entry in
+                    try SyncTrees.remote(
+                        remote, unlisted: { folder, error in unlistedThere.withLock { $0[folder] = error } }
+                    ) { path, entry in
                         keptThere.contains(path) || !references.isAsSeen(there: path, entry)
                     }
                 }
@@ -171,7 +183,8 @@ struct SyncScan {
             }
             self = try SyncScan(
                 container, known: known, knownFiles: knownFiles, local: local, remote: remoteTree,
-                notes: notes, placeholders: placeholders, requested: requested, configuration: configuration)
+                unlisted: unlistedThere.withLock { $0 }, notes: notes, placeholders: placeholders,
+                requested: requested, configuration: configuration)
             return
         }
     }
@@ -182,9 +195,21 @@ struct SyncScan {
 
     private init(
         _ container: URL, known: [RemotePath: JournalItem], knownFiles: Int, local: [RemotePath: LocalEntry],
-        remote remoteTree: [RemotePath: RemoteEntry], notes: [String], placeholders: Set<RemotePath>,
-        requested: [RemotePath], configuration: SyncConfiguration
+        remote remoteTree: [RemotePath: RemoteEntry], unlisted: [RemotePath: RemoteError], notes: [String],
+        placeholders: Set<RemotePath>, requested: [RemotePath], configuration: SyncConfiguration
     ) throws {
+        var (known, local, remoteTree, placeholders, requested) = (
+            known, local, remoteTree, placeholders, requested
+        )
+        if !unlisted.isEmpty {
+            // What the pass cannot see there is left as it is on both sides: the journal's rows
+            // are kept, and no side's item is taken for new, changed or deleted.
+            known = known.filter { !SyncTrees.isWithin(unlisted, $0.key) }
+            local = local.filter { !SyncTrees.isWithin(unlisted, $0.key) }
+            remoteTree = remoteTree.filter { !SyncTrees.isWithin(unlisted, $0.key) }
+            placeholders = placeholders.filter { !SyncTrees.isWithin(unlisted, $0) }
+            requested = requested.filter { !SyncTrees.isWithin(unlisted, $0) }
+        }
         var hashes: [RemotePath: String] = [:]
         plan = try SyncPlanner(
             journal: known, local: local, remote: remoteTree,
@@ -203,7 +228,7 @@ struct SyncScan {
             }
         ).plan()
         (self.local, self.remote, self.notes, self.placeholders) = (local, remoteTree, notes, placeholders)
-        (self.known, self.knownFiles) = (known, knownFiles)
+        (self.known, self.knownFiles, self.unlisted) = (known, knownFiles, unlisted)
         requestsGoneFromRemote = Set(requested.filter { remoteTree[$0] == nil })
     }
 

@@ -95,19 +95,40 @@ enum SyncTrees {
     /// Every item of the remote, by path, without its metadata folder, from one complete
     /// listing of the tree where the remote has one (S3), else of each folder.
     ///
+    /// - Parameter unlisted: Called with each folder below the root whose listing failed in a
+    ///   way that says nothing of the others (``RemoteError/failsOnlyItsFolder``): the folder
+    ///   is in the tree, nothing below it is, and the caller must leave it and everything below
+    ///   it as they are (a folder not listed is not a folder emptied). A whole-tree listing
+    ///   that fails so is taken again folder by folder, to find the folder. Without it, any
+    ///   listing that fails fails the whole.
     /// - Parameter keeping: Asked of each file (never a folder) listed: one it refuses is left
     ///   out of the tree returned (the caller knows it already). All are kept by default.
-    /// - Throws: ``RemoteError`` when any listing fails: a partial tree is never returned.
+    /// - Throws: ``RemoteError`` when a listing fails otherwise, or the root's does: a partial
+    ///   tree is never returned but for the folders given to `unlisted`.
     static func remote(
-        _ remote: any Remote, expected: Int = 0,
+        _ remote: any Remote, expected: Int = 0, unlisted: ((RemotePath, RemoteError) -> Void)? = nil,
         keeping: @escaping @Sendable (RemotePath, RemoteEntry) -> Bool = { _, _ in true }
     ) throws -> [RemotePath: RemoteEntry] {
-        if let tree = try remote.listTree(keeping: keeping) { return tree }
+        // A whole-tree listing whose answer cannot be taken: which folder's cannot is found by
+        // listing each; if it is the root's, the whole-tree listing's error says it.
+        var treeFailure: RemoteError?
+        do {
+            if let tree = try remote.listTree(keeping: keeping) { return tree }
+        } catch let error as RemoteError where unlisted != nil && error.failsOnlyItsFolder {
+            treeFailure = error
+        }
         var found: [RemotePath: RemoteEntry] = [:]
         found.reserveCapacity(expected)
         var folders: [RemotePath] = [.root]
         while let folder = folders.popLast() {
-            let listing = try remote.list(folder)
+            let listing: RemoteListing
+            do {
+                listing = try remote.list(folder)
+            } catch let error as RemoteError where error.failsOnlyItsFolder {
+                guard !folder.isRoot, let unlisted else { throw treeFailure ?? error }
+                unlisted(folder, error)
+                continue
+            }
             for entry in listing.entries where entry.name.utf8.first != UInt8(ascii: ".") {
                 let child = folder.appending(entry.name)
                 if entry.kind == .folder {
@@ -119,5 +140,35 @@ enum SyncTrees {
             }
         }
         return found
+    }
+
+    /// Whether `path` is one of `folders` or inside one.
+    static func isWithin(_ folders: [RemotePath: RemoteError], _ path: RemotePath) -> Bool {
+        guard !folders.isEmpty else { return false }
+        var folder = path
+        while !folder.isRoot {
+            if folders[folder] != nil { return true }
+            folder = folder.parent
+        }
+        return false
+    }
+}
+
+extension RemoteError {
+    /// Whether a listing that failed so fails only the folder listed, not the pass: the remote
+    /// answered, and what it said of this folder cannot be taken (a name that is no name or
+    /// does not decrypt, a directory reached from two places, an answer cut or malformed), or
+    /// the folder its parent listed is gone or a file by the time it is listed. The other
+    /// folders' answers stand, and the folder is left as it is until it lists.
+    ///
+    /// A failure to get an answer (offline, timed out, throttled, a 5xx) or a refusal
+    /// (credentials, permission) fails the pass instead: it says the remote cannot be used now,
+    /// which the status shows as such, and the next pass tries the whole again.
+    var failsOnlyItsFolder: Bool {
+        switch category {
+        case .badAnswer, .notFound: return true
+        case .conflict: return kind == .notAFolder
+        case .timedOut, .throttled, .connectionLost, .refused, .failed: return false
+        }
     }
 }

@@ -73,37 +73,61 @@ final class EncryptedTarget: SimulationTarget {
     var bytesReplacedByRacingWriters: [Data] { [] }
 }
 
-extension BlockingSyncTests {
-    /// The simulation's four properties over an encrypted simulated remote.
-    ///
-    /// `ENCRYPTED_SIMULATION_SEEDS=N` runs N seeds (24 by default, to keep the test fast) from
-    /// `ENCRYPTED_SIMULATION_FIRST_SEED`; `ENCRYPTED_SIMULATION_SEED=S` runs seed S alone and prints
-    /// its steps. `scripts/sync-soak --encrypted` runs 1,000.
-    @Suite(.serialized) struct EncryptedSimulationTests {
-        @Test func everySeedKeepsEveryPropertyOverAVault() throws {
-            let (seeds, single) = SyncSimulation.seeds(prefix: "ENCRYPTED", count: 24)
-            var broken: [UInt64] = []
-            for seed in seeds {
-                let simulation = try SyncSimulation(seed: seed, deviceCounts: 2...4) { random in
-                    try EncryptedTarget(random: &random)
-                }
-                let violations = simulation.run()
-                if single {
-                    print(simulation.trace.joined(separator: "\n") + "\n" + simulation.dump())
-                }
-                if !violations.isEmpty {
-                    broken.append(seed)
-                    Issue.record(
-                        Comment(
-                            rawValue: "encrypted: "
-                                + simulation.report(
-                                    violations,
-                                    replayedBy:
-                                        "ENCRYPTED_SIMULATION_SEED=\(seed) swift test --filter EncryptedSimulation"
-                                )))
-                }
+/// The simulation's four properties over an encrypted simulated remote, 1,000 seeds.
+///
+/// The seeds are split in ``shards`` test cases, one at a time, each run on a thread of its own
+/// rather than on one of the test runner's cooperative threads (two on two cores): the run is
+/// synchronous and busy for minutes, and beside the blocking suites (``BlockingSyncTests``) it
+/// takes a core no asynchronous test waits on.
+///
+/// `ENCRYPTED_SIMULATION_SEEDS=N` runs N seeds (1,000 by default) from
+/// `ENCRYPTED_SIMULATION_FIRST_SEED`; `ENCRYPTED_SIMULATION_SEED=S` runs seed S alone and prints
+/// its steps. `scripts/sync-soak --encrypted` runs them alone, with a count and a first seed.
+@Suite struct EncryptedSimulationTests {
+    /// How many test cases the seeds are split in: each names its seeds that broke.
+    static let shards = 0..<8
+
+    @Test(.serialized, arguments: shards)
+    func everySeedKeepsEveryPropertyOverAVault(shard: Int) async throws {
+        let (seeds, single) = SyncSimulation.seeds(prefix: "ENCRYPTED", count: 1000)
+        let mine =
+            single
+            ? (shard == 0 ? seeds : [])
+            : seeds.enumerated().filter { $0.offset % Self.shards.count == shard }.map(\.element)
+        let (reports, broken) = try await Self.onAThreadOfItsOwn { try Self.run(mine, printingSteps: single) }
+        for report in reports { Issue.record(Comment(rawValue: report)) }
+        if !single {
+            print(
+                "encrypted simulation: shard \(shard) of \(Self.shards.count), \(mine.count) seeds, broken: \(broken)"
+            )
+        }
+    }
+
+    /// Runs `seeds`: the reports of those that broke a property, and their seeds.
+    static func run(_ seeds: [UInt64], printingSteps: Bool) throws -> (reports: [String], broken: [UInt64]) {
+        var (reports, broken) = ([String](), [UInt64]())
+        for seed in seeds {
+            let simulation = try SyncSimulation(seed: seed, deviceCounts: 2...4) { random in
+                try EncryptedTarget(random: &random)
             }
-            if !single { print("encrypted simulation: \(seeds.count) seeds, broken: \(broken)") }
+            let violations = simulation.run()
+            if printingSteps { print(simulation.trace.joined(separator: "\n") + "\n" + simulation.dump()) }
+            guard !violations.isEmpty else { continue }
+            broken.append(seed)
+            reports.append(
+                "encrypted: "
+                    + simulation.report(
+                        violations,
+                        replayedBy:
+                            "ENCRYPTED_SIMULATION_SEED=\(seed) swift test --filter EncryptedSimulation"))
+        }
+        return (reports, broken)
+    }
+
+    /// `body`'s outcome, run on a thread of its own while the caller's task waits.
+    static func onAThreadOfItsOwn<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
         }
     }
 }

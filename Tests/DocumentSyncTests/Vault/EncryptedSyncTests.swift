@@ -40,12 +40,7 @@ extension BlockingSyncTests {
             let vault = try folder.folder("vault")
             let remote = try Self.encryptedRemote(at: vault, create: true)
             let device = try SyncDevice("a", remote: remote, in: folder)
-            for (path, data) in Self.documents {
-                let url = device.url(path)
-                try FileManager.default.createDirectory(
-                    at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try data.write(to: url)
-            }
+            try device.write(Self.documents)
             let summary = try device.sync()
             #expect(summary.failures.isEmpty, "\(summary.failures)")
             try runPycryptomator(["dump", vault.path, folder.file("out").path], passphrase: Self.passphrase)
@@ -212,21 +207,36 @@ extension BlockingSyncTests {
     }
 
     /// A `dir.c9r` made to point at another folder's directory: one directory reached from two
-    /// places is refused, naming the folder.
-    @Test func aDirectoryReachedFromTwoPlacesIsRefused() throws {
+    /// places is refused at both (which is the real one cannot be told), naming each folder;
+    /// their parent lists them both, and the directory's items are read from neither.
+    @Test func aDirectoryReachedFromTwoPlacesIsRefusedAtBoth() throws {
         let vault = try Vault()
         let root = try vault.remote.vault.names.directoryPath(of: "")
         let b = try vault.remote.vault.names.entryName(for: "b", parentDirectoryID: "").storedName
-        try Data(vault.directoryID("a").utf8).write(
-            to: vault.made.vault.appendingPathComponent("\(root)/\(b)/dir.c9r"))
+        let marker = vault.made.vault.appendingPathComponent("\(root)/\(b)/dir.c9r")
+        let original = try Data(contentsOf: marker)
+        try Data(vault.directoryID("a").utf8).write(to: marker)
         let fresh = vault.made.reopened()
-        let error = #expect(throws: RemoteError.self) { try fresh.list(.root) }
-        #expect(error?.kind == .badAnswer)
-        #expect(error?.description.contains("reached from here too") == true, "\(String(describing: error))")
-        // Reached by path too, one after the other.
-        let other = vault.made.reopened()
-        _ = try other.list(RemotePath("a"))
-        #expect(throws: RemoteError.self) { try other.list(RemotePath("b")) }
+        #expect(try fresh.list(.root).entries.map(\.name) == ["a", "b"])
+        for folder in ["a", "b"] {
+            let error = #expect(throws: RemoteError.self) { try fresh.list(RemotePath(folder)) }
+            #expect(error?.kind == .badAnswer)
+            #expect(error?.path == RemotePath(folder))
+            #expect(
+                error?.description.contains("reached from here too") == true, "\(String(describing: error))")
+        }
+        #expect(throws: RemoteError.self) { try fresh.read(RemotePath("a/two.txt")) { _ in } }
+        // Reached by path too, one after the other, in either order.
+        for order in [["a", "b"], ["b", "a"]] {
+            let other = vault.made.reopened()
+            _ = try? other.list(RemotePath(order[0]))
+            #expect(throws: RemoteError.self) { try other.list(RemotePath(order[1])) }
+            #expect(throws: RemoteError.self) { try other.list(RemotePath(order[0])) }
+        }
+        // Put back, both list again.
+        try original.write(to: marker)
+        #expect(try fresh.list(RemotePath("a")).entries.map(\.name) == ["one.txt", "two.txt"])
+        #expect(try fresh.list(RemotePath("b")).entries.isEmpty)
     }
 
     @Test func aForgedConfigurationIsRefusedNamingTheVault() throws {
