@@ -211,7 +211,10 @@ public final class SyncEngine: @unchecked Sendable {
     ///
     /// - Throws: ``SyncError`` of kind `.unusable` naming both folders.
     public static func checkSeparate(container: URL, remote: any Remote) throws {
-        guard let local = remote as? LocalFolderRemote else { return }
+        // A vault's folder is the folder its encrypted remote keeps it in.
+        guard let local = ((remote as? EncryptedRemote)?.inner ?? remote) as? LocalFolderRemote else {
+            return
+        }
         guard CanonicalPath.foldersOverlap(container.path, local.root.path) else { return }
         let (folder, root) = (CanonicalPath.resolved(container.path), CanonicalPath.resolved(local.root.path))
         let shownContainer = container.path == folder ? folder : "\(container.path) (the folder \(folder))"

@@ -29,10 +29,22 @@ public final class SecretBytes: @unchecked Sendable {
     /// Whether the bytes are locked in memory (never swapped out).
     public let isLocked: Bool
 
+    /// The addresses the bytes' pages span, whole pages (for tests: no two secrets share one).
+    var pages: Range<UInt> {
+        let start = UInt(bitPattern: storage.baseAddress)
+        return start..<start + UInt(storage.count)
+    }
+
+    /// The system's page: the unit of `mlock`.
+    private static let pageSize = Swift.max(Int(sysconf(Int32(_SC_PAGESIZE))), 16)
+
     /// Bytes that `fill` writes, all `count` of them.
     package init(count: Int, filling fill: (UnsafeMutableRawBufferPointer) throws -> Void) rethrows {
         precondition(count >= 0, "a negative byte count")
-        storage = .allocate(byteCount: Swift.max(count, 1), alignment: 16)
+        // Pages of its own: locks are the kernel's per page and do not nest, so unlocking a
+        // secret that shared a page with another would unlock that other one too.
+        let page = Self.pageSize
+        storage = .allocate(byteCount: (Swift.max(count, 1) + page - 1) / page * page, alignment: page)
         storage.initializeMemory(as: UInt8.self, repeating: 0)
         // Best effort: over the limit, the key is still wiped, only swappable.
         isLocked = mlock(storage.baseAddress, storage.count) == 0

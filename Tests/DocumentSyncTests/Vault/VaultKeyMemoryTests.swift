@@ -1,6 +1,7 @@
-import DocumentSync
 import Foundation
 import Testing
+
+@testable import DocumentSync
 
 #if canImport(Glibc)
     import Glibc
@@ -19,6 +20,29 @@ struct VaultKeyMemoryTests {
         }
         // Locked or not, the bytes are the key's.
         #expect(key.withUnsafeBytes { $0.count } == 64)
+    }
+
+    /// Locks do not nest: a secret that shared a page with another would unlock it on release.
+    @Test func noTwoSecretsShareAPage() throws {
+        let page = UInt(sysconf(Int32(_SC_PAGESIZE)))
+        let secrets = try (0..<16).map { _ in try SecretBytes.random(count: 32) }
+        for secret in secrets {
+            #expect(secret.pages.lowerBound % page == 0 && secret.pages.count % Int(page) == 0)
+        }
+        for (index, secret) in secrets.enumerated() {
+            for other in secrets[(index + 1)...] { #expect(!secret.pages.overlaps(other.pages)) }
+        }
+    }
+
+    /// A vault kept in a folder inside the container would sync the container into itself.
+    @Test func aVaultInsideTheContainerIsRefused() throws {
+        let folder = try TemporaryFolder()
+        let container = try folder.folder("Container")
+        let inside = try folder.folder("Container/vault")
+        let vault = try EncryptedRemote.create(
+            over: LocalFolderRemote(root: inside), passphrase: VaultPassphrase("correct horse"),
+            cost: EncryptedRemoteTests.cheap)
+        #expect(throws: SyncError.self) { try SyncEngine.checkSeparate(container: container, remote: vault) }
     }
 
     @Test func anAddressRemembersAVaultAndItsPassphraseFileNeverThePassphrase() throws {
