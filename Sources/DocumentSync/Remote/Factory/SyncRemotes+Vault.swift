@@ -118,16 +118,7 @@ extension SyncRemotes {
     static func passphrase(_ sources: VaultKeySources, url: String, question: String) throws -> (
         VaultPassphrase, asked: Bool
     ) {
-        if let file = sources.passphraseFile {
-            do {
-                return (VaultPassphrase(try PasswordFile.read(file, holding: "passphrase")), false)
-            } catch {
-                throw RemoteSetupError(.credentials, error.description)
-            }
-        }
-        if let text = sources.environment["DOCS_PASSPHRASE"], !text.isEmpty {
-            return (VaultPassphrase(text), false)
-        }
+        if let text = try givenPassphrase(sources) { return (VaultPassphrase(text), false) }
         if let text = sources.prompt?(question), !text.isEmpty {
             return (VaultPassphrase(text), true)
         }
@@ -137,20 +128,26 @@ extension SyncRemotes {
         )
     }
 
+    /// The passphrase given without asking: the first line of the passphrase file, else
+    /// `DOCS_PASSPHRASE`; nil when neither gives one.
+    private static func givenPassphrase(_ sources: VaultKeySources) throws -> String? {
+        if let file = sources.passphraseFile {
+            do { return try PasswordFile.read(file, holding: "passphrase") } catch {
+                throw RemoteSetupError(.credentials, error.description)
+            }
+        }
+        guard let text = sources.environment["DOCS_PASSPHRASE"], !text.isEmpty else { return nil }
+        return text
+    }
+
     /// A new passphrase for the vault at `url` (a new vault's, or a vault's next): from a file or
     /// the environment as it is, else asked twice at a terminal with `question`; at least
     /// ``VaultKeySources/shortestPassphrase`` characters.
     static func newPassphrase(_ sources: VaultKeySources, url: String, question: String) throws
         -> VaultPassphrase
     {
-        var text: String?
-        if let file = sources.passphraseFile {
-            do { text = try PasswordFile.read(file, holding: "passphrase") } catch {
-                throw RemoteSetupError(.credentials, error.description)
-            }
-        } else if let given = sources.environment["DOCS_PASSPHRASE"], !given.isEmpty {
-            text = given
-        } else if let prompt = sources.prompt, let first = prompt(question) {
+        var text = try givenPassphrase(sources)
+        if text == nil, let prompt = sources.prompt, let first = prompt(question) {
             guard prompt("The same passphrase again: ") == first else {
                 throw RemoteSetupError(
                     .credentials,
