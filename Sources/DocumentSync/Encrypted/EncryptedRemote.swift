@@ -51,6 +51,12 @@ public final class EncryptedRemote: Remote {
     /// is given (NFD from a Mac), and the encryption of the NFC name, which paths here hold,
     /// is not there. Requests name the entry the vault holds.
     private let spellings = Mutex<[String: VaultEntryName]>([:])
+    /// The directory IDs whose spellings are known: listed here.
+    private let spelledDirectories = Mutex<Set<String>>([])
+    /// Held while a folder is listed to find how a name is spelled, so that a lookup in it on
+    /// another thread waits for that listing; recursive, as that listing may list the folders
+    /// above it.
+    private let spellingLookup = NSRecursiveLock()
 
     /// The largest `dir.c9r`, `name.c9s`, `vault.cryptomator` or `masterkey.cryptomator` read:
     /// anything larger is not one.
@@ -137,6 +143,7 @@ public final class EncryptedRemote: Remote {
                     entries.append(entry)
                 }
             }
+            spelledDirectories.withLock { _ = $0.insert(id) }
             var folderTag = listing.folderTag
             if !folder.isRoot { folderTag = try container(of: folder, .list)?.tag }
             return try checkedListing(folder, entries, folderTag: folderTag)
@@ -153,7 +160,8 @@ public final class EncryptedRemote: Remote {
                 return nil
             }
             let directory = try vault.names.directoryPath(of: parentID)
-            let stored = try entryName(for: path.name, parentDirectoryID: parentID).storedName
+            let stored = try entryName(for: path.name, in: path.parent, parentDirectoryID: parentID)
+                .storedName
             guard let found = try inner.entry(at: RemotePath(directory).appending(stored)) else { return nil }
             return try plainEntry(found, in: directory, parentID: parentID, folder: path.parent)
         }
@@ -376,7 +384,7 @@ public final class EncryptedRemote: Remote {
         try mapping(.delete, path) {
             guard !path.isRoot else { throw failure(.invalidName, .delete, path, detail: "the root") }
             let parentID = try directoryID(of: path.parent, .delete, path, missing: .notFound)
-            let entry = try entryName(for: path.name, parentDirectoryID: parentID)
+            let entry = try entryName(for: path.name, in: path.parent, parentDirectoryID: parentID)
             let stored = try RemotePath(vault.names.directoryPath(of: parentID)).appending(entry.storedName)
             guard let found = try inner.entry(at: stored) else { throw failure(.notFound, .delete, path) }
             forgetSpelling(of: path.name, in: parentID)
@@ -458,8 +466,8 @@ public final class EncryptedRemote: Remote {
             }
             let sourceID = try directoryID(of: source.parent, .move, source, missing: .notFound)
             let targetID = try directoryID(of: destination.parent, .move, source, missing: .parentMissing)
-            let from = try entryName(for: source.name, parentDirectoryID: sourceID)
-            let to = try entryName(for: destination.name, parentDirectoryID: targetID)
+            let from = try entryName(for: source.name, in: source.parent, parentDirectoryID: sourceID)
+            let to = try entryName(for: destination.name, in: destination.parent, parentDirectoryID: targetID)
             let fromPath = try RemotePath(vault.names.directoryPath(of: sourceID)).appending(from.storedName)
             let toPath = try RemotePath(vault.names.directoryPath(of: targetID)).appending(to.storedName)
             guard let found = try inner.entry(at: fromPath) else { throw failure(.notFound, .move, source) }
@@ -547,7 +555,7 @@ public final class EncryptedRemote: Remote {
         missing: RemoteError.Kind
     ) throws -> String {
         let parentID = try directoryID(of: folder.parent, operation, path, missing: missing)
-        let entry = try entryName(for: folder.name, parentDirectoryID: parentID)
+        let entry = try entryName(for: folder.name, in: folder.parent, parentDirectoryID: parentID)
         let stored = try RemotePath(vault.names.directoryPath(of: parentID)).appending(entry.storedName)
         // The `dir.c9r` is read, not looked up first: a read sees the remote as it is, where an
         // entry or a listing may be behind, and a folder must not read as missing because a
@@ -612,7 +620,7 @@ public final class EncryptedRemote: Remote {
         guard !path.isRoot else { throw failure(.notAFile, operation, path) }
         let parentID = try directoryID(
             of: path.parent, operation, path, missing: operation == .write ? .parentMissing : .notFound)
-        if let spelled = spelling(of: path.name, in: parentID) {
+        if let spelled = storedSpelling(of: path.name, in: path.parent, parentDirectoryID: parentID) {
             // Stored by another program, long name and all.
             let stored = try RemotePath(vault.names.directoryPath(of: parentID)).appending(spelled.storedName)
             guard case .shortened = spelled else { return (stored, nil) }
@@ -622,17 +630,34 @@ public final class EncryptedRemote: Remote {
         return (RemotePath(place.contents), place.longName)
     }
 
-    /// How the item `name` (in NFC) of the directory `parentDirectoryID` is stored: as a
-    /// listing found it spelled, or as its name encrypts.
-    private func entryName(for name: String, parentDirectoryID: String) throws -> VaultEntryName {
-        try spelling(of: name, in: parentDirectoryID)
+    /// How the item `name` (in NFC) of `folder`, whose directory ID is `parentDirectoryID`, is
+    /// stored: as a listing found it spelled, or as its name encrypts.
+    private func entryName(for name: String, in folder: RemotePath, parentDirectoryID: String) throws
+        -> VaultEntryName
+    {
+        try storedSpelling(of: name, in: folder, parentDirectoryID: parentDirectoryID)
             ?? vault.names.entryName(for: name, parentDirectoryID: parentDirectoryID)
     }
 
-    /// The entry of the item `name` (in NFC) of the directory `parentDirectoryID` when a listing
-    /// found it stored under another spelling.
-    private func spelling(of name: String, in parentDirectoryID: String) -> VaultEntryName? {
-        spellings.withLock { $0[parentDirectoryID + "/" + name] }
+    /// The entry of the item `name` (in NFC) of `folder`, whose directory ID is
+    /// `parentDirectoryID`, when it is stored under another spelling. Only a name that is not
+    /// ASCII can be: unless `folder` was listed here, it is listed once to find out, so that a
+    /// lookup before any listing (a pass's recovery, an on-demand download) finds the item
+    /// another program stored in NFD. A listing that fails is tried again at the next lookup.
+    private func storedSpelling(of name: String, in folder: RemotePath, parentDirectoryID: String)
+        -> VaultEntryName?
+    {
+        let spelled = { self.spellings.withLock { $0[parentDirectoryID + "/" + name] } }
+        let listed = { self.spelledDirectories.withLock { $0.contains(parentDirectoryID) } }
+        if let known = spelled() { return known }
+        guard !name.utf8.allSatisfy({ $0 < 0x80 }), !listed() else { return nil }
+        spellingLookup.lock()
+        defer { spellingLookup.unlock() }
+        // Listed by another thread while this one waited.
+        if listed() { return spelled() }
+        // A listing notes each spelling, then the folder as listed.
+        _ = try? list(folder)
+        return spelled()
     }
 
     /// Forgets how the item `name` of the directory `parentDirectoryID` was spelled: it is gone.
@@ -734,7 +759,7 @@ public final class EncryptedRemote: Remote {
     /// The inner remote's entry holding the folder `folder`: the `.c9r` or `.c9s` folder.
     private func container(of folder: RemotePath, _ operation: RemoteError.Operation) throws -> RemoteEntry? {
         let parentID = try directoryID(of: folder.parent, operation, folder, missing: .notFound)
-        let entry = try entryName(for: folder.name, parentDirectoryID: parentID)
+        let entry = try entryName(for: folder.name, in: folder.parent, parentDirectoryID: parentID)
         return try inner.entry(
             at: RemotePath(vault.names.directoryPath(of: parentID)).appending(entry.storedName))
     }

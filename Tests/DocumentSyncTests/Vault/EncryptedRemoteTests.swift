@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import DocumentSync
@@ -245,5 +246,97 @@ import Testing
         let error = #expect(throws: RemoteError.self) { try remote.list(.root) }
         #expect(error?.kind == .badAnswer)
         #expect(error?.description.contains("odd.bin") == true, "\(String(describing: error))")
+    }
+
+    /// Stores `contents` (a folder for nil) as `name` spelled exactly as given in the directory
+    /// `parentID` of the vault in `folder`, as pycryptomator stores a name: a folder's new
+    /// directory ID is returned.
+    static func storeAsGiven(
+        _ name: String, _ contents: Data?, parentID: String, vault: UnlockedVault, in folder: URL
+    ) throws -> String? {
+        let sealed = try AESSIV.seal(
+            Data(name.utf8), associatedData: [Data(parentID.utf8)], key: vault.keys.sivKey)
+        let encrypted = Base64URL.encode(sealed) + ".c9r"
+        let directory = try vault.names.directoryPath(of: parentID)
+        var entry = directory + "/" + encrypted
+        var file = entry
+        if encrypted.utf8.count > vault.names.shorteningThreshold {
+            entry = directory + "/" + VaultNameCipher.shortenedName(of: encrypted)
+            try LocalVault.put(
+                Data(encrypted.utf8), at: entry + "/" + VaultNameCipher.longNameFileName, in: folder)
+            file = entry + "/" + VaultNameCipher.contentsFileName
+        }
+        guard let contents else {
+            let id = VaultNameCipher.newDirectoryID()
+            try LocalVault.put(
+                Data(id.utf8), at: entry + "/" + VaultNameCipher.directoryIDFileName, in: folder)
+            try FileManager.default.createDirectory(
+                at: folder.appendingPathComponent(try vault.names.directoryPath(of: id)),
+                withIntermediateDirectories: true)
+            return id
+        }
+        try LocalVault.encryptFile(contents, to: folder.appendingPathComponent(file), vault: vault)
+        return nil
+    }
+
+    /// Names another program stored decomposed (NFD, as pycryptomator stores a Mac's names) are
+    /// found by their composed spelling before any listing, as a pass's recovery or an
+    /// on-demand download looks one item up first; and never stored twice.
+    @Test func namesStoredDecomposedAreFoundBeforeAnyListing() throws {
+        let folder = try TemporaryFolder()
+        let vaultFolder = try folder.folder("vault")
+        // Stored spelling, spelling here, contents (nil for a folder); folders before their items.
+        let items: [(nfd: String, nfc: String, contents: Data?)] = [
+            ("Cafe\u{301}.txt", "Caf\u{E9}.txt", Data("caf\u{E9}\n".utf8)),
+            ("Ordner A\u{308}", "Ordner \u{C4}", nil),
+            ("Ordner A\u{308}/inside.txt", "Ordner \u{C4}/inside.txt", Data("inside\n".utf8)),
+            ("Ordner A\u{308}/U\u{308}ber.txt", "Ordner \u{C4}/\u{DC}ber.txt", Data("\u{FC}ber\n".utf8)),
+            (
+                String(repeating: "e\u{301}", count: 130) + ".txt",
+                String(repeating: "\u{E9}", count: 130) + ".txt",
+                Data("long\n".utf8)
+            ),
+        ]
+        let vault = try LocalVault.write([:], to: vaultFolder, passphrase: "correct horse", cost: Self.cheap)
+        var directoryIDs = ["": VaultNameCipher.rootDirectoryID]
+        for item in items {
+            let parent = item.nfd.split(separator: "/").dropLast().joined(separator: "/")
+            let name = String(item.nfd.split(separator: "/").last!)
+            directoryIDs[item.nfd] = try Self.storeAsGiven(
+                name, item.contents, parentID: try #require(directoryIDs[parent]), vault: vault,
+                in: vaultFolder)
+        }
+        let inner = LocalFolderRemote(root: vaultFolder)
+        let fresh = { EncryptedRemote(over: inner, vault: vault) }
+
+        for item in items {
+            let entry = try fresh().entry(at: RemotePath(item.nfc))
+            #expect(entry?.kind == (item.contents == nil ? .folder : .file), "\(item.nfc)")
+            if let contents = item.contents { #expect(try Self.read(fresh(), item.nfc) == contents) }
+        }
+        // Looked up on many threads at once, each waits for the one listing of its folder.
+        let shared = fresh()
+        let found = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 4 * items.count) { index in
+            if (try? shared.entry(at: RemotePath(items[index % items.count].nfc))) != nil {
+                found.withLock { $0 += 1 }
+            }
+        }
+        #expect(found.withLock { $0 } == 4 * items.count)
+
+        // A new file of that name is the one there, not a second entry.
+        let taken = #expect(throws: RemoteError.self) {
+            try fresh().write(
+                RemotePath(items[0].nfc), from: UploadSource(Data("again".utf8)), condition: .absent)
+        }
+        #expect(taken?.kind == .exists || taken?.kind == .preconditionFailed, "\(String(describing: taken))")
+        let tag = try #require(try fresh().entry(at: RemotePath(items[0].nfc))?.tag)
+        try fresh().delete(RemotePath(items[0].nfc), condition: .matches(tag))
+        try fresh().move(RemotePath(items[3].nfc), to: RemotePath("moved.txt"), condition: nil)
+        #expect(
+            try Self.walk(fresh()) == [
+                "Ordner \u{C4}": Data?.none, "Ordner \u{C4}/inside.txt": Data("inside\n".utf8),
+                "moved.txt": Data("\u{FC}ber\n".utf8), items[4].nfc: Data("long\n".utf8),
+            ])
     }
 }
