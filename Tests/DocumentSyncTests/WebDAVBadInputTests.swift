@@ -123,6 +123,17 @@ extension BlockingSyncTests {
             #expect(setup.text("plan.txt", on: setup.b) == "big plans\n")
         }
 
+        @Test func anUploadOverTheServersLimitIsNamedAndTheDocumentKept() throws {
+            let setup = try Setup()
+            try setup.write("a long story\n", to: "story.txt", on: setup.a)
+            setup.proxy.decide = { method, _ in method == "PUT" ? .status(413) : .none }
+            let message = try #require(passFailure { try setup.a.sync() })
+            #expect(message.contains("story.txt") && message.contains("no upload this large"), "\(message)")
+            #expect(setup.text("story.txt", on: setup.a) == "a long story\n")
+            setup.proxy.decide = { _, _ in .none }
+            #expect(try setup.a.sync().uploaded == 1)
+        }
+
         @Test func aServerThatGoesAwayMidSyncLosesNothing() throws {
             let setup = try Setup()
             for index in 0..<12 { try setup.write("note \(index)\n", to: "n\(index).txt", on: setup.a) }

@@ -497,6 +497,10 @@ public final class WebDAVRemote: Remote {
                 "the server does not take this WebDAV request here (\(request)): is the URL a WebDAV folder?"
         case 409: kind = .parentMissing
         case 412: kind = .preconditionFailed
+        case 413:
+            kind = .other
+            detail =
+                "the server takes no upload this large (\(request)): its limit (Apache's LimitRequestBody, 1 GiB by default since 2.4.54) is below the file's size, which in a vault is the document's and 28 bytes a 32 KiB chunk"
         case 423:
             kind = .other
             detail = "another client holds a lock on it (\(request)); try again later"

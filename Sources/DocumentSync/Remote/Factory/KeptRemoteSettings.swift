@@ -5,6 +5,14 @@ import Foundation
     import Glibc
 #endif
 
+/// The file of `folder` (under `DocumentKit/` in the state folder) that keeps something of the
+/// remote at `url`: named by the SHA-256 of the URL, so that no URL, however odd, makes a path.
+func keptRemoteFile(in folder: String, for url: String, extension suffix: String, stateHome: URL?) -> URL {
+    (stateHome ?? SyncJournal.defaultStateHome())
+        .appendingPathComponent("DocumentKit/\(folder)", isDirectory: true)
+        .appendingPathComponent("\(ContentHash(of: Data(url.utf8)).hex).\(suffix)")
+}
+
 /// What is kept of a remote between runs, in a file of mode 0600 under the state folder
 /// named after its URL (without credentials): never a password or a secret key.
 protocol KeptRemoteSettings: Codable {
@@ -14,10 +22,7 @@ protocol KeptRemoteSettings: Codable {
 
 extension KeptRemoteSettings {
     static func file(for url: String, stateHome: URL?) -> URL {
-        let hash = ContentHash(of: Data(url.utf8)).hex
-        return (stateHome ?? SyncJournal.defaultStateHome())
-            .appendingPathComponent("DocumentKit/remotes", isDirectory: true)
-            .appendingPathComponent("\(hash).json")
+        keptRemoteFile(in: "remotes", for: url, extension: "json", stateHome: stateHome)
     }
 
     static func read(for url: String, stateHome: URL?) -> Self? {

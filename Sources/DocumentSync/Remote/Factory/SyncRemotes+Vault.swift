@@ -265,10 +265,7 @@ extension SyncRemotes {
 public enum VaultKeyFile {
     /// Where the keys of the vault at `url` are kept.
     public static func url(for url: String, stateHome: URL? = nil) -> URL {
-        let hash = ContentHash(of: Data(url.utf8)).hex
-        return (stateHome ?? SyncJournal.defaultStateHome())
-            .appendingPathComponent("DocumentKit/vault-keys", isDirectory: true)
-            .appendingPathComponent("\(hash).key")
+        keptRemoteFile(in: "vault-keys", for: url, extension: "key", stateHome: stateHome)
     }
 
     /// The keys in `file`, or nil when there is no such file.
