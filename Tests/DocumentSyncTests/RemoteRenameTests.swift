@@ -45,6 +45,7 @@ extension BlockingSyncTests {
                     return try S3Servers.remote(name) {
                         $0.multipartThreshold = 6 << 20
                         $0.partSize = 5 << 20
+                        $0.streamsUnhashedUploads = false
                     }
                 }
             }

@@ -52,6 +52,45 @@ import Testing
         #expect(signature(headers) == "98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd")
     }
 
+    /// AWS's example of a chunked upload ("Transferring Payload in Multiple Chunks"): 66,560
+    /// bytes of "a" in chunks of 64 KiB, the seed signature of its headers, each chunk's, and
+    /// the body's length with its frames.
+    @Test func putObjectInSignedChunks() throws {
+        let headers = signer.headers(
+            method: "PUT", host: "s3.amazonaws.com", path: "/examplebucket/chunkObject.txt", query: [],
+            headers: [
+                "Content-Encoding": "aws-chunked", "Content-Length": "66824",
+                "x-amz-decoded-content-length": "66560", "x-amz-storage-class": "REDUCED_REDUNDANCY",
+            ],
+            payloadHash: S3Signer.streamingPayload, date: date)
+        let seed = try #require(signature(headers))
+        #expect(seed == "4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9")
+        #expect(S3Signer.chunkedSize(of: 66_560, chunkSize: 65_536) == 66_824)
+        let body = S3Signer.chunkedBody(
+            of: UploadSource(Data(repeating: UInt8(ascii: "a"), count: 66_560), chunkSize: 10_000),
+            chunkSize: 65_536, signer: S3Signer.ChunkSigner(signer, stamp: "20130524T000000Z", seed: seed))
+        #expect(body.size == 66_824)
+        var sent = Data()
+        while let chunk = try body.nextChunk() { sent.append(chunk) }
+        let a = { (count: Int) in String(repeating: "a", count: count) }
+        let expected =
+            "10000;chunk-signature=ad80c730a21e5b8d04586a2213dd63b9a0e99e0e2307b0ade35a65485a288648\r\n"
+            + a(65_536) + "\r\n"
+            + "400;chunk-signature=0055627c9e194cb4542bae2aa5492e3c1575bbb81b612b7d234b86a503ef5497\r\n"
+            + a(1_024) + "\r\n"
+            + "0;chunk-signature=b6c6ea8a5354eaf15b3cb7646744f4275b71ea724fed81ceb9323e279d449df9\r\n\r\n"
+        #expect(sent == Data(expected.utf8))
+        // Sizes on and around a chunk's edge frame to the length said beforehand.
+        for size in [0, 1, 65_535, 65_536, 65_537, 3 * 65_536] {
+            let framed = S3Signer.chunkedBody(
+                of: UploadSource(Data(count: size), chunkSize: 7_777), chunkSize: 65_536,
+                signer: S3Signer.ChunkSigner(signer, stamp: "20130524T000000Z", seed: seed))
+            var count = 0
+            while let chunk = try framed.nextChunk() { count += chunk.count }
+            #expect(Int64(count) == framed.size, "\(size) bytes")
+        }
+    }
+
     @Test func getBucketLifecycleAQueryWithoutValue() {
         let headers = signer.headers(
             method: "GET", host: host, path: "/", query: [("lifecycle", "")], headers: [:],
@@ -255,6 +294,68 @@ extension BlockingSyncTests {
         func small(_ configuration: inout S3Remote.Configuration) {
             configuration.multipartThreshold = 6 << 20
             configuration.partSize = 5 << 20
+            configuration.streamsUnhashedUploads = false
+        }
+
+        /// A large source whose hash is not known (what a vault sends) goes up in one
+        /// `PutObject` in signed chunks, on its condition; one that gives fewer bytes than it
+        /// said writes nothing; a chunk whose signature does not follow is refused.
+        @Test func aLargeSourceWithoutItsHashGoesUpInSignedChunks() throws {
+            let remote = try S3Servers.remote { $0.multipartThreshold = 6 << 20 }
+            let first = bytes(9 << 20 + 321, seed: 3)
+            let tag = try #require(
+                try remote.write(
+                    RemotePath("chunked.bin"), from: UploadSource(first, chunkSize: 300_000),
+                    condition: .absent))
+            var read = Data()
+            #expect(try remote.read(RemotePath("chunked.bin")) { read.append($0) } == tag)
+            #expect(read == first)
+            #expect(try remote.entry(at: RemotePath("chunked.bin"))?.size == Int64(first.count))
+            #expect(try pendingUploads(remote).isEmpty)
+            let second = bytes(7 << 20, seed: 4)
+            #expect(throws: RemoteError.self) {
+                try remote.write(RemotePath("chunked.bin"), from: UploadSource(second), condition: .absent)
+            }
+            #expect(throws: RemoteError.self) {
+                try remote.write(
+                    RemotePath("chunked.bin"), from: UploadSource(second),
+                    condition: .matches(RemoteTag("\"stale\"")))
+            }
+            let replaced = try #require(
+                try remote.write(
+                    RemotePath("chunked.bin"), from: UploadSource(second), condition: .matches(tag)))
+            read = Data()
+            #expect(try remote.read(RemotePath("chunked.bin")) { read.append($0) } == replaced)
+            #expect(read == second)
+
+            // Fewer bytes than said: nothing written.
+            var given = false
+            let short = UploadSource(size: 8 << 20) {
+                defer { given = true }
+                return given ? nil : second.prefix(5 << 20)
+            }
+            let error = #expect(throws: RemoteError.self) {
+                try remote.write(RemotePath("short.bin"), from: short, condition: .absent)
+            }
+            #expect(error?.kind == .sourceChanged, "\(String(describing: error))")
+            #expect(try remote.entry(at: RemotePath("short.bin")) == nil)
+
+            // A body whose chunks are not signed in the chain of the request's signature.
+            let forged = remote.request(
+                "PUT", key: remote.keyPrefix + "forged.bin",
+                headers: [
+                    "Content-Encoding": "aws-chunked", "x-amz-decoded-content-length": String(1 << 20),
+                ],
+                payloadHash: S3Signer.streamingPayload)
+            let body = S3Signer.chunkedBody(
+                of: UploadSource(bytes(1 << 20, seed: 5)), chunkSize: 256 << 10,
+                signer: S3Signer.ChunkSigner(
+                    remote.signer, stamp: forged.value(forHTTPHeaderField: "x-amz-date") ?? "",
+                    seed: String(repeating: "0", count: 64)))
+            let answer = try remote.send(
+                forged, body: .stream(UploadStream(body), size: body.size), .write, RemotePath("forged.bin"))
+            #expect(!(200...299).contains(answer.status), "a forged chunk was taken: \(answer.status)")
+            #expect(try remote.entry(at: RemotePath("forged.bin")) == nil)
         }
 
         @Test func aLargeFileGoesUpInPartsOnItsConditionAndComesBackWhole() throws {

@@ -126,8 +126,8 @@ public struct UploadSource {
     /// The SHA-256 (64 lowercase hexadecimal digits) of all the source's bytes, when the
     /// caller knows it (sync hashes a file before it sends it where
     /// ``Remote/wantsHashBeforeUpload(ofSize:)`` says so, and as it sends it otherwise): a
-    /// remote that signs its payload (S3) then sends a large source whole, in one request
-    /// signed with it, rather than in parts each held in memory and hashed again.
+    /// remote that signs its payload (S3) then signs the request with it, rather than each
+    /// chunk as it is sent.
     public var sha256: String?
 
     /// A source of `size` bytes produced by `nextChunk`.

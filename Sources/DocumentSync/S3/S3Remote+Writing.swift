@@ -73,10 +73,10 @@ extension S3Remote {
             throw failure(.notAFile, .write, path, detail: "a folder has that tag")
         }
         if condition == .absent, !placeListed { try checkPlaceForNewFile(path) }
-        if source.size > configuration.multipartThreshold, let hash = source.sha256,
-            source.size <= Self.mostBytesInOnePut
+        if source.size > configuration.multipartThreshold, source.size <= Self.mostBytesInOnePut,
+            source.sha256 != nil || configuration.streamsUnhashedUploads
         {
-            return try putStreamed(path, from: source, hash: hash, condition: condition)
+            return try putStreamed(path, from: source, hash: source.sha256, condition: condition)
         }
         let reader = PartReader(source)
         if source.size > configuration.multipartThreshold {
@@ -157,20 +157,27 @@ extension S3Remote {
 
     /// The most bytes one `PutObject` takes (S3's limit: 5 GiB).
     static let mostBytesInOnePut: Int64 = 5 << 30
+    /// The chunks of a body streamed without its hash known (`aws-chunked`), each signed.
+    static let streamedChunkSize = RemoteChunk.size
 
-    /// `PutObject` of a large source whose SHA-256 the caller knows, streamed whole: one
-    /// request signed with that hash, where a multipart upload holds a part in memory at a
-    /// time, hashes each again, waits for each, and has the store join them. A store that
+    /// `PutObject` of a large source streamed whole: one request, where a multipart upload
+    /// holds a part in memory at a time, hashes each again, waits for each, and has the store
+    /// join them (through a vault, whose bytes have no hash before they are sent, a 1 GiB upload
+    /// to SeaweedFS took 1.65 times the plain one in 128 parts).
+    ///
+    /// With the SHA-256 the caller knows (`hash`), the request is signed with it. A store that
     /// checks the bytes against the signed hash (AWS does, SeaweedFS does not) refuses bytes
     /// that changed since they were hashed: the write fails as
     /// ``RemoteError/Kind/sourceChanged`` and nothing is written. Elsewhere the pass's own
     /// check (the file's size and time before and after it was read) finds such a file.
+    /// Without it, the body goes as `aws-chunked`, each chunk of ``streamedChunkSize`` signed
+    /// as it is sent and chained to the one before (``S3Signer/chunkedBody(of:chunkSize:signer:)``).
     ///
     /// A body read once cannot be sent again: a new file over a tombstone is looked for
     /// first (one `HEAD`, nothing beside the bytes), not retried as ``put(_:_:condition:)``
     /// does.
     private func putStreamed(
-        _ path: RemotePath, from source: UploadSource, hash: String, condition: WriteCondition
+        _ path: RemotePath, from source: UploadSource, hash: String?, condition: WriteCondition
     )
         throws -> RemoteTag
     {
@@ -178,12 +185,27 @@ extension S3Remote {
         let condition = try conditionOverTombstone(objectKey, condition, path)
         var headers = Self.headers(condition)
         headers["Content-Type"] = "application/octet-stream"
-        let stream = UploadStream(source)
+        var body = source
+        if hash == nil {
+            headers["Content-Encoding"] = "aws-chunked"
+            headers["x-amz-decoded-content-length"] = String(source.size)
+        }
+        let signed = request(
+            "PUT", key: objectKey, headers: headers, payloadHash: hash ?? S3Signer.streamingPayload)
+        if hash == nil {
+            // Sent in chunks each signed, chained to the request's own signature.
+            let authorization = signed.value(forHTTPHeaderField: "Authorization") ?? ""
+            let seed =
+                authorization.range(of: "Signature=").map { String(authorization[$0.upperBound...]) } ?? ""
+            let stamp = signed.value(forHTTPHeaderField: "x-amz-date") ?? ""
+            body = S3Signer.chunkedBody(
+                of: source, chunkSize: Self.streamedChunkSize,
+                signer: S3Signer.ChunkSigner(signer, stamp: stamp, seed: seed))
+        }
+        let stream = UploadStream(body)
         let answer: HTTPAnswer
         do {
-            answer = try send(
-                request("PUT", key: objectKey, headers: headers, payloadHash: hash),
-                body: .stream(stream, size: source.size), .write, path)
+            answer = try send(signed, body: .stream(stream, size: body.size), .write, path)
         } catch {
             throw sourceFailure(stream, path) ?? error
         }

@@ -23,9 +23,10 @@ import Synchronization
 ///
 /// Every write is conditional, with the preconditions S3 has had since 2024: a new object is
 /// written with `If-None-Match: *`, a replacement with `If-Match` and the ETag the caller
-/// saw, on `PutObject` and on `CompleteMultipartUpload` for files over
-/// ``Configuration/multipartThreshold`` (sent in parts from the source, never whole in
-/// memory). A delete is `DeleteObject` with `If-Match`, or, on a store that ignores it
+/// saw, on `PutObject` (a file over ``Configuration/multipartThreshold`` streamed from its
+/// source, signed with its hash or in signed chunks) and on `CompleteMultipartUpload` for a
+/// file sent in parts (over 5 GiB; from the source, never whole in memory). A delete is
+/// `DeleteObject` with `If-Match`, or, on a store that ignores it
 /// (``Deletes/tombstones``), a conditional write of a tombstone object. A move is a copy
 /// (`x-amz-copy-source-if-match`, `If-None-Match: *`) and a conditional delete: two steps,
 /// which the engine's journal settles after a crash between them.
@@ -85,6 +86,10 @@ public final class S3Remote: Remote {
         public var multipartThreshold: Int64 = 16 << 20
         /// The size of each part of a multipart upload (8 MiB; S3's least is 5 MiB).
         public var partSize: Int = 8 << 20
+        /// Whether a file past ``multipartThreshold`` whose hash is not known (what a vault
+        /// sends) goes up in one `PutObject` in signed chunks (`aws-chunked`, as AWS, MinIO,
+        /// Ceph and SeaweedFS take it); false sends it in parts, as a file over 5 GiB.
+        public var streamsUnhashedUploads = true
         /// Seconds without a byte before a request fails as timed out.
         public var timeout: TimeInterval = 30
         /// How long a request may take in all, whatever its bytes' pace (see ``RequestDeadline``).
@@ -213,8 +218,10 @@ public final class S3Remote: Remote {
 
     public var movesAreAtomic: Bool { false }
 
-    /// A source past the multipart threshold is sent whole only when its hash is known: a
-    /// `PutObject` is signed with it (`write(_:from:condition:placeListed:)`).
+    /// A source past the multipart threshold is sent whole, in a `PutObject` signed with its
+    /// hash when it is known, in signed chunks otherwise (`write(_:from:condition:placeListed:)`):
+    /// sync hashes a file first, so that a store that checks the signed hash (AWS) refuses a
+    /// file that changed after it was hashed.
     public func wantsHashBeforeUpload(ofSize size: Int64) -> Bool {
         size > configuration.multipartThreshold && size <= Self.mostBytesInOnePut
     }

@@ -134,13 +134,104 @@ struct S3Signer: Sendable {
             names.joined(separator: ";"),
             payloadHash,
         ].joined(separator: "\n")
-        let day = String(stamp.prefix(8))
-        let scope = "\(day)/\(region)/\(service)/aws4_request"
+        let scope = self.scope(stamp)
         let toSign = ["AWS4-HMAC-SHA256", stamp, scope, Self.sha256Hex(Data(canonical.utf8))].joined(
             separator: "\n")
-        var key = Self.hmac(key: Data("AWS4\(credentials.secretAccessKey)".utf8), Data(day.utf8))
+        return (
+            Self.hex(Self.hmac(key: signingKey(stamp), Data(toSign.utf8))), scope,
+            names.joined(separator: ";")
+        )
+    }
+
+    /// The credential scope of a request signed at `stamp`: day, region, service.
+    private func scope(_ stamp: String) -> String {
+        "\(stamp.prefix(8))/\(region)/\(service)/aws4_request"
+    }
+
+    /// The key SigV4 derives from the secret for the day of `stamp`, the region and the service.
+    private func signingKey(_ stamp: String) -> Data {
+        var key = Self.hmac(key: Data("AWS4\(credentials.secretAccessKey)".utf8), Data(stamp.prefix(8).utf8))
         for part in [region, service, "aws4_request"] { key = Self.hmac(key: key, Data(part.utf8)) }
-        return (Self.hex(Self.hmac(key: key, Data(toSign.utf8))), scope, names.joined(separator: ";"))
+        return key
+    }
+
+    // MARK: Streamed uploads
+
+    /// The payload hash of a request whose body is sent in signed chunks (`aws-chunked`).
+    static let streamingPayload = "STREAMING-AWS4-HMAC-SHA256-PAYLOAD"
+
+    /// Signs the chunks of a body sent as `aws-chunked` (SigV4's chunked upload, for a body
+    /// whose hash is not known before it is sent): each chunk's signature covers its bytes and
+    /// the signature before it, starting from the request's own (the seed), so that the store
+    /// refuses a body altered, reordered or cut short on the way, as it refuses a signed
+    /// payload that does not match.
+    struct ChunkSigner {
+        private let key: Data
+        private let prefix: String
+        private var previous: String
+
+        /// The signer of the body of the request signed at `stamp` with signature `seed`.
+        init(_ signer: S3Signer, stamp: String, seed: String) {
+            key = signer.signingKey(stamp)
+            prefix = "AWS4-HMAC-SHA256-PAYLOAD\n\(stamp)\n\(signer.scope(stamp))\n"
+            previous = seed
+        }
+
+        /// The signature of the next chunk, `bytes` (none for the last, empty one).
+        mutating func sign(_ bytes: Data) -> String {
+            let toSign =
+                prefix + previous + "\n" + S3Signer.emptyPayloadHash + "\n" + S3Signer.sha256Hex(bytes)
+            previous = S3Signer.hex(S3Signer.hmac(key: key, Data(toSign.utf8)))
+            return previous
+        }
+    }
+
+    /// The `aws-chunked` body of `source` sent in chunks of `chunkSize` bytes (the last one
+    /// shorter), each signed by `signer`: `hex-size;chunk-signature=SIG\r\nBYTES\r\n`, then an
+    /// empty chunk signed the same way. Its size (``chunkedSize(of:chunkSize:)``) is known
+    /// before a byte is read; a source that gives another size than it said makes a body of
+    /// another size, which the upload refuses (``UploadSource``).
+    static func chunkedBody(of source: UploadSource, chunkSize: Int, signer: ChunkSigner) -> UploadSource {
+        var signer = signer
+        var rest = Data()
+        var sourceEnded = false
+        var finished = false
+        return UploadSource(size: chunkedSize(of: source.size, chunkSize: chunkSize)) {
+            guard !finished else { return nil }
+            var bytes = Data()
+            bytes.reserveCapacity(chunkSize)
+            while bytes.count < chunkSize, !sourceEnded {
+                if rest.isEmpty {
+                    guard let next = try source.nextChunk() else {
+                        sourceEnded = true
+                        break
+                    }
+                    rest = next
+                    continue
+                }
+                let taken = rest.prefix(chunkSize - bytes.count)
+                bytes.append(taken)
+                rest = taken.count == rest.count ? Data() : rest.dropFirst(taken.count)
+            }
+            finished = bytes.isEmpty
+            let head = String(bytes.count, radix: 16) + ";chunk-signature=" + signer.sign(bytes) + "\r\n"
+            var framed = Data(head.utf8)
+            framed.reserveCapacity(head.utf8.count + bytes.count + 2)
+            framed.append(bytes)
+            framed.append(contentsOf: [0x0D, 0x0A])
+            return framed
+        }
+    }
+
+    /// The size of the `aws-chunked` body of `size` bytes in chunks of `chunkSize`.
+    static func chunkedSize(of size: Int64, chunkSize: Int) -> Int64 {
+        // A chunk's frame: its size in hex, ";chunk-signature=", 64 hex digits, two CRLFs.
+        func framed(_ count: Int64) -> Int64 {
+            Int64(String(count, radix: 16).utf8.count) + 17 + 64 + 4 + count
+        }
+        let whole = size / Int64(chunkSize)
+        let last = size % Int64(chunkSize)
+        return whole * framed(Int64(chunkSize)) + (last > 0 ? framed(last) : 0) + framed(0)
     }
 
     /// The query as SigV4 and the URL both spell it: names and values encoded, sorted by name
