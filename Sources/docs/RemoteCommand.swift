@@ -242,7 +242,9 @@ enum RemoteCommand {
     /// `--passphrase-file`, `DOCS_PASSPHRASE` or the terminal; the new one from
     /// `--new-passphrase-file`, `DOCS_NEW_PASSPHRASE` or the terminal (twice).
     static func changePassphrase(name: String, invocation: Invocation) throws {
-        let (container, given) = try encryptedContainer(named: name, invocation: invocation)
+        let container = try encryptedContainer(
+            named: name, plain: "it has no passphrase (add it with --encrypt to make a vault)")
+        let given = SyncCommand.options(invocation)
         var options = RemoteAddress(url: container.remote, options: given)
             .filled(from: SyncCommand.address(of: container)).applied(to: given)
         var current = options.vault
@@ -313,20 +315,17 @@ enum RemoteCommand {
         return probe.writeProtocol == nil ? .failure : .success
     }
 
-    /// The encrypted remote named `name`, and the options the invocation gives.
-    private static func encryptedContainer(named name: String, invocation: Invocation) throws -> (
-        UbiquityContainer, RemoteOptions
-    ) {
+    /// The encrypted remote named `name`; a remote that is not encrypted is a failure saying
+    /// `plain`.
+    private static func encryptedContainer(named name: String, plain: String) throws -> UbiquityContainer {
         guard let container = try configuration().container(named: name) else {
             throw DocsFailure.failure(
                 "there is no remote named “\(Output.escaped(name))” (see docs remote list)")
         }
         guard container.encrypted else {
-            throw DocsFailure.failure(
-                "\(name) (\(container.remote)) is not encrypted: it has no passphrase (add it with --encrypt to make a vault)"
-            )
+            throw DocsFailure.failure("\(name) (\(container.remote)) is not encrypted: \(plain)")
         }
-        return (container, SyncCommand.options(invocation))
+        return container
     }
 
     /// How long `remote check --repair` waits after its check before it looks again and
@@ -338,7 +337,8 @@ enum RemoteCommand {
     /// `checkHealth`), a line a problem; with `--repair`, the leftovers removed. Exit status 0
     /// when the vault is healthy (after the repair), 1 when problems remain.
     static func check(name: String, invocation: Invocation) throws -> ExitStatus {
-        let (container, given) = try encryptedContainer(named: name, invocation: invocation)
+        let container = try encryptedContainer(named: name, plain: "there is no vault to check")
+        let given = SyncCommand.options(invocation)
         let options = RemoteAddress(url: container.remote, options: given)
             .filled(from: SyncCommand.address(of: container)).applied(to: given)
         let vault: EncryptedRemote
@@ -368,6 +368,9 @@ enum RemoteCommand {
         } catch let error as RemoteError {
             throw DocsFailure.failure(
                 "\(name): the check of the vault at \(container.remote) stopped: \(error)")
+        } catch let error as VaultError {
+            throw DocsFailure.failure(
+                "\(name): the check of the vault at \(container.remote) stopped: \(error)")
         }
     }
 
@@ -379,8 +382,8 @@ enum RemoteCommand {
         let counts = [
             (leftovers, "leftover", "leftovers"),
             (
-                report.unreachable.count - leftovers, "directory of orphaned items",
-                "directories of orphaned items"
+                report.unreachable.count - leftovers, "unreachable directory kept",
+                "unreachable directories kept"
             ),
             (report.damaged.count, "folder not followed", "folders not followed"),
         ].filter { $0.0 > 0 }.map { "\($0.0) \($0.0 == 1 ? $0.1 : $0.2)" }
