@@ -341,4 +341,18 @@ import Testing
             }
         }
     }
+
+    @Test(arguments: Inner.allCases)
+    func aVaultWithoutItsRootDirectoryReportsItMissing(_ kind: Inner) throws {
+        let made = try Made(kind)
+        let root = RemotePath(try made.remote.vault.names.directoryPath(of: VaultNameCipher.rootDirectoryID))
+        for file in try made.inner.list(root).entries {
+            try made.inner.delete(root.appending(file.name), condition: .matches(#require(file.tag)))
+        }
+        try made.inner.delete(root, condition: .matches(#require(try made.inner.entry(at: root)?.tag)))
+        let report = try made.reopened().checkHealth()
+        #expect(report.damaged == [.init(folder: "/", damage: .missingDirectory(root))])
+        #expect(report.unreachable.isEmpty && !report.isHealthy)
+        #expect(report.lines == ["missing directory: folder \"/\" points at \(root), which is not there"])
+    }
 }
