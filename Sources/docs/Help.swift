@@ -44,6 +44,9 @@ enum Help {
                                     the same, the server keeping only ciphertext (a
                                     Cryptomator vault, opened in Cryptomator's apps too)
           remote passphrase NAME    change the passphrase of an encrypted remote's vault
+          remote check NAME [--repair]
+                                    find (and remove) what stopped folder changes left in
+                                    an encrypted remote's vault
 
         Options, anywhere on the line:
           --container PATH  the folder of documents (default: $STE_CONTAINER, else
@@ -351,6 +354,7 @@ enum Help {
                                          [--ca-file FILE]
                docs remote add NAME URL --encrypt [--passphrase-file FILE] [--keep-key] ...
                docs remote passphrase NAME [--passphrase-file FILE] [--new-passphrase-file FILE]
+               docs remote check NAME [--repair] [--passphrase-file FILE]
 
         add: makes the container (--container, or the Simple Text Editor's) a ubiquity
         container synced with URL (file:///absolute/path, or a WebDAV https://host/path/,
@@ -402,6 +406,15 @@ enum Help {
         the terminal twice. Only the vault's masterkey.cryptomator is written, and only if no
         other device changed it meanwhile. Other devices then need the new passphrase (a kept
         key goes on working).
+
+        check: the vault's health check (the passphrase is read as for add). A folder made or
+        deleted on a device that stopped midway can leave a directory under d/ that no folder
+        reaches: a leftover (empty, or holding only its ID backup), which costs only space; a
+        directory no folder reaches that holds encrypted items; a folder whose directory is
+        missing. Each problem is a line, then the counts. --repair waits 30 seconds (another
+        device may be making a folder right now), looks again, and removes the leftovers still
+        unreachable; nothing holding items is ever removed. Exit status 0 when the vault is
+        healthy (after the repair), 1 when problems remain.
 
         test: probes the WebDAV server of remote NAME, or at URL, in a scratch folder (removed
         after) and says what it is: whether its ETags change on every write, whether If-Match

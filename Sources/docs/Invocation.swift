@@ -33,6 +33,8 @@ struct Invocation: Equatable {
     var encrypt = false
     /// `--keep-key`: the vault's unlocked keys are kept in a private file for the agent.
     var keepKey = false
+    /// `remote check NAME --repair`: remove the leftovers the check finds.
+    var repair = false
     var passphraseFile: String?
     /// `remote passphrase NAME --new-passphrase-file FILE`.
     var newPassphraseFile: String?
@@ -113,7 +115,7 @@ struct Invocation: Equatable {
                 }
                 if option == "--unsafe-server" { unsafeServer = true } else { allowHTTP = true }
             case "--once", "--watch", "--stop", "--on-demand", "--merge", "--prune", "--encrypt",
-                "--keep-key":
+                "--keep-key", "--repair":
                 guard inline == nil else {
                     throw DocsFailure.usage("\(option) takes no value", command: command)
                 }
@@ -125,6 +127,7 @@ struct Invocation: Equatable {
                 case "--prune": prune = true
                 case "--encrypt": encrypt = true
                 case "--keep-key": keepKey = true
+                case "--repair": repair = true
                 default: onDemand = true
                 }
             case "--json", "-h", "--help", "--version":

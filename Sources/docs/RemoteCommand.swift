@@ -8,7 +8,7 @@ import TextContainer
 @MainActor
 enum RemoteCommand {
     static let usage =
-        "the remote commands are “docs remote add NAME URL”, “docs remote list”, “docs remote remove NAME”, “docs remote test NAME|URL” and “docs remote passphrase NAME”"
+        "the remote commands are “docs remote add NAME URL”, “docs remote list”, “docs remote remove NAME”, “docs remote test NAME|URL”, “docs remote passphrase NAME” and “docs remote check NAME”"
 
     static func run(_ invocation: Invocation) throws -> ExitStatus {
         let operands = invocation.operands
@@ -22,6 +22,9 @@ enum RemoteCommand {
             ] where given {
                 throw DocsFailure.usage("\(option) is for remote add", command: "remote")
             }
+        }
+        if invocation.repair && subcommand != "check" {
+            throw DocsFailure.usage("--repair is for remote check", command: "remote")
         }
         if invocation.json && subcommand != "list" {
             throw DocsFailure.usage("--json is for remote list", command: "remote")
@@ -46,6 +49,9 @@ enum RemoteCommand {
             try Docs.requireOperands(arguments, command: "remote passphrase", names: ["NAME"])
             try changePassphrase(name: arguments[0], invocation: invocation)
             return .success
+        case "check":
+            try Docs.requireOperands(arguments, command: "remote check", names: ["NAME"])
+            return try check(name: arguments[0], invocation: invocation)
         default:
             throw DocsFailure.usage("unknown remote command “\(subcommand)”; \(usage)", command: "remote")
         }
@@ -236,15 +242,8 @@ enum RemoteCommand {
     /// `--passphrase-file`, `DOCS_PASSPHRASE` or the terminal; the new one from
     /// `--new-passphrase-file`, `DOCS_NEW_PASSPHRASE` or the terminal (twice).
     static func changePassphrase(name: String, invocation: Invocation) throws {
-        guard let container = try configuration().container(named: name) else {
-            throw DocsFailure.failure(
-                "there is no remote named “\(Output.escaped(name))” (see docs remote list)")
-        }
-        guard container.encrypted else {
-            throw DocsFailure.failure(
-                "\(name) (\(container.remote)) is not encrypted: it has no passphrase (add it with --encrypt to make a vault)"
-            )
-        }
+        let container = try encryptedContainer(
+            named: name, plain: "it has no passphrase (add it with --encrypt to make a vault)")
         let given = SyncCommand.options(invocation)
         var options = RemoteAddress(url: container.remote, options: given)
             .filled(from: SyncCommand.address(of: container)).applied(to: given)
@@ -314,5 +313,82 @@ enum RemoteCommand {
         }
         try Output.write("\(url): \(probe.summary)\n")
         return probe.writeProtocol == nil ? .failure : .success
+    }
+
+    /// The encrypted remote named `name`; a remote that is not encrypted is a failure saying
+    /// `plain`.
+    private static func encryptedContainer(named name: String, plain: String) throws -> UbiquityContainer {
+        guard let container = try configuration().container(named: name) else {
+            throw DocsFailure.failure(
+                "there is no remote named “\(Output.escaped(name))” (see docs remote list)")
+        }
+        guard container.encrypted else {
+            throw DocsFailure.failure("\(name) (\(container.remote)) is not encrypted: \(plain)")
+        }
+        return container
+    }
+
+    /// How long `remote check --repair` waits after its check before it looks again and
+    /// removes: a folder another device is making has its directory a moment before its
+    /// `dir.c9r`.
+    static let repairSettle = Duration.seconds(30)
+
+    /// `docs remote check NAME [--repair]`: the vault's health check (``EncryptedRemote``'s
+    /// `checkHealth`), a line a problem; with `--repair`, the leftovers removed. Exit status 0
+    /// when the vault is healthy (after the repair), 1 when problems remain.
+    static func check(name: String, invocation: Invocation) throws -> ExitStatus {
+        let container = try encryptedContainer(named: name, plain: "there is no vault to check")
+        let given = SyncCommand.options(invocation)
+        let options = RemoteAddress(url: container.remote, options: given)
+            .filled(from: SyncCommand.address(of: container)).applied(to: given)
+        let vault: EncryptedRemote
+        do {
+            guard
+                let opened = try SyncRemotes.remote(for: container.remote, options: options)
+                    as? EncryptedRemote
+            else { throw DocsFailure.failure("\(name) (\(container.remote)) did not open as a vault") }
+            vault = opened
+        } catch let error as RemoteSetupError {
+            throw DocsFailure.of(error, command: "remote")
+        }
+        do {
+            var report = try vault.checkHealth()
+            for line in report.lines { try Output.write(line + "\n") }
+            if invocation.repair, !report.leftovers.isEmpty {
+                try Output.write(
+                    "\(name): waiting \(repairSettle.components.seconds) seconds for a folder another device may be making, then looking again\n"
+                )
+                for path in try vault.repairHealth(report, settle: repairSettle) {
+                    try Output.write("removed: \(path)\n")
+                }
+                report = try vault.checkHealth()
+            }
+            try Output.write("\(name): \(summary(of: report, name: name, repaired: invocation.repair))\n")
+            return report.isHealthy ? .success : .failure
+        } catch let error as RemoteError {
+            throw DocsFailure.failure(
+                "\(name): the check of the vault at \(container.remote) stopped: \(error)")
+        } catch let error as VaultError {
+            throw DocsFailure.failure(
+                "\(name): the check of the vault at \(container.remote) stopped: \(error)")
+        }
+    }
+
+    /// The counts of `report` in words.
+    private static func summary(of report: VaultHealthReport, name: String, repaired: Bool) -> String {
+        let reached = "\(report.reachedCount) directories reached"
+        guard !report.isHealthy else { return "healthy (\(reached))" }
+        let leftovers = report.leftovers.count
+        let counts = [
+            (leftovers, "leftover", "leftovers"),
+            (
+                report.unreachable.count - leftovers, "unreachable directory kept",
+                "unreachable directories kept"
+            ),
+            (report.damaged.count, "folder not followed", "folders not followed"),
+        ].filter { $0.0 > 0 }.map { "\($0.0) \($0.0 == 1 ? $0.1 : $0.2)" }
+        var text = "problems: " + counts.joined(separator: ", ") + " (\(reached))"
+        if leftovers > 0, !repaired { text += "; docs remote check \(name) --repair removes the leftovers" }
+        return text
     }
 }

@@ -259,4 +259,43 @@ struct DocsEncryptTests {
             !result.output.contains("mistyped") && !result.output.contains(passphrase), "\(result.output)")
         #expect(try other.contents("a.txt") == "a\n")
     }
+
+    @Test func theHealthCheckFindsALeftoverAndTheRepairRemovesIt() throws {
+        defer { try? FileManager.default.removeItem(at: remoteRoot) }
+        let device = try DocsFolder()
+        #expect(
+            try docs(device, ["remote", "add", "vault", remoteURL, "--encrypt"], passphrase: passphrase)
+                .status
+                == 0)
+        try device.write("note.txt", "kept\n")
+        #expect(try docs(device, ["sync"], passphrase: passphrase).status == 0)
+        let healthy = try docs(device, ["remote", "check", "vault"], passphrase: passphrase)
+        #expect(healthy.status == 0 && healthy.output.contains("vault: healthy"), "\(healthy.output)")
+
+        // What a folder's making stopped on another device leaves: a directory no folder reaches.
+        let name = "AA/" + String(repeating: "Q", count: 30)
+        let leftover = remoteRoot.appendingPathComponent("d/" + name)
+        try FileManager.default.createDirectory(at: leftover, withIntermediateDirectories: true)
+        let found = try docs(device, ["remote", "check", "vault"], passphrase: passphrase)
+        #expect(found.status == 1, "\(found.error)")
+        #expect(found.output.contains("leftover: d/\(name) "), "\(found.output)")
+        #expect(found.output.contains("problems: 1 leftover"), "\(found.output)")
+        #expect(FileManager.default.fileExists(atPath: leftover.path))
+        // Refused where it means nothing; asked without the passphrase, a clear error.
+        #expect(try docs(device, ["remote", "list", "--repair"]).status == 2)
+        let locked = try docs(device, ["remote", "check", "vault"])
+        #expect(locked.status == 1 && locked.error.contains("passphrase"), "\(locked.error)")
+
+        let repaired = try docs(device, ["remote", "check", "vault", "--repair"], passphrase: passphrase)
+        #expect(repaired.status == 0, "\(repaired.output) \(repaired.error)")
+        #expect(repaired.output.contains("removed: d/\(name)"), "\(repaired.output)")
+        #expect(!FileManager.default.fileExists(atPath: leftover.path))
+        #expect(try docs(device, ["remote", "check", "vault"], passphrase: passphrase).status == 0)
+        let other = try DocsFolder()
+        #expect(
+            try docs(other, ["remote", "add", "vault", remoteURL, "--encrypt"], passphrase: passphrase).status
+                == 0)
+        #expect(try docs(other, ["sync"], passphrase: passphrase).status == 0)
+        #expect(try other.contents("note.txt") == "kept\n")
+    }
 }

@@ -682,7 +682,7 @@ public final class EncryptedRemote: Remote {
     }
 
     /// Deletes what is at `path` in the inner remote as it is now.
-    private func deleteInner(_ path: RemotePath) throws {
+    func deleteInner(_ path: RemotePath) throws {
         guard let found = try inner.entry(at: path) else { return }
         if let tag = found.tag {
             try inner.delete(path, condition: .matches(tag))
