@@ -121,7 +121,9 @@ bench_combine() {
 
 # bench_docs PATH: sets `docs` to the release `docs` to measure: PATH when given (built
 # beforehand, say under a lock shared with others building on the machine), else built here
-# (in the foreground of this shell, so that stopping the script stops the build).
+# (in the foreground of this shell, so that stopping the script stops the build) as
+# docs/documentkit-sync@.service installs it: release, the Swift runtime and Foundation linked
+# in (`--static-swift-stdlib`, in .build/installed), as rclone's binary carries its runtime.
 bench_docs() {
     local given=$1 log
     if [ -n "$given" ]; then
@@ -135,10 +137,11 @@ bench_docs() {
     command -v swift >/dev/null || bench_die "no Swift toolchain on PATH (nor in /opt/swift/usr/bin)"
     echo "== release build of docs" >&2
     log=$(mktemp "${TMPDIR:-/tmp}/bench-build.XXXXXX")
-    bench_spawn swift build -c release --product docs >"$log" 2>&1 ||
-        { tail -n 30 "$log" >&2; rm -f "$log"; bench_die "swift build -c release --product docs failed"; }
+    local build=(swift build -c release --static-swift-stdlib --scratch-path .build/installed)
+    bench_spawn "${build[@]}" --product docs >"$log" 2>&1 ||
+        { tail -n 30 "$log" >&2; rm -f "$log"; bench_die "${build[*]} --product docs failed"; }
     rm -f "$log"
-    docs="$(swift build -c release --show-bin-path)/docs"
+    docs="$("${build[@]}" --show-bin-path)/docs"
     [ -x "$docs" ] || bench_die "no $docs after the build"
 }
 
