@@ -195,7 +195,12 @@ func inTurns(_ condition: () -> Bool) async -> Bool {
             }
         }
         #expect(await waitUntil { document.text == "theirs" }, "\(document.text)")
-        #expect(document.calls.withLock { $0 } == ["save", "relinquish to writer", "did change"])
+        // The file was written just before the document opened it: under load the document may
+        // hear of that write on its own first (a "did change" before the coordinated write).
+        let calls = document.calls.withLock { $0 }
+        #expect(
+            Array(calls.drop { $0 == "did change" }) == ["save", "relinquish to writer", "did change"],
+            "\(calls)")
 
         document.calls.withLock { $0 = [] }
         let coordinator = FileCoordinator(filePresenter: document)
