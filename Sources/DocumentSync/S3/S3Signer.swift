@@ -193,26 +193,12 @@ struct S3Signer: Sendable {
     /// another size, which the upload refuses (``UploadSource``).
     static func chunkedBody(of source: UploadSource, chunkSize: Int, signer: ChunkSigner) -> UploadSource {
         var signer = signer
-        var rest = Data()
-        var sourceEnded = false
+        // Gathered a chunk at a time as a multipart upload gathers a part.
+        let reader = S3Remote.PartReader(source)
         var finished = false
         return UploadSource(size: chunkedSize(of: source.size, chunkSize: chunkSize)) {
             guard !finished else { return nil }
-            var bytes = Data()
-            bytes.reserveCapacity(chunkSize)
-            while bytes.count < chunkSize, !sourceEnded {
-                if rest.isEmpty {
-                    guard let next = try source.nextChunk() else {
-                        sourceEnded = true
-                        break
-                    }
-                    rest = next
-                    continue
-                }
-                let taken = rest.prefix(chunkSize - bytes.count)
-                bytes.append(taken)
-                rest = taken.count == rest.count ? Data() : rest.dropFirst(taken.count)
-            }
+            let bytes = try reader.next(chunkSize)
             finished = bytes.isEmpty
             let head = String(bytes.count, radix: 16) + ";chunk-signature=" + signer.sign(bytes) + "\r\n"
             var framed = Data(head.utf8)
